@@ -1,0 +1,128 @@
+import { and, asc, eq, gt, isNull, or, sql } from 'drizzle-orm';
+import { finishDrain, startDrain, assertControllable } from '../domain/controls';
+import { isDraining } from '../domain/node';
+import { newId } from '../domain/ids';
+import { isFinished } from '../domain/operation';
+import type { Db, Tx } from '../db/client';
+import { appendEvent } from '../db/events';
+import { applyNodeChange, checkVersion, labelsOf, lockNode, nodeView } from '../db/nodes';
+import { finishOperation, insertOperation, openOperation, operationView } from '../db/operations';
+import { allocations, operations } from '../db/schema';
+import type { BeginRequest, BeginResult } from '../workflows/definitions';
+
+/** How many live allocations a check reports by id (the count is always exact). */
+const REPORTED_ALLOCATIONS = 20;
+
+export type DrainCheck =
+  | { outcome: 'drained' | 'cancelled' | 'finished' }
+  | {
+      outcome: 'waiting';
+      liveAllocationCount: number;
+      liveAllocations: { id: string; endsAt: string | null }[];
+      earliestEndsAt: string | null;
+    };
+
+export function createDrainActivities(db: Db) {
+  return {
+    /** The drain fence, in one transaction: cordon, `draining`, the operation, `node.draining`. */
+    async beginDrain(input: BeginRequest & { nodeId: string; workflowId: string }): Promise<BeginResult> {
+      return db.transaction(async (tx) => {
+        const node = await lockNode(tx, input.nodeId);
+        const open = await openOperation(tx, node.id, 'drain');
+        if (open && isDraining(node)) {
+          return {
+            operation: operationView(open),
+            node: nodeView(node, await labelsOf(tx, node.id)),
+            created: false,
+          };
+        }
+        assertControllable(node);
+        checkVersion(node, input.version);
+        if (open) {
+          // The node left `draining` (uncordon) before the workflow noticed; that drain is over.
+          await cancelDrainOperation(tx, open.id, node, input.actor);
+        }
+        const operation = await insertOperation(tx, {
+          id: newId('op'),
+          kind: 'drain',
+          nodeId: node.id,
+          poolId: node.poolId,
+          status: 'running',
+          workflowId: input.workflowId,
+          actor: input.actor,
+          reason: input.reason,
+          idempotencyKey: input.idempotencyKey,
+          requestHash: input.requestHash,
+        });
+        const updated = await applyNodeChange(tx, node, startDrain(node)!, {
+          actor: input.actor,
+          reason: input.reason,
+          operationId: operation.id,
+        });
+        return {
+          operation: operationView(operation),
+          node: nodeView(updated, await labelsOf(tx, node.id)),
+          created: true,
+        };
+      });
+    },
+
+    /**
+     * One look at a draining node, in one transaction: finished when it holds no live allocation
+     * (`node.drained`), cancelled when `draining` is gone (`node.drain.cancelled`), else what it waits for.
+     */
+    async checkDrain(input: { nodeId: string; operationId: string }): Promise<DrainCheck> {
+      return db.transaction(async (tx) => {
+        const node = await lockNode(tx, input.nodeId);
+        const [op] = await tx.select().from(operations).where(eq(operations.id, input.operationId));
+        if (!op || isFinished(op.status)) return { outcome: 'finished' };
+        if (!isDraining(node) || node.deletedAt) {
+          await cancelDrainOperation(tx, op.id, node, 'system:drain');
+          return { outcome: 'cancelled' };
+        }
+        const live = await tx
+          .select({ id: allocations.id, endsAt: allocations.endsAt, total: sql<number>`count(*) over ()` })
+          .from(allocations)
+          .where(
+            and(
+              eq(allocations.nodeId, node.id),
+              isNull(allocations.releasedAt),
+              or(isNull(allocations.endsAt), gt(allocations.endsAt, sql`now()`)),
+            ),
+          )
+          .orderBy(sql`${allocations.endsAt} asc nulls last`, asc(allocations.id))
+          .limit(REPORTED_ALLOCATIONS);
+        if (live.length === 0) {
+          await applyNodeChange(tx, node, finishDrain(node)!, { actor: 'system:drain', operationId: op.id });
+          await finishOperation(tx, op.id, 'succeeded', { result: { drained: true } });
+          return { outcome: 'drained' };
+        }
+        const earliest = live[0]!.endsAt;
+        return {
+          outcome: 'waiting',
+          liveAllocationCount: Number(live[0]!.total),
+          liveAllocations: live.map((a) => ({ id: a.id, endsAt: a.endsAt?.toISOString() ?? null })),
+          earliestEndsAt: earliest?.toISOString() ?? null,
+        };
+      });
+    },
+  };
+}
+
+async function cancelDrainOperation(
+  tx: Tx,
+  operationId: string,
+  node: { id: string; tenantId: string | null },
+  actor: string,
+): Promise<void> {
+  const cancelled = await finishOperation(tx, operationId, 'cancelled');
+  if (cancelled) {
+    await appendEvent(tx, {
+      nodeId: node.id,
+      tenantId: node.tenantId,
+      type: 'node.drain.cancelled',
+      actor,
+      operationId,
+    });
+  }
+}

@@ -1,0 +1,40 @@
+import { ApplicationFailure } from '@temporalio/activity';
+import { DrydockError } from '../domain/errors';
+import type { Db } from '../db/client';
+import { createDrainActivities } from './drain';
+
+/**
+ * Every activity, bound to its dependencies. A refusal (DrydockError) becomes a non-retryable
+ * ApplicationFailure whose `type` is the API error code; anything else retries.
+ */
+export function createActivities(deps: { db: Db }) {
+  return refusalsAreFinal({
+    ...createDrainActivities(deps.db),
+  });
+}
+
+export type Activities = ReturnType<typeof createActivities>;
+
+function refusalsAreFinal<T extends Record<string, (...args: never[]) => Promise<unknown>>>(
+  activities: T,
+): T {
+  const wrapped: Record<string, unknown> = {};
+  for (const [name, fn] of Object.entries(activities)) {
+    wrapped[name] = async (...args: never[]) => {
+      try {
+        return await fn(...args);
+      } catch (error) {
+        if (error instanceof DrydockError) {
+          throw ApplicationFailure.create({
+            message: error.message,
+            type: error.code,
+            nonRetryable: true,
+            details: [error.details],
+          });
+        }
+        throw error;
+      }
+    };
+  }
+  return wrapped as T;
+}

@@ -1,0 +1,84 @@
+import { OpenAPIHono } from '@hono/zod-openapi';
+import { Scalar } from '@scalar/hono-api-reference';
+import { sql } from 'drizzle-orm';
+import { routePath } from 'hono/route';
+import { ulid } from 'ulid';
+import { DrydockError } from '../domain/errors';
+import { authenticate } from './auth';
+import type { AppDeps, AppEnv } from './env';
+import { toResponse } from './errors';
+import { Metrics } from './metrics';
+import { allocationsRouter } from './routes/allocations';
+import { keysRouter } from './routes/keys';
+import { nodesRouter } from './routes/nodes';
+import { operationsRouter } from './routes/operations';
+import { poolsRouter } from './routes/pools';
+
+/** Largest request body accepted; every documented body is far smaller. */
+const MAX_BODY_BYTES = 64 * 1024;
+
+/** The Drydock HTTP API, wired to the services in `deps`. */
+export function createApp(deps: AppDeps) {
+  const metrics = new Metrics();
+  const app = new OpenAPIHono<AppEnv>({
+    defaultHook: (result) => {
+      if (!result.success) {
+        const issues = result.error.issues.map((i) => ({ path: i.path.join('.'), message: i.message }));
+        const where = issues.map((i) => (i.path ? `${i.path}: ${i.message}` : i.message)).join('; ');
+        throw new DrydockError('INVALID_INPUT', `invalid ${result.target}: ${where}`, { issues });
+      }
+    },
+  });
+
+  app.use('*', async (c, next) => {
+    c.set('requestId', `req_${ulid().toLowerCase()}`);
+    c.set('deps', deps);
+    const length = Number(c.req.header('content-length') ?? 0);
+    if (length > MAX_BODY_BYTES)
+      throw new DrydockError('INVALID_INPUT', `request body over ${MAX_BODY_BYTES} bytes`);
+    await next();
+    c.header('X-Request-Id', c.get('requestId'));
+    metrics.count(c.req.method, routePath(c), c.res.status);
+  });
+  app.onError(toResponse);
+  app.notFound((c) => toResponse(new DrydockError('NOT_FOUND', `no route ${c.req.method} ${c.req.path}`), c));
+
+  app.get('/healthz', (c) => c.json({ status: 'ok' }));
+  app.get('/readyz', async (c) => {
+    const [postgres, temporal] = await Promise.all([
+      deps.db.execute(sql`select 1`).then(
+        () => true,
+        () => false,
+      ),
+      deps.temporal.workflowService.getSystemInfo({}).then(
+        () => true,
+        () => false,
+      ),
+    ]);
+    const ready = postgres && temporal;
+    return c.json({ status: ready ? 'ready' : 'unavailable', postgres, temporal }, ready ? 200 : 503);
+  });
+  app.get('/metrics', (c) => c.text(metrics.render(), 200, { 'content-type': 'text/plain; version=0.0.4' }));
+
+  app.openAPIRegistry.registerComponent('securitySchemes', 'bearer', { type: 'http', scheme: 'bearer' });
+  app.doc31('/openapi.json', {
+    openapi: '3.1.0',
+    info: {
+      title: 'Drydock API',
+      version: '0.1.0',
+      description: 'Take GPU servers in and out of service safely.',
+    },
+    security: [{ bearer: [] }],
+  });
+  app.get('/docs', Scalar({ url: '/openapi.json', pageTitle: 'Drydock API' }));
+
+  app.use('/v1/*', authenticate);
+  app.route('/', nodesRouter);
+  app.route('/', operationsRouter);
+  app.route('/', allocationsRouter);
+  app.route('/', poolsRouter);
+  app.route('/', keysRouter);
+  return app;
+}
+
+export type App = ReturnType<typeof createApp>;

@@ -1,0 +1,147 @@
+import { z } from '@hono/zod-openapi';
+import { DrydockError } from '../domain/errors';
+import { idPattern, SLUG_PATTERN, type IdPrefix } from '../domain/ids';
+import { ACCESS, CONNECTIVITY, LIVENESS, PROVISION_STATES } from '../domain/node';
+import { OPERATION_KINDS, OPERATION_STATUSES } from '../domain/operation';
+
+/** A path or body id of the given form (spec/api.md, Identifiers). */
+export const idOf = (prefix: IdPrefix) =>
+  z
+    .string()
+    .regex(idPattern(prefix), `must look like ${prefix}_ followed by a 26-character lowercase ULID`)
+    .openapi({ example: `${prefix}_01k5w8v3x9q2m4n6p8r0s2t4v6` });
+
+export const slug = z.string().regex(SLUG_PATTERN, 'must be 1–63 of a-z 0-9 -, starting with a letter');
+
+export const nodeIdParams = z.object({ id: idOf('node').openapi({ param: { name: 'id', in: 'path' } }) });
+
+export const reason = z.string().min(1).max(256, 'reason is at most 256 characters');
+
+/** The optimistic-concurrency version a caller read. */
+export const version = z.number().int().positive();
+
+/** Body of a plain node mutation. */
+export const mutationBody = z.strictObject({ reason: reason.optional(), version: version.optional() });
+
+export const ifMatchHeaders = z.object({
+  'if-match': z
+    .string()
+    .regex(/^"?\d{1,9}"?$/, 'If-Match carries the node version, e.g. "7"')
+    .optional()
+    .openapi({ param: { name: 'If-Match', in: 'header' } }),
+});
+
+export const idempotencyHeaders = ifMatchHeaders.extend({
+  'idempotency-key': z
+    .string()
+    .regex(/^[A-Za-z0-9._:-]{8,128}$/, 'Idempotency-Key is 8–128 of letters, digits and . _ : -')
+    .optional()
+    .openapi({ param: { name: 'Idempotency-Key', in: 'header' } }),
+});
+
+export const limit = (max: number, fallback: number) =>
+  z.coerce.number().int().min(1).max(max).default(fallback);
+export const booleanString = z.enum(['true', 'false']).transform((v) => v === 'true');
+
+export const ErrorSchema = z
+  .object({
+    error: z.object({
+      code: z.string(),
+      message: z.string(),
+      details: z.record(z.string(), z.unknown()),
+      requestId: z.string(),
+    }),
+  })
+  .openapi('Error');
+
+export const NodeSchema = z
+  .object({
+    id: z.string(),
+    tenantId: z.string().nullable(),
+    poolId: z.string().nullable(),
+    siteId: z.string().nullable(),
+    hostname: z.string(),
+    displayName: z.string().nullable(),
+    provisionState: z.enum(PROVISION_STATES),
+    access: z.enum(ACCESS),
+    cordoned: z.boolean(),
+    maintenance: z.boolean(),
+    noScheduleReasons: z.array(z.string()),
+    connectivity: z.enum(CONNECTIVITY),
+    liveness: z.enum(LIVENESS),
+    lastSeenAt: z.string().nullable(),
+    labels: z.array(z.object({ key: z.string(), value: z.string(), source: z.string() })),
+    conditions: z.array(
+      z.object({ type: z.string(), status: z.boolean(), reason: z.string().nullable(), since: z.string() }),
+    ),
+    session: z.object({ connectivity: z.enum(CONNECTIVITY), lastSeenAt: z.string().nullable() }),
+    identityGeneration: z.number(),
+    version: z.number(),
+    createdAt: z.string(),
+    updatedAt: z.string(),
+    deletedAt: z.string().nullable(),
+  })
+  .openapi('Node');
+
+export const OperationSchema = z
+  .object({
+    id: z.string(),
+    kind: z.enum(OPERATION_KINDS),
+    nodeId: z.string().nullable(),
+    poolId: z.string().nullable(),
+    status: z.enum(OPERATION_STATUSES),
+    workflowId: z.string(),
+    actor: z.string(),
+    reason: z.string().nullable(),
+    idempotencyKey: z.string().nullable(),
+    result: z.record(z.string(), z.unknown()).nullable(),
+    error: z.record(z.string(), z.unknown()).nullable(),
+    createdAt: z.string(),
+    updatedAt: z.string(),
+    completedAt: z.string().nullable(),
+    progress: z.unknown().optional(),
+  })
+  .openapi('Operation');
+
+export const EventSchema = z
+  .object({
+    id: z.string(),
+    nodeId: z.string().nullable(),
+    tenantId: z.string().nullable(),
+    type: z.string(),
+    actor: z.string(),
+    reason: z.string().nullable(),
+    data: z.record(z.string(), z.unknown()),
+    operationId: z.string().nullable(),
+    createdAt: z.string(),
+  })
+  .openapi('Event');
+
+/** Standard error responses, for the OpenAPI document. */
+export const errorResponses = Object.fromEntries(
+  [400, 401, 403, 404, 409, 422, 503].map((status) => [
+    status,
+    { description: 'error', content: { 'application/json': { schema: ErrorSchema } } },
+  ]),
+);
+
+export const json = <T extends z.ZodType>(schema: T, description: string) => ({
+  description,
+  content: { 'application/json': { schema } },
+});
+
+export const jsonBody = <T extends z.ZodType>(schema: T, required = false) => ({
+  body: { content: { 'application/json': { schema } }, required },
+});
+
+/** The version a mutation expects: body `version` or `If-Match`; both must agree. */
+export function expectedVersion(
+  bodyVersion: number | undefined,
+  ifMatch: string | undefined,
+): number | undefined {
+  const header = ifMatch === undefined ? undefined : Number(ifMatch.replaceAll('"', ''));
+  if (bodyVersion !== undefined && header !== undefined && bodyVersion !== header) {
+    throw new DrydockError('INVALID_INPUT', `body version ${bodyVersion} and If-Match ${header} disagree`);
+  }
+  return bodyVersion ?? header;
+}

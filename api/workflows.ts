@@ -1,0 +1,104 @@
+import { createHash } from 'node:crypto';
+import {
+  WithStartWorkflowOperation,
+  WorkflowNotFoundError,
+  WorkflowUpdateFailedError,
+  type Client,
+} from '@temporalio/client';
+import { ApplicationFailure, type TypedSearchAttributes, type SearchAttributePair } from '@temporalio/common';
+import { ulid } from 'ulid';
+import { DrydockError, isErrorCode } from '../domain/errors';
+import { beginUpdate, type BeginRequest, type BeginResult } from '../workflows/definitions';
+import type { AppDeps } from './env';
+
+/** SHA-256 over a request's canonical JSON: what an Idempotency-Key is bound to. */
+export function requestHash(request: unknown): string {
+  return createHash('sha256').update(canonicalJson(request)).digest('hex');
+}
+
+function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (value && typeof value === 'object') {
+    const entries = Object.entries(value)
+      .filter(([, v]) => v !== undefined)
+      .sort(([a], [b]) => (a < b ? -1 : 1));
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
+  }
+  return JSON.stringify(value);
+}
+
+export interface StartOperation<Input> {
+  workflowType: string;
+  workflowId: string;
+  input: Input;
+  searchAttributes: SearchAttributePair[];
+  summary: string;
+  request: BeginRequest;
+}
+
+/**
+ * Starts (or joins) a lifecycle workflow the one way DESIGN.md rule 4 describes: update-with-start
+ * of its `begin` update, conflict policy USE_EXISTING, update id = the Idempotency-Key or a fresh one.
+ * A refused begin comes back as the DrydockError whose code the workflow named.
+ */
+export async function startOperation<Input>(
+  deps: AppDeps,
+  start: StartOperation<Input>,
+): Promise<BeginResult> {
+  const startWorkflowOperation = new WithStartWorkflowOperation(start.workflowType, {
+    workflowId: start.workflowId,
+    taskQueue: deps.taskQueue,
+    args: [start.input],
+    workflowIdConflictPolicy: 'USE_EXISTING',
+    typedSearchAttributes: start.searchAttributes as unknown as TypedSearchAttributes,
+    staticSummary: start.summary,
+  });
+  const deadline = Date.now() + (deps.beginTimeoutMs ?? 15_000);
+  try {
+    return await deps.temporal.withDeadline(deadline, () =>
+      deps.temporal.workflow.executeUpdateWithStart(beginUpdate, {
+        args: [start.request],
+        updateId: start.request.idempotencyKey ?? ulid(),
+        startWorkflowOperation,
+      }),
+    );
+  } catch (error) {
+    throw refusalOf(error) ?? unavailable(error);
+  }
+}
+
+function refusalOf(error: unknown): DrydockError | null {
+  if (!(error instanceof WorkflowUpdateFailedError)) return null;
+  const cause = error.cause;
+  if (cause instanceof ApplicationFailure && isErrorCode(cause.type)) {
+    const [details] = (cause.details ?? []) as [Record<string, unknown> | undefined];
+    return new DrydockError(cause.type, cause.message, details ?? {});
+  }
+  return null;
+}
+
+function unavailable(error: unknown): DrydockError {
+  if (error instanceof WorkflowUpdateFailedError) {
+    console.error('begin failed unexpectedly', error);
+    return new DrydockError('INTERNAL', 'the operation could not begin');
+  }
+  return new DrydockError('UNAVAILABLE', 'no worker took the request in time; nothing was changed', {
+    cause: (error as Error).message,
+  });
+}
+
+/** Sends a signal to a workflow if it runs; a missing workflow is fine (its timer catches up). */
+export async function signalIfRunning(
+  client: Client,
+  workflowId: string,
+  signal: string,
+  args: unknown[] = [],
+): Promise<void> {
+  try {
+    await client.workflow.getHandle(workflowId).signal(signal, ...args);
+  } catch (error) {
+    if (error instanceof WorkflowNotFoundError) return;
+    // The change is committed; the workflow's periodic check will see it even without the signal.
+    console.warn(`signal ${signal} to ${workflowId} failed: ${(error as Error).message}`);
+  }
+}

@@ -1,0 +1,141 @@
+import { and, asc, eq, sql } from 'drizzle-orm';
+import { assertControllable, type Control, type NodeChange } from '../domain/controls';
+import { DrydockError } from '../domain/errors';
+import { actorOf, type Principal } from '../domain/principal';
+import type { Db, DbOrTx, Tx } from './client';
+import { appendEvent } from './events';
+import { nodeLabels, nodes } from './schema';
+
+export type NodeRow = typeof nodes.$inferSelect;
+export type LabelRow = typeof nodeLabels.$inferSelect;
+
+/** The node object of spec/api.md. */
+export function nodeView(node: NodeRow, labels: LabelRow[]) {
+  return {
+    id: node.id,
+    tenantId: node.tenantId,
+    poolId: node.poolId,
+    siteId: node.siteId,
+    hostname: node.hostname,
+    displayName: node.displayName,
+    provisionState: node.provisionState,
+    access: node.access,
+    cordoned: node.cordoned,
+    maintenance: node.maintenance,
+    noScheduleReasons: node.noScheduleReasons,
+    connectivity: node.connectivity,
+    liveness: node.liveness,
+    lastSeenAt: node.lastSeenAt?.toISOString() ?? null,
+    labels: labels.map((l) => ({ key: l.key, value: l.value, source: l.source })),
+    conditions: node.conditions,
+    session: { connectivity: node.connectivity, lastSeenAt: node.lastSeenAt?.toISOString() ?? null },
+    identityGeneration: node.identityGeneration,
+    version: node.version,
+    createdAt: node.createdAt.toISOString(),
+    updatedAt: node.updatedAt.toISOString(),
+    deletedAt: node.deletedAt?.toISOString() ?? null,
+  };
+}
+export type NodeView = ReturnType<typeof nodeView>;
+
+/**
+ * SQL that is true for nodes the principal may see: operators see every node (tombstones too);
+ * a tenant sees live nodes of pools its tenant owns or is granted.
+ */
+export function visibleTo(principal: Principal) {
+  if (principal.kind === 'operator') return sql`true`;
+  return sql`(${nodes.deletedAt} is null and ${nodes.poolId} in (select id from pools where tenant_id = ${principal.tenantId} or ${principal.tenantId} = any(grants)))`;
+}
+
+function notFound(nodeId: string): DrydockError {
+  return new DrydockError('NOT_FOUND', `node ${nodeId} not found`, { nodeId });
+}
+
+export async function labelsOf(db: DbOrTx, nodeId: string): Promise<LabelRow[]> {
+  return db.select().from(nodeLabels).where(eq(nodeLabels.nodeId, nodeId)).orderBy(asc(nodeLabels.key));
+}
+
+/** The node as the principal sees it, or NOT_FOUND. */
+export async function getVisibleNode(db: DbOrTx, nodeId: string, principal: Principal): Promise<NodeRow> {
+  const [node] = await db
+    .select()
+    .from(nodes)
+    .where(and(eq(nodes.id, nodeId), visibleTo(principal)));
+  if (!node) throw notFound(nodeId);
+  return node;
+}
+
+/** Locks the node row for the rest of the transaction; NOT_FOUND when the principal cannot see it. */
+export async function lockNode(tx: Tx, nodeId: string, principal?: Principal): Promise<NodeRow> {
+  const visible = principal ? visibleTo(principal) : sql`true`;
+  const [node] = await tx
+    .select()
+    .from(nodes)
+    .where(and(eq(nodes.id, nodeId), visible))
+    .for('update');
+  if (!node) throw notFound(nodeId);
+  return node;
+}
+
+/** CONFLICT when the caller read an older version than the node has now. */
+export function checkVersion(node: NodeRow, expected: number | undefined): void {
+  if (expected !== undefined && expected !== node.version) {
+    throw new DrydockError('CONFLICT', `node changed since version ${expected} (now ${node.version})`, {
+      currentVersion: node.version,
+    });
+  }
+}
+
+export interface ChangeContext {
+  actor: string;
+  reason?: string | null;
+  operationId?: string | null;
+}
+
+/** Writes a change to a locked node: its axes, version + 1, and its one event. */
+export async function applyNodeChange(
+  tx: Tx,
+  node: NodeRow,
+  change: NodeChange,
+  context: ChangeContext,
+): Promise<NodeRow> {
+  const [updated] = await tx
+    .update(nodes)
+    .set({ ...change.patch, version: node.version + 1, updatedAt: sql`now()` })
+    .where(eq(nodes.id, node.id))
+    .returning();
+  await appendEvent(tx, {
+    nodeId: node.id,
+    tenantId: node.tenantId,
+    type: change.event.type,
+    data: change.event.data ?? {},
+    ...context,
+  });
+  return updated!;
+}
+
+/**
+ * Runs one control on one node in one transaction: lock, visibility, terminal state, version,
+ * then the change and its event, or nothing at all when the node already is as asked.
+ */
+export async function changeNode(
+  db: Db,
+  input: {
+    nodeId: string;
+    principal: Principal;
+    version?: number;
+    control: Control;
+    reason?: string | null;
+  },
+): Promise<{ before: NodeRow; after: NodeRow; view: NodeView }> {
+  return db.transaction(async (tx) => {
+    const before = await lockNode(tx, input.nodeId, input.principal);
+    assertControllable(before);
+    checkVersion(before, input.version);
+    const change = input.control(before);
+    const after = change
+      ? await applyNodeChange(tx, before, change, { actor: actorOf(input.principal), reason: input.reason })
+      : before;
+    return { before, after, view: nodeView(after, await labelsOf(tx, after.id)) };
+  });
+}

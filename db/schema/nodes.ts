@@ -1,0 +1,36 @@
+import { sql } from 'drizzle-orm';
+import { boolean, check, index, integer, jsonb, pgTable, text } from 'drizzle-orm/pg-core';
+import type { Condition } from '../../domain/node';
+import { ACCESS, CONNECTIVITY, LIVENESS, PROVISION_STATES } from '../../domain/node';
+import { timestamps, tz } from './columns';
+import { pools } from './pools';
+
+export const nodes = pgTable(
+  'nodes',
+  {
+    id: text('id').primaryKey(),
+    tenantId: text('tenant_id'),
+    poolId: text('pool_id').references(() => pools.id),
+    siteId: text('site_id'),
+    hostname: text('hostname').notNull(),
+    displayName: text('display_name'),
+    provisionState: text('provision_state', { enum: PROVISION_STATES }).notNull(),
+    access: text('access', { enum: ACCESS }).notNull().default('allowed'),
+    cordoned: boolean('cordoned').notNull().default(false),
+    maintenance: boolean('maintenance').notNull().default(false),
+    noScheduleReasons: text('no_schedule_reasons').array().notNull().default([]),
+    connectivity: text('connectivity', { enum: CONNECTIVITY }).notNull().default('disconnected'),
+    liveness: text('liveness', { enum: LIVENESS }).notNull().default('alive'),
+    lastSeenAt: tz('last_seen_at'),
+    conditions: jsonb('conditions').$type<Condition[]>().notNull().default([]),
+    identityGeneration: integer('identity_generation').notNull().default(1),
+    version: integer('version').notNull().default(1),
+    ...timestamps,
+    deletedAt: tz('deleted_at'),
+  },
+  (t) => [
+    index('nodes_pool_idx').on(t.poolId, t.id),
+    index('nodes_tenant_idx').on(t.tenantId, t.id),
+    check('nodes_version_positive', sql`${t.version} > 0`),
+  ],
+);

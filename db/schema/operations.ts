@@ -1,0 +1,32 @@
+import { sql } from 'drizzle-orm';
+import { index, jsonb, pgTable, text, uniqueIndex } from 'drizzle-orm/pg-core';
+import { OPERATION_KINDS, OPERATION_STATUSES } from '../../domain/operation';
+import { timestamps, tz } from './columns';
+
+export const operations = pgTable(
+  'operations',
+  {
+    id: text('id').primaryKey(),
+    kind: text('kind', { enum: OPERATION_KINDS }).notNull(),
+    nodeId: text('node_id'),
+    poolId: text('pool_id'),
+    status: text('status', { enum: OPERATION_STATUSES }).notNull(),
+    workflowId: text('workflow_id').notNull(),
+    actor: text('actor').notNull(),
+    reason: text('reason'),
+    idempotencyKey: text('idempotency_key'),
+    requestHash: text('request_hash'),
+    result: jsonb('result').$type<Record<string, unknown>>(),
+    error: jsonb('error').$type<Record<string, unknown>>(),
+    ...timestamps,
+    completedAt: tz('completed_at'),
+  },
+  (t) => [
+    uniqueIndex('operations_idempotency_key_idx').on(t.idempotencyKey),
+    // At most one unfinished operation of each kind per node (DESIGN.md rule 4).
+    uniqueIndex('operations_one_open_per_node_idx')
+      .on(t.nodeId, t.kind)
+      .where(sql`${t.status} in ('pending', 'running')`),
+    index('operations_node_idx').on(t.nodeId, t.id),
+  ],
+);

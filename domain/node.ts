@@ -1,0 +1,60 @@
+/** The node model: independent axes, each moved by its own control (DESIGN.md). */
+
+export const PROVISION_STATES = [
+  'pending',
+  'enrolling',
+  'adopting',
+  'adopted',
+  'rejected',
+  'failed',
+  'retired',
+  'purging',
+  'decommissioning',
+  'decommissioned',
+] as const;
+export type ProvisionState = (typeof PROVISION_STATES)[number];
+
+export const ACCESS = ['allowed', 'blocked'] as const;
+export type Access = (typeof ACCESS)[number];
+
+export const CONNECTIVITY = ['connected', 'disconnected'] as const;
+export type Connectivity = (typeof CONNECTIVITY)[number];
+
+export const LIVENESS = ['alive', 'unreachable', 'lost', 'offline', 'decommissioned'] as const;
+export type Liveness = (typeof LIVENESS)[number];
+
+export const DRAINING = 'draining';
+
+export interface Condition {
+  type: string;
+  status: boolean;
+  reason: string | null;
+  since: string;
+}
+
+/** The axes a control may read or move. */
+export interface NodeAxes {
+  provisionState: ProvisionState;
+  access: Access;
+  cordoned: boolean;
+  maintenance: boolean;
+  noScheduleReasons: string[];
+  liveness: Liveness;
+  deletedAt: Date | null;
+}
+
+/** States from which no control moves a node any more. */
+export function isTerminal(state: ProvisionState): boolean {
+  return state === 'decommissioned';
+}
+
+export function isDraining(node: Pick<NodeAxes, 'noScheduleReasons'>): boolean {
+  return node.noScheduleReasons.includes(DRAINING);
+}
+
+/** Why a control may not run on this node at all, or null when the node accepts controls. */
+export function controlRefusal(node: Pick<NodeAxes, 'provisionState' | 'deletedAt'>): string | null {
+  if (node.deletedAt) return 'the node is deleted';
+  if (isTerminal(node.provisionState)) return 'the node is decommissioned';
+  return null;
+}

@@ -1,0 +1,133 @@
+import { execFile } from 'node:child_process';
+import { existsSync, mkdirSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { promisify } from 'node:util';
+import { portIsFree, spawnService, waitForPort } from './process';
+
+const run = promisify(execFile);
+
+/** The Temporal CLI release that installs from the Go module proxy (ENGINEERING.md). */
+export const TEMPORAL_CLI_MODULE = 'github.com/temporalio/cli/cmd/temporal@v1.5.1';
+
+export interface TemporalServer {
+  address: string;
+  uiUrl: string | null;
+  /** How the server was had: an existing cluster, a CLI found, a CLI just built, or the SDK's. */
+  source: 'existing' | 'cli' | 'built' | 'sdk';
+  stop(): Promise<void>;
+}
+
+export interface TemporalOptions {
+  address?: string;
+  cli?: string;
+  home: string;
+  port?: number;
+  uiPort?: number;
+  /** A persistent database file; omitted, the dev server keeps everything in memory. */
+  dbFile?: string;
+  log?: (line: string) => void;
+}
+
+/**
+ * The one way Drydock gets a Temporal server, used by `npm start` and the tests alike:
+ * TEMPORAL_ADDRESS → a `temporal` CLI (TEMPORAL_CLI, PATH, .drydock/bin) → `go install` it →
+ * the SDK's download.
+ */
+export async function startTemporal(options: TemporalOptions): Promise<TemporalServer> {
+  const log = options.log ?? (() => {});
+  if (options.address) {
+    return { address: options.address, uiUrl: null, source: 'existing', stop: async () => {} };
+  }
+  const found = await findCli(options);
+  const cli = found ?? (await buildCli(options.home, log));
+  if (cli) return startDevServer(cli, found ? 'cli' : 'built', options);
+  log('no temporal CLI and no Go toolchain: using the SDK test server download');
+  const { TestWorkflowEnvironment } = await import('@temporalio/testing');
+  const env = await TestWorkflowEnvironment.createLocal();
+  return {
+    address: env.address,
+    uiUrl: null,
+    source: 'sdk',
+    stop: () => env.teardown(),
+  };
+}
+
+async function findCli(options: TemporalOptions): Promise<string | null> {
+  if (options.cli) return options.cli;
+  try {
+    const { stdout } = await run('sh', ['-c', 'command -v temporal']);
+    if (stdout.trim()) return stdout.trim();
+  } catch {
+    // not on PATH
+  }
+  const cached = resolve(options.home, 'bin', 'temporal');
+  return existsSync(cached) ? cached : null;
+}
+
+async function buildCli(home: string, log: (line: string) => void): Promise<string | null> {
+  try {
+    await run('go', ['version']);
+  } catch {
+    return null;
+  }
+  const bin = resolve(home, 'bin');
+  mkdirSync(bin, { recursive: true });
+  log(`building the Temporal CLI (${TEMPORAL_CLI_MODULE}) into ${bin}; the first build takes minutes`);
+  const started = Date.now();
+  await run('go', ['install', TEMPORAL_CLI_MODULE], {
+    env: { ...process.env, GOBIN: bin },
+    maxBuffer: 64 * 1024 * 1024,
+  });
+  log(`built the Temporal CLI in ${Math.round((Date.now() - started) / 1000)} s`);
+  return join(bin, 'temporal');
+}
+
+async function startDevServer(
+  cli: string,
+  source: 'cli' | 'built',
+  options: TemporalOptions,
+): Promise<TemporalServer> {
+  const port = options.port ?? 7233;
+  const uiPort = options.uiPort ?? port + 1000;
+  if (!(await portIsFree('127.0.0.1', port))) {
+    throw new Error(`port ${port} is taken: stop what runs there, or set TEMPORAL_ADDRESS to use it`);
+  }
+  const args = [
+    'server',
+    'start-dev',
+    '--ip',
+    '127.0.0.1',
+    '--port',
+    String(port),
+    '--ui-port',
+    String(uiPort),
+    '--log-level',
+    'warn',
+    '--sqlite-pragma',
+    'journal_mode=WAL',
+    '--sqlite-pragma',
+    'synchronous=NORMAL',
+  ];
+  if (options.dbFile) {
+    mkdirSync(resolve(options.dbFile, '..'), { recursive: true });
+    args.push('--db-filename', options.dbFile);
+  }
+  const service = spawnService(cli, args);
+  try {
+    await Promise.race([
+      waitForPort('127.0.0.1', port, 60_000),
+      service.exited.then((code) => {
+        throw new Error(`temporal server exited with ${code}: ${service.lastStderr()}`);
+      }),
+    ]);
+  } catch (error) {
+    await service.stop();
+    throw error;
+  }
+  return {
+    address: `127.0.0.1:${port}`,
+    uiUrl: `http://localhost:${uiPort}`,
+    source,
+    stop: () => service.stop(),
+  };
+}

@@ -1,0 +1,125 @@
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { Client, Connection } from '@temporalio/client';
+import { NativeConnection, Runtime } from '@temporalio/worker';
+import { hashSecret, newSecret } from '../api/auth';
+import { closeServer, listen } from '../api/server';
+import { loadConfig } from '../config';
+import { createDb } from '../db/client';
+import { migrateDatabase } from '../db/migrate';
+import { createWorker } from '../worker';
+import { startPostgres } from './services/postgres';
+import { startTemporal } from './services/temporal';
+import { seedDemoFleet } from './seed-demo';
+
+/** `npm start`: Postgres, Temporal with its UI, migrations, the worker and the API in one command. */
+async function main(): Promise<void> {
+  const config = loadConfig();
+  const home = resolve(config.DRYDOCK_HOME);
+  mkdirSync(home, { recursive: true });
+  const log = (line: string) => console.log(`drydock: ${line}`);
+  const stops: (() => Promise<unknown>)[] = [];
+  let stopping = false;
+  const stopAll = async (code: number) => {
+    if (stopping) return;
+    stopping = true;
+    log('stopping…');
+    for (const stop of stops.reverse()) await stop().catch((e: unknown) => console.error(e));
+    process.exit(code);
+  };
+  process.once('SIGINT', () => void stopAll(0));
+  process.once('SIGTERM', () => void stopAll(0));
+  Runtime.install({ shutdownSignals: [] });
+
+  try {
+    const pg = await startPostgres({ url: config.DATABASE_URL, home });
+    stops.push(() => pg.stop());
+    log(`postgres ready (${pg.source})`);
+    await migrateDatabase(pg.url);
+
+    const server = await startTemporal({
+      address: config.TEMPORAL_ADDRESS,
+      cli: config.TEMPORAL_CLI,
+      home,
+      uiPort: config.TEMPORAL_UI_PORT,
+      dbFile: resolve(home, 'temporal.db'),
+      log,
+    });
+    stops.push(() => server.stop());
+    log(`temporal ready at ${server.address} (${server.source})`);
+
+    const { db, close } = createDb(pg.url);
+    stops.push(close);
+    const workerConnection = await NativeConnection.connect({ address: server.address });
+    const worker = await createWorker({
+      connection: workerConnection,
+      db,
+      namespace: config.TEMPORAL_NAMESPACE,
+      taskQueue: config.TEMPORAL_TASK_QUEUE,
+    });
+    const running = worker.run();
+    stops.push(async () => {
+      if (worker.getState() === 'RUNNING') worker.shutdown();
+      await running.catch(() => {});
+      await workerConnection.close();
+    });
+
+    const connection = await Connection.connect({ address: server.address });
+    stops.push(() => connection.close());
+    const temporal = new Client({ connection, namespace: config.TEMPORAL_NAMESPACE });
+    const operatorKey = config.DRYDOCK_BOOTSTRAP_OPERATOR_KEY ?? developmentOperatorKey(home);
+    const deps = {
+      db,
+      temporal,
+      taskQueue: config.TEMPORAL_TASK_QUEUE,
+      bootstrapKeyHash: hashSecret(operatorKey),
+    };
+    const api = await listen(deps, config.PORT);
+    stops.push(() => closeServer(api.server));
+
+    const apiUrl = `http://localhost:${api.port}`;
+    if (config.DRYDOCK_DEMO === '1') {
+      const seeded = await seedDemoFleet(db);
+      if (seeded.length > 0) {
+        // One drain through the real path, so the Temporal UI has something to show at once.
+        const response = await fetch(`${apiUrl}/v1/nodes/${seeded[0]}/drain`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${operatorKey}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ reason: 'demo: replace PSU' }),
+        });
+        log(`seeded the demo fleet (${seeded.length} nodes); drain of ${seeded[0]}: HTTP ${response.status}`);
+      }
+    }
+
+    console.log(`
+  Drydock is running.
+    API          ${apiUrl}
+    API docs     ${apiUrl}/docs   (OpenAPI: ${apiUrl}/openapi.json)
+    Temporal UI  ${server.uiUrl ?? `(the Temporal server at ${server.address})`}
+    Operator key ${operatorKey}
+
+  Try:  export DRYDOCK_TOKEN=${operatorKey}
+        ./bin/drydock.mjs nodes list
+  Ctrl-C stops everything.
+`);
+    const outcome = await running.then(
+      () => 0,
+      (error: unknown) => (console.error('worker stopped', error), 1),
+    );
+    if (!stopping) await stopAll(outcome);
+  } catch (error) {
+    console.error(error);
+    await stopAll(1);
+  }
+}
+
+/** In development the operator key lives in `.drydock/operator-key`, made on the first start. */
+function developmentOperatorKey(home: string): string {
+  const file = resolve(home, 'operator-key');
+  if (existsSync(file)) return readFileSync(file, 'utf8').trim();
+  const key = newSecret('ddo');
+  writeFileSync(file, `${key}\n`, { mode: 0o600 });
+  return key;
+}
+
+void main();

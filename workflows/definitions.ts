@@ -1,0 +1,54 @@
+import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
+import type { NodeView } from '../db/nodes';
+import type { OperationView } from '../db/operations';
+
+/** What the API hands to a lifecycle workflow's `begin` update. */
+export interface BeginRequest {
+  actor: string;
+  reason: string | null;
+  version?: number;
+  idempotencyKey: string | null;
+  requestHash: string | null;
+}
+
+/** The `begin` answer: the operation the request maps to, and whether this request created it. */
+export interface BeginResult {
+  operation: OperationView;
+  node: NodeView;
+  created: boolean;
+}
+
+export const beginUpdate = defineUpdate<BeginResult, [BeginRequest]>('begin');
+export const progressQuery = defineQuery<DrainProgress>('progress');
+
+// ── drain ────────────────────────────────────────────────────────────────────────────────────
+
+export const drainWorkflowId = (nodeId: string) => `drain/${nodeId}`;
+
+export interface DrainInput {
+  nodeId: string;
+  /** Set when the workflow continues as new: the drain has begun and owns this operation. */
+  resume?: { operationId: string; startedAt: string };
+  /** Loop iterations before continuing as new (tests make it small). */
+  continueAsNewAfter?: number;
+}
+
+export type DrainOutcome = 'drained' | 'cancelled' | 'refused' | 'never-began' | 'finished';
+
+export interface DrainProgress {
+  phase: 'starting' | 'waiting' | 'drained' | 'cancelled';
+  liveAllocationCount: number;
+  liveAllocations: { id: string; endsAt: string | null }[];
+  earliestEndsAt: string | null;
+  nextCheckAt: string | null;
+  startedAt: string | null;
+  deadline: string | null;
+}
+
+/** Sent by the release path so a drain wakes at once instead of on its next timer. */
+export const allocationReleasedSignal = defineSignal<[{ allocationId: string }]>('allocationReleased');
+/** Sent by uncordon so a drain notices at once that it was ended. */
+export const drainCancelledSignal = defineSignal('cancel');
+
+/** The longest a drain sleeps between looks at its node (spec/drain.md). */
+export const DRAIN_MAX_SLEEP_MS = 5 * 60_000;

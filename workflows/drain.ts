@@ -1,0 +1,120 @@
+import {
+  ApplicationFailure,
+  allHandlersFinished,
+  condition,
+  continueAsNew,
+  proxyActivities,
+  setCurrentDetails,
+  setHandler,
+  upsertSearchAttributes,
+  workflowInfo,
+} from '@temporalio/workflow';
+import type { Activities } from '../activities';
+import {
+  DRAIN_MAX_SLEEP_MS,
+  allocationReleasedSignal,
+  beginUpdate,
+  drainCancelledSignal,
+  progressQuery,
+  type DrainInput,
+  type DrainOutcome,
+  type DrainProgress,
+} from './definitions';
+import { OperationIdKey } from './search-attributes';
+
+const { beginDrain, checkDrain } = proxyActivities<Activities>({
+  startToCloseTimeout: '30 seconds',
+  retry: { initialInterval: '200 milliseconds', maximumInterval: '10 seconds' },
+});
+
+/** How long a started workflow waits for its `begin` update before it ends itself. */
+const BEGIN_TIMEOUT = '1 minute';
+/** Shortest sleep, so a clock a little behind the database's never spins. */
+const MIN_SLEEP_MS = 250;
+
+/** drain/<nodeId>: waits until the node holds no live allocation, then marks it drained. */
+export async function drain(input: DrainInput): Promise<DrainOutcome> {
+  let operationId: string | null = input.resume?.operationId ?? null;
+  let beginRefused = false;
+  let wakeups = 0;
+  const progress: DrainProgress = {
+    phase: 'starting',
+    liveAllocationCount: 0,
+    liveAllocations: [],
+    earliestEndsAt: null,
+    nextCheckAt: null,
+    startedAt: input.resume?.startedAt ?? new Date().toISOString(),
+    deadline: null,
+  };
+
+  setHandler(beginUpdate, async (request) => {
+    try {
+      const result = await beginDrain({
+        ...request,
+        nodeId: input.nodeId,
+        workflowId: workflowInfo().workflowId,
+      });
+      if (result.operation.id !== operationId) {
+        operationId = result.operation.id;
+        upsertSearchAttributes([{ key: OperationIdKey, value: operationId }]);
+      }
+      wakeups++;
+      return result;
+    } catch (error) {
+      beginRefused = true;
+      throw error instanceof ApplicationFailure ? error : ApplicationFailure.fromError(error);
+    }
+  });
+  setHandler(allocationReleasedSignal, () => void wakeups++);
+  setHandler(drainCancelledSignal, () => void wakeups++);
+  setHandler(progressQuery, () => progress);
+
+  if (operationId === null) {
+    setCurrentDetails('starting: waiting for the begin request');
+    const began = await condition(() => operationId !== null || beginRefused, BEGIN_TIMEOUT);
+    await condition(allHandlersFinished);
+    if (operationId === null) return began ? 'refused' : 'never-began';
+  }
+
+  const limit = input.continueAsNewAfter ?? 500;
+  for (let iteration = 0; ; iteration++) {
+    const current: string = operationId!;
+    const seen = wakeups;
+    const check = await checkDrain({ nodeId: input.nodeId, operationId: current });
+    if (check.outcome !== 'waiting') {
+      // A begin that arrived meanwhile may have replaced a stale operation: keep draining for it.
+      await condition(allHandlersFinished);
+      if (operationId !== current) continue;
+      progress.phase = check.outcome === 'drained' ? 'drained' : 'cancelled';
+      progress.nextCheckAt = null;
+      setCurrentDetails(check.outcome === 'drained' ? 'drained' : `ended: ${check.outcome}`);
+      return check.outcome;
+    }
+
+    const now = Date.now();
+    const endsAt = check.earliestEndsAt ? Date.parse(check.earliestEndsAt) : Infinity;
+    const sleep = Math.max(MIN_SLEEP_MS, Math.min(endsAt - now, DRAIN_MAX_SLEEP_MS));
+    const nextCheckAt = new Date(now + sleep).toISOString();
+    Object.assign(progress, {
+      phase: 'waiting',
+      liveAllocationCount: check.liveAllocationCount,
+      liveAllocations: check.liveAllocations,
+      earliestEndsAt: check.earliestEndsAt,
+      nextCheckAt,
+    });
+    const why = endsAt - now <= DRAIN_MAX_SLEEP_MS ? 'earliest end' : 'periodic';
+    setCurrentDetails(
+      `waiting for ${check.liveAllocationCount} allocation${check.liveAllocationCount === 1 ? '' : 's'}; ` +
+        `next check ${nextCheckAt.slice(11, 16)}Z (${why})`,
+    );
+    await condition(() => wakeups !== seen, sleep);
+
+    if (iteration + 1 >= limit || workflowInfo().continueAsNewSuggested) {
+      await condition(allHandlersFinished);
+      return continueAsNew<typeof drain>({
+        ...input,
+        resume: { operationId: operationId!, startedAt: progress.startedAt! },
+      });
+    }
+  }
+}

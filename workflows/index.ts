@@ -1,0 +1,1 @@
+export { drain } from './drain';

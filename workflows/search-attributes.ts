@@ -1,0 +1,19 @@
+import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
+
+/** Custom search attributes every lifecycle workflow sets (DESIGN.md rule 6). */
+export const NodeIdKey = defineSearchAttributeKey('NodeId', SearchAttributeType.KEYWORD);
+export const TenantIdKey = defineSearchAttributeKey('TenantId', SearchAttributeType.KEYWORD);
+export const PoolIdKey = defineSearchAttributeKey('PoolId', SearchAttributeType.KEYWORD);
+export const LifecycleOperationKey = defineSearchAttributeKey(
+  'LifecycleOperation',
+  SearchAttributeType.KEYWORD,
+);
+export const OperationIdKey = defineSearchAttributeKey('OperationId', SearchAttributeType.KEYWORD);
+
+export const SEARCH_ATTRIBUTE_KEYS = [
+  NodeIdKey,
+  TenantIdKey,
+  PoolIdKey,
+  LifecycleOperationKey,
+  OperationIdKey,
+];

@@ -69,10 +69,11 @@ export async function startOperation<Input>(
 
 function refusalOf(error: unknown): DrydockError | null {
   if (!(error instanceof WorkflowUpdateFailedError)) return null;
-  const cause = error.cause;
-  if (cause instanceof ApplicationFailure && isErrorCode(cause.type)) {
-    const [details] = (cause.details ?? []) as [Record<string, unknown> | undefined];
-    return new DrydockError(cause.type, cause.message, details ?? {});
+  for (let cause: unknown = error.cause; cause instanceof Error; cause = cause.cause) {
+    if (cause instanceof ApplicationFailure && isErrorCode(cause.type)) {
+      const [details] = (cause.details ?? []) as [Record<string, unknown> | undefined];
+      return new DrydockError(cause.type, cause.message, details ?? {});
+    }
   }
   return null;
 }

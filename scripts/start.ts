@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { Client, Connection } from '@temporalio/client';
-import { NativeConnection, Runtime } from '@temporalio/worker';
+import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
 import { hashSecret, newSecret } from '../api/auth';
 import { closeServer, listen } from '../api/server';
 import { loadConfig } from '../config';
@@ -29,7 +29,7 @@ async function main(): Promise<void> {
   };
   process.once('SIGINT', () => void stopAll(0));
   process.once('SIGTERM', () => void stopAll(0));
-  Runtime.install({ shutdownSignals: [] });
+  Runtime.install({ shutdownSignals: [], logger: new DefaultLogger('WARN') });
 
   try {
     const pg = await startPostgres({ url: config.DATABASE_URL, home });

@@ -1,5 +1,4 @@
 import {
-  ApplicationFailure,
   allHandlersFinished,
   condition,
   continueAsNew,
@@ -20,6 +19,7 @@ import {
   type DrainOutcome,
   type DrainProgress,
 } from './definitions';
+import { asRefusal } from './refusal';
 import { OperationIdKey } from './search-attributes';
 
 const { beginDrain, checkDrain } = proxyActivities<Activities>({
@@ -62,7 +62,7 @@ export async function drain(input: DrainInput): Promise<DrainOutcome> {
       return result;
     } catch (error) {
       beginRefused = true;
-      throw error instanceof ApplicationFailure ? error : ApplicationFailure.fromError(error);
+      throw asRefusal(error);
     }
   });
   setHandler(allocationReleasedSignal, () => void wakeups++);

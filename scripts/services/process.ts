@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createConnection } from 'node:net';
+import { createConnection, createServer } from 'node:net';
 
 /** Resolves once something accepts TCP connections on host:port, or rejects after `timeoutMs`. */
 export async function waitForPort(host: string, port: number, timeoutMs: number): Promise<void> {
@@ -48,4 +48,16 @@ export function spawnService(command: string, args: string[], options: { env?: N
       clearTimeout(timer);
     },
   };
+}
+
+/** A TCP port nothing listens on right now, chosen by the kernel. */
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
+    });
+  });
 }

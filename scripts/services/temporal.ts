@@ -25,6 +25,8 @@ export interface TemporalOptions {
   uiPort?: number;
   /** A persistent database file; omitted, the dev server keeps everything in memory. */
   dbFile?: string;
+  /** No Web UI (test servers). */
+  headless?: boolean;
   log?: (line: string) => void;
 }
 
@@ -99,8 +101,7 @@ async function startDevServer(
     '127.0.0.1',
     '--port',
     String(port),
-    '--ui-port',
-    String(uiPort),
+    ...(options.headless ? ['--headless'] : ['--ui-port', String(uiPort)]),
     '--log-level',
     'warn',
     '--sqlite-pragma',
@@ -126,7 +127,7 @@ async function startDevServer(
   }
   return {
     address: `127.0.0.1:${port}`,
-    uiUrl: `http://localhost:${uiPort}`,
+    uiUrl: options.headless ? null : `http://localhost:${uiPort}`,
     source,
     stop: () => service.stop(),
   };

@@ -1,0 +1,246 @@
+import { eq } from 'drizzle-orm';
+import { describe, expect, it } from 'vitest';
+import { operations } from '../db/schema';
+import { drainWorkflowId, progressQuery } from '../workflows/definitions';
+import { allocate, call, eventsOf, seedNode, seedPool } from './support/fixtures';
+import { eventually, useHarness } from './support/harness';
+
+const h = useHarness();
+
+async function drainedNode(nodeId: string) {
+  const events = await eventsOf(h, nodeId, 'node.drained');
+  return events.length > 0 ? events : undefined;
+}
+
+describe('drain', () => {
+  it('cordons, waits for the last allocation, and finishes the moment it is released', async () => {
+    await seedPool(h, { id: 'pool-a', tenantId: 'acme' });
+    const nodeId = await seedNode(h, { poolId: 'pool-a', tenantId: 'acme', hostname: 'gpu-a-01' });
+    const first = await allocate(h, nodeId, 'acme');
+    const second = await allocate(h, nodeId, 'acme', new Date(Date.now() + 3_600_000));
+
+    const started = await call(h, 'POST', `/v1/nodes/${nodeId}/drain`, { body: { reason: 'replace PSU' } });
+    expect(started.status).toBe(202);
+    expect(started.body.node).toMatchObject({ cordoned: true, noScheduleReasons: ['draining'] });
+    expect(started.body.operation).toMatchObject({
+      kind: 'drain',
+      status: 'running',
+      nodeId,
+      workflowId: drainWorkflowId(nodeId),
+      reason: 'replace PSU',
+    });
+    const opId = started.body.operation.id as string;
+
+    // While it waits: progress names what it waits for, and the node is still draining.
+    const progress = await eventually(async () => {
+      const op = await call(h, 'GET', `/v1/operations/${opId}`);
+      return op.body.progress?.phase === 'waiting' ? op.body.progress : undefined;
+    });
+    expect(progress.liveAllocationCount).toBe(2);
+    expect(progress.liveAllocations.map((a: { id: string }) => a.id).sort()).toEqual([first, second].sort());
+    expect(progress.earliestEndsAt).not.toBeNull();
+
+    expect((await call(h, 'POST', `/v1/allocations/${first}/release`)).status).toBe(200);
+    // One allocation is still live: no drained event yet.
+    await eventually(async () => {
+      const p = await h.temporal.workflow.getHandle(drainWorkflowId(nodeId)).query(progressQuery);
+      return p.liveAllocationCount === 1;
+    });
+    expect(await eventsOf(h, nodeId, 'node.drained')).toHaveLength(0);
+
+    const releasedAt = Date.now();
+    await call(h, 'POST', `/v1/allocations/${second}/release`);
+    await eventually(() => drainedNode(nodeId), 1_000, 20);
+    expect(Date.now() - releasedAt).toBeLessThan(1_000);
+
+    const node = await call(h, 'GET', `/v1/nodes/${nodeId}`);
+    expect(node.body).toMatchObject({ cordoned: true, noScheduleReasons: [] });
+    const op = await call(h, 'GET', `/v1/operations/${opId}`);
+    expect(op.body).toMatchObject({ status: 'succeeded' });
+    expect(op.body.completedAt).not.toBeNull();
+    const types = (await eventsOf(h, nodeId)).map((e) => e.type);
+    expect(types).toEqual(['node.draining', 'node.drained']);
+    expect(await h.temporal.workflow.getHandle(drainWorkflowId(nodeId)).result()).toBe('drained');
+  });
+
+  it('finishes at once on a node that holds nothing', async () => {
+    await seedPool(h, { id: 'pool-a', tenantId: 'acme' });
+    const nodeId = await seedNode(h, { poolId: 'pool-a', tenantId: 'acme' });
+    const started = await call(h, 'POST', `/v1/nodes/${nodeId}/drain`);
+    expect(started.status).toBe(202);
+    await eventually(() => drainedNode(nodeId), 5_000);
+  });
+
+  it('wakes when an allocation reaches its end, without a release', async () => {
+    await seedPool(h, { id: 'pool-a', tenantId: 'acme' });
+    const nodeId = await seedNode(h, { poolId: 'pool-a', tenantId: 'acme' });
+    await allocate(h, nodeId, 'acme', new Date(Date.now() + 1_500));
+    await call(h, 'POST', `/v1/nodes/${nodeId}/drain`);
+    expect(await eventsOf(h, nodeId, 'node.drained')).toHaveLength(0);
+    await eventually(() => drainedNode(nodeId), 6_000);
+  });
+
+  it('draining a draining node returns the same operation and appends no event', async () => {
+    await seedPool(h, { id: 'pool-a', tenantId: 'acme' });
+    const nodeId = await seedNode(h, { poolId: 'pool-a', tenantId: 'acme' });
+    await allocate(h, nodeId, 'acme');
+    const first = await call(h, 'POST', `/v1/nodes/${nodeId}/drain`);
+    const version = first.body.node.version;
+    const again = await Promise.all([1, 2, 3].map(() => call(h, 'POST', `/v1/nodes/${nodeId}/drain`)));
+    for (const reply of again) {
+      expect(reply.status).toBe(200);
+      expect(reply.body.operation.id).toBe(first.body.operation.id);
+      expect(reply.body.node.version).toBe(version);
+    }
+    expect((await eventsOf(h, nodeId)).map((e) => e.type)).toEqual(['node.draining']);
+    const ops = await h.db.select().from(operations).where(eq(operations.nodeId, nodeId));
+    expect(ops).toHaveLength(1);
+  });
+
+  it('uncordon ends a drain: operation cancelled, node.drain.cancelled, workflow finished', async () => {
+    await seedPool(h, { id: 'pool-a', tenantId: 'acme' });
+    const nodeId = await seedNode(h, { poolId: 'pool-a', tenantId: 'acme' });
+    await allocate(h, nodeId, 'acme');
+    const started = await call(h, 'POST', `/v1/nodes/${nodeId}/drain`);
+    const uncordoned = await call(h, 'POST', `/v1/nodes/${nodeId}/uncordon`, {
+      body: { reason: 'changed my mind' },
+    });
+    expect(uncordoned.status).toBe(200);
+    expect(uncordoned.body).toMatchObject({ cordoned: false, noScheduleReasons: [] });
+    expect(await h.temporal.workflow.getHandle(drainWorkflowId(nodeId)).result()).toBe('cancelled');
+    const op = await call(h, 'GET', `/v1/operations/${started.body.operation.id}`);
+    expect(op.body.status).toBe('cancelled');
+    expect((await eventsOf(h, nodeId)).map((e) => e.type)).toEqual([
+      'node.draining',
+      'node.uncordoned',
+      'node.drain.cancelled',
+    ]);
+  });
+
+  it('a drain started again right after an uncordon gets a new operation and drains', async () => {
+    await seedPool(h, { id: 'pool-a', tenantId: 'acme' });
+    const nodeId = await seedNode(h, { poolId: 'pool-a', tenantId: 'acme' });
+    const alloc = await allocate(h, nodeId, 'acme');
+    const first = await call(h, 'POST', `/v1/nodes/${nodeId}/drain`);
+    await call(h, 'POST', `/v1/nodes/${nodeId}/uncordon`);
+    const second = await call(h, 'POST', `/v1/nodes/${nodeId}/drain`);
+    expect(second.status).toBe(202);
+    expect(second.body.operation.id).not.toBe(first.body.operation.id);
+    await call(h, 'POST', `/v1/allocations/${alloc}/release`);
+    await eventually(() => drainedNode(nodeId));
+    const ops = await h.db.select().from(operations).where(eq(operations.nodeId, nodeId));
+    expect(Object.fromEntries(ops.map((o) => [o.id, o.status]))).toEqual({
+      [first.body.operation.id]: 'cancelled',
+      [second.body.operation.id]: 'succeeded',
+    });
+    expect(await eventsOf(h, nodeId, 'node.drain.cancelled')).toHaveLength(1);
+    expect(await eventsOf(h, nodeId, 'node.drained')).toHaveLength(1);
+  });
+
+  it('an Idempotency-Key returns the stored operation, and refuses another request', async () => {
+    await seedPool(h, { id: 'pool-a', tenantId: 'acme' });
+    const nodeId = await seedNode(h, { poolId: 'pool-a', tenantId: 'acme' });
+    const other = await seedNode(h, { poolId: 'pool-a', tenantId: 'acme' });
+    await allocate(h, nodeId, 'acme');
+    const headers = { 'idempotency-key': 'drain-key-0001' };
+    const first = await call(h, 'POST', `/v1/nodes/${nodeId}/drain`, { headers, body: { reason: 'r' } });
+    expect(first.status).toBe(202);
+    expect(first.body.operation.idempotencyKey).toBe('drain-key-0001');
+    const again = await call(h, 'POST', `/v1/nodes/${nodeId}/drain`, { headers, body: { reason: 'r' } });
+    expect(again.status).toBe(200);
+    expect(again.body.operation.id).toBe(first.body.operation.id);
+    const otherBody = await call(h, 'POST', `/v1/nodes/${nodeId}/drain`, {
+      headers,
+      body: { reason: 'other' },
+    });
+    expect(otherBody.status).toBe(422);
+    expect(otherBody.body.error.code).toBe('IDEMPOTENCY_KEY_REUSED');
+    const otherNode = await call(h, 'POST', `/v1/nodes/${other}/drain`, { headers, body: { reason: 'r' } });
+    expect(otherNode.status).toBe(422);
+    expect((await call(h, 'GET', `/v1/nodes/${other}`)).body.cordoned).toBe(false);
+    expect(await eventsOf(h, nodeId)).toHaveLength(1);
+  });
+
+  it('a stale version is refused with CONFLICT before anything changes', async () => {
+    await seedPool(h, { id: 'pool-a', tenantId: 'acme' });
+    const nodeId = await seedNode(h, { poolId: 'pool-a', tenantId: 'acme' });
+    await call(h, 'POST', `/v1/nodes/${nodeId}/cordon`);
+    const reply = await call(h, 'POST', `/v1/nodes/${nodeId}/drain`, { headers: { 'if-match': '"1"' } });
+    expect(reply.status).toBe(409);
+    expect(reply.body.error).toMatchObject({ code: 'CONFLICT', details: { currentVersion: 2 } });
+    expect((await call(h, 'GET', `/v1/nodes/${nodeId}`)).body.noScheduleReasons).toEqual([]);
+    expect((await eventsOf(h, nodeId)).map((e) => e.type)).toEqual(['node.cordoned']);
+    const ops = await h.db.select().from(operations).where(eq(operations.nodeId, nodeId));
+    expect(ops).toHaveLength(0);
+  });
+
+  it('shows in Temporal with its search attributes, summary and current details', async () => {
+    await seedPool(h, { id: 'pool-v', tenantId: 'acme' });
+    const nodeId = await seedNode(h, { poolId: 'pool-v', tenantId: 'acme', hostname: 'gpu-v-01' });
+    await allocate(h, nodeId, 'acme');
+    const started = await call(h, 'POST', `/v1/nodes/${nodeId}/drain`, { body: { reason: 'rack move' } });
+    const handle = h.temporal.workflow.getHandle(drainWorkflowId(nodeId));
+    const description = await eventually(async () => {
+      const d = await handle.describe();
+      return d.typedSearchAttributes.getAll().length >= 5 ? d : undefined;
+    });
+    const attributes = Object.fromEntries(
+      description.typedSearchAttributes.getAll().map((p) => [p.key.name, p.value]),
+    );
+    expect(attributes).toMatchObject({
+      NodeId: nodeId,
+      TenantId: 'acme',
+      PoolId: 'pool-v',
+      LifecycleOperation: 'drain',
+      OperationId: started.body.operation.id,
+    });
+    expect(await description.staticSummary()).toBe(`drain gpu-v-01 (${nodeId}): rack move`);
+    const found = await eventually(async () => {
+      for await (const wf of h.temporal.workflow.list({ query: `NodeId = '${nodeId}'` })) return wf;
+      return undefined;
+    });
+    expect(found.workflowId).toBe(drainWorkflowId(nodeId));
+    const details = await eventually(async () => {
+      const meta = await handle.query<{ currentDetails: string }>('__temporal_workflow_metadata');
+      return meta.currentDetails?.startsWith('waiting for 1 allocation;') ? meta.currentDetails : undefined;
+    });
+    expect(details).toMatch(/^waiting for 1 allocation; next check \d\d:\d\dZ \(periodic\)$/);
+  });
+
+  it('continues as new while it waits, and still finishes with one drained event', async () => {
+    await seedPool(h, { id: 'pool-a', tenantId: 'acme' });
+    const nodeId = await seedNode(h, { poolId: 'pool-a', tenantId: 'acme' });
+    const alloc = await allocate(h, nodeId, 'acme');
+    const started = await call(h, 'POST', `/v1/nodes/${nodeId}/drain`);
+    // Wake the workflow repeatedly with a small continue-as-new budget: restart it under that budget.
+    const handle = h.temporal.workflow.getHandle(drainWorkflowId(nodeId));
+    await handle.terminate('restart with a small continue-as-new budget');
+    await h.temporal.workflow.start('drain', {
+      workflowId: drainWorkflowId(nodeId),
+      taskQueue: h.taskQueue,
+      args: [
+        {
+          nodeId,
+          resume: { operationId: started.body.operation.id, startedAt: new Date().toISOString() },
+          continueAsNewAfter: 2,
+        },
+      ],
+    });
+    const runs = new Set<string>();
+    for (let i = 0; i < 6; i++) {
+      const d = await h.temporal.workflow.getHandle(drainWorkflowId(nodeId)).describe();
+      runs.add(d.runId);
+      await h.temporal.workflow
+        .getHandle(drainWorkflowId(nodeId))
+        .signal('allocationReleased', { allocationId: 'x' });
+      await new Promise((r) => setTimeout(r, 150));
+    }
+    expect(runs.size).toBeGreaterThan(1);
+    await call(h, 'POST', `/v1/allocations/${alloc}/release`);
+    await eventually(() => drainedNode(nodeId));
+    expect(await eventsOf(h, nodeId, 'node.drained')).toHaveLength(1);
+    expect((await call(h, 'GET', `/v1/operations/${started.body.operation.id}`)).body.status).toBe(
+      'succeeded',
+    );
+  });
+});

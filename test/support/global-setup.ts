@@ -1,0 +1,86 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { bundleWorkflowCode } from '@temporalio/worker';
+import postgres from 'postgres';
+import type { TestProject } from 'vitest/node';
+import { loadConfig } from '../../config';
+import { migrateDatabase } from '../../db/migrate';
+import { startPostgres } from '../../scripts/services/postgres';
+import { freePort } from '../../scripts/services/process';
+import { startTemporal } from '../../scripts/services/temporal';
+import { workflowsPath } from '../../worker';
+import { withDatabase } from './database-url';
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    temporalAddress: string;
+    templateDatabaseUrl: string;
+    workflowBundlePath: string;
+  }
+}
+
+/** The machine's Postgres (ENGINEERING.md), unless DATABASE_URL names another. */
+const MACHINE_POSTGRES = 'postgres://postgres@127.0.0.1:5432/postgres';
+
+/** Once per run: one Temporal dev server, one migrated template database, one workflow bundle. */
+export default async function setup(project: TestProject) {
+  const config = loadConfig();
+  const home = resolve(config.DRYDOCK_HOME);
+  const adminUrl = await reachablePostgres(config.DATABASE_URL ?? MACHINE_POSTGRES, home);
+  const admin = postgres(adminUrl.url, { max: 1, onnotice: () => {} });
+  const template = `drydock_tpl_${process.pid}`;
+  await admin.unsafe(`drop database if exists ${template}`);
+  await admin.unsafe(`create database ${template}`);
+  const templateUrl = withDatabase(adminUrl.url, template);
+  await migrateDatabase(templateUrl);
+
+  const [temporal, bundle] = await Promise.all([
+    startTemporal({
+      address: config.TEMPORAL_ADDRESS,
+      cli: config.TEMPORAL_CLI,
+      home,
+      // A port of its own, so a running `npm start` or another test run never collides with it.
+      port: await freePort(),
+      headless: true,
+      log: (line) => console.log(`[temporal] ${line}`),
+    }),
+    bundleWorkflowCode({ workflowsPath, logger: quietLogger }),
+  ]);
+  mkdirSync(resolve(home, 'test'), { recursive: true });
+  const bundlePath = resolve(home, 'test', `workflow-bundle-${process.pid}.js`);
+  writeFileSync(bundlePath, bundle.code);
+
+  project.provide('temporalAddress', temporal.address);
+  project.provide('templateDatabaseUrl', templateUrl);
+  project.provide('workflowBundlePath', bundlePath);
+
+  return async () => {
+    await temporal.stop();
+    // Files drop their own databases; the template goes last.
+    await admin.unsafe(`drop database if exists ${template} with (force)`);
+    await admin.end();
+    await adminUrl.stop();
+  };
+}
+
+async function reachablePostgres(url: string, home: string) {
+  const probe = postgres(url, { max: 1, connect_timeout: 3, onnotice: () => {} });
+  try {
+    await probe`select 1`;
+    return { url, stop: async () => {} };
+  } catch {
+    console.log(`[postgres] ${new URL(url).host} unreachable: using an embedded Postgres`);
+    return startPostgres({ home: resolve(home, 'test') });
+  } finally {
+    await probe.end();
+  }
+}
+
+const quietLogger = {
+  log: () => {},
+  trace: () => {},
+  debug: () => {},
+  info: () => {},
+  warn: (message: string) => console.warn(message),
+  error: (message: string) => console.error(message),
+};

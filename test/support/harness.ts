@@ -1,0 +1,119 @@
+import { randomBytes } from 'node:crypto';
+import { Client, Connection } from '@temporalio/client';
+import { DefaultLogger, NativeConnection, Runtime, type Worker } from '@temporalio/worker';
+import postgres from 'postgres';
+import { withDatabase } from './database-url';
+import { afterAll, beforeAll, inject } from 'vitest';
+import { hashSecret } from '../../api/auth';
+import { createApp } from '../../api/app';
+import type { AppDeps } from '../../api/env';
+import { createDb, type Db } from '../../db/client';
+import { createWorker } from '../../worker';
+
+let runtimeInstalled = false;
+
+export interface Harness {
+  db: Db;
+  databaseUrl: string;
+  temporal: Client;
+  deps: AppDeps;
+  app: ReturnType<typeof createApp>;
+  taskQueue: string;
+  temporalAddress: string;
+  operatorKey: string;
+  /** The in-process worker; tests that kill workers start their own instead. */
+  worker: Worker | null;
+  startWorker(): Promise<void>;
+  stopWorker(): Promise<void>;
+}
+
+/**
+ * A fresh database cloned from the migrated template, a Temporal client on the run's server, a
+ * task queue of this file's own, an in-process worker (unless `worker: false`) and the Hono app.
+ */
+export function useHarness(options: { worker?: boolean } = {}): Harness {
+  const h = {} as Harness;
+  const suffix = randomBytes(4).toString('hex');
+  let admin: postgres.Sql;
+  let closeDb: () => Promise<void>;
+  let connection: Connection;
+  let workerConnection: NativeConnection | null = null;
+  let running: Promise<void> | null = null;
+
+  beforeAll(async () => {
+    const templateUrl = inject('templateDatabaseUrl');
+    const template = new URL(templateUrl).pathname.slice(1);
+    const database = `${template.replace('tpl', 't')}_${suffix}`;
+    admin = postgres(withDatabase(templateUrl, 'postgres'), { max: 1, onnotice: () => {} });
+    await admin.unsafe(`create database ${database} template ${template}`);
+    h.databaseUrl = withDatabase(templateUrl, database);
+    const created = createDb(h.databaseUrl);
+    h.db = created.db;
+    closeDb = created.close;
+
+    h.temporalAddress = inject('temporalAddress');
+    connection = await Connection.connect({ address: h.temporalAddress });
+    h.temporal = new Client({ connection, namespace: 'default' });
+    h.taskQueue = `test-${suffix}`;
+    h.operatorKey = `test-operator-${suffix}-${randomBytes(8).toString('hex')}`;
+    h.deps = {
+      db: h.db,
+      temporal: h.temporal,
+      taskQueue: h.taskQueue,
+      bootstrapKeyHash: hashSecret(h.operatorKey),
+      beginTimeoutMs: 10_000,
+    };
+    h.app = createApp(h.deps);
+    h.worker = null;
+
+    h.startWorker = async () => {
+      if (!runtimeInstalled) {
+        Runtime.install({ shutdownSignals: [], logger: new DefaultLogger('WARN') });
+        runtimeInstalled = true;
+      }
+      workerConnection ??= await NativeConnection.connect({ address: h.temporalAddress });
+      h.worker = await createWorker({
+        connection: workerConnection,
+        db: h.db,
+        namespace: 'default',
+        taskQueue: h.taskQueue,
+        workflowBundle: { codePath: inject('workflowBundlePath') },
+      });
+      running = h.worker.run();
+    };
+    h.stopWorker = async () => {
+      if (h.worker && h.worker.getState() === 'RUNNING') h.worker.shutdown();
+      await running;
+      h.worker = null;
+      running = null;
+    };
+    if (options.worker !== false) await h.startWorker();
+  });
+
+  afterAll(async () => {
+    await h.stopWorker?.();
+    await workerConnection?.close();
+    await connection?.close();
+    await closeDb?.();
+    const database = new URL(h.databaseUrl).pathname.slice(1);
+    await admin?.unsafe(`drop database if exists ${database} with (force)`);
+    await admin?.end();
+  });
+
+  return h;
+}
+
+/** Polls `check` until it returns a value other than undefined/false, or fails after `timeoutMs`. */
+export async function eventually<T>(
+  check: () => Promise<T | undefined | false>,
+  timeoutMs = 10_000,
+  intervalMs = 50,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value !== undefined && value !== false) return value;
+    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, intervalMs));
+  }
+}

@@ -28,7 +28,7 @@ export const ifMatchHeaders = z.object({
     .string()
     .regex(/^"?\d{1,9}"?$/, 'If-Match carries the node version, e.g. "7"')
     .optional()
-    .openapi({ param: { name: 'If-Match', in: 'header' } }),
+    .openapi({ description: 'the node version the caller read (optimistic concurrency)' }),
 });
 
 export const idempotencyHeaders = ifMatchHeaders.extend({
@@ -36,7 +36,7 @@ export const idempotencyHeaders = ifMatchHeaders.extend({
     .string()
     .regex(/^[A-Za-z0-9._:-]{8,128}$/, 'Idempotency-Key is 8–128 of letters, digits and . _ : -')
     .optional()
-    .openapi({ param: { name: 'Idempotency-Key', in: 'header' } }),
+    .openapi({ description: 'makes a retried request return the stored operation' }),
 });
 
 export const limit = (max: number, fallback: number) =>

@@ -1,0 +1,153 @@
+import { eq } from 'drizzle-orm';
+import { describe, expect, it } from 'vitest';
+import { newId } from '../../domain/ids';
+import { allocations, nodes } from '../../db/schema';
+import { allocate, call, seedNode, seedPool, tenantKey } from '../support/fixtures';
+import { useHarness } from '../support/harness';
+
+const h = useHarness({ worker: false });
+
+describe('allocations', () => {
+  it('places on a schedulable node and releases idempotently', async () => {
+    await seedPool(h, { id: 'pool-a', tenantId: 'acme' });
+    const nodeId = await seedNode(h, { poolId: 'pool-a', tenantId: 'acme' });
+    const endsAt = new Date(Date.now() + 60_000).toISOString();
+    const created = await call(h, 'POST', '/v1/allocations', {
+      body: { nodeId, tenantId: 'acme', kind: 'deployment', endsAt },
+    });
+    expect(created.status).toBe(201);
+    expect(created.body).toMatchObject({
+      nodeId,
+      tenantId: 'acme',
+      kind: 'deployment',
+      endsAt,
+      releasedAt: null,
+    });
+    expect(created.body.id).toMatch(/^alloc_/);
+
+    const released = await call(h, 'POST', `/v1/allocations/${created.body.id}/release`);
+    expect(released.status).toBe(200);
+    expect(released.body.releasedAt).toEqual(expect.any(String));
+    const again = await call(h, 'POST', `/v1/allocations/${created.body.id}/release`);
+    expect(again.body.releasedAt).toBe(released.body.releasedAt);
+  });
+
+  it('refuses a node placement does not accept with NOT_SCHEDULABLE and the reasons', async () => {
+    await seedPool(h, { id: 'pool-a', tenantId: 'acme' });
+    const cordoned = await seedNode(h, { poolId: 'pool-a', tenantId: 'acme' });
+    await call(h, 'POST', `/v1/nodes/${cordoned}/cordon`);
+    const pending = await seedNode(h, { poolId: 'pool-a', tenantId: 'acme', provisionState: 'pending' });
+    const tainted = await seedNode(h, { poolId: 'pool-a', tenantId: 'acme' });
+    await h.db
+      .update(nodes)
+      .set({ noScheduleReasons: ['taint:dedicated=globex'], maintenance: true, access: 'blocked' })
+      .where(eq(nodes.id, tainted));
+
+    const cases = [
+      [cordoned, ['cordoned']],
+      [pending, ['provisionState:pending']],
+      [tainted, ['blocked', 'maintenance', 'taint:dedicated=globex']],
+    ] as const;
+    for (const [nodeId, reasons] of cases) {
+      const reply = await call(h, 'POST', '/v1/allocations', {
+        body: { nodeId, tenantId: 'acme', kind: 'job' },
+      });
+      expect(reply.status).toBe(409);
+      expect(reply.body.error).toMatchObject({ code: 'NOT_SCHEDULABLE', details: { reasons } });
+    }
+    const stored = await h.db.select().from(allocations);
+    expect(stored.filter((a) => [cordoned, pending, tainted].includes(a.nodeId))).toEqual([]);
+  });
+
+  it('a dedication admits its tenant only', async () => {
+    await seedPool(h, { id: 'pool-d', tenantId: 'acme', grants: ['globex'] });
+    const nodeId = await seedNode(h, { poolId: 'pool-d', tenantId: 'acme' });
+    await h.db
+      .update(nodes)
+      .set({ noScheduleReasons: ['taint:dedicated=acme'] })
+      .where(eq(nodes.id, nodeId));
+    expect(
+      (await call(h, 'POST', '/v1/allocations', { body: { nodeId, tenantId: 'acme', kind: 'job' } })).status,
+    ).toBe(201);
+    const other = await call(h, 'POST', '/v1/allocations', {
+      body: { nodeId, tenantId: 'globex', kind: 'job' },
+    });
+    expect(other.status).toBe(409);
+    expect(other.body.error.details.reasons).toEqual(['taint:dedicated=acme']);
+  });
+
+  it('validates input', async () => {
+    await seedPool(h, { id: 'pool-a', tenantId: 'acme' });
+    const nodeId = await seedNode(h, { poolId: 'pool-a', tenantId: 'acme' });
+    for (const body of [
+      {},
+      { nodeId, tenantId: 'acme' },
+      { nodeId, tenantId: 'acme', kind: 'batch' },
+      { nodeId: 'node_1', tenantId: 'acme', kind: 'job' },
+      { nodeId, tenantId: 'Acme', kind: 'job' },
+      { nodeId, tenantId: 'acme', kind: 'job', endsAt: 'tomorrow' },
+      { nodeId, tenantId: 'acme', kind: 'job', endsAt: '2001-01-01T00:00:00Z' },
+      { nodeId, tenantId: 'acme', kind: 'job', extra: 1 },
+    ]) {
+      const reply = await call(h, 'POST', '/v1/allocations', { body });
+      expect(reply.status, JSON.stringify(body)).toBe(400);
+      expect(reply.body.error.code).toBe('INVALID_INPUT');
+    }
+    expect((await call(h, 'POST', '/v1/allocations/alloc_x/release')).status).toBe(400);
+    expect((await call(h, 'POST', `/v1/allocations/${newId('alloc')}/release`)).status).toBe(404);
+    expect(
+      (
+        await call(h, 'POST', '/v1/allocations', {
+          body: { nodeId: newId('node'), tenantId: 'acme', kind: 'job' },
+        })
+      ).status,
+    ).toBe(404);
+  });
+
+  it('tenant keys act for their own tenant on nodes they can see', async () => {
+    await seedPool(h, { id: 'pool-t', tenantId: 'hooli' });
+    await seedPool(h, { id: 'pool-x', tenantId: 'piedpiper' });
+    const nodeId = await seedNode(h, { poolId: 'pool-t', tenantId: 'hooli' });
+    const foreignNode = await seedNode(h, { poolId: 'pool-x', tenantId: 'piedpiper' });
+    const writer = await tenantKey(h, 'hooli', ['compute:allocations:write'], 'hooli-writer');
+    const reader = await tenantKey(h, 'hooli', ['compute:nodes:read'], 'hooli-reader');
+
+    const own = await call(h, 'POST', '/v1/allocations', {
+      token: writer.secret,
+      body: { nodeId, tenantId: 'hooli', kind: 'job' },
+    });
+    expect(own.status).toBe(201);
+    const forOther = await call(h, 'POST', '/v1/allocations', {
+      token: writer.secret,
+      body: { nodeId, tenantId: 'piedpiper', kind: 'job' },
+    });
+    expect(forOther.status).toBe(403);
+    const onForeign = await call(h, 'POST', '/v1/allocations', {
+      token: writer.secret,
+      body: { nodeId: foreignNode, tenantId: 'hooli', kind: 'job' },
+    });
+    expect(onForeign.status).toBe(404);
+    const noAction = await call(h, 'POST', '/v1/allocations', {
+      token: reader.secret,
+      body: { nodeId, tenantId: 'hooli', kind: 'job' },
+    });
+    expect(noAction.status).toBe(403);
+    expect(
+      (await call(h, 'POST', `/v1/allocations/${own.body.id}/release`, { token: reader.secret })).status,
+    ).toBe(403);
+    const foreignAlloc = await allocate(h, foreignNode, 'piedpiper');
+    expect(
+      (await call(h, 'POST', `/v1/allocations/${foreignAlloc}/release`, { token: writer.secret })).status,
+    ).toBe(404);
+    const [stillLive] = await h.db.select().from(allocations).where(eq(allocations.id, foreignAlloc));
+    expect(stillLive?.releasedAt).toBeNull();
+    expect(
+      (
+        await call(h, 'POST', '/v1/allocations', {
+          token: null,
+          body: { nodeId, tenantId: 'hooli', kind: 'job' },
+        })
+      ).status,
+    ).toBe(401);
+  });
+});

@@ -14,6 +14,8 @@ const schema = z.object({
   DRYDOCK_BOOTSTRAP_OPERATOR_KEY: z.string().min(16).optional(),
   DRYDOCK_DEMO: z.enum(['0', '1']).default('1'),
   DRYDOCK_HOME: z.string().min(1).default('.drydock'),
+  /** A prebuilt workflow bundle for `worker.ts` (tests build one per run); unset, it bundles at start. */
+  DRYDOCK_WORKFLOW_BUNDLE: z.string().min(1).optional(),
 });
 
 export type Config = z.infer<typeof schema>;

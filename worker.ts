@@ -58,7 +58,7 @@ async function main(): Promise<void> {
   Runtime.install({ shutdownSignals: ['SIGINT', 'SIGTERM'] });
   const { db, close } = createDb(config.DATABASE_URL);
   const connection = await NativeConnection.connect({ address: config.TEMPORAL_ADDRESS });
-  const bundlePath = process.env.DRYDOCK_WORKFLOW_BUNDLE;
+  const bundlePath = config.DRYDOCK_WORKFLOW_BUNDLE;
   const worker = await createWorker({
     connection,
     db,

@@ -1,3 +1,4 @@
+import { isGrpcDeadlineError, isGrpcServiceError, ServiceError } from '@temporalio/client';
 import type { Context } from 'hono';
 import { HTTPException } from 'hono/http-exception';
 import { DrydockError, ERROR_STATUS, type ErrorCode } from '../domain/errors';
@@ -13,10 +14,21 @@ export function errorBody(
   return { error: { code, message, details, requestId } };
 }
 
-/** Temporal client errors that mean the server or its workers cannot be reached. */
-function isTemporalUnavailable(error: unknown): boolean {
-  const name = (error as { name?: unknown } | null)?.name;
-  return name === 'ServiceError' || name === 'TransportError' || name === 'ConnectionError';
+/** gRPC status codes that mean Temporal could not be reached or did not answer in time. */
+const UNREACHABLE_GRPC_CODES = new Set([
+  1, // CANCELLED
+  4, // DEADLINE_EXCEEDED
+  14, // UNAVAILABLE
+]);
+
+/** Temporal client errors that mean the server cannot be reached (not a bug, not bad input). */
+export function isTemporalUnavailable(error: unknown): boolean {
+  const cause = error instanceof ServiceError ? error.cause : error;
+  return (
+    isGrpcDeadlineError(cause) ||
+    (isGrpcServiceError(cause) && UNREACHABLE_GRPC_CODES.has(cause.code)) ||
+    (error as { name?: unknown } | null)?.name === 'TransportError'
+  );
 }
 
 /** The one place an error becomes a response: known refusals keep their code; nothing leaks. */

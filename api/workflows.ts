@@ -10,6 +10,7 @@ import { ulid } from 'ulid';
 import { DrydockError, isErrorCode } from '../domain/errors';
 import { beginUpdate, type BeginRequest, type BeginResult } from '../workflows/definitions';
 import type { AppDeps } from './env';
+import { isTemporalUnavailable } from './errors';
 
 /** SHA-256 over a request's canonical JSON: what an Idempotency-Key is bound to. */
 export function requestHash(request: unknown): string {
@@ -63,7 +64,7 @@ export async function startOperation<Input>(
       }),
     );
   } catch (error) {
-    throw refusalOf(error) ?? unavailable(error);
+    throw refusalOf(error) ?? unavailable(error) ?? error;
   }
 }
 
@@ -78,11 +79,8 @@ function refusalOf(error: unknown): DrydockError | null {
   return null;
 }
 
-function unavailable(error: unknown): DrydockError {
-  if (error instanceof WorkflowUpdateFailedError) {
-    console.error('begin failed unexpectedly', error);
-    return new DrydockError('INTERNAL', 'the operation could not begin');
-  }
+function unavailable(error: unknown): DrydockError | null {
+  if (!isTemporalUnavailable(error)) return null;
   return new DrydockError('UNAVAILABLE', 'no worker took the request in time; nothing was changed', {
     cause: (error as Error).message,
   });

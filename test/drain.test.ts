@@ -4,6 +4,7 @@ import { operations } from '../db/schema';
 import { drainWorkflowId, progressQuery } from '../workflows/definitions';
 import { allocate, call, eventsOf, seedNode, seedPool } from './support/fixtures';
 import { eventually, useHarness } from './support/harness';
+import { recordHistory } from './support/histories';
 
 const h = useHarness();
 
@@ -61,6 +62,7 @@ describe('drain', () => {
     const types = (await eventsOf(h, nodeId)).map((e) => e.type);
     expect(types).toEqual(['node.draining', 'node.drained']);
     expect(await h.temporal.workflow.getHandle(drainWorkflowId(nodeId)).result()).toBe('drained');
+    await recordHistory(h.temporal, drainWorkflowId(nodeId), 'drain-released');
   });
 
   it('finishes at once on a node that holds nothing', async () => {
@@ -108,6 +110,7 @@ describe('drain', () => {
     expect(uncordoned.status).toBe(200);
     expect(uncordoned.body).toMatchObject({ cordoned: false, noScheduleReasons: [] });
     expect(await h.temporal.workflow.getHandle(drainWorkflowId(nodeId)).result()).toBe('cancelled');
+    await recordHistory(h.temporal, drainWorkflowId(nodeId), 'drain-cancelled');
     const op = await call(h, 'GET', `/v1/operations/${started.body.operation.id}`);
     expect(op.body.status).toBe('cancelled');
     expect((await eventsOf(h, nodeId)).map((e) => e.type)).toEqual([

@@ -23,7 +23,8 @@ import { asRefusal } from './refusal';
 import { OperationIdKey } from './search-attributes';
 
 const { beginDrain, checkDrain } = proxyActivities<Activities>({
-  startToCloseTimeout: '30 seconds',
+  // Each activity is one short transaction; a worker that dies mid-way is retried after this.
+  startToCloseTimeout: '10 seconds',
   retry: { initialInterval: '200 milliseconds', maximumInterval: '10 seconds' },
 });
 

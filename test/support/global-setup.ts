@@ -1,6 +1,6 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { bundleWorkflowCode } from '@temporalio/worker';
+import { bundleWorkflowCode, NativeConnection } from '@temporalio/worker';
 import postgres from 'postgres';
 import type { TestProject } from 'vitest/node';
 import { loadConfig } from '../../config';
@@ -8,7 +8,7 @@ import { migrateDatabase } from '../../db/migrate';
 import { startPostgres } from '../../scripts/services/postgres';
 import { freePort } from '../../scripts/services/process';
 import { startTemporal } from '../../scripts/services/temporal';
-import { workflowsPath } from '../../worker';
+import { registerSearchAttributes, workflowsPath } from '../../worker';
 import { withDatabase } from './database-url';
 
 declare module 'vitest' {
@@ -46,6 +46,10 @@ export default async function setup(project: TestProject) {
     }),
     bundleWorkflowCode({ workflowsPath, logger: quietLogger }),
   ]);
+  // The worker registers these at start-up; files that run no in-process worker need them too.
+  const connection = await NativeConnection.connect({ address: temporal.address });
+  await registerSearchAttributes(connection, 'default');
+  await connection.close();
   mkdirSync(resolve(home, 'test'), { recursive: true });
   const bundlePath = resolve(home, 'test', `workflow-bundle-${process.pid}.js`);
   writeFileSync(bundlePath, bundle.code);

@@ -1,0 +1,330 @@
+import { execFile, spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import type { ServerType } from '@hono/node-server';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { closeServer, listen } from '../api/server';
+import { freePort } from '../scripts/services/process';
+import { allocate, call, eventsOf, seedNode, seedPool, tenantKey } from './support/fixtures';
+import { eventually, useHarness } from './support/harness';
+
+const h = useHarness();
+const BIN = fileURLToPath(new URL('../bin/drydock.mjs', import.meta.url));
+
+let server: ServerType;
+let api: string;
+/** A port nothing listens on: a request sent there would fail with exit 1, not 2. */
+let deadApi: string;
+
+beforeAll(async () => {
+  const listening = await listen(h.deps, 0);
+  server = listening.server;
+  api = `http://127.0.0.1:${listening.port}`;
+  deadApi = `http://127.0.0.1:${await freePort()}`;
+});
+
+afterAll(async () => {
+  if (server) await closeServer(server);
+});
+
+interface Run {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs the real `drydock` binary against the test API, the way a person or a script would. */
+function drydock(args: string[], options: { token?: string | null; api?: string } = {}): Promise<Run> {
+  const env: NodeJS.ProcessEnv = { ...process.env, DRYDOCK_API: options.api ?? api };
+  const token = options.token === undefined ? h.operatorKey : options.token;
+  if (token === null) delete env.DRYDOCK_TOKEN;
+  else env.DRYDOCK_TOKEN = token;
+  return new Promise((resolve) => {
+    execFile(process.execPath, [BIN, ...args], { env, timeout: 60_000 }, (error, stdout, stderr) => {
+      const code = error ? (typeof error.code === 'number' ? error.code : -1) : 0;
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
+/** The lines of a human table, without its header. */
+const rows = (stdout: string) => stdout.trimEnd().split('\n').slice(1);
+
+async function node(id: string) {
+  return (await call(h, 'GET', `/v1/nodes/${id}`)).body;
+}
+
+describe('drydock nodes list', () => {
+  it('prints a table, the API JSON with --json, and passes the filters', async () => {
+    await seedPool(h, { id: 'pool-list', tenantId: 'acme' });
+    await seedPool(h, { id: 'pool-other', tenantId: 'globex' });
+    const a = await seedNode(h, { poolId: 'pool-list', tenantId: 'acme', hostname: 'gpu-list-01' });
+    const b = await seedNode(h, { poolId: 'pool-list', tenantId: 'acme', hostname: 'gpu-list-02' });
+    await seedNode(h, { poolId: 'pool-other', tenantId: 'globex', hostname: 'gpu-other-01' });
+    await call(h, 'POST', `/v1/nodes/${b}/cordon`, { body: { reason: 'rma' } });
+
+    const [table, cordoned, paged, firstPage] = await Promise.all([
+      drydock(['nodes', 'list', '--pool', 'pool-list']),
+      drydock(['--json', 'nodes', 'list', '--tenant', 'acme', '--cordoned']),
+      drydock(['nodes', 'list', '--pool', 'pool-list', '--limit', '1', '--all', '--json']),
+      drydock(['nodes', 'list', '--pool', 'pool-list', '--limit', '1']),
+    ]);
+
+    expect(table).toMatchObject({ code: 0, stderr: '' });
+    expect(table.stdout.split('\n')[0]!.split(/\s+/)).toEqual([
+      'ID',
+      'HOSTNAME',
+      'POOL',
+      'STATE',
+      'CORDONED',
+      'REASONS',
+      'LIVENESS',
+      'VERSION',
+    ]);
+    const [first, second] = rows(table.stdout).map((line) => line.split(/\s+/));
+    expect(rows(table.stdout)).toHaveLength(2);
+    const byId = new Map([first!, second!].map((cells) => [cells[0], cells]));
+    expect(byId.get(a)).toEqual([a, 'gpu-list-01', 'pool-list', 'adopted', 'no', '-', 'alive', '1']);
+    expect(byId.get(b)).toEqual([b, 'gpu-list-02', 'pool-list', 'adopted', 'yes', '-', 'alive', '2']);
+
+    expect(cordoned.code).toBe(0);
+    const body = JSON.parse(cordoned.stdout);
+    expect(body.items.map((n: { id: string }) => n.id)).toEqual([b]);
+    expect(body.nextCursor).toBeNull();
+    expect(body.items[0]).toMatchObject({ hostname: 'gpu-list-02', cordoned: true, tenantId: 'acme' });
+
+    expect(paged.code).toBe(0);
+    const all = JSON.parse(paged.stdout);
+    expect(all.items.map((n: { id: string }) => n.id).sort()).toEqual([a, b].sort());
+    expect(all.nextCursor).toBeNull();
+
+    expect(firstPage.code).toBe(0);
+    expect(rows(firstPage.stdout)).toHaveLength(1);
+    expect(firstPage.stderr).toContain('add --all');
+  });
+});
+
+describe('drydock nodes show and events', () => {
+  it('shows a node, in words and as the API JSON', async () => {
+    await seedPool(h, { id: 'pool-show', tenantId: 'acme' });
+    const id = await seedNode(h, {
+      poolId: 'pool-show',
+      tenantId: 'acme',
+      hostname: 'gpu-show-01',
+      labels: { rack: 'b7' },
+    });
+    const [human, json] = await Promise.all([
+      drydock(['nodes', 'show', id]),
+      drydock(['nodes', 'show', id, '--json']),
+    ]);
+    expect(human.code).toBe(0);
+    expect(human.stdout).toMatch(new RegExp(`^ID:\\s+${id}$`, 'm'));
+    expect(human.stdout).toMatch(/^Hostname:\s+gpu-show-01$/m);
+    expect(human.stdout).toMatch(/^Labels:\s+rack=b7$/m);
+    expect(human.stdout).toMatch(/^Cordoned:\s+no$/m);
+    expect(json.code).toBe(0);
+    expect(JSON.parse(json.stdout)).toEqual(await node(id));
+  });
+
+  it('lists events filtered by type prefix, and --follow prints new ones as they come', async () => {
+    await seedPool(h, { id: 'pool-events', tenantId: 'acme' });
+    const id = await seedNode(h, { poolId: 'pool-events', tenantId: 'acme' });
+    await call(h, 'POST', `/v1/nodes/${id}/cordon`, { body: { reason: 'first look' } });
+    await call(h, 'POST', `/v1/nodes/${id}/uncordon`);
+
+    const env = { ...process.env, DRYDOCK_API: api, DRYDOCK_TOKEN: h.operatorKey };
+    const follower = spawn(process.execPath, [BIN, 'nodes', 'events', id, '--follow', '--json'], { env });
+    let followed = '';
+    follower.stdout.on('data', (chunk: Buffer) => (followed += chunk.toString()));
+    const followedTypes = () =>
+      followed
+        .split('\n')
+        .filter(Boolean)
+        .map((line) => (JSON.parse(line) as { type: string }).type);
+
+    try {
+      const [cordons, json] = await Promise.all([
+        drydock(['nodes', 'events', id, '--type', 'node.cordon']),
+        drydock(['nodes', 'events', id, '--json']),
+      ]);
+      expect(cordons.code).toBe(0);
+      expect(rows(cordons.stdout)).toHaveLength(1);
+      expect(cordons.stdout).toContain('node.cordoned');
+      expect(cordons.stdout).toContain('first look');
+      expect(cordons.stdout).not.toContain('node.uncordoned');
+      expect(json.code).toBe(0);
+      expect(JSON.parse(json.stdout).items.map((e: { type: string }) => e.type)).toEqual([
+        'node.cordoned',
+        'node.uncordoned',
+      ]);
+
+      await eventually(async () => followedTypes().length === 2);
+      await call(h, 'POST', `/v1/nodes/${id}/cordon`, { body: { reason: 'second look' } });
+      await eventually(async () => followedTypes().length === 3, 5_000);
+      expect(followedTypes()).toEqual(['node.cordoned', 'node.uncordoned', 'node.cordoned']);
+    } finally {
+      follower.kill();
+    }
+  });
+});
+
+describe('drydock nodes cordon and uncordon', () => {
+  it('refuses a stale --if-version with exit 3 and changes nothing; a current one goes through', async () => {
+    await seedPool(h, { id: 'pool-cordon', tenantId: 'acme' });
+    const id = await seedNode(h, { poolId: 'pool-cordon', tenantId: 'acme', hostname: 'gpu-c-01' });
+    const before = await node(id);
+
+    const stale = await drydock(['nodes', 'cordon', id, '--reason', 'psu', '--if-version', '7']);
+    expect(stale.code).toBe(3);
+    expect(stale.stdout).toBe('');
+    expect(stale.stderr).toMatch(/^error: CONFLICT: /);
+    expect(await node(id)).toEqual(before);
+    expect(await eventsOf(h, id)).toEqual([]);
+
+    const cordoned = await drydock([
+      'nodes',
+      'cordon',
+      id,
+      '--reason',
+      'psu',
+      `--if-version=${before.version}`,
+    ]);
+    expect(cordoned).toMatchObject({ code: 0, stderr: '' });
+    expect(cordoned.stdout).toBe(`gpu-c-01 (${id}): cordoned, version ${before.version + 1}\n`);
+    expect(await eventsOf(h, id)).toMatchObject([{ type: 'node.cordoned', reason: 'psu' }]);
+
+    const uncordoned = await drydock(['nodes', 'uncordon', id, '--json']);
+    expect(uncordoned.code).toBe(0);
+    expect(JSON.parse(uncordoned.stdout)).toMatchObject({ id, cordoned: false, version: before.version + 2 });
+  });
+});
+
+describe('drydock nodes drain and operations show', () => {
+  it('drain --wait blocks until the last allocation is released, then exits 0', async () => {
+    await seedPool(h, { id: 'pool-drain', tenantId: 'acme' });
+    const id = await seedNode(h, { poolId: 'pool-drain', tenantId: 'acme', hostname: 'gpu-d-01' });
+    const alloc = await allocate(h, id, 'acme');
+
+    let settled = false;
+    const running = drydock(['nodes', 'drain', id, '--reason', 'replace PSU', '--wait', '--timeout', '1m']);
+    void running.then(() => (settled = true));
+    const opId = await eventually(async () => {
+      const ops = await call(h, 'GET', `/v1/operations?nodeId=${id}`);
+      const op = ops.body.items[0];
+      if (!op) return undefined;
+      const read = await call(h, 'GET', `/v1/operations/${op.id}`);
+      return read.body.progress?.phase === 'waiting' ? (op.id as string) : undefined;
+    });
+    // The command is still waiting: nothing ends it but the release.
+    await new Promise((r) => setTimeout(r, 1_200));
+    expect((await call(h, 'GET', `/v1/operations/${opId}`)).body.status).toBe('running');
+    expect(settled).toBe(false);
+    expect((await call(h, 'POST', `/v1/allocations/${alloc}/release`)).status).toBe(200);
+
+    const result = await running;
+    expect(result.code).toBe(0);
+    expect(result.stderr).toBe(`gpu-d-01 (${id}): drain ${opId} running; waiting\n`);
+    expect(result.stdout).toMatch(new RegExp(`^drain ${opId} succeeded at \\S+\\n$`));
+    expect((await eventsOf(h, id)).map((e) => e.type)).toEqual(['node.draining', 'node.drained']);
+  });
+
+  it('drain --wait gives up at --timeout with exit 1; operations show reports it and its end', async () => {
+    await seedPool(h, { id: 'pool-drain', tenantId: 'acme' });
+    const id = await seedNode(h, { poolId: 'pool-drain', tenantId: 'acme' });
+    await allocate(h, id, 'acme');
+
+    const timedOut = await drydock(['nodes', 'drain', id, '--wait', '--timeout', '2s', '--json']);
+    expect(timedOut.code).toBe(1);
+    expect(timedOut.stdout).toBe('');
+    const opId = /(op_[0-9a-z]{26})/.exec(timedOut.stderr)?.[1];
+    expect(timedOut.stderr).toMatch(/^error: TIMEOUT: drain op_\S+ still running after 2s; it goes on/);
+    expect((await call(h, 'GET', `/v1/operations/${opId}`)).body.status).toBe('running');
+
+    const [human, json] = await Promise.all([
+      drydock(['operations', 'show', opId!]),
+      drydock(['operations', 'show', opId!, '--json']),
+    ]);
+    expect(human.code).toBe(0);
+    expect(human.stdout).toMatch(/^Status:\s+running$/m);
+    expect(human.stdout).toMatch(/^Progress:\s+waiting for 1 allocation; next check \d\d:\d\dZ$/m);
+    expect(JSON.parse(json.stdout)).toMatchObject({ id: opId, kind: 'drain', nodeId: id, status: 'running' });
+
+    const waiting = drydock(['operations', 'show', opId!, '--wait']);
+    await new Promise((r) => setTimeout(r, 1_500));
+    await call(h, 'POST', `/v1/nodes/${id}/uncordon`);
+    const cancelled = await waiting;
+    expect(cancelled.code).toBe(1);
+    expect(cancelled.stdout).toMatch(new RegExp(`^drain ${opId} cancelled`));
+    expect(cancelled.stderr).toBe(`error: OPERATION_CANCELLED: drain ${opId} was cancelled\n`);
+  });
+
+  it('drain without --wait prints the operation; --idempotency-key returns the same one again', async () => {
+    await seedPool(h, { id: 'pool-drain', tenantId: 'acme' });
+    const id = await seedNode(h, { poolId: 'pool-drain', tenantId: 'acme' });
+    await allocate(h, id, 'acme');
+    const args = ['nodes', 'drain', id, '--reason', 'rma', '--idempotency-key', 'cli-drain-0001', '--json'];
+    const first = await drydock(args);
+    const again = await drydock(args);
+    expect(first.code).toBe(0);
+    const started = JSON.parse(first.stdout);
+    expect(started.operation).toMatchObject({ status: 'running', idempotencyKey: 'cli-drain-0001' });
+    expect(started.node).toMatchObject({ id, cordoned: true, noScheduleReasons: ['draining'] });
+    expect(JSON.parse(again.stdout).operation.id).toBe(started.operation.id);
+  });
+});
+
+describe('drydock usage errors and failures', () => {
+  it('refuses a bad line with exit 2 before sending anything', async () => {
+    const node = 'node_01k5w8v3x9q2m4n6p8r0s2t4v6';
+    const lines: [string[], string][] = [
+      [
+        ['nodes', 'show', 'gpu-b7-03'],
+        "NODE must look like node_ followed by 26 lowercase ULID characters, got 'gpu-b7-03'",
+      ],
+      [['nodes', 'list', '--colour'], "unknown flag '--colour'"],
+      [
+        ['nodes', 'cordon', node, '--if-version', 'seven'],
+        "--if-version must be a whole number ≥ 1; got 'seven'",
+      ],
+      [
+        ['nodes', 'drain', node, '--wait', '--timeout', 'soon'],
+        "--timeout must be a duration such as 90s, 10m or 2h; got 'soon'",
+      ],
+      [['operations', 'show', 'node_01k5w8v3x9q2m4n6p8r0s2t4v6'], 'OP must look like op_'],
+      [['nodes', 'drain'], 'missing NODE'],
+    ];
+    const results = await Promise.all(lines.map(([args]) => drydock(args, { api: deadApi })));
+    results.forEach((result, i) => {
+      const [args, message] = lines[i]!;
+      expect(result.code, args.join(' ')).toBe(2);
+      expect(result.stdout).toBe('');
+      expect(result.stderr).toContain(`error: usage: ${message}`);
+      expect(result.stderr).toContain(`run 'drydock ${args[0]} ${args[1]} --help' for usage`);
+    });
+  });
+
+  it('maps UNAUTHENTICATED to 5, NOT_FOUND to 4 and an unreachable API to 1', async () => {
+    await seedPool(h, { id: 'pool-sec', tenantId: 'acme' });
+    const id = await seedNode(h, { poolId: 'pool-sec', tenantId: 'acme' });
+    const globex = await tenantKey(h, 'globex', ['compute:nodes:read', 'compute:nodes:cordon']);
+
+    const [wrongToken, noToken, hidden, hiddenCordon, unreachable] = await Promise.all([
+      drydock(['nodes', 'list'], { token: 'not-a-real-key' }),
+      drydock(['nodes', 'list'], { token: null }),
+      drydock(['nodes', 'show', id], { token: globex.secret }),
+      drydock(['nodes', 'cordon', id], { token: globex.secret }),
+      drydock(['nodes', 'show', id], { api: deadApi }),
+    ]);
+    expect(wrongToken).toMatchObject({ code: 5, stdout: '' });
+    expect(wrongToken.stderr).toBe('error: UNAUTHENTICATED: unknown or revoked credential\n');
+    expect(noToken.code).toBe(5);
+    expect(noToken.stderr).toContain('pass --token SECRET or set DRYDOCK_TOKEN');
+    expect(hidden).toMatchObject({ code: 4, stdout: '' });
+    expect(hidden.stderr).toMatch(/^error: NOT_FOUND: /);
+    expect(hiddenCordon.code).toBe(4);
+    expect((await node(id)).cordoned).toBe(false);
+    expect(unreachable).toMatchObject({ code: 1, stdout: '' });
+    expect(unreachable.stderr).toBe(
+      `error: UNREACHABLE: cannot reach the Drydock API at ${deadApi} (ECONNREFUSED); pass --api URL or set DRYDOCK_API\n`,
+    );
+  });
+});

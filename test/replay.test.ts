@@ -1,0 +1,25 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { historyFromJSON } from '@temporalio/common/lib/proto-utils';
+import { Worker } from '@temporalio/worker';
+import { describe, expect, inject, it } from 'vitest';
+import { HISTORIES_DIR } from './support/histories';
+
+// Histories recorded from real runs (RECORD_HISTORIES=1 npx vitest run test/drain.test.ts).
+// A workflow change that would break workflows already running fails here.
+const files = readdirSync(HISTORIES_DIR).filter((f) => f.endsWith('.json'));
+
+describe('replay of recorded histories', () => {
+  it('has recorded histories to replay', () => {
+    expect(files).toEqual(expect.arrayContaining(['drain-released.json', 'drain-cancelled.json']));
+  });
+
+  it.each(files)('replays %s without nondeterminism', async (file) => {
+    const history = historyFromJSON(JSON.parse(readFileSync(resolve(HISTORIES_DIR, file), 'utf8')));
+    await Worker.runReplayHistory(
+      { workflowBundle: { codePath: inject('workflowBundlePath') } },
+      history,
+      file,
+    );
+  });
+});

@@ -3,6 +3,7 @@ import { serve, type ServerType } from '@hono/node-server';
 import { Client, Connection } from '@temporalio/client';
 import { loadConfig } from '../config';
 import { createDb } from '../db/client';
+import { migrateDatabase } from '../db/migrate';
 import { hashSecret } from './auth';
 import { createApp } from './app';
 import type { AppDeps } from './env';
@@ -29,6 +30,7 @@ async function main(): Promise<void> {
       'api/server.ts needs DATABASE_URL and TEMPORAL_ADDRESS (npm start runs everything together)',
     );
   }
+  await migrateDatabase(config.DATABASE_URL);
   const { db, close } = createDb(config.DATABASE_URL);
   const connection = await Connection.connect({ address: config.TEMPORAL_ADDRESS });
   const temporal = new Client({ connection, namespace: config.TEMPORAL_NAMESPACE });

@@ -1,0 +1,9 @@
+# One image for the API and the worker; docker-compose.yml picks the command.
+FROM node:20-bookworm-slim
+WORKDIR /app
+ENV NODE_ENV=production
+COPY package.json package-lock.json ./
+RUN npm ci --omit=dev
+COPY . .
+EXPOSE 8080
+CMD ["npx", "tsx", "api/server.ts"]

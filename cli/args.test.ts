@@ -1,0 +1,134 @@
+import { describe, expect, it } from 'vitest';
+import { parseCommandLine, type Invocation } from './args';
+import { commands } from './commands';
+import { UsageError } from './errors';
+
+const NODE = 'node_01k5w8v3x9q2m4n6p8r0s2t4v6';
+
+function run(argv: string[]) {
+  const invocation = parseCommandLine(argv, commands);
+  if (invocation.kind !== 'run') throw new Error(`expected a command, got ${JSON.stringify(invocation)}`);
+  return invocation;
+}
+
+function usage(argv: string[]): UsageError {
+  try {
+    parseCommandLine(argv, commands);
+  } catch (error) {
+    if (error instanceof UsageError) return error;
+    throw error;
+  }
+  throw new Error(`expected a usage error for ${argv.join(' ')}`);
+}
+
+const topicOf = (invocation: Invocation) =>
+  invocation.kind === 'help'
+    ? { group: invocation.topic.group, command: invocation.topic.command?.words.join(' ') }
+    : null;
+
+describe('parseCommandLine', () => {
+  it('reads operands and typed flags, in either --flag value or --flag=value form', () => {
+    const line = run([
+      'nodes',
+      'drain',
+      NODE,
+      '--reason',
+      'replace PSU',
+      '--if-version=7',
+      '--wait',
+      '--timeout',
+      '2h',
+    ]);
+    expect(line.command.words).toEqual(['nodes', 'drain']);
+    expect(line.args).toEqual({ NODE });
+    expect(line.flags).toEqual({
+      reason: 'replace PSU',
+      'if-version': 7,
+      'idempotency-key': undefined,
+      wait: true,
+      timeout: 7_200_000,
+    });
+  });
+
+  it('takes global flags before the command words and after them', () => {
+    expect(run(['--json', '--api', 'http://x:1', 'nodes', 'list', '--token', 's']).globals).toEqual({
+      api: 'http://x:1',
+      token: 's',
+      json: true,
+    });
+    expect(run(['nodes', 'list']).globals).toEqual({ api: undefined, token: undefined, json: false });
+  });
+
+  it('takes a value that starts with a dash after --, and refuses a forgotten value', () => {
+    expect(run(['nodes', 'cordon', '--reason=-', '--', NODE]).flags.reason).toBe('-');
+    expect(usage(['nodes', 'cordon', NODE, '--reason', '--if-version', '3']).message).toBe(
+      '--reason needs a value (R)',
+    );
+    expect(usage(['nodes', 'cordon', NODE, '--reason']).message).toBe('--reason needs a value (R)');
+  });
+
+  it('refuses unknown flags, repeated flags, extra operands and values on booleans', () => {
+    expect(usage(['nodes', 'list', '--deadline', '2h']).message).toBe("unknown flag '--deadline'");
+    expect(usage(['nodes', 'drain', NODE, '--deadline', '2h']).message).toBe("unknown flag '--deadline'");
+    expect(usage(['nodes', 'list', '-x']).message).toBe("unknown flag '-x'");
+    expect(usage(['--json', 'nodes', 'list', '--json']).message).toBe('--json given twice');
+    expect(usage(['nodes', 'show', NODE, NODE]).message).toBe(`unexpected argument '${NODE}'`);
+    expect(usage(['nodes', 'list', '--all=yes']).message).toBe('--all takes no value');
+  });
+
+  it('checks identifiers, numbers, durations, choices and slugs', () => {
+    expect(usage(['nodes', 'show', 'NODE_01K5W8V3X9Q2M4N6P8R0S2T4V6']).message).toMatch(
+      /^NODE must look like/,
+    );
+    expect(usage(['nodes', 'show', 'node_01k5w8v3x9q2m4n6p8r0s2t4vu']).message).toMatch(
+      /^NODE must look like/,
+    );
+    expect(usage(['operations', 'show', NODE]).message).toMatch(/^OP must look like op_/);
+    for (const bad of ['0', '-1', '1.5', '7x', '']) {
+      expect(usage(['nodes', 'cordon', NODE, `--if-version=${bad}`]).helpFor).toBe('nodes cordon');
+    }
+    expect(usage(['nodes', 'list', '--limit', '51']).message).toBe(
+      "--limit must be a whole number 1–50; got '51'",
+    );
+    expect(usage(['nodes', 'drain', NODE, '--wait', '--timeout', '0']).message).toMatch(
+      /^--timeout must be a duration/,
+    );
+    expect(usage(['nodes', 'list', '--liveness', 'dead']).message).toMatch(
+      /^--liveness must be one of alive,/,
+    );
+    expect(usage(['nodes', 'list', '--pool', 'Pool_A']).message).toMatch(/^--pool must be 1–63 of a-z/);
+    expect(usage(['nodes', 'drain', NODE, '--idempotency-key', 'short']).message).toMatch(
+      /^--idempotency-key must be 8–128/,
+    );
+    expect(usage(['nodes', 'cordon', NODE, '--reason', 'x'.repeat(257)]).message).toBe(
+      '--reason is at most 256 characters',
+    );
+  });
+
+  it('refuses --timeout without --wait', () => {
+    expect(usage(['operations', 'show', 'op_01k5w8v3x9q2m4n6p8r0s2t4v6', '--timeout', '5m']).message).toBe(
+      '--timeout needs --wait',
+    );
+  });
+
+  it('names the groups and commands it knows when given others', () => {
+    expect(usage([]).message).toBe('name a command group: nodes, operations');
+    expect(usage(['node', 'list']).message).toBe("unknown command group 'node'; one of nodes, operations");
+    expect(usage(['nodes']).helpFor).toBe('nodes');
+    expect(usage(['nodes', 'remove', NODE]).message).toMatch(
+      /^unknown command 'nodes remove'; one of list, show/,
+    );
+  });
+
+  it('answers --help for everything, a group, or one command, whatever else the line holds', () => {
+    expect(topicOf(parseCommandLine(['--help'], commands))).toEqual({ group: undefined, command: undefined });
+    expect(topicOf(parseCommandLine(['nodes', '--help'], commands))).toEqual({
+      group: 'nodes',
+      command: undefined,
+    });
+    expect(topicOf(parseCommandLine(['nodes', 'drain', 'bad-id', '--nope', '-h'], commands))).toEqual({
+      group: 'nodes',
+      command: 'nodes drain',
+    });
+  });
+});

@@ -1,0 +1,70 @@
+import type { ApiClient } from './client';
+import type { Output } from './output';
+
+interface FlagBase {
+  help: string;
+  /** Another flag this one only makes sense with, e.g. `--timeout` needs `--wait`. */
+  requires?: string;
+}
+
+/** A command-line flag; its value is checked before any request is sent. */
+export type FlagSpec =
+  | (FlagBase & { type: 'boolean' })
+  | (FlagBase & {
+      type: 'string';
+      /** Placeholder shown in help, e.g. `R`. */
+      value: string;
+      choices?: readonly string[];
+      pattern?: RegExp;
+      /** What a value must look like, said when `pattern` refuses it. */
+      patternHint?: string;
+      maxLength?: number;
+    })
+  | (FlagBase & { type: 'integer'; value: string; min: number; max?: number })
+  /** A duration such as `90s`, `10m`, `2h`; its value is in milliseconds. */
+  | (FlagBase & { type: 'duration'; value: string });
+
+export type FlagSpecs = Record<string, FlagSpec>;
+
+type FlagValue<S extends FlagSpec> = S['type'] extends 'boolean'
+  ? boolean
+  : S['type'] extends 'string'
+    ? string | undefined
+    : number | undefined;
+
+export type FlagValues<F extends FlagSpecs> = { [N in keyof F]: FlagValue<F[N]> };
+
+/** A positional argument and the identifier form it must have. */
+export interface Operand {
+  name: string;
+  type: 'node' | 'op';
+}
+
+export type OperandValues<O extends readonly Operand[]> = { [N in O[number]['name']]: string };
+
+/** What a command's handler gets: checked operands and flags, the API client, the output. */
+export interface Context<F extends FlagSpecs, O extends readonly Operand[]> {
+  args: OperandValues<O>;
+  flags: FlagValues<F>;
+  api: ApiClient;
+  out: Output;
+}
+
+export interface CommandSpec<F extends FlagSpecs, O extends readonly Operand[]> {
+  /** The words that name it, e.g. `['nodes', 'drain']`. */
+  words: readonly [string, string];
+  summary: string;
+  operands: O;
+  flags: F;
+  /** Resolves to the exit code; 0 when it returns nothing. */
+  run(ctx: Context<F, O>): Promise<number | void>;
+}
+
+export type Command = CommandSpec<FlagSpecs, readonly Operand[]>;
+
+/** A command for the table in `commands/index.ts`; keeps its handler's flags typed. */
+export function defineCommand<const F extends FlagSpecs, const O extends readonly Operand[]>(
+  spec: CommandSpec<F, O>,
+): Command {
+  return spec as unknown as Command;
+}

@@ -1,0 +1,201 @@
+import { LIVENESS, PROVISION_STATES } from '../../domain/node';
+import type { ApiClient, Query } from '../client';
+import { defineCommand, type Command } from '../command';
+import {
+  EVENT_HEADER,
+  eventLine,
+  nodeDetails,
+  nodeName,
+  nodesTable,
+  type Node,
+  type NodeEvent,
+  type Operation,
+  type Page,
+} from '../views';
+import { reportFinished, waitForOperation } from '../wait';
+import { ifVersionFlag, reasonFlag, slugFlag, timeoutFlag, waitFlag } from './flags';
+
+const NODE = [{ name: 'NODE', type: 'node' }] as const;
+
+/** How often `nodes events --follow` asks for new events. */
+const FOLLOW_INTERVAL_MS = 1_000;
+
+const list = defineCommand({
+  words: ['nodes', 'list'],
+  summary: 'List nodes, one page unless --all',
+  operands: [],
+  flags: {
+    tenant: slugFlag('T', 'only nodes of tenant T'),
+    pool: slugFlag('P', 'only nodes in pool P'),
+    site: slugFlag('S', 'only nodes at site S'),
+    state: { type: 'string', value: 'S', choices: PROVISION_STATES, help: 'only nodes in provision state S' },
+    cordoned: { type: 'boolean', help: 'only cordoned nodes' },
+    liveness: { type: 'string', value: 'L', choices: LIVENESS, help: 'only nodes with liveness L' },
+    limit: { type: 'integer', value: 'N', min: 1, max: 50, help: 'nodes per page (≤ 50, default 50)' },
+    all: { type: 'boolean', help: 'follow the cursor through every page' },
+  },
+  async run({ api, out, flags }) {
+    const query: Query = {
+      tenantId: flags.tenant,
+      poolId: flags.pool,
+      siteId: flags.site,
+      provisionState: flags.state,
+      cordoned: flags.cordoned ? true : undefined,
+      liveness: flags.liveness,
+      limit: flags.limit,
+    };
+    let page = await api.get<Page<Node>>('/v1/nodes', query);
+    if (flags.all) {
+      const items = [...page.items];
+      while (page.nextCursor) {
+        page = await api.get<Page<Node>>('/v1/nodes', { ...query, cursor: page.nextCursor });
+        items.push(...page.items);
+      }
+      page = { items, nextCursor: null };
+    }
+    if (!out.json && page.items.length === 0) {
+      out.note('no nodes match');
+      return;
+    }
+    out.result(page, () => nodesTable(page.items));
+    if (!out.json && page.nextCursor) out.note(`more nodes than these ${page.items.length}: add --all`);
+  },
+});
+
+const show = defineCommand({
+  words: ['nodes', 'show'],
+  summary: 'Show a node with its labels and conditions',
+  operands: NODE,
+  flags: {},
+  async run({ api, out, args }) {
+    const node = await api.get<Node>(`/v1/nodes/${args.NODE}`);
+    out.result(node, () => nodeDetails(node));
+  },
+});
+
+const events = defineCommand({
+  words: ['nodes', 'events'],
+  summary: "A node's events, oldest first (--json --follow prints one JSON event per line)",
+  operands: NODE,
+  flags: {
+    type: {
+      type: 'string',
+      value: 'PREFIX',
+      pattern: /^[a-z][a-z0-9.-]{0,99}$/,
+      patternHint: 'an event type prefix such as node. or node.drained',
+      help: 'only events whose type starts with PREFIX (node., security.)',
+    },
+    follow: { type: 'boolean', help: 'keep printing new events every second until Ctrl-C' },
+  },
+  async run({ api, out, args, flags }) {
+    const path = `/v1/nodes/${args.NODE}/events`;
+    const tail = new EventTail(api, path, flags.type);
+    const first = await tail.next();
+    if (!flags.follow) {
+      out.result({ items: first, nextCursor: null }, () =>
+        first.length === 0 ? 'no events' : [EVENT_HEADER, ...first.map(eventLine)].join('\n'),
+      );
+      return;
+    }
+    out.human(EVENT_HEADER);
+    for (let batch = first; ; batch = await tail.next()) {
+      for (const event of batch) out.line(event, () => eventLine(event));
+      await new Promise((resolve) => setTimeout(resolve, FOLLOW_INTERVAL_MS));
+    }
+  },
+});
+
+/**
+ * Reads a node's events page by page and, once at the end, asks again from the last cursor it
+ * was given. The last page carries no cursor of its own, so its events are re-read on each poll
+ * and the ones already handed out are skipped by id.
+ */
+class EventTail {
+  private cursor: string | undefined;
+  private seen = new Set<string>();
+
+  constructor(
+    private readonly api: ApiClient,
+    private readonly path: string,
+    private readonly type: string | undefined,
+  ) {}
+
+  /** Every event not handed out before, oldest first. */
+  async next(): Promise<NodeEvent[]> {
+    const fresh: NodeEvent[] = [];
+    for (;;) {
+      const page = await this.api.get<Page<NodeEvent>>(this.path, {
+        type: this.type,
+        limit: 200,
+        cursor: this.cursor,
+      });
+      fresh.push(...page.items.filter((e) => !this.seen.has(e.id)));
+      if (!page.nextCursor) {
+        for (const e of page.items) this.seen.add(e.id);
+        return fresh;
+      }
+      this.cursor = page.nextCursor;
+      this.seen = new Set();
+    }
+  }
+}
+
+/** cordon and uncordon: one POST, the node back. */
+function controlCommand(verb: 'cordon' | 'uncordon', summary: string): Command {
+  return defineCommand({
+    words: ['nodes', verb],
+    summary,
+    operands: NODE,
+    flags: { reason: reasonFlag, 'if-version': ifVersionFlag },
+    async run({ api, out, args, flags }) {
+      const node = await api.post<Node>(`/v1/nodes/${args.NODE}/${verb}`, {
+        reason: flags.reason,
+        version: flags['if-version'],
+      });
+      out.result(node, () => `${nodeName(node)}: ${verb}ed, version ${node.version}`);
+    },
+  });
+}
+
+const drain = defineCommand({
+  words: ['nodes', 'drain'],
+  summary: 'Cordon a node and wait for its allocations to end',
+  operands: NODE,
+  flags: {
+    reason: reasonFlag,
+    'if-version': ifVersionFlag,
+    'idempotency-key': {
+      type: 'string',
+      value: 'K',
+      pattern: /^[A-Za-z0-9._:-]{8,128}$/,
+      patternHint: '8–128 of letters, digits and . _ : -',
+      help: 'retrying with the same K returns the same operation',
+    },
+    wait: waitFlag,
+    timeout: timeoutFlag,
+  },
+  async run({ api, out, args, flags }) {
+    const key = flags['idempotency-key'];
+    const started = await api.post<{ node: Node; operation: Operation }>(
+      `/v1/nodes/${args.NODE}/drain`,
+      { reason: flags.reason, version: flags['if-version'] },
+      key ? { 'idempotency-key': key } : undefined,
+    );
+    const { node, operation } = started;
+    if (!flags.wait) {
+      out.result(started, () => `${nodeName(node)}: drain ${operation.id} ${operation.status}`);
+      return;
+    }
+    if (!out.json) out.note(`${nodeName(node)}: drain ${operation.id} ${operation.status}; waiting`);
+    return reportFinished(out, await waitForOperation(api, out, operation, flags.timeout));
+  },
+});
+
+export const nodeCommands: Command[] = [
+  list,
+  show,
+  events,
+  controlCommand('cordon', 'Stop new placement on a node'),
+  controlCommand('uncordon', 'Allow placement again; ends a drain in progress'),
+  drain,
+];

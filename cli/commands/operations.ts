@@ -1,0 +1,21 @@
+import { defineCommand, type Command } from '../command';
+import { operationDetails, type Operation } from '../views';
+import { reportFinished, waitForOperation } from '../wait';
+import { timeoutFlag, waitFlag } from './flags';
+
+const show = defineCommand({
+  words: ['operations', 'show'],
+  summary: 'Show an operation and, while it runs, its progress',
+  operands: [{ name: 'OP', type: 'op' }],
+  flags: { wait: waitFlag, timeout: timeoutFlag },
+  async run({ api, out, args, flags }) {
+    const op = await api.get<Operation>(`/v1/operations/${args.OP}`);
+    if (!flags.wait) {
+      out.result(op, () => operationDetails(op));
+      return;
+    }
+    return reportFinished(out, await waitForOperation(api, out, op, flags.timeout));
+  },
+});
+
+export const operationCommands: Command[] = [show];

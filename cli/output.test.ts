@@ -1,0 +1,83 @@
+import { describe, expect, it } from 'vitest';
+import { Output, table, type Io } from './output';
+import { describeProgress } from './views';
+import { formatElapsed } from './wait';
+
+function capture(stderrIsTTY: boolean) {
+  const written = { stdout: '', stderr: '' };
+  const io: Io = {
+    stdout: (text) => void (written.stdout += text),
+    stderr: (text) => void (written.stderr += text),
+    stderrIsTTY,
+    columns: 40,
+  };
+  return { io, written };
+}
+
+describe('Output', () => {
+  it('prints JSON alone on stdout with --json, the human text otherwise', () => {
+    const json = capture(false);
+    new Output(json.io, true).result({ a: 1 }, () => 'human');
+    expect(JSON.parse(json.written.stdout)).toEqual({ a: 1 });
+    const human = capture(false);
+    new Output(human.io, false).result({ a: 1 }, () => 'human');
+    expect(human.written.stdout).toBe('human\n');
+  });
+
+  it('draws a progress line only on a terminal, and clears it before the result', () => {
+    const pipe = capture(false);
+    new Output(pipe.io, false).progress('waiting');
+    expect(pipe.written.stderr).toBe('');
+
+    const tty = capture(true);
+    const out = new Output(tty.io, false);
+    out.progress('x'.repeat(60));
+    expect(tty.written.stderr).toBe(`\r\x1b[2K${'x'.repeat(38)}…`);
+    out.result(null, () => 'done');
+    expect(tty.written.stderr.endsWith('\r\x1b[2K')).toBe(true);
+    expect(tty.written.stdout).toBe('done\n');
+  });
+});
+
+describe('table', () => {
+  it('aligns columns and leaves no trailing spaces', () => {
+    expect(
+      table(
+        ['ID', 'NAME', 'X'],
+        [
+          ['a', 'long-name', ''],
+          ['bbbb', 'n', 'y'],
+        ],
+      ),
+    ).toBe(['ID    NAME       X', 'a     long-name', 'bbbb  n          y'].join('\n'));
+  });
+});
+
+describe('describeProgress', () => {
+  it('says what a drain waits for and when it looks next', () => {
+    expect(
+      describeProgress({
+        phase: 'waiting',
+        liveAllocationCount: 2,
+        earliestEndsAt: '2026-01-02T13:00:00.000Z',
+        nextCheckAt: '2026-01-02T12:05:30.000Z',
+        deadline: null,
+      }),
+    ).toBe('waiting for 2 allocations (first ends 13:00Z); next check 12:05Z');
+    expect(describeProgress({ phase: 'waiting', liveAllocationCount: 1, nextCheckAt: null })).toBe(
+      'waiting for 1 allocation',
+    );
+  });
+
+  it('falls back to the phase, or says there is none', () => {
+    expect(describeProgress({ phase: 'starting' })).toBe('starting');
+    expect(describeProgress(null)).toBe('no progress reported yet');
+    expect(describeProgress({ attempt: 2 })).toBe('{"attempt":2}');
+  });
+});
+
+describe('formatElapsed', () => {
+  it('is short at every scale', () => {
+    expect([999, 45_000, 185_000, 7_800_000].map(formatElapsed)).toEqual(['1s', '45s', '3m05s', '2h10m']);
+  });
+});

@@ -1,0 +1,173 @@
+import { clock, dash, fields, table } from './output';
+
+/** The fields of the API's node object the command line shows (spec/api.md). */
+export interface Node {
+  id: string;
+  tenantId: string | null;
+  poolId: string | null;
+  siteId: string | null;
+  hostname: string;
+  displayName: string | null;
+  provisionState: string;
+  access: string;
+  cordoned: boolean;
+  maintenance: boolean;
+  noScheduleReasons: string[];
+  connectivity: string;
+  liveness: string;
+  lastSeenAt: string | null;
+  labels: { key: string; value: string; source: string }[];
+  conditions: { type: string; status: boolean; reason: string | null; since: string }[];
+  identityGeneration: number;
+  version: number;
+  createdAt: string;
+  updatedAt: string;
+  deletedAt: string | null;
+}
+
+export interface Operation {
+  id: string;
+  kind: string;
+  nodeId: string | null;
+  poolId?: string | null;
+  status: 'pending' | 'running' | 'succeeded' | 'failed' | 'cancelled';
+  workflowId: string;
+  actor: string;
+  reason: string | null;
+  idempotencyKey: string | null;
+  result: Record<string, unknown> | null;
+  error: Record<string, unknown> | null;
+  createdAt: string;
+  updatedAt: string;
+  completedAt: string | null;
+  /** The workflow's answer to its `progress` query while running; null when it cannot be asked. */
+  progress?: unknown;
+}
+
+export interface NodeEvent {
+  id: string;
+  type: string;
+  actor: string;
+  reason: string | null;
+  operationId: string | null;
+  createdAt: string;
+}
+
+export interface Page<T> {
+  items: T[];
+  nextCursor: string | null;
+}
+
+const yesNo = (value: boolean) => (value ? 'yes' : 'no');
+
+export function nodesTable(nodes: readonly Node[]): string {
+  return table(
+    ['ID', 'HOSTNAME', 'POOL', 'STATE', 'CORDONED', 'REASONS', 'LIVENESS', 'VERSION'],
+    nodes.map((n) => [
+      n.id,
+      n.hostname,
+      dash(n.poolId),
+      n.provisionState,
+      yesNo(n.cordoned),
+      dash(n.noScheduleReasons.join(',')),
+      n.liveness,
+      String(n.version),
+    ]),
+  );
+}
+
+export function nodeDetails(n: Node): string {
+  const labels = n.labels.map((l) => `${l.key}=${l.value}`).join(', ');
+  const conditions = n.conditions
+    .map((c) => `${c.type}=${c.status}${c.reason ? ` (${c.reason})` : ''} since ${c.since}`)
+    .join('; ');
+  return fields([
+    ['ID', n.id],
+    ['Hostname', n.displayName ? `${n.hostname} (${n.displayName})` : n.hostname],
+    ['Tenant', dash(n.tenantId)],
+    ['Pool', dash(n.poolId)],
+    ['Site', dash(n.siteId)],
+    ['State', n.provisionState],
+    ['Access', n.access],
+    ['Cordoned', yesNo(n.cordoned)],
+    ['Maintenance', yesNo(n.maintenance)],
+    ['Reasons', dash(n.noScheduleReasons.join(', '))],
+    ['Connectivity', n.connectivity],
+    ['Liveness', `${n.liveness}${n.lastSeenAt ? ` (last seen ${n.lastSeenAt})` : ''}`],
+    ['Labels', dash(labels)],
+    ['Conditions', dash(conditions)],
+    ['Identity gen', String(n.identityGeneration)],
+    ['Version', String(n.version)],
+    ['Created', n.createdAt],
+    ['Updated', n.updatedAt],
+    ...(n.deletedAt ? ([['Deleted', n.deletedAt]] as const) : []),
+  ]);
+}
+
+/** `gpu-a-01 (node_…)`. */
+export const nodeName = (n: Pick<Node, 'id' | 'hostname'>) => `${n.hostname} (${n.id})`;
+
+export const EVENT_HEADER = eventLine({
+  id: '',
+  createdAt: 'TIME',
+  type: 'TYPE',
+  actor: 'ACTOR',
+  reason: 'REASON',
+  operationId: null,
+});
+
+/** One event per line in fixed columns, so a followed stream lines up with what came before. */
+export function eventLine(e: NodeEvent): string {
+  const reason = [e.reason, e.operationId ? `[${e.operationId}]` : null].filter(Boolean).join(' ');
+  return [e.createdAt.padEnd(24), e.type.padEnd(24), e.actor.padEnd(24), reason].join('  ').trimEnd();
+}
+
+export function operationDetails(op: Operation): string {
+  const pairs: [string, string][] = [
+    ['ID', op.id],
+    ['Kind', op.kind],
+    ['Status', op.status],
+    ['Node', dash(op.nodeId)],
+    ...(op.poolId ? ([['Pool', op.poolId]] as [string, string][]) : []),
+    ['Actor', op.actor],
+    ['Reason', dash(op.reason)],
+    ['Workflow', op.workflowId],
+    ['Created', op.createdAt],
+    ['Completed', dash(op.completedAt)],
+  ];
+  if (op.idempotencyKey) pairs.push(['Idem. key', op.idempotencyKey]);
+  if (op.status === 'running' || op.status === 'pending')
+    pairs.push(['Progress', describeProgress(op.progress)]);
+  if (op.result) pairs.push(['Result', JSON.stringify(op.result)]);
+  if (op.error) pairs.push(['Error', errorText(op.error)]);
+  return fields(pairs);
+}
+
+/** The operation's error as a sentence: its message when it has one. */
+export function errorText(error: Record<string, unknown>): string {
+  const { code, message } = error;
+  if (typeof message === 'string') return typeof code === 'string' ? `${code}: ${message}` : message;
+  return JSON.stringify(error);
+}
+
+/**
+ * A workflow's `progress` answer in a few words, e.g. `waiting for 2 allocations (first ends
+ * 13:00Z); next check 12:05Z`. Kinds this does not know yet are shown by their `phase`.
+ */
+export function describeProgress(progress: unknown): string {
+  if (progress === undefined || progress === null) return 'no progress reported yet';
+  if (typeof progress !== 'object') return String(progress);
+  const p = progress as Record<string, unknown>;
+  const parts: string[] = [];
+  const phase = typeof p.phase === 'string' ? p.phase : undefined;
+  if (phase === 'waiting' && typeof p.liveAllocationCount === 'number') {
+    const n = p.liveAllocationCount;
+    const ends = typeof p.earliestEndsAt === 'string' ? ` (first ends ${clock(p.earliestEndsAt)})` : '';
+    parts.push(`waiting for ${n} allocation${n === 1 ? '' : 's'}${ends}`);
+  } else if (phase) {
+    parts.push(phase);
+  }
+  if (typeof p.nextCheckAt === 'string') parts.push(`next check ${clock(p.nextCheckAt)}`);
+  if (typeof p.deadline === 'string') parts.push(`deadline ${clock(p.deadline)}`);
+  return parts.length > 0 ? parts.join('; ') : JSON.stringify(progress);
+}

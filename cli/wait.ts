@@ -1,0 +1,93 @@
+import type { ApiClient } from './client';
+import { CliError } from './errors';
+import type { Output } from './output';
+import { describeProgress, errorText, type Operation } from './views';
+
+/** How often `--wait` asks for the operation again. */
+const POLL_INTERVAL_MS = 1_000;
+
+const isFinished = (status: Operation['status']) =>
+  status === 'succeeded' || status === 'failed' || status === 'cancelled';
+
+/**
+ * Polls the operation until it ends, showing its progress on a terminal. Resolves to the finished
+ * operation; throws `TIMEOUT` when `timeoutMs` passes first (the operation itself goes on).
+ */
+export async function waitForOperation(
+  api: ApiClient,
+  out: Output,
+  operation: Operation,
+  timeoutMs?: number,
+): Promise<Operation> {
+  const started = Date.now();
+  const deadline = timeoutMs === undefined ? Infinity : started + timeoutMs;
+  const onInterrupt = () => {
+    out.note(
+      `stopped waiting; ${operation.kind} ${operation.id} goes on: drydock operations show ${operation.id} --wait`,
+    );
+    process.exit(130);
+  };
+  process.once('SIGINT', onInterrupt);
+  try {
+    // A just-started operation carries no progress yet: ask for it before drawing anything.
+    let op = isFinished(operation.status)
+      ? operation
+      : await api.get<Operation>(`/v1/operations/${operation.id}`);
+    while (!isFinished(op.status)) {
+      const elapsed = formatElapsed(Date.now() - started);
+      out.progress(`${op.kind} ${op.id} ${op.status} ${elapsed}: ${describeProgress(op.progress)}`);
+      const left = deadline - Date.now();
+      if (left <= 0) {
+        throw new CliError(
+          'TIMEOUT',
+          `${op.kind} ${op.id} still ${op.status} after ${formatElapsed(timeoutMs ?? 0)}; it goes on — ` +
+            `follow it with: drydock operations show ${op.id} --wait`,
+        );
+      }
+      await sleep(Math.min(POLL_INTERVAL_MS, left));
+      op = await api.get<Operation>(`/v1/operations/${op.id}`);
+    }
+    return op;
+  } finally {
+    process.removeListener('SIGINT', onInterrupt);
+    out.clearProgress();
+  }
+}
+
+/** Prints a finished operation; throws unless it succeeded, so the exit code says how it ended. */
+export function reportFinished(out: Output, op: Operation): number {
+  out.result(op, () => `${op.kind} ${op.id} ${op.status}${op.completedAt ? ` at ${op.completedAt}` : ''}`);
+  const failure = finishedOperationError(op);
+  if (failure) throw failure;
+  return 0;
+}
+
+function finishedOperationError(op: Operation): CliError | null {
+  switch (op.status) {
+    case 'succeeded':
+      return null;
+    case 'failed':
+      return new CliError(
+        'OPERATION_FAILED',
+        `${op.kind} ${op.id} failed${op.error ? `: ${errorText(op.error)}` : ''}`,
+        1,
+      );
+    case 'cancelled':
+      return new CliError('OPERATION_CANCELLED', `${op.kind} ${op.id} was cancelled`, 1);
+    default:
+      return new CliError('INTERNAL', `${op.kind} ${op.id} is still ${op.status}`, 1);
+  }
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/** `45s`, `3m05s`, `2h10m`. */
+export function formatElapsed(ms: number): string {
+  const s = Math.round(ms / 1000);
+  if (s < 60) return `${s}s`;
+  const m = Math.floor(s / 60);
+  if (m < 60) return `${m}m${String(s % 60).padStart(2, '0')}s`;
+  return `${Math.floor(m / 60)}h${String(m % 60).padStart(2, '0')}m`;
+}

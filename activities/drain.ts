@@ -1,4 +1,5 @@
-import { and, asc, eq, gt, isNull, or, sql } from 'drizzle-orm';
+import { and, asc, eq, sql } from 'drizzle-orm';
+import { isOpen } from '../db/allocations';
 import { finishDrain, startDrain, assertControllable } from '../domain/controls';
 import { isDraining } from '../domain/node';
 import { newId } from '../domain/ids';
@@ -54,7 +55,7 @@ export function createDrainActivities(db: Db) {
           idempotencyKey: input.idempotencyKey,
           requestHash: input.requestHash,
         });
-        const updated = await applyNodeChange(tx, node, startDrain(node)!, {
+        const updated = await applyNodeChange(tx, node, startDrain(node), {
           actor: input.actor,
           reason: input.reason,
           operationId: operation.id,
@@ -83,17 +84,11 @@ export function createDrainActivities(db: Db) {
         const live = await tx
           .select({ id: allocations.id, endsAt: allocations.endsAt, total: sql<number>`count(*) over ()` })
           .from(allocations)
-          .where(
-            and(
-              eq(allocations.nodeId, node.id),
-              isNull(allocations.releasedAt),
-              or(isNull(allocations.endsAt), gt(allocations.endsAt, sql`now()`)),
-            ),
-          )
+          .where(and(eq(allocations.nodeId, node.id), isOpen))
           .orderBy(sql`${allocations.endsAt} asc nulls last`, asc(allocations.id))
           .limit(REPORTED_ALLOCATIONS);
         if (live.length === 0) {
-          await applyNodeChange(tx, node, finishDrain(node)!, { actor: 'system:drain', operationId: op.id });
+          await applyNodeChange(tx, node, finishDrain(node), { actor: 'system:drain', operationId: op.id });
           await finishOperation(tx, op.id, 'succeeded', { result: { drained: true } });
           return { outcome: 'drained' };
         }

@@ -10,6 +10,8 @@ import { toResponse } from './errors';
 import { Metrics } from './metrics';
 import { allocationsRouter } from './routes/allocations';
 import { keysRouter } from './routes/keys';
+import { drainRouter } from './routes/drain';
+import { nodeControlsRouter } from './routes/node-controls';
 import { nodesRouter } from './routes/nodes';
 import { operationsRouter } from './routes/operations';
 import { poolsRouter } from './routes/pools';
@@ -74,6 +76,8 @@ export function createApp(deps: AppDeps) {
 
   app.use('/v1/*', authenticate);
   app.route('/', nodesRouter);
+  app.route('/', nodeControlsRouter);
+  app.route('/', drainRouter);
   app.route('/', operationsRouter);
   app.route('/', allocationsRouter);
   app.route('/', poolsRouter);

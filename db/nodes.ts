@@ -1,5 +1,5 @@
-import { and, asc, eq, sql } from 'drizzle-orm';
-import { assertControllable, type Control, type NodeChange } from '../domain/controls';
+import { and, asc, eq, inArray, sql } from 'drizzle-orm';
+import { assertControllable, type Control, type NodeChange, type NodeState } from '../domain/controls';
 import { DrydockError } from '../domain/errors';
 import { actorOf, type Principal } from '../domain/principal';
 import type { Db, DbOrTx, Tx } from './client';
@@ -92,7 +92,7 @@ export interface ChangeContext {
   operationId?: string | null;
 }
 
-/** Writes a change to a locked node: its axes, version + 1, and its one event. */
+/** Writes a change to a locked node: its axes and labels, version + 1, and its one event. */
 export async function applyNodeChange(
   tx: Tx,
   node: NodeRow,
@@ -104,6 +104,7 @@ export async function applyNodeChange(
     .set({ ...change.patch, version: node.version + 1, updatedAt: sql`now()` })
     .where(eq(nodes.id, node.id))
     .returning();
+  if (change.labels) await writeOperatorLabels(tx, node.id, change.labels);
   await appendEvent(tx, {
     nodeId: node.id,
     tenantId: node.tenantId,
@@ -114,28 +115,68 @@ export async function applyNodeChange(
   return updated!;
 }
 
+async function writeOperatorLabels(tx: Tx, nodeId: string, labels: NonNullable<NodeChange['labels']>) {
+  if (labels.removed.length > 0) {
+    await tx
+      .delete(nodeLabels)
+      .where(
+        and(
+          eq(nodeLabels.nodeId, nodeId),
+          eq(nodeLabels.source, 'operator'),
+          inArray(nodeLabels.key, labels.removed),
+        ),
+      );
+  }
+  const rows = Object.entries(labels.set).map(([key, value]) => ({
+    nodeId,
+    key,
+    value,
+    source: 'operator' as const,
+  }));
+  if (rows.length > 0) {
+    await tx
+      .insert(nodeLabels)
+      .values(rows)
+      .onConflictDoUpdate({
+        target: [nodeLabels.nodeId, nodeLabels.key],
+        set: { value: sql`excluded.value`, updatedAt: sql`now()` },
+      });
+  }
+}
+
+/** The node and its labels as a control sees them. */
+export function nodeState(node: NodeRow, labels: LabelRow[]): NodeState {
+  return { ...node, labels };
+}
+
+export interface ControlInput {
+  nodeId: string;
+  principal: Principal;
+  version?: number;
+  control: Control;
+  reason?: string | null;
+}
+
+/** One control inside a transaction that has locked nothing yet; see `changeNode`. */
+export async function changeNodeIn(tx: Tx, input: ControlInput) {
+  const before = await lockNode(tx, input.nodeId, input.principal);
+  assertControllable(before);
+  checkVersion(before, input.version);
+  const labels = await labelsOf(tx, before.id);
+  const change = input.control(nodeState(before, labels));
+  if (!change) return { before, after: before, changed: false, view: nodeView(before, labels) };
+  const after = await applyNodeChange(tx, before, change, {
+    actor: actorOf(input.principal),
+    reason: input.reason,
+  });
+  const view = nodeView(after, change.labels ? await labelsOf(tx, after.id) : labels);
+  return { before, after, changed: true, view };
+}
+
 /**
  * Runs one control on one node in one transaction: lock, visibility, terminal state, version,
  * then the change and its event, or nothing at all when the node already is as asked.
  */
-export async function changeNode(
-  db: Db,
-  input: {
-    nodeId: string;
-    principal: Principal;
-    version?: number;
-    control: Control;
-    reason?: string | null;
-  },
-): Promise<{ before: NodeRow; after: NodeRow; view: NodeView }> {
-  return db.transaction(async (tx) => {
-    const before = await lockNode(tx, input.nodeId, input.principal);
-    assertControllable(before);
-    checkVersion(before, input.version);
-    const change = input.control(before);
-    const after = change
-      ? await applyNodeChange(tx, before, change, { actor: actorOf(input.principal), reason: input.reason })
-      : before;
-    return { before, after, view: nodeView(after, await labelsOf(tx, after.id)) };
-  });
+export async function changeNode(db: Db, input: ControlInput) {
+  return db.transaction((tx) => changeNodeIn(tx, input));
 }

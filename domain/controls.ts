@@ -1,14 +1,27 @@
-import { DRAINING, controlRefusal, isDraining, type NodeAxes } from './node';
 import { DrydockError } from './errors';
+import { labelDiff, type Label } from './labels';
+import { DRAINING, controlRefusal, isDraining, type NodeAxes } from './node';
+import { checkTaintRequest, taintReason } from './taints';
 
-/** What a control changes on one node: the axes it sets and the one event it appends. */
+/** A node as a control sees it: its axes and its labels. */
+export interface NodeState extends NodeAxes {
+  labels: Label[];
+}
+
+/** What a control changes on one node: the axes it sets, operator labels, and its one event. */
 export interface NodeChange {
-  patch: Partial<Pick<NodeAxes, 'cordoned' | 'noScheduleReasons' | 'maintenance' | 'access'>>;
+  patch: Partial<
+    Pick<
+      NodeAxes,
+      'cordoned' | 'noScheduleReasons' | 'maintenance' | 'access' | 'provisionState' | 'deletedAt'
+    >
+  >;
+  labels?: { set: Record<string, string>; removed: string[] };
   event: { type: string; data?: Record<string, unknown> };
 }
 
 /** A control: null when the node already is as asked (no version bump, no event). */
-export type Control = (node: NodeAxes) => NodeChange | null;
+export type Control = (node: NodeState) => NodeChange | null;
 
 /** Refuses any control on a deleted or decommissioned node. */
 export function assertControllable(node: Pick<NodeAxes, 'provisionState' | 'deletedAt'>): void {
@@ -34,7 +47,7 @@ export const uncordon: Control = (node) => {
 };
 
 /** The drain fence: cordon and the `draining` reason. */
-export const startDrain: Control = (node) => ({
+export const startDrain = (node: NodeAxes): NodeChange => ({
   patch: {
     cordoned: true,
     noScheduleReasons: isDraining(node) ? node.noScheduleReasons : [...node.noScheduleReasons, DRAINING],
@@ -42,7 +55,105 @@ export const startDrain: Control = (node) => ({
   event: { type: 'node.draining' },
 });
 
-export const finishDrain: Control = (node) => ({
+export const finishDrain = (node: NodeAxes): NodeChange => ({
   patch: { noScheduleReasons: node.noScheduleReasons.filter((r) => r !== DRAINING) },
   event: { type: 'node.drained' },
 });
+
+/** Adds and removes operator taints (`taint:<key>`); controllers' reasons are never touched. */
+export function taint(add: string[], remove: string[]): Control {
+  checkTaintRequest(add, remove);
+  return (node) => {
+    const reasons = new Set(node.noScheduleReasons);
+    const added = add.filter((key) => !reasons.has(taintReason(key)));
+    const removed = remove.filter((key) => reasons.has(taintReason(key)));
+    if (added.length === 0 && removed.length === 0) return null;
+    const gone = new Set(removed.map(taintReason));
+    return {
+      patch: {
+        noScheduleReasons: [...node.noScheduleReasons.filter((r) => !gone.has(r)), ...added.map(taintReason)],
+      },
+      event: { type: 'node.tainted', data: { added, removed } },
+    };
+  };
+}
+
+/** Sets and removes operator labels. */
+export function label(set: Record<string, string>, remove: string[]): Control {
+  return (node) => {
+    const diff = labelDiff(node.labels, set, remove);
+    if (Object.keys(diff.set).length === 0 && diff.removed.length === 0) return null;
+    return { patch: {}, labels: diff, event: { type: 'node.labeled', data: diff } };
+  };
+}
+
+/** The operator's way out of maintenance (only the system turns it on). */
+export const clearMaintenance: Control = (node) =>
+  node.maintenance ? { patch: { maintenance: false }, event: { type: 'node.maintenance.cleared' } } : null;
+
+/** Adopt again: an adopted node goes back to `adopting` (out of placement) until acceptance passes. */
+export const readopt: Control = (node) => {
+  if (node.provisionState === 'adopting') return null;
+  if (node.provisionState !== 'adopted') {
+    throw new DrydockError(
+      'INVALID_STATE',
+      `adopt needs a node in adopting or adopted, not ${node.provisionState}`,
+      {
+        provisionState: node.provisionState,
+      },
+    );
+  }
+  return { patch: { provisionState: 'adopting' }, event: { type: 'node.adopting' } };
+};
+
+/** Why acceptance cannot pass yet; empty when the node may become `adopted`. */
+export function acceptanceFailures(node: NodeState): string[] {
+  const failures: string[] = [];
+  if (node.access !== 'allowed') failures.push('access is blocked');
+  if (node.liveness !== 'alive') failures.push(`liveness is ${node.liveness}`);
+  for (const reason of node.noScheduleReasons.filter((r) => r.startsWith('condition:'))) {
+    failures.push(`${reason} is true`);
+  }
+  return failures;
+}
+
+/** Acceptance: an `adopting` node whose checks pass becomes `adopted`. */
+export const accept: Control = (node) => {
+  if (node.provisionState !== 'adopting') return null;
+  const failures = acceptanceFailures(node);
+  if (failures.length > 0) return null;
+  return { patch: { provisionState: 'adopted' }, event: { type: 'node.adopted' } };
+};
+
+const DELETABLE_STATES = new Set([
+  'retired',
+  'pending',
+  'enrolling',
+  'adopting',
+  'failed',
+  'rejected',
+  'purging',
+]);
+
+/** Why the node may not be deleted now, or null; `openAllocations` counts its live allocations. */
+export function deletionRefusal(node: NodeState, openAllocations: number): DrydockError | null {
+  const adoptedAndCordoned = node.provisionState === 'adopted' && node.cordoned;
+  if (!adoptedAndCordoned && !DELETABLE_STATES.has(node.provisionState)) {
+    const message =
+      node.provisionState === 'adopted'
+        ? 'Cordon the adopted node first, then delete it once it holds nothing'
+        : `a node in ${node.provisionState} cannot be deleted`;
+    return new DrydockError('INVALID_STATE', message, {
+      provisionState: node.provisionState,
+      cordoned: node.cordoned,
+    });
+  }
+  if (openAllocations > 0) {
+    return new DrydockError('INVALID_STATE', `the node still holds ${openAllocations} open allocation(s)`, {
+      provisionState: node.provisionState,
+      cordoned: node.cordoned,
+      openAllocations,
+    });
+  }
+  return null;
+}

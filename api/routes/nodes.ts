@@ -1,14 +1,10 @@
 import { createRoute, OpenAPIHono, z } from '@hono/zod-openapi';
 import { and, asc, eq, gt, isNull, like, sql, type SQL } from 'drizzle-orm';
-import { cordon, uncordon, type Control } from '../../domain/controls';
 import { DrydockError } from '../../domain/errors';
 import { idPattern } from '../../domain/ids';
 import { ACCESS, LIVENESS, PROVISION_STATES } from '../../domain/node';
-import type { Action } from '../../domain/principal';
-import { actorOf } from '../../domain/principal';
 import { eventView } from '../../db/events';
-import { changeNode, getVisibleNode, labelsOf, nodeView, visibleTo } from '../../db/nodes';
-import { findOperationByKey, operationView } from '../../db/operations';
+import { getVisibleNode, labelsOf, nodeView, visibleTo } from '../../db/nodes';
 import { events, nodeLabels, nodes } from '../../db/schema';
 import { requireAction } from '../auth';
 import type { AppEnv } from '../env';
@@ -17,23 +13,12 @@ import {
   booleanString,
   errorResponses,
   EventSchema,
-  expectedVersion,
-  idempotencyHeaders,
-  ifMatchHeaders,
   json,
-  jsonBody,
   limit,
-  mutationBody,
   NodeSchema,
   nodeIdParams,
-  OperationSchema,
-  reason,
   slug,
-  version,
 } from '../schemas';
-import { drainWorkflowId } from '../../workflows/definitions';
-import { LifecycleOperationKey, NodeIdKey, PoolIdKey, TenantIdKey } from '../../workflows/search-attributes';
-import { requestHash, signalIfRunning, startOperation } from '../workflows';
 
 export const nodesRouter = new OpenAPIHono<AppEnv>();
 
@@ -176,103 +161,5 @@ nodesRouter.openapi(
       .limit(q.limit + 1);
     const result = page(rows, q.limit, (e) => String(e.id));
     return c.json({ items: result.items.map(eventView), nextCursor: result.nextCursor }, 200);
-  },
-);
-
-/** A plain control route: one transaction, the node back (unchanged when nothing moved). */
-function controlRoute(path: string, summary: string, action: Action, control: Control) {
-  nodesRouter.openapi(
-    createRoute({
-      method: 'post',
-      path,
-      summary,
-      request: { params: nodeIdParams, headers: ifMatchHeaders, ...jsonBody(mutationBody) },
-      responses: { 200: json(NodeSchema, 'the node'), ...errorResponses },
-    }),
-    async (c) => {
-      const principal = c.get('principal');
-      requireAction(principal, action);
-      const body = c.req.valid('json');
-      const { db, temporal } = c.get('deps');
-      const { before, after, view } = await changeNode(db, {
-        nodeId: c.req.valid('param').id,
-        principal,
-        version: expectedVersion(body.version, c.req.valid('header')['if-match']),
-        control,
-        reason: body.reason,
-      });
-      if (before.noScheduleReasons.includes('draining') && !after.noScheduleReasons.includes('draining')) {
-        await signalIfRunning(temporal, drainWorkflowId(after.id), 'cancel');
-      }
-      return c.json(view, 200);
-    },
-  );
-}
-
-controlRoute('/v1/nodes/{id}/cordon', 'Cordon a node: no new placement', 'compute:nodes:cordon', cordon);
-controlRoute(
-  '/v1/nodes/{id}/uncordon',
-  'Uncordon a node; ends a drain in progress',
-  'compute:nodes:cordon',
-  uncordon,
-);
-
-const drainBody = z.strictObject({ reason: reason.optional(), version: version.optional() });
-
-nodesRouter.openapi(
-  createRoute({
-    method: 'post',
-    path: '/v1/nodes/{id}/drain',
-    summary: 'Cordon a node and wait for it to empty (workflow drain/<nodeId>)',
-    request: { params: nodeIdParams, headers: idempotencyHeaders, ...jsonBody(drainBody) },
-    responses: {
-      202: json(z.object({ node: NodeSchema, operation: OperationSchema }), 'the drain began'),
-      200: json(z.object({ node: NodeSchema, operation: OperationSchema }), 'the drain already runs'),
-      ...errorResponses,
-    },
-  }),
-  async (c) => {
-    const principal = c.get('principal');
-    requireAction(principal, 'compute:nodes:drain');
-    const deps = c.get('deps');
-    const nodeId = c.req.valid('param').id;
-    const headers = c.req.valid('header');
-    const body = c.req.valid('json');
-    const version = expectedVersion(body.version, headers['if-match']);
-    const node = await getVisibleNode(deps.db, nodeId, principal);
-    const idempotencyKey = headers['idempotency-key'] ?? null;
-    const hash = idempotencyKey
-      ? requestHash({ route: 'drain', nodeId, reason: body.reason, version })
-      : null;
-    if (idempotencyKey) {
-      const existing = await findOperationByKey(deps.db, idempotencyKey);
-      if (existing) {
-        if (existing.requestHash !== hash) {
-          throw new DrydockError(
-            'IDEMPOTENCY_KEY_REUSED',
-            'this Idempotency-Key was used for another request',
-          );
-        }
-        return c.json(
-          { node: nodeView(node, await labelsOf(deps.db, nodeId)), operation: operationView(existing) },
-          200,
-        );
-      }
-    }
-    const reasonText = body.reason ?? null;
-    const result = await startOperation(deps, {
-      workflowType: 'drain',
-      workflowId: drainWorkflowId(nodeId),
-      input: { nodeId },
-      searchAttributes: [
-        { key: NodeIdKey, value: nodeId },
-        { key: TenantIdKey, value: node.tenantId ?? '' },
-        { key: PoolIdKey, value: node.poolId ?? '' },
-        { key: LifecycleOperationKey, value: 'drain' },
-      ],
-      summary: `drain ${node.hostname} (${nodeId}): ${reasonText ?? 'no reason given'}`,
-      request: { actor: actorOf(principal), reason: reasonText, version, idempotencyKey, requestHash: hash },
-    });
-    return c.json({ node: result.node, operation: result.operation }, result.created ? 202 : 200);
   },
 );

@@ -1,10 +1,12 @@
 import { createRoute, OpenAPIHono, z } from '@hono/zod-openapi';
-import { asc, eq, or, sql } from 'drizzle-orm';
+import { and, asc, eq, isNull, or, sql } from 'drizzle-orm';
+import { CAPACITY_BUCKETS, capacityOf } from '../../domain/capacity';
+import type { Db } from '../../db/client';
 import { parseDuration } from '../../domain/duration';
 import { DrydockError } from '../../domain/errors';
 import type { Principal } from '../../domain/principal';
 import { isUniqueViolation } from '../../db/errors';
-import { pools } from '../../db/schema';
+import { nodes, pools } from '../../db/schema';
 import { requireAction, requireOperator } from '../auth';
 import type { AppEnv } from '../env';
 import { errorResponses, json, jsonBody, slug } from '../schemas';
@@ -50,6 +52,15 @@ function poolView(p: typeof pools.$inferSelect) {
     policy: p.policy,
     createdAt: p.createdAt.toISOString(),
   };
+}
+
+async function visiblePool(db: Db, id: string, principal: Principal) {
+  const [pool] = await db
+    .select()
+    .from(pools)
+    .where(and(eq(pools.id, id), poolVisibleTo(principal)));
+  if (!pool) throw new DrydockError('NOT_FOUND', `pool ${id} not found`, { poolId: id });
+  return pool;
 }
 
 function poolVisibleTo(principal: Principal) {
@@ -130,13 +141,42 @@ poolsRouter.openapi(
   async (c) => {
     const principal = c.get('principal');
     requireAction(principal, 'compute:nodes:read');
-    const id = c.req.valid('param').id;
-    const [pool] = await c
-      .get('deps')
-      .db.select()
-      .from(pools)
-      .where(sql`${eq(pools.id, id)} and ${poolVisibleTo(principal)}`);
-    if (!pool) throw new DrydockError('NOT_FOUND', `pool ${id} not found`, { poolId: id });
-    return c.json(poolView(pool), 200);
+    return c.json(poolView(await visiblePool(c.get('deps').db, c.req.valid('param').id, principal)), 200);
+  },
+);
+
+poolsRouter.openapi(
+  createRoute({
+    method: 'get',
+    path: '/v1/pools/{id}/capacity',
+    summary: 'Live nodes of a pool counted per capacity bucket (first match wins)',
+    request: { params: z.object({ id: slug }) },
+    responses: {
+      200: json(
+        z.object({
+          poolId: z.string(),
+          total: z.number(),
+          buckets: z.record(z.enum(CAPACITY_BUCKETS), z.number()),
+        }),
+        'counts per bucket',
+      ),
+      ...errorResponses,
+    },
+  }),
+  async (c) => {
+    const principal = c.get('principal');
+    requireAction(principal, 'compute:nodes:read');
+    const { db } = c.get('deps');
+    const pool = await visiblePool(db, c.req.valid('param').id, principal);
+    const rows = await db
+      .select({
+        maintenance: nodes.maintenance,
+        liveness: nodes.liveness,
+        cordoned: nodes.cordoned,
+        noScheduleReasons: nodes.noScheduleReasons,
+      })
+      .from(nodes)
+      .where(and(eq(nodes.poolId, pool.id), isNull(nodes.deletedAt)));
+    return c.json({ poolId: pool.id, total: rows.length, buckets: capacityOf(rows) }, 200);
   },
 );

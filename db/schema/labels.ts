@@ -1,8 +1,7 @@
 import { pgTable, primaryKey, text } from 'drizzle-orm/pg-core';
+import { LABEL_SOURCES } from '../../domain/labels';
 import { timestamps } from './columns';
 import { nodes } from './nodes';
-
-export const LABEL_SOURCES = ['system', 'inventory', 'operator'] as const;
 
 export const nodeLabels = pgTable(
   'node_labels',

@@ -1,0 +1,29 @@
+import type { NodeAxes } from './node';
+
+/** Capacity buckets in the order spec/nodes.md checks them: the first that matches wins. */
+export const CAPACITY_BUCKETS = [
+  'maintenance',
+  'unreachable',
+  'cordoned',
+  'unhealthy',
+  'schedulable',
+] as const;
+export type CapacityBucket = (typeof CAPACITY_BUCKETS)[number];
+
+export function capacityBucket(
+  node: Pick<NodeAxes, 'maintenance' | 'liveness' | 'cordoned' | 'noScheduleReasons'>,
+): CapacityBucket {
+  if (node.maintenance) return 'maintenance';
+  if (node.liveness !== 'alive') return 'unreachable';
+  if (node.cordoned) return 'cordoned';
+  // Any NoSchedule reason, a dedication included, counts as unhealthy for capacity.
+  if (node.noScheduleReasons.length > 0) return 'unhealthy';
+  return 'schedulable';
+}
+
+/** Counts of nodes per bucket, every bucket present. */
+export function capacityOf(nodes: Parameters<typeof capacityBucket>[0][]): Record<CapacityBucket, number> {
+  const counts = Object.fromEntries(CAPACITY_BUCKETS.map((b) => [b, 0])) as Record<CapacityBucket, number>;
+  for (const node of nodes) counts[capacityBucket(node)]++;
+  return counts;
+}

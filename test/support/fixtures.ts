@@ -102,5 +102,6 @@ export async function eventsOf(h: Harness, nodeId: string, type?: string) {
     operationId: string | null;
     actor: string;
     reason: string | null;
+    data: Record<string, unknown>;
   }[];
 }

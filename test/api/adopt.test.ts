@@ -1,0 +1,64 @@
+import { eq } from 'drizzle-orm';
+import { describe, expect, it } from 'vitest';
+import { nodes } from '../../db/schema';
+import { call, eventsOf, seedNode, seedPool } from '../support/fixtures';
+import { useHarness } from '../support/harness';
+import { expectNodeRouteSecured } from '../support/security';
+
+const h = useHarness({ worker: false });
+
+describe('adopt again', () => {
+  it('happy: an adopted node goes through adopting back to adopted when acceptance passes', async () => {
+    await seedPool(h, { id: 'pool-a', tenantId: 'acme' });
+    const id = await seedNode(h, { poolId: 'pool-a', tenantId: 'acme' });
+    const reply = await call(h, 'POST', `/v1/nodes/${id}/adopt`, { body: { reason: 'new firmware' } });
+    expect(reply.status).toBe(200);
+    expect(reply.body).toMatchObject({ provisionState: 'adopted', version: 3 });
+    expect((await eventsOf(h, id)).map((e) => [e.type, e.reason])).toEqual([
+      ['node.adopting', 'new firmware'],
+      ['node.adopted', 'new firmware'],
+    ]);
+  });
+
+  it('happy: a node that fails acceptance stays adopting, out of placement, until it passes', async () => {
+    await seedPool(h, { id: 'pool-a', tenantId: 'acme' });
+    const id = await seedNode(h, { poolId: 'pool-a', tenantId: 'acme' });
+    await h.db.update(nodes).set({ liveness: 'unreachable' }).where(eq(nodes.id, id));
+    const stuck = await call(h, 'POST', `/v1/nodes/${id}/adopt`);
+    expect(stuck.body.provisionState).toBe('adopting');
+    const refused = await call(h, 'POST', '/v1/allocations', {
+      body: { nodeId: id, tenantId: 'acme', kind: 'job' },
+    });
+    expect(refused.body.error.details.reasons).toEqual(['provisionState:adopting']);
+    const stillStuck = await call(h, 'POST', `/v1/nodes/${id}/adopt`);
+    expect(stillStuck.body).toMatchObject({ provisionState: 'adopting', version: stuck.body.version });
+
+    await h.db.update(nodes).set({ liveness: 'alive' }).where(eq(nodes.id, id));
+    const passed = await call(h, 'POST', `/v1/nodes/${id}/adopt`);
+    expect(passed.body.provisionState).toBe('adopted');
+    expect((await eventsOf(h, id)).map((e) => e.type)).toEqual(['node.adopting', 'node.adopted']);
+  });
+
+  it('error: any state but adopting or adopted is INVALID_STATE; a stale version conflicts', async () => {
+    await seedPool(h, { id: 'pool-a', tenantId: 'acme' });
+    for (const state of ['pending', 'rejected', 'failed', 'retired', 'purging'] as const) {
+      const id = await seedNode(h, { poolId: 'pool-a', tenantId: 'acme', provisionState: state });
+      const reply = await call(h, 'POST', `/v1/nodes/${id}/adopt`);
+      expect(reply.status, state).toBe(409);
+      expect(reply.body.error).toMatchObject({ code: 'INVALID_STATE', details: { provisionState: state } });
+      expect(await eventsOf(h, id)).toEqual([]);
+    }
+    const id = await seedNode(h, { poolId: 'pool-a', tenantId: 'acme' });
+    await call(h, 'POST', `/v1/nodes/${id}/cordon`);
+    expect((await call(h, 'POST', `/v1/nodes/${id}/adopt`, { body: { version: 1 } })).status).toBe(409);
+    expect((await call(h, 'GET', `/v1/nodes/${id}`)).body.provisionState).toBe('adopted');
+  });
+
+  it('security: needs compute:nodes:provision on a visible node', async () => {
+    await expectNodeRouteSecured(h, {
+      method: 'POST',
+      path: (id) => `/v1/nodes/${id}/adopt`,
+      action: 'compute:nodes:provision',
+    });
+  });
+});

@@ -1,0 +1,51 @@
+import { describe, expect, it } from 'vitest';
+import { call, eventsOf, seedNode, seedPool } from '../support/fixtures';
+import { useHarness } from '../support/harness';
+
+const h = useHarness({ worker: false });
+
+describe('taint: errors', () => {
+  it('refuses bad keys, limits, overlaps and empty calls before anything changes', async () => {
+    await seedPool(h, { id: 'pool-t', tenantId: 'acme' });
+    const id = await seedNode(h, { poolId: 'pool-t', tenantId: 'acme' });
+    const keys = (n: number) => Array.from({ length: n }, (_, i) => `k${i}`);
+    const bad: [string, unknown][] = [
+      ['empty call', {}],
+      ['empty lists', { add: [], remove: [] }],
+      ['key in both', { add: ['rma'], remove: ['rma'] }],
+      ['33 adds', { add: keys(33) }],
+      ['33 removes', { remove: keys(33) }],
+      ['empty key', { add: [''] }],
+      ['starts with a dot', { add: ['.rma'] }],
+      ['ends with a dash', { add: ['rma-'] }],
+      ['space', { add: ['rma pending'] }],
+      ['comma', { add: ['a,b'] }],
+      ['129 characters', { add: ['a'.repeat(129)] }],
+      ['not an array', { add: 'rma' }],
+      ['number key', { add: [7] }],
+      ['unknown field', { add: ['rma'], colour: 'red' }],
+      ['long reason', { add: ['rma'], reason: 'r'.repeat(257) }],
+    ];
+    for (const [what, body] of bad) {
+      const reply = await call(h, 'POST', `/v1/nodes/${id}/taint`, { body });
+      expect(reply.status, what).toBe(400);
+      expect(reply.body.error.code, what).toBe('INVALID_INPUT');
+    }
+    const ok = await call(h, 'POST', `/v1/nodes/${id}/taint`, {
+      body: { add: keys(32), remove: ['x'.repeat(128)] },
+    });
+    expect(ok.status).toBe(200);
+    expect(ok.body.noScheduleReasons).toHaveLength(32);
+    expect(await eventsOf(h, id)).toHaveLength(1);
+  });
+
+  it('refuses a stale version with CONFLICT', async () => {
+    await seedPool(h, { id: 'pool-t', tenantId: 'acme' });
+    const id = await seedNode(h, { poolId: 'pool-t', tenantId: 'acme' });
+    await call(h, 'POST', `/v1/nodes/${id}/taint`, { body: { add: ['a'] } });
+    const stale = await call(h, 'POST', `/v1/nodes/${id}/taint`, { body: { add: ['b'], version: 1 } });
+    expect(stale.status).toBe(409);
+    expect(stale.body.error).toMatchObject({ code: 'CONFLICT', details: { currentVersion: 2 } });
+    expect((await call(h, 'GET', `/v1/nodes/${id}`)).body.noScheduleReasons).toEqual(['taint:a']);
+  });
+});

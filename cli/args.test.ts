@@ -111,9 +111,80 @@ describe('parseCommandLine', () => {
     );
   });
 
+  it('reads comma-separated lists: trimmed, distinct, each item checked, at most so many', () => {
+    expect(run(['nodes', 'taint', NODE, '--add', 'a, b,a', '--remove=c']).flags).toMatchObject({
+      add: ['a', 'b'],
+      remove: ['c'],
+    });
+    expect(run(['nodes', 'taint', NODE, '--add', 'rma']).flags.remove).toBeUndefined();
+    expect(usage(['nodes', 'taint', NODE, '--add', 'a,,b']).message).toBe(
+      "--add has an empty item in 'a,,b'",
+    );
+    expect(usage(['nodes', 'taint', NODE, '--add=']).message).toBe('--add must not be empty');
+    expect(usage(['nodes', 'taint', NODE, '--add', '-rma']).message).toMatch(
+      /^--add: '-rma' is not a taint key/,
+    );
+    const keys = Array.from({ length: 32 }, (_, i) => `k${i}`);
+    expect(run(['nodes', 'taint', NODE, '--add', [...keys, 'k0'].join(',')]).flags.add).toEqual(keys);
+    expect(
+      usage(['nodes', 'label', NODE, '--remove', [...keys, ...keys.map((k) => `x${k}`), 'y'].join(',')])
+        .message,
+    ).toBe('--remove takes at most 64 items; got 65');
+  });
+
+  it('reads KEY=VALUE labels: the value is what follows the first =, and may be empty', () => {
+    expect(run(['nodes', 'label', NODE, '--set', 'rack=b7,fabric/rail=3,x=a=b,e=']).flags.set).toEqual([
+      'rack=b7',
+      'fabric/rail=3',
+      'x=a=b',
+      'e=',
+    ]);
+    expect(usage(['nodes', 'label', NODE, '--set', '=b7']).message).toMatch(
+      /^--set: '=b7' has a key that is not a label key/,
+    );
+    expect(usage(['nodes', 'label', NODE, '--set', 'rack=b 7']).message).toMatch(
+      /^--set: 'rack=b 7' has a value that is not a label value/,
+    );
+    expect(usage(['nodes', 'label', NODE, '--set', 'drydock.dev/x=1']).message).toBe(
+      "--set: 'drydock.dev/x=1' has a key that is under drydock.dev/, which Drydock reserves",
+    );
+    expect(usage(['nodes', 'label', NODE, '--set', 'a=1', '--remove', 'a']).message).toBe(
+      'a key cannot be set and removed at once: a',
+    );
+  });
+
+  it("runs a command's own checks after its flags, pointing at its help", () => {
+    const missingYes = usage(['nodes', 'delete', NODE]);
+    expect(missingYes.message).toBe('nodes delete removes for good; re-run with --yes');
+    expect(missingYes.helpFor).toBe('nodes delete');
+    expect(run(['nodes', 'delete', NODE, '--yes']).flags.yes).toBe(true);
+    expect(usage(['nodes', 'delete', 'gpu-1', '--yes']).message).toMatch(/^NODE must look like/);
+  });
+
+  it('reads a command of three words, and a pool operand', () => {
+    const clear = run(['nodes', 'maintenance', 'clear', NODE, '--if-version', '4']);
+    expect(clear.command.words).toEqual(['nodes', 'maintenance', 'clear']);
+    expect(clear.args).toEqual({ NODE });
+    expect(usage(['nodes', 'maintenance', NODE]).message).toBe(
+      "unknown command 'nodes maintenance node_01k5w8v3x9q2m4n6p8r0s2t4v6'; one of clear",
+    );
+    expect(usage(['nodes', 'maintenance']).message).toBe('name a nodes maintenance command: clear');
+    expect(usage(['nodes', 'maintenance', 'clear']).helpFor).toBe('nodes maintenance clear');
+    expect(topicOf(parseCommandLine(['nodes', 'maintenance', '--help'], commands))).toEqual({
+      group: 'nodes',
+      command: 'nodes maintenance clear',
+    });
+    expect(run(['pools', 'capacity', 'pool-h100-east']).args).toEqual({ POOL: 'pool-h100-east' });
+    expect(usage(['pools', 'show', '9pool']).message).toBe(
+      "POOL must be 1–63 of a-z 0-9 -, starting with a letter, got '9pool'",
+    );
+  });
+
   it('names the groups and commands it knows when given others', () => {
-    expect(usage([]).message).toBe('name a command group: nodes, operations');
-    expect(usage(['node', 'list']).message).toBe("unknown command group 'node'; one of nodes, operations");
+    expect(usage([]).message).toBe('name a command group: nodes, pools, operations');
+    expect(usage(['node', 'list']).message).toBe(
+      "unknown command group 'node'; one of nodes, pools, operations",
+    );
     expect(usage(['nodes']).helpFor).toBe('nodes');
     expect(usage(['nodes', 'remove', NODE]).message).toMatch(
       /^unknown command 'nodes remove'; one of list, show/,

@@ -1,5 +1,5 @@
 import { parseDuration } from '../domain/duration';
-import { isId } from '../domain/ids';
+import { isId, SLUG_PATTERN } from '../domain/ids';
 import type { Command, FlagSpec, FlagSpecs, FlagValues, Operand } from './command';
 import { UsageError } from './errors';
 import { GLOBAL_FLAGS } from './globals';
@@ -37,28 +37,43 @@ export function parseCommandLine(argv: readonly string[], commands: readonly Com
     throw new UsageError(`unknown command group '${group}'; one of ${groupsOf(commands).join(', ')}`);
   }
   const restHasHelp = [name, ...rest].some((t) => t === '--help' || t === '-h');
+  const names = [...new Set(inGroup.map((c) => c.words[1]))].join(', ');
   if (name === undefined || name.startsWith('-')) {
     if (wantsHelp || restHasHelp) return { kind: 'help', topic: { group } };
-    throw new UsageError(`name a ${group} command: ${inGroup.map((c) => c.words[1]).join(', ')}`, group);
+    throw new UsageError(`name a ${group} command: ${names}`, group);
   }
-  const command = inGroup.find((c) => c.words[1] === name);
+  const named = inGroup.filter((c) => c.words[1] === name);
+  if (named.length === 0) throw new UsageError(`unknown command '${group} ${name}'; one of ${names}`, group);
+
+  // A command of three words (`nodes maintenance clear`) takes its third word from what follows.
+  let command = named.find((c) => c.words.length === 2);
+  let tail = rest;
   if (!command) {
-    throw new UsageError(
-      `unknown command '${group} ${name}'; one of ${inGroup.map((c) => c.words[1]).join(', ')}`,
-      group,
-    );
+    const [sub, ...after] = rest;
+    const subs = named.map((c) => c.words[2]).join(', ');
+    if (sub === undefined || sub.startsWith('-')) {
+      if (wantsHelp || restHasHelp) {
+        return { kind: 'help', topic: named.length === 1 ? { group, command: named[0] } : { group } };
+      }
+      throw new UsageError(`name a ${group} ${name} command: ${subs}`, group);
+    }
+    command = named.find((c) => c.words[2] === sub);
+    if (!command) throw new UsageError(`unknown command '${group} ${name} ${sub}'; one of ${subs}`, group);
+    tail = after;
   }
   const helpFor = command.words.join(' ');
   if (wantsHelp || restHasHelp) return { kind: 'help', topic: { group, command } };
 
   const specs: FlagSpecs = { ...GLOBAL_FLAGS, ...command.flags };
-  const parsed = withHelp(helpFor, () => readFlags(rest, specs, { stopAtPositional: false }));
+  const parsed = withHelp(helpFor, () => readFlags(tail, specs, { stopAtPositional: false }));
   for (const [flag, value] of leading.flags) {
     if (parsed.flags.has(flag)) throw new UsageError(`--${flag} given twice`, helpFor);
     parsed.flags.set(flag, value);
   }
   const args = withHelp(helpFor, () => checkOperands(command.operands, parsed.positionals));
   const flags = withHelp(helpFor, () => checkFlags(command.flags, parsed.flags));
+  const { check } = command;
+  if (check) withHelp(helpFor, () => check({ args, flags }));
   const globals = {
     api: stringFlag(parsed.flags, 'api'),
     token: stringFlag(parsed.flags, 'token'),
@@ -140,9 +155,14 @@ function stringFlag(flags: RawFlags, name: string): string | undefined {
   return typeof value === 'string' ? value : undefined;
 }
 
-const ID_FORMS: Record<Operand['type'], string> = {
-  node: 'node_ followed by 26 lowercase ULID characters',
-  op: 'op_ followed by 26 lowercase ULID characters',
+/** What each kind of operand must look like, said when it does not. */
+const OPERAND_FORMS: Record<Operand['type'], { test(value: string): boolean; form: string }> = {
+  node: {
+    test: (value) => isId('node', value),
+    form: 'look like node_ followed by 26 lowercase ULID characters',
+  },
+  op: { test: (value) => isId('op', value), form: 'look like op_ followed by 26 lowercase ULID characters' },
+  pool: { test: (value) => SLUG_PATTERN.test(value), form: 'be 1–63 of a-z 0-9 -, starting with a letter' },
 };
 
 function checkOperands(operands: readonly Operand[], positionals: string[]): Record<string, string> {
@@ -150,9 +170,8 @@ function checkOperands(operands: readonly Operand[], positionals: string[]): Rec
   operands.forEach((operand, index) => {
     const value = positionals[index];
     if (value === undefined) throw new UsageError(`missing ${operand.name}`);
-    if (!isId(operand.type, value)) {
-      throw new UsageError(`${operand.name} must look like ${ID_FORMS[operand.type]}, got '${value}'`);
-    }
+    const { test, form } = OPERAND_FORMS[operand.type];
+    if (!test(value)) throw new UsageError(`${operand.name} must ${form}, got '${value}'`);
     args[operand.name] = value;
   });
   const extra = positionals.slice(operands.length);
@@ -161,7 +180,7 @@ function checkOperands(operands: readonly Operand[], positionals: string[]): Rec
 }
 
 function checkFlags(specs: FlagSpecs, raw: RawFlags): FlagValues<FlagSpecs> {
-  const flags: Record<string, string | number | boolean | undefined> = {};
+  const flags: Record<string, string | string[] | number | boolean | undefined> = {};
   for (const [name, spec] of Object.entries(specs)) {
     const value = raw.get(name);
     if (spec.requires && value !== undefined && !raw.has(spec.requires)) {
@@ -178,7 +197,11 @@ function checkFlags(specs: FlagSpecs, raw: RawFlags): FlagValues<FlagSpecs> {
 }
 
 /** One flag value, converted to what its handler gets. */
-export function checkValue(name: string, spec: FlagSpec, value: string): string | number | boolean {
+export function checkValue(
+  name: string,
+  spec: FlagSpec,
+  value: string,
+): string | string[] | number | boolean {
   switch (spec.type) {
     case 'boolean':
       return true;
@@ -196,6 +219,20 @@ export function checkValue(name: string, spec: FlagSpec, value: string): string 
         throw new UsageError(`--${name} is at most ${spec.maxLength} characters`);
       }
       return value;
+    case 'list': {
+      if (value.trim() === '') throw new UsageError(`--${name} must not be empty`);
+      const items = value.split(',').map((item) => item.trim());
+      if (items.includes('')) throw new UsageError(`--${name} has an empty item in '${value}'`);
+      const distinct = [...new Set(items)];
+      if (distinct.length > spec.maxItems) {
+        throw new UsageError(`--${name} takes at most ${spec.maxItems} items; got ${distinct.length}`);
+      }
+      for (const item of distinct) {
+        const problem = spec.checkItem?.(item);
+        if (problem) throw new UsageError(`--${name}: '${item}' ${problem}`);
+      }
+      return distinct;
+    }
     case 'integer': {
       const n = /^\d{1,15}$/.test(value) ? Number(value) : NaN;
       const range = spec.max === undefined ? `≥ ${spec.min}` : `${spec.min}–${spec.max}`;

@@ -50,6 +50,11 @@ export class ApiClient {
     return this.request<T>('POST', path, { body, headers });
   }
 
+  /** DELETE with a JSON body, e.g. `DELETE /v1/nodes/{id}` `{ reason, version }`. */
+  delete<T>(path: string, body: unknown = {}): Promise<T> {
+    return this.request<T>('DELETE', path, { body });
+  }
+
   async request<T>(method: string, path: string, options: RequestOptions = {}): Promise<T> {
     const url = new URL(this.baseUrl + path);
     for (const [key, value] of Object.entries(options.query ?? {})) {

@@ -21,6 +21,15 @@ export type FlagSpec =
       maxLength?: number;
     })
   | (FlagBase & { type: 'integer'; value: string; min: number; max?: number })
+  /** Comma-separated items, e.g. `--add k1,k2`; its value is the distinct items in order. */
+  | (FlagBase & {
+      type: 'list';
+      /** Placeholder shown in help, e.g. `K1,K2`. */
+      value: string;
+      maxItems: number;
+      /** What is wrong with one item, e.g. `must be …`; undefined when it is fine. */
+      checkItem?: (item: string) => string | undefined;
+    })
   /** A duration such as `90s`, `10m`, `2h`; its value is in milliseconds. */
   | (FlagBase & { type: 'duration'; value: string });
 
@@ -30,14 +39,16 @@ type FlagValue<S extends FlagSpec> = S['type'] extends 'boolean'
   ? boolean
   : S['type'] extends 'string'
     ? string | undefined
-    : number | undefined;
+    : S['type'] extends 'list'
+      ? string[] | undefined
+      : number | undefined;
 
 export type FlagValues<F extends FlagSpecs> = { [N in keyof F]: FlagValue<F[N]> };
 
-/** A positional argument and the identifier form it must have. */
+/** A positional argument and the identifier form it must have (`pool`: a slug). */
 export interface Operand {
   name: string;
-  type: 'node' | 'op';
+  type: 'node' | 'op' | 'pool';
 }
 
 export type OperandValues<O extends readonly Operand[]> = { [N in O[number]['name']]: string };
@@ -51,11 +62,16 @@ export interface Context<F extends FlagSpecs, O extends readonly Operand[]> {
 }
 
 export interface CommandSpec<F extends FlagSpecs, O extends readonly Operand[]> {
-  /** The words that name it, e.g. `['nodes', 'drain']`. */
-  words: readonly [string, string];
+  /** The words that name it, e.g. `['nodes', 'drain']` or `['nodes', 'maintenance', 'clear']`. */
+  words: readonly [string, string] | readonly [string, string, string];
   summary: string;
   operands: O;
   flags: F;
+  /**
+   * Rules across flags (one of two required, a key in both, a missing `--yes`): throws a
+   * `UsageError`. Runs while the line is parsed, so a refused line never reaches the API.
+   */
+  check?(input: Pick<Context<F, O>, 'args' | 'flags'>): void;
   /** Resolves to the exit code; 0 when it returns nothing. */
   run(ctx: Context<F, O>): Promise<number | void>;
 }

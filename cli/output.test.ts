@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { Output, table, type Io } from './output';
-import { describeProgress } from './views';
+import { capacityTable, describeProgress, labelsTable, taintsOf } from './views';
 import { formatElapsed } from './wait';
 
 function capture(stderrIsTTY: boolean) {
@@ -73,6 +73,39 @@ describe('describeProgress', () => {
     expect(describeProgress({ phase: 'starting' })).toBe('starting');
     expect(describeProgress(null)).toBe('no progress reported yet');
     expect(describeProgress({ attempt: 2 })).toBe('{"attempt":2}');
+  });
+});
+
+describe('node control views', () => {
+  it('lists buckets in the order they are checked, any new one after, then the total', () => {
+    const buckets = {
+      schedulable: 3,
+      cordoned: 1,
+      maintenance: 0,
+      unhealthy: 2,
+      unreachable: 0,
+      quarantined: 1,
+    };
+    expect(capacityTable({ poolId: 'p', total: 7, buckets }).split('\n')).toEqual([
+      'BUCKET       NODES',
+      'maintenance  0',
+      'unreachable  0',
+      'cordoned     1',
+      'unhealthy    2',
+      'schedulable  3',
+      'quarantined  1',
+      'total        7',
+    ]);
+  });
+
+  it('shows an empty label value as "" and only operator taints as taints', () => {
+    expect(labelsTable([{ key: 'e', value: '', source: 'operator' }])).toBe(
+      'KEY  VALUE  SOURCE\ne    ""     operator',
+    );
+    expect(labelsTable([])).toBe('no labels');
+    expect(taintsOf({ noScheduleReasons: ['draining', 'taint:dedicated=acme', 'condition:GpuXid'] })).toEqual(
+      ['dedicated=acme'],
+    );
   });
 });
 

@@ -1,3 +1,5 @@
+import { CAPACITY_BUCKETS } from '../domain/capacity';
+import { TAINT_PREFIX } from '../domain/taints';
 import { clock, dash, fields, table } from './output';
 
 /** The fields of the API's node object the command line shows (spec/api.md). */
@@ -60,6 +62,7 @@ export interface Page<T> {
 
 const yesNo = (value: boolean) => (value ? 'yes' : 'no');
 
+/** A deleted node (listed with `--include-deleted`) shows `deleted` as its state. */
 export function nodesTable(nodes: readonly Node[]): string {
   return table(
     ['ID', 'HOSTNAME', 'POOL', 'STATE', 'CORDONED', 'REASONS', 'LIVENESS', 'VERSION'],
@@ -67,7 +70,7 @@ export function nodesTable(nodes: readonly Node[]): string {
       n.id,
       n.hostname,
       dash(n.poolId),
-      n.provisionState,
+      n.deletedAt ? 'deleted' : n.provisionState,
       yesNo(n.cordoned),
       dash(n.noScheduleReasons.join(',')),
       n.liveness,
@@ -102,6 +105,72 @@ export function nodeDetails(n: Node): string {
     ['Updated', n.updatedAt],
     ...(n.deletedAt ? ([['Deleted', n.deletedAt]] as const) : []),
   ]);
+}
+
+/** A node's labels, one per line; an empty value shows as `""`. */
+export function labelsTable(labels: Node['labels']): string {
+  if (labels.length === 0) return 'no labels';
+  return table(
+    ['KEY', 'VALUE', 'SOURCE'],
+    labels.map((l) => [l.key, l.value === '' ? '""' : l.value, l.source]),
+  );
+}
+
+/** The operator taints of a node (its `taint:<key>` reasons), e.g. `rma-pending, dedicated=acme`. */
+export function taintsOf(n: Pick<Node, 'noScheduleReasons'>): string[] {
+  return n.noScheduleReasons
+    .filter((r) => r.startsWith(TAINT_PREFIX))
+    .map((r) => r.slice(TAINT_PREFIX.length));
+}
+
+/** The API's pool object (spec/api.md, pools). */
+export interface Pool {
+  id: string;
+  kind: string;
+  siteId: string;
+  tenantId: string | null;
+  grants: string[];
+  policy: Record<string, unknown>;
+  createdAt: string;
+}
+
+/** `GET /v1/pools/{id}/capacity`: live nodes per bucket, first match wins. */
+export interface Capacity {
+  poolId: string;
+  total: number;
+  buckets: Record<string, number>;
+}
+
+export function poolsTable(pools: readonly Pool[]): string {
+  return table(
+    ['ID', 'KIND', 'SITE', 'TENANT', 'GRANTS'],
+    pools.map((p) => [p.id, p.kind, p.siteId, dash(p.tenantId), dash(p.grants.join(','))]),
+  );
+}
+
+export function poolDetails(p: Pool): string {
+  const policy = Object.entries(p.policy)
+    .map(([key, value]) => `${key}=${String(value)}`)
+    .join(', ');
+  return fields([
+    ['ID', p.id],
+    ['Kind', p.kind],
+    ['Site', p.siteId],
+    ['Tenant', dash(p.tenantId)],
+    ['Grants', dash(p.grants.join(', '))],
+    ['Policy', dash(policy)],
+    ['Created', p.createdAt],
+  ]);
+}
+
+/** Buckets in the order they are checked (spec/nodes.md), any the API adds after, then the total. */
+export function capacityTable(c: Capacity): string {
+  const known: readonly string[] = CAPACITY_BUCKETS;
+  const order = [...known, ...Object.keys(c.buckets).filter((b) => !known.includes(b))];
+  return table(
+    ['BUCKET', 'NODES'],
+    [...order.map((b) => [b, String(c.buckets[b] ?? 0)]), ['total', String(c.total)]],
+  );
 }
 
 /** `gpu-a-01 (node_…)`. */

@@ -1,57 +1,14 @@
-import { execFile, spawn } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
-import type { ServerType } from '@hono/node-server';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { closeServer, listen } from '../api/server';
-import { freePort } from '../scripts/services/process';
+import { spawn } from 'node:child_process';
+import { describe, expect, it } from 'vitest';
+import { BIN, readNode, rows, useCli } from './support/cli';
 import { allocate, call, eventsOf, seedNode, seedPool, tenantKey } from './support/fixtures';
 import { eventually, useHarness } from './support/harness';
 
 const h = useHarness();
-const BIN = fileURLToPath(new URL('../bin/drydock.mjs', import.meta.url));
+const cli = useCli(h);
+const { drydock } = cli;
 
-let server: ServerType;
-let api: string;
-/** A port nothing listens on: a request sent there would fail with exit 1, not 2. */
-let deadApi: string;
-
-beforeAll(async () => {
-  const listening = await listen(h.deps, 0);
-  server = listening.server;
-  api = `http://127.0.0.1:${listening.port}`;
-  deadApi = `http://127.0.0.1:${await freePort()}`;
-});
-
-afterAll(async () => {
-  if (server) await closeServer(server);
-});
-
-interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-/** Runs the real `drydock` binary against the test API, the way a person or a script would. */
-function drydock(args: string[], options: { token?: string | null; api?: string } = {}): Promise<Run> {
-  const env: NodeJS.ProcessEnv = { ...process.env, DRYDOCK_API: options.api ?? api };
-  const token = options.token === undefined ? h.operatorKey : options.token;
-  if (token === null) delete env.DRYDOCK_TOKEN;
-  else env.DRYDOCK_TOKEN = token;
-  return new Promise((resolve) => {
-    execFile(process.execPath, [BIN, ...args], { env, timeout: 60_000 }, (error, stdout, stderr) => {
-      const code = error ? (typeof error.code === 'number' ? error.code : -1) : 0;
-      resolve({ code, stdout, stderr });
-    });
-  });
-}
-
-/** The lines of a human table, without its header. */
-const rows = (stdout: string) => stdout.trimEnd().split('\n').slice(1);
-
-async function node(id: string) {
-  return (await call(h, 'GET', `/v1/nodes/${id}`)).body;
-}
+const node = (id: string) => readNode(h, id);
 
 describe('drydock nodes list', () => {
   it('prints a table, the API JSON with --json, and passes the filters', async () => {
@@ -131,7 +88,7 @@ describe('drydock nodes show and events', () => {
     await call(h, 'POST', `/v1/nodes/${id}/cordon`, { body: { reason: 'first look' } });
     await call(h, 'POST', `/v1/nodes/${id}/uncordon`);
 
-    const env = { ...process.env, DRYDOCK_API: api, DRYDOCK_TOKEN: h.operatorKey };
+    const env = { ...process.env, DRYDOCK_API: cli.api, DRYDOCK_TOKEN: h.operatorKey };
     const follower = spawn(process.execPath, [BIN, 'nodes', 'events', id, '--follow', '--json'], { env });
     let followed = '';
     follower.stdout.on('data', (chunk: Buffer) => (followed += chunk.toString()));
@@ -292,7 +249,7 @@ describe('drydock usage errors and failures', () => {
       [['operations', 'show', 'node_01k5w8v3x9q2m4n6p8r0s2t4v6'], 'OP must look like op_'],
       [['nodes', 'drain'], 'missing NODE'],
     ];
-    const results = await Promise.all(lines.map(([args]) => drydock(args, { api: deadApi })));
+    const results = await Promise.all(lines.map(([args]) => drydock(args, { api: cli.deadApi })));
     results.forEach((result, i) => {
       const [args, message] = lines[i]!;
       expect(result.code, args.join(' ')).toBe(2);
@@ -312,7 +269,7 @@ describe('drydock usage errors and failures', () => {
       drydock(['nodes', 'list'], { token: null }),
       drydock(['nodes', 'show', id], { token: globex.secret }),
       drydock(['nodes', 'cordon', id], { token: globex.secret }),
-      drydock(['nodes', 'show', id], { api: deadApi }),
+      drydock(['nodes', 'show', id], { api: cli.deadApi }),
     ]);
     expect(wrongToken).toMatchObject({ code: 5, stdout: '' });
     expect(wrongToken.stderr).toBe('error: UNAUTHENTICATED: unknown or revoked credential\n');
@@ -324,7 +281,7 @@ describe('drydock usage errors and failures', () => {
     expect((await node(id)).cordoned).toBe(false);
     expect(unreachable).toMatchObject({ code: 1, stdout: '' });
     expect(unreachable.stderr).toBe(
-      `error: UNREACHABLE: cannot reach the Drydock API at ${deadApi} (ECONNREFUSED); pass --api URL or set DRYDOCK_API\n`,
+      `error: UNREACHABLE: cannot reach the Drydock API at ${cli.deadApi} (ECONNREFUSED); pass --api URL or set DRYDOCK_API\n`,
     );
   });
 });

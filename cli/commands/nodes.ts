@@ -1,4 +1,4 @@
-import { LIVENESS, PROVISION_STATES } from '../../domain/node';
+import { ACCESS, LIVENESS, PROVISION_STATES } from '../../domain/node';
 import type { ApiClient, Query } from '../client';
 import { defineCommand, type Command } from '../command';
 import {
@@ -31,6 +31,8 @@ const list = defineCommand({
     state: { type: 'string', value: 'S', choices: PROVISION_STATES, help: 'only nodes in provision state S' },
     cordoned: { type: 'boolean', help: 'only cordoned nodes' },
     liveness: { type: 'string', value: 'L', choices: LIVENESS, help: 'only nodes with liveness L' },
+    access: { type: 'string', value: 'A', choices: ACCESS, help: 'only nodes with access A' },
+    'include-deleted': { type: 'boolean', help: 'also deleted nodes, shown as deleted (operator keys only)' },
     limit: { type: 'integer', value: 'N', min: 1, max: 50, help: 'nodes per page (≤ 50, default 50)' },
     all: { type: 'boolean', help: 'follow the cursor through every page' },
   },
@@ -42,6 +44,8 @@ const list = defineCommand({
       provisionState: flags.state,
       cordoned: flags.cordoned ? true : undefined,
       liveness: flags.liveness,
+      access: flags.access,
+      includeDeleted: flags['include-deleted'] ? true : undefined,
       limit: flags.limit,
     };
     let page = await api.get<Page<Node>>('/v1/nodes', query);

@@ -1,0 +1,43 @@
+import { defineCommand, type Command } from '../command';
+import { capacityTable, poolDetails, poolsTable, type Capacity, type Pool } from '../views';
+
+const POOL = [{ name: 'POOL', type: 'pool' }] as const;
+
+const list = defineCommand({
+  words: ['pools', 'list'],
+  summary: 'List the pools the caller can see',
+  operands: [],
+  flags: {},
+  async run({ api, out }) {
+    const pools = await api.get<{ items: Pool[] }>('/v1/pools');
+    if (!out.json && pools.items.length === 0) {
+      out.note('no pools');
+      return;
+    }
+    out.result(pools, () => poolsTable(pools.items));
+  },
+});
+
+const show = defineCommand({
+  words: ['pools', 'show'],
+  summary: 'Show a pool with its grants and policy',
+  operands: POOL,
+  flags: {},
+  async run({ api, out, args }) {
+    const pool = await api.get<Pool>(`/v1/pools/${args.POOL}`);
+    out.result(pool, () => poolDetails(pool));
+  },
+});
+
+const capacity = defineCommand({
+  words: ['pools', 'capacity'],
+  summary: "A pool's live nodes per capacity bucket (maintenance, unreachable, …, schedulable)",
+  operands: POOL,
+  flags: {},
+  async run({ api, out, args }) {
+    const counts = await api.get<Capacity>(`/v1/pools/${args.POOL}/capacity`);
+    out.result(counts, () => capacityTable(counts));
+  },
+});
+
+export const poolCommands: Command[] = [list, show, capacity];

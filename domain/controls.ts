@@ -1,5 +1,5 @@
 import { DrydockError } from './errors';
-import { labelDiff, type Label } from './labels';
+import { checkLabelRequest, labelDiff, type Label } from './labels';
 import { DRAINING, controlRefusal, isDraining, type NodeAxes } from './node';
 import { checkTaintRequest, taintReason } from './taints';
 
@@ -80,6 +80,7 @@ export function taint(add: string[], remove: string[]): Control {
 
 /** Sets and removes operator labels. */
 export function label(set: Record<string, string>, remove: string[]): Control {
+  checkLabelRequest(set, remove);
   return (node) => {
     const diff = labelDiff(node.labels, set, remove);
     if (Object.keys(diff.set).length === 0 && diff.removed.length === 0) return null;

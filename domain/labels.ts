@@ -17,12 +17,8 @@ export const MAX_LABELS = 64;
 /** Keys under this prefix are Drydock's own and never set or removed through the API. */
 export const RESERVED_LABEL_PREFIX = 'drydock.dev/';
 
-/** What a label call changes given the node's labels; throws for keys the operator may not touch. */
-export function labelDiff(
-  current: Label[],
-  set: Record<string, string>,
-  remove: string[],
-): { set: Record<string, string>; removed: string[] } {
+/** The rules of a label call that need no node: at least one key, none reserved, none in both. */
+export function checkLabelRequest(set: Record<string, string>, remove: string[]): void {
   const setKeys = Object.keys(set);
   if (setKeys.length === 0 && remove.length === 0) {
     throw new DrydockError('INVALID_INPUT', 'give at least one label to set or key to remove');
@@ -43,8 +39,16 @@ export function labelDiff(
       keys: both,
     });
   }
+}
+
+/** What a label call changes given the node's labels; throws for keys inventory or the system own. */
+export function labelDiff(
+  current: Label[],
+  set: Record<string, string>,
+  remove: string[],
+): { set: Record<string, string>; removed: string[] } {
   const byKey = new Map(current.map((label) => [label.key, label]));
-  const owned = setKeys.filter((key) => {
+  const owned = Object.keys(set).filter((key) => {
     const source = byKey.get(key)?.source;
     return source !== undefined && source !== 'operator';
   });

@@ -66,3 +66,16 @@ describe('label: errors', () => {
     expect((await call(h, 'GET', `/v1/nodes/${id}`)).body.labels).toEqual([]);
   });
 });
+
+describe('label: body rules come before any lookup', () => {
+  it('answers INVALID_INPUT, not NOT_FOUND, for a bad body on a node that does not exist', async () => {
+    const missing = 'node_01k5w8v3x9q2m4n6p8r0s2t4v6';
+    for (const body of [{}, { set: { 'drydock.dev/x': 'y' } }, { set: { a: 'b' }, remove: ['a'] }]) {
+      const reply = await call(h, 'POST', `/v1/nodes/${missing}/label`, { body });
+      expect(reply.status, JSON.stringify(body)).toBe(400);
+    }
+    expect((await call(h, 'POST', `/v1/nodes/${missing}/label`, { body: { set: { a: 'b' } } })).status).toBe(
+      404,
+    );
+  });
+});

@@ -49,3 +49,16 @@ describe('taint: errors', () => {
     expect((await call(h, 'GET', `/v1/nodes/${id}`)).body.noScheduleReasons).toEqual(['taint:a']);
   });
 });
+
+describe('taint: body rules come before any lookup', () => {
+  it('answers INVALID_INPUT, not NOT_FOUND, for a bad body on a node that does not exist', async () => {
+    const missing = 'node_01k5w8v3x9q2m4n6p8r0s2t4v6';
+    for (const body of [{}, { add: ['a'], remove: ['a'] }]) {
+      expect(
+        (await call(h, 'POST', `/v1/nodes/${missing}/taint`, { body })).status,
+        JSON.stringify(body),
+      ).toBe(400);
+    }
+    expect((await call(h, 'POST', `/v1/nodes/${missing}/taint`, { body: { add: ['a'] } })).status).toBe(404);
+  });
+});

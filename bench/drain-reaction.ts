@@ -1,0 +1,673 @@
+/**
+ * drain-reaction: how fast a drain notices that its node emptied, against the bare cost of a
+ * Temporal signal waking a workflow on the same server (spec/drain.md: "a release must show up as
+ * `node.drained` within a second").
+ *
+ * N nodes hold one allocation each and are drained through the API; once every drain waits, the
+ * allocations are released through the API at a bounded concurrency, and each release is timed to
+ * its node's `node.drained` event (the event's created_at, read from Postgres on this host's clock).
+ * The baseline: N workflows that wait for a signal and complete, on a second worker of the same
+ * process and server, signalled at the same concurrency and rate; each signal is timed to its
+ * workflow's completion. The figure is the ratio of the two. A second reference, N workflows that
+ * run one empty activity after the signal, shows what Temporal's hops alone cost a drain; and every
+ * workflow's history splits its latency into steps (API, workflow task, dispatch, activity).
+ */
+import { randomBytes } from 'node:crypto';
+import { loadavg } from 'node:os';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { bundleWorkflowCode, Worker } from '@temporalio/worker';
+import postgres from 'postgres';
+import { createApp } from '../api/app';
+import { hashSecret } from '../api/auth';
+import { createDb } from '../db/client';
+import { nodes, pools } from '../db/schema';
+import { newId } from '../domain/ids';
+import { createWorker, workflowsPath } from '../worker';
+import { drainWorkflowId, progressQuery } from '../workflows/definitions';
+import { createLog, defineBenchmark, intOption, UsageError, type Log } from './support/benchmark';
+import { createWallClock, postgresClockOffset } from './support/clock';
+import { paced, sleep, until, type Pacing } from './support/pace';
+import { environment, formatTable, writeResult } from './support/report';
+import { startServices } from './support/services';
+import { round, summarize, type Summary } from './support/stats';
+import { Teardown } from './support/teardown';
+import { connectTemporal, eventMs, type HistoryEvent } from './support/temporal';
+import { goSignal, signalActivityRoundTrip, signalRoundTrip } from './workflows/baseline';
+
+const NAME = 'drain-reaction';
+const baselinePath = fileURLToPath(new URL('./workflows/baseline.ts', import.meta.url));
+
+const usage = [
+  '  --nodes N         nodes, each with one allocation, drained and released (default 200, max 1000)',
+  '  --concurrency C   releases (and baseline signals) in flight at once (default 8, max 64)',
+  '  --rate R          releases per second; default: as fast as C in flight allow. The baseline',
+  '                    signals go at the rate the releases reached, so both see the same load',
+  '  --poll-ms P       how often the events table is read for node.drained (default 10); the',
+  "                    latency uses the event's created_at, so this only moves the poller's row",
+].join('\n');
+
+interface Options {
+  nodes: number;
+  concurrency: number;
+  rate: number | null;
+  pollMs: number;
+}
+
+function parseOptions(args: string[]): Options {
+  let values;
+  try {
+    ({ values } = parseArgs({
+      args,
+      options: {
+        nodes: { type: 'string' },
+        concurrency: { type: 'string' },
+        rate: { type: 'string' },
+        'poll-ms': { type: 'string' },
+      },
+      strict: true,
+      allowPositionals: false,
+    }));
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+  return {
+    nodes: intOption('nodes', values.nodes, 200, 1, 1000),
+    concurrency: intOption('concurrency', values.concurrency, 8, 1, 64),
+    rate: values.rate === undefined ? null : intOption('rate', values.rate, 0, 1, 10_000),
+    pollMs: intOption('poll-ms', values['poll-ms'], 10, 1, 100),
+  };
+}
+
+/** One node's release, timed: client clock (sent, responded), Postgres (drained), Temporal (history). */
+interface DrainSample {
+  nodeId: string;
+  allocationId: string;
+  sent: number;
+  responded: number;
+  /** node.drained created_at: the start of the checkDrain transaction that wrote it. */
+  drained: number | null;
+  /** When the poller saw the event. */
+  observed: number | null;
+  signalled?: number;
+  checkScheduled?: number;
+  checkStarted?: number;
+  checkCompleted?: number;
+  closed?: number;
+}
+
+interface PhaseStats {
+  ms: number;
+  /** Share of the phase this process' event loop (API, activities, client) was busy. */
+  eventLoopBusy: number;
+  /** CPU time of the whole process (workflow threads and Temporal's core included) over wall time. */
+  cores: number;
+}
+
+interface BaselineSample {
+  kind: 'signal' | 'activity';
+  workflowId: string;
+  sent: number;
+  acknowledged: number;
+  signalled?: number;
+  activityScheduled?: number;
+  activityStarted?: number;
+  activityCompleted?: number;
+  closed?: number;
+}
+
+function baselineSamples(kind: BaselineSample['kind'], n: number, suffix: string): BaselineSample[] {
+  return Array.from({ length: n }, (_, i) => ({
+    kind,
+    workflowId: `bench-baseline-${kind}/${suffix}/${i}`,
+    sent: NaN,
+    acknowledged: NaN,
+  }));
+}
+
+export default defineBenchmark({
+  summary: 'release → node.drained latency, against a bare signal → workflow completion on the same server',
+  usage,
+  async run(args) {
+    const options = parseOptions(args);
+    const log = createLog();
+    const teardown = new Teardown(log);
+    const stopInterrupt = teardown.onInterrupt();
+    const began = Date.now();
+    try {
+      return await measure(options, teardown, log);
+    } finally {
+      const clean = await teardown.run();
+      stopInterrupt();
+      log(
+        `${clean ? 'torn down' : 'torn down with errors'}; ${((Date.now() - began) / 1000).toFixed(1)} s in all`,
+      );
+    }
+  },
+});
+
+async function measure(options: Options, teardown: Teardown, log: Log): Promise<number> {
+  const n = options.nodes;
+  const phaseTimeoutMs = 30_000 + n * 100;
+  const now = createWallClock();
+  const loadBefore = loadavg().map((x) => round(x));
+  // Per phase: wall time, how busy this process' main thread was, and how many cores it used.
+  const phases: Record<string, PhaseStats> = {};
+  let mark = { at: Date.now(), elu: performance.eventLoopUtilization(), cpu: process.cpuUsage() };
+  const phase = (name: string) => {
+    const ms = Date.now() - mark.at;
+    const cpu = process.cpuUsage(mark.cpu);
+    phases[name] = {
+      ms,
+      eventLoopBusy: round(performance.eventLoopUtilization(mark.elu).utilization, 3),
+      cores: round((cpu.user + cpu.system) / 1000 / Math.max(ms, 1), 2),
+    };
+    mark = { at: Date.now(), elu: performance.eventLoopUtilization(), cpu: process.cpuUsage() };
+  };
+  log(`${NAME}: ${n} nodes, concurrency ${options.concurrency}${options.rate ? `, ${options.rate}/s` : ''}`);
+
+  // ── services, bundles, workers ──────────────────────────────────────────────────────────────
+  const quiet = { log: () => {}, trace: () => {}, debug: () => {}, info: () => {}, warn: log, error: log };
+  const [services, drainBundle, baselineBundle] = await Promise.all([
+    startServices(teardown, log),
+    bundleWorkflowCode({ workflowsPath, logger: quiet }),
+    bundleWorkflowCode({ workflowsPath: baselinePath, logger: quiet }),
+  ]);
+  log(
+    `postgres: ${services.postgres.source} (${services.postgres.database}); ` +
+      `temporal: ${services.temporal.source} at ${services.temporal.address}`,
+  );
+  const { native, client } = await connectTemporal(services.temporal.address, teardown);
+  // The API and the worker get pools of their own, as in production; the watcher one connection.
+  const apiDb = createDb(services.databaseUrl);
+  const workerDb = createDb(services.databaseUrl);
+  const watch = postgres(services.databaseUrl, { max: 1, onnotice: () => {} });
+  teardown.add('close the database pools', () =>
+    Promise.all([apiDb.close(), workerDb.close(), watch.end({ timeout: 5 })]),
+  );
+  const clockOffsetMs = await postgresClockOffset(watch, now);
+  if (Math.abs(clockOffsetMs) > 5) {
+    log(`warning: Postgres' clock is ${round(clockOffsetMs)} ms off ours; drained times are skewed by that`);
+  }
+
+  const suffix = `${process.pid}-${randomBytes(3).toString('hex')}`;
+  const drainQueue = `bench-drain-${suffix}`;
+  const baselineQueue = `bench-baseline-${suffix}`;
+  const operatorKey = `bench-operator-${randomBytes(16).toString('hex')}`;
+  const app = createApp({
+    db: apiDb.db,
+    temporal: client,
+    taskQueue: drainQueue,
+    bootstrapKeyHash: hashSecret(operatorKey),
+    beginTimeoutMs: 30_000,
+  });
+  const drainWorker = await createWorker({
+    connection: native,
+    db: workerDb.db,
+    namespace: 'default',
+    taskQueue: drainQueue,
+    workflowBundle: { code: drainBundle.code },
+  });
+  const baselineWorker = await Worker.create({
+    connection: native,
+    namespace: 'default',
+    taskQueue: baselineQueue,
+    workflowBundle: { code: baselineBundle.code },
+    activities: { noop: async () => {} },
+  });
+  const workers = [drainWorker, baselineWorker];
+  let stopping = false;
+  const crashed = new Promise<never>((_, reject) => {
+    const runs = workers.map((w) =>
+      w.run().catch((error: unknown) => {
+        if (!stopping) reject(new Error(`a worker stopped: ${(error as Error).message}`));
+      }),
+    );
+    teardown.add('shut the workers down', async () => {
+      stopping = true;
+      for (const w of workers) if (w.getState() === 'RUNNING') w.shutdown();
+      await Promise.all(runs);
+    });
+  });
+  crashed.catch(() => {}); // raced below; never left unhandled
+  phase('setup');
+
+  const call = async (method: string, path: string, body?: unknown) => {
+    const response = await app.request(path, {
+      method,
+      headers: {
+        authorization: `Bearer ${operatorKey}`,
+        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+      },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const text = await response.text();
+    return { status: response.status, body: (text ? JSON.parse(text) : null) as any };
+  };
+  const setupPacing: Pacing = { concurrency: Math.max(options.concurrency, 8) };
+
+  return Promise.race([
+    crashed,
+    (async () => {
+      // ── drains: N nodes, one allocation each, drained and waiting ───────────────────────────
+      await apiDb.db
+        .insert(pools)
+        .values({ id: 'bench', kind: 'bare-metal', siteId: 'fra1', tenantId: 'bench' });
+      const nodeIds = Array.from({ length: n }, () => newId('node'));
+      await apiDb.db.insert(nodes).values(
+        nodeIds.map((id, i) => ({
+          id,
+          poolId: 'bench',
+          tenantId: 'bench',
+          siteId: 'fra1',
+          hostname: `bench-${String(i).padStart(4, '0')}`,
+          provisionState: 'adopted' as const,
+          connectivity: 'connected' as const,
+        })),
+      );
+      const allocationOf = new Map<string, string>();
+      await paced(nodeIds, setupPacing, async (nodeId) => {
+        const reply = await call('POST', '/v1/allocations', { nodeId, tenantId: 'bench', kind: 'job' });
+        if (reply.status !== 201)
+          throw new Error(`allocation: ${reply.status} ${JSON.stringify(reply.body)}`);
+        allocationOf.set(nodeId, reply.body.id);
+      });
+      log(`${n} nodes seeded with an allocation each`);
+      // ── drains, and the baselines: N workflows waiting on a signal, N with an empty activity
+      // after it; set up side by side (nothing is measured yet), each ending with every workflow
+      // waiting on its signal.
+      const baselines = {
+        signal: baselineSamples('signal', n, suffix),
+        activity: baselineSamples('activity', n, suffix),
+      };
+      const allBaselines = [...baselines.signal, ...baselines.activity];
+      await Promise.all([
+        (async () => {
+          await paced(nodeIds, setupPacing, async (nodeId) => {
+            const reply = await call('POST', `/v1/nodes/${nodeId}/drain`, { reason: 'bench' });
+            if (reply.status !== 202) throw new Error(`drain: ${reply.status} ${JSON.stringify(reply.body)}`);
+          });
+          await waitAll('drains waiting', nodeIds, phaseTimeoutMs, async (nodeId) => {
+            const handle = client.workflow.getHandle(drainWorkflowId(nodeId));
+            const progress = await handle.query(progressQuery);
+            return progress.phase === 'waiting' && progress.liveAllocationCount === 1;
+          });
+          log(`${n} drains started and waiting`);
+        })(),
+        (async () => {
+          await paced(allBaselines, setupPacing, async (sample) => {
+            const workflow = sample.kind === 'signal' ? signalRoundTrip : signalActivityRoundTrip;
+            await client.workflow.start(workflow, {
+              workflowId: sample.workflowId,
+              taskQueue: baselineQueue,
+            });
+          });
+          // Started and its first workflow task completed: it waits on the signal, as a drain does.
+          await waitAll(
+            'baseline workflows waiting',
+            allBaselines.map((s) => s.workflowId),
+            phaseTimeoutMs,
+            async (id) => (await client.workflow.getHandle(id).describe()).historyLength >= 4,
+          );
+          log(`${2 * n} baseline workflows started and waiting`);
+        })(),
+      ]);
+      phase('drains and baselines started');
+
+      // ── measure: releases → node.drained ────────────────────────────────────────────────────
+      const samples = new Map<string, DrainSample>();
+      const watcher = watchDrained(watch, now, options.pollMs, samples, await lastEventId(watch));
+      const releasePacing: Pacing = {
+        concurrency: options.concurrency,
+        ...(options.rate ? { ratePerSecond: options.rate } : {}),
+      };
+      let samplesByNode: DrainSample[];
+      try {
+        await paced(nodeIds, releasePacing, async (nodeId) => {
+          const allocationId = allocationOf.get(nodeId)!;
+          const sample: DrainSample = {
+            nodeId,
+            allocationId,
+            sent: now(),
+            responded: NaN,
+            drained: null,
+            observed: null,
+          };
+          samples.set(nodeId, sample);
+          const reply = await call('POST', `/v1/allocations/${allocationId}/release`);
+          sample.responded = now();
+          if (reply.status !== 200) throw new Error(`release: ${reply.status} ${JSON.stringify(reply.body)}`);
+        });
+        samplesByNode = nodeIds.map((id) => samples.get(id)!);
+        const releaseSpan = samplesByNode.at(-1)!.sent - samplesByNode[0]!.sent;
+        log(`${n} allocations released in ${Math.round(releaseSpan)} ms`);
+        await watcher.seen(n, Math.max(10_000, n * 20));
+      } finally {
+        await watcher.stop();
+      }
+      phase('releases');
+      const missing = samplesByNode.filter((s) => s.drained === null).length;
+      if (missing > 0) {
+        const first = samplesByNode.find((s) => s.drained === null)!;
+        const handle = client.workflow.getHandle(drainWorkflowId(first.nodeId));
+        const described = await handle.describe();
+        const progress = await handle.query(progressQuery).catch((e: Error) => e.message);
+        log(
+          `${missing} of ${n} nodes never showed node.drained; the first, ${first.nodeId}: ` +
+            `workflow ${described.status.name}, progress ${JSON.stringify(progress)}`,
+        );
+      } else log(`${n} node.drained events seen`);
+      const releaseRate = ratePerSecond(samplesByNode.map((s) => s.sent));
+
+      // ── measure: signals → baseline completion, at the concurrency and rate of the releases ──
+      const signalPacing: Pacing = {
+        concurrency: options.concurrency,
+        ratePerSecond: options.rate ?? releaseRate,
+      };
+      for (const kind of ['signal', 'activity'] as const) {
+        await paced(baselines[kind], signalPacing, async (sample) => {
+          sample.sent = now();
+          await client.workflow.getHandle(sample.workflowId).signal(goSignal);
+          sample.acknowledged = now();
+        });
+        await paced(baselines[kind], { concurrency: 16 }, async (sample) => {
+          await client.workflow.getHandle(sample.workflowId).result();
+        });
+        log(`${n} ${kind} baseline workflows signalled and completed`);
+        phase(`${kind} baseline`);
+      }
+
+      // ── where the time went: the histories of every workflow ────────────────────────────────
+      await paced(samplesByNode, { concurrency: 16 }, async (sample) => {
+        const history = await client.workflow.getHandle(drainWorkflowId(sample.nodeId)).fetchHistory();
+        Object.assign(sample, drainTimeline(history.events ?? []));
+      });
+      await paced(allBaselines, { concurrency: 16 }, async (sample) => {
+        const history = await client.workflow.getHandle(sample.workflowId).fetchHistory();
+        Object.assign(sample, baselineTimeline(history.events ?? []));
+      });
+      phase('histories');
+
+      const result = report({
+        options,
+        services,
+        clockOffsetMs,
+        clockDriftMs: now.drift(),
+        phases,
+        drains: samplesByNode,
+        baselines,
+        releaseRate,
+        signalRate: ratePerSecond(baselines.signal.map((s) => s.sent)),
+        drainWorkerCache: drainWorker.options.maxCachedWorkflows,
+        loadBefore,
+      });
+      const path = writeResult(NAME, result);
+      console.log(`\nwrote ${path}`);
+      return missing === 0 ? 0 : 1;
+    })(),
+  ]);
+}
+
+/** Checks every id until each has passed once (a failed check is retried), within `timeoutMs`. */
+async function waitAll(
+  what: string,
+  ids: string[],
+  timeoutMs: number,
+  check: (id: string) => Promise<boolean>,
+) {
+  const pending = new Set(ids);
+  await until(
+    what,
+    async () => {
+      await paced([...pending], { concurrency: 16 }, async (id) => {
+        if (await check(id).catch(() => false)) pending.delete(id);
+      });
+      return pending.size === 0;
+    },
+    timeoutMs,
+  );
+}
+
+async function lastEventId(sql: postgres.Sql): Promise<bigint> {
+  const [row] = await sql<{ id: string }[]>`select coalesce(max(id), 0)::text as id from events`;
+  return BigInt(row!.id);
+}
+
+/** How long an id missing below newer events may still appear (a transaction yet to commit). */
+const GAP_GRACE_MS = 2_000;
+
+/**
+ * Reads new events in one query every `pollMs` and stamps each `node.drained` on its sample. The
+ * latency uses the event's created_at, so how often this polls adds nothing to it.
+ *
+ * Event ids are taken at insert but become visible at commit, so a smaller id can appear after a
+ * larger one: the watermark moves only over ids seen without a hole below them, and a hole is
+ * given up (a rolled-back insert) after GAP_GRACE_MS.
+ */
+function watchDrained(
+  sql: postgres.Sql,
+  now: () => number,
+  pollMs: number,
+  samples: Map<string, DrainSample>,
+  after: bigint,
+) {
+  let low = after; // every id <= low is accounted for
+  const above = new Set<bigint>(); // ids seen above `low`
+  let hole: { id: bigint; since: number } | null = null; // the lowest id not seen yet
+  let count = 0;
+  let stopped = false;
+  const early: string[] = [];
+  const loop = (async () => {
+    while (!stopped) {
+      const rows = await sql<{ id: string; node_id: string | null; type: string; at: string }[]>`
+        select id::text, node_id, type, extract(epoch from created_at) * 1000 as at
+        from events where id > ${low.toString()} order by id`;
+      const observed = now();
+      for (const row of rows) {
+        const id = BigInt(row.id);
+        if (above.has(id)) continue;
+        above.add(id);
+        if (row.type !== 'node.drained' || !row.node_id) continue;
+        const sample = samples.get(row.node_id);
+        if (!sample) early.push(row.node_id);
+        else if (sample.drained === null) {
+          sample.drained = Number(row.at);
+          sample.observed = observed;
+          count++;
+        }
+      }
+      while (above.has(low + 1n)) above.delete(++low);
+      if (above.size === 0) hole = null;
+      else if (hole?.id !== low + 1n) hole = { id: low + 1n, since: observed };
+      else if (observed - hole.since > GAP_GRACE_MS) {
+        low = hole.id;
+        hole = null;
+        while (above.has(low + 1n)) above.delete(++low);
+      }
+      await sleep(pollMs);
+    }
+  })();
+  return {
+    /** Waits until `expected` nodes drained; resolves to how many did within `timeoutMs`. */
+    async seen(expected: number, timeoutMs: number): Promise<number> {
+      await until(
+        'node.drained for every release',
+        async () => count >= expected || early.length > 0,
+        timeoutMs,
+        20,
+      ).catch(() => {});
+      if (early.length > 0) throw new Error(`node ${early[0]} drained before its release was sent`);
+      return count;
+    },
+    async stop() {
+      stopped = true;
+      await loop;
+    },
+  };
+}
+
+/** Releases per second over the span between the first and last send. */
+function ratePerSecond(sent: number[]): number {
+  const span = Math.max(...sent) - Math.min(...sent);
+  return span > 0 ? Math.round(((sent.length - 1) * 1000) / span) : sent.length * 1000;
+}
+
+function drainTimeline(events: HistoryEvent[]): Partial<DrainSample> {
+  const signalIndex = events.findLastIndex(
+    (e) => e.workflowExecutionSignaledEventAttributes?.signalName === 'allocationReleased',
+  );
+  if (signalIndex < 0) return {};
+  const scheduled = events.find(
+    (e, i) => i > signalIndex && e.activityTaskScheduledEventAttributes?.activityType?.name === 'checkDrain',
+  );
+  const scheduledId = scheduled?.eventId?.toString();
+  const started = events.find(
+    (e) => e.activityTaskStartedEventAttributes?.scheduledEventId?.toString() === scheduledId,
+  );
+  const completed = events.find(
+    (e) => e.activityTaskCompletedEventAttributes?.scheduledEventId?.toString() === scheduledId,
+  );
+  const closed = events.find((e) => e.workflowExecutionCompletedEventAttributes);
+  return {
+    signalled: eventMs(events[signalIndex]!.eventTime),
+    checkScheduled: scheduled ? eventMs(scheduled.eventTime) : undefined,
+    checkStarted: started ? eventMs(started.eventTime) : undefined,
+    checkCompleted: completed ? eventMs(completed.eventTime) : undefined,
+    closed: closed ? eventMs(closed.eventTime) : undefined,
+  };
+}
+
+function baselineTimeline(events: HistoryEvent[]): Partial<BaselineSample> {
+  const at = (e: HistoryEvent | undefined) => (e ? eventMs(e.eventTime) : undefined);
+  return {
+    signalled: at(events.find((e) => e.workflowExecutionSignaledEventAttributes)),
+    activityScheduled: at(events.find((e) => e.activityTaskScheduledEventAttributes)),
+    activityStarted: at(events.find((e) => e.activityTaskStartedEventAttributes)),
+    activityCompleted: at(events.find((e) => e.activityTaskCompletedEventAttributes)),
+    closed: at(events.find((e) => e.workflowExecutionCompletedEventAttributes)),
+  };
+}
+
+type Times<T> = { [K in keyof T]: T[K] extends number | null | undefined ? K : never }[keyof T];
+
+/** Summary of `to - from` over the samples where both times are known. */
+function span<T>(samples: T[], from: Times<T>, to: Times<T>): Summary {
+  const out: number[] = [];
+  for (const s of samples) {
+    const a = s[from] as number | null | undefined;
+    const b = s[to] as number | null | undefined;
+    if (a != null && b != null && Number.isFinite(a) && Number.isFinite(b)) out.push(b - a);
+  }
+  return summarize(out);
+}
+
+function report(input: {
+  options: Options;
+  services: Awaited<ReturnType<typeof startServices>>;
+  clockOffsetMs: number;
+  clockDriftMs: number;
+  loadBefore: number[];
+  phases: Record<string, PhaseStats>;
+  drains: DrainSample[];
+  baselines: Record<BaselineSample['kind'], BaselineSample[]>;
+  releaseRate: number;
+  signalRate: number;
+  drainWorkerCache: number;
+}) {
+  const { drains, baselines, options, phases } = input;
+  const baseline = baselines.signal;
+  const drain = span(drains, 'sent', 'drained');
+  const bare = span(baseline, 'sent', 'closed');
+  const ratio = { p50: round(drain.p50 / bare.p50), p99: round(drain.p99 / bare.p99) };
+
+  const also: [string, Summary][] = [
+    ['release → node.drained seen by the poller', span(drains, 'sent', 'observed')],
+    ['release → drain workflow closed', span(drains, 'sent', 'closed')],
+    ['release request (API reply)', span(drains, 'sent', 'responded')],
+    ['signal request (client ack)', span(baseline, 'sent', 'acknowledged')],
+    ['signal → empty activity → workflow completed', span(baselines.activity, 'sent', 'closed')],
+  ];
+  const drainSegments: [string, Summary][] = [
+    ['API: release sent → signal in history', span(drains, 'sent', 'signalled')],
+    ['workflow task: signal → checkDrain scheduled', span(drains, 'signalled', 'checkScheduled')],
+    ['dispatch: checkDrain scheduled → started', span(drains, 'checkScheduled', 'checkStarted')],
+    ['activity: started → node.drained tx began', span(drains, 'checkStarted', 'drained')],
+    ['(after) tx began → activity completed', span(drains, 'drained', 'checkCompleted')],
+    ['(after) activity completed → workflow closed', span(drains, 'checkCompleted', 'closed')],
+  ];
+  const baselineSegments: [string, Summary][] = [
+    ['client: signal sent → signal in history', span(baseline, 'sent', 'signalled')],
+    ['workflow task: signal → workflow closed', span(baseline, 'signalled', 'closed')],
+  ];
+  const activity = baselines.activity;
+  const activitySegments: [string, Summary][] = [
+    ['client: signal sent → signal in history', span(activity, 'sent', 'signalled')],
+    ['workflow task: signal → activity scheduled', span(activity, 'signalled', 'activityScheduled')],
+    ['dispatch: activity scheduled → started', span(activity, 'activityScheduled', 'activityStarted')],
+    ['activity: started → completed', span(activity, 'activityStarted', 'activityCompleted')],
+    ['workflow task: activity completed → closed', span(activity, 'activityCompleted', 'closed')],
+  ];
+
+  const row = (label: string, s: Summary) => [label, s.count, s.p50, s.p99, s.max];
+  const table = (title: string, rows: [string, Summary][]) =>
+    formatTable(
+      [title, 'n', 'p50 ms', 'p99 ms', 'max ms'],
+      rows.map(([l, s]) => row(l, s)),
+    );
+  const busy = (p: PhaseStats | undefined) =>
+    p ? `event loop ${Math.round(p.eventLoopBusy * 100)}% busy, ${p.cores} cores` : '?';
+  const pacing = options.rate ? `${options.rate}/s` : `as fast as ${options.concurrency} in flight allow`;
+  const environ = environment();
+  console.log(
+    [
+      '',
+      `${NAME}: ${options.nodes} nodes, concurrency ${options.concurrency} (${pacing}); ` +
+        `releases at ${input.releaseRate}/s, baseline signals at ${input.signalRate}/s`,
+      `postgres ${input.services.postgres.source}, temporal ${input.services.temporal.source}; ` +
+        `clocks: Postgres ${round(input.clockOffsetMs, 3)} ms off ours, drift ${round(input.clockDriftMs, 3)} ms; ` +
+        `${environ.cpus} CPUs, ` +
+        `load ${input.loadBefore.join(' ')} before, ${environ.loadavg.join(' ')} after`,
+      `this process: ${busy(phases.releases)} while releasing; ${busy(phases['signal baseline'])} while signalling`,
+      '',
+      formatTable(
+        ['', 'n', 'p50 ms', 'p99 ms', 'max ms'],
+        [
+          row('release → node.drained', drain),
+          row('signal → workflow completed (baseline)', bare),
+          ['ratio drain / baseline', '', `${ratio.p50}x`, `${ratio.p99}x`, ''],
+        ],
+      ),
+      '',
+      table('also', also),
+      '',
+      table('where a release goes', drainSegments),
+      '',
+      table('where a baseline signal goes', baselineSegments),
+      '',
+      table('where a signal + empty activity goes', activitySegments),
+    ].join('\n'),
+  );
+
+  return {
+    benchmark: NAME,
+    at: new Date().toISOString(),
+    options,
+    environment: { ...environ, loadavgBefore: input.loadBefore },
+    services: input.services,
+    clockOffsetMs: round(input.clockOffsetMs, 3),
+    clockDriftMs: round(input.clockDriftMs, 3),
+    workerMaxCachedWorkflows: input.drainWorkerCache,
+    phases,
+    rates: { releasesPerSecond: input.releaseRate, signalsPerSecond: input.signalRate },
+    drain: { releaseToDrained: drain, ...Object.fromEntries(also) },
+    baseline: { signalToCompleted: bare },
+    ratio,
+    segments: {
+      drain: Object.fromEntries(drainSegments),
+      baseline: Object.fromEntries(baselineSegments),
+      activityBaseline: Object.fromEntries(activitySegments),
+    },
+    // Epoch ms on this host's clock; null where a time is unknown.
+    samples: { drain: drains, baseline, activityBaseline: activity },
+  };
+}

@@ -1,0 +1,39 @@
+/**
+ * One benchmark: a file `bench/<name>.ts` whose default export is `defineBenchmark({...})`.
+ * `bench/run.ts` finds it by its file name; nothing else needs to know it exists.
+ */
+export interface Benchmark {
+  /** One line for the list `npm run bench` prints. */
+  summary: string;
+  /** The options it takes, one per line, for `npm run bench -- <name> --help`. */
+  usage: string;
+  /** Runs it with the arguments after its name; resolves to the process exit code. */
+  run(args: string[]): Promise<number>;
+}
+
+export function defineBenchmark(benchmark: Benchmark): Benchmark {
+  return benchmark;
+}
+
+/** Progress lines on stderr, stamped with the seconds since the benchmark began. */
+export function createLog(started = Date.now()) {
+  return (line: string) => {
+    const seconds = ((Date.now() - started) / 1000).toFixed(1).padStart(6);
+    process.stderr.write(`[${seconds}s] ${line}\n`);
+  };
+}
+
+export type Log = ReturnType<typeof createLog>;
+
+/** A positive integer option within [min, max], or a usage error naming it. */
+export function intOption(name: string, raw: string | undefined, fallback: number, min: number, max: number) {
+  if (raw === undefined) return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < min || value > max) {
+    throw new UsageError(`--${name} must be an integer from ${min} to ${max}, not ${raw}`);
+  }
+  return value;
+}
+
+/** A mistake in the command line: the dispatcher prints it with the usage, exit code 2. */
+export class UsageError extends Error {}

@@ -76,6 +76,9 @@ export function createDrainActivities(db: Db) {
       return db.transaction(async (tx) => {
         const node = await lockNode(tx, input.nodeId);
         const [op] = await tx.select().from(operations).where(eq(operations.id, input.operationId));
+        // A step retried after it committed (worker lost mid-task) answers what it did then.
+        if (op?.status === 'succeeded') return { outcome: 'drained' };
+        if (op?.status === 'cancelled') return { outcome: 'cancelled' };
         if (!op || isFinished(op.status)) return { outcome: 'finished' };
         if (!isDraining(node) || node.deletedAt) {
           await cancelDrainOperation(tx, op.id, node, 'system:drain');

@@ -108,6 +108,9 @@ async function startDevServer(
     'journal_mode=WAL',
     '--sqlite-pragma',
     'synchronous=NORMAL',
+    // Off by default in the server; lets a worker run an activity it just scheduled without a poll.
+    '--dynamic-config-value',
+    'system.enableActivityEagerExecution=true',
   ];
   if (options.dbFile) {
     mkdirSync(resolve(options.dbFile, '..'), { recursive: true });

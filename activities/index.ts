@@ -2,6 +2,7 @@ import { ApplicationFailure } from '@temporalio/activity';
 import { DrydockError } from '../domain/errors';
 import type { Db } from '../db/client';
 import { createDrainActivities } from './drain';
+import { createLivenessActivities } from './liveness';
 
 /**
  * Every activity, bound to its dependencies. A refusal (DrydockError) becomes a non-retryable
@@ -10,6 +11,7 @@ import { createDrainActivities } from './drain';
 export function createActivities(deps: { db: Db }) {
   return refusalsAreFinal({
     ...createDrainActivities(deps.db),
+    ...createLivenessActivities(deps.db),
   });
 }
 

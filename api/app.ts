@@ -9,7 +9,10 @@ import type { AppDeps, AppEnv } from './env';
 import { toResponse } from './errors';
 import { Metrics } from './metrics';
 import { allocationsRouter } from './routes/allocations';
+import { agentRouter } from './routes/agent';
 import { keysRouter } from './routes/keys';
+import { nodeAccessRouter } from './routes/node-access';
+import { tokensRouter } from './routes/tokens';
 import { drainRouter } from './routes/drain';
 import { nodeControlsRouter } from './routes/node-controls';
 import { nodesRouter } from './routes/nodes';
@@ -74,7 +77,8 @@ export function createApp(deps: AppDeps) {
   });
   app.get('/docs', Scalar({ url: '/openapi.json', pageTitle: 'Drydock API' }));
 
-  app.use('/v1/*', authenticate);
+  // Joining is the one /v1 call without a bearer credential: the join token is in the body.
+  app.use('/v1/*', (c, next) => (c.req.path === '/v1/agent/join' ? next() : authenticate(c, next)));
   app.route('/', nodesRouter);
   app.route('/', nodeControlsRouter);
   app.route('/', drainRouter);
@@ -82,6 +86,9 @@ export function createApp(deps: AppDeps) {
   app.route('/', allocationsRouter);
   app.route('/', poolsRouter);
   app.route('/', keysRouter);
+  app.route('/', tokensRouter);
+  app.route('/', nodeAccessRouter);
+  app.route('/', agentRouter);
   return app;
 }
 

@@ -1,19 +1,11 @@
-import { createHash, randomBytes } from 'node:crypto';
 import { and, eq, isNull } from 'drizzle-orm';
 import { createMiddleware } from 'hono/factory';
 import { DrydockError } from '../domain/errors';
+import { hashSecret } from '../domain/secrets';
 import { may, type Action, type Principal } from '../domain/principal';
+import type { NodeRow } from '../db/nodes';
 import { apiKeys } from '../db/schema';
 import type { AppEnv } from './env';
-
-export function hashSecret(secret: string): string {
-  return createHash('sha256').update(secret).digest('hex');
-}
-
-/** A new API key secret: 32 random bytes, base64url, with a recognisable prefix. */
-export function newSecret(prefix = 'ddk'): string {
-  return `${prefix}_${randomBytes(32).toString('base64url')}`;
-}
 
 const BEARER = /^Bearer ([A-Za-z0-9._~+/=-]{1,512})$/;
 
@@ -21,10 +13,22 @@ const BEARER = /^Bearer ([A-Za-z0-9._~+/=-]{1,512})$/;
 export const authenticate = createMiddleware<AppEnv>(async (c, next) => {
   const match = BEARER.exec(c.req.header('authorization') ?? '');
   if (!match) throw new DrydockError('UNAUTHENTICATED', 'missing or malformed bearer credential');
-  const hash = hashSecret(match[1]!);
-  const { bootstrapKeyHash, db } = c.get('deps');
+  const secret = match[1]!;
+  const { bootstrapKeyHash, db, nodeCredentials } = c.get('deps');
   let principal: Principal | null = null;
-  if (bootstrapKeyHash && hash === bootstrapKeyHash) {
+  const hash = hashSecret(secret);
+  if (secret.startsWith(NODE_CREDENTIAL_PREFIX)) {
+    const resolved = await nodeCredentials.resolve(secret);
+    if (resolved) {
+      principal = {
+        kind: 'node',
+        nodeId: resolved.node.id,
+        credentialId: resolved.credentialId,
+        name: resolved.node.hostname,
+      };
+      c.set('agentNode', resolved.node);
+    }
+  } else if (bootstrapKeyHash && hash === bootstrapKeyHash) {
     principal = { kind: 'operator', keyId: 'bootstrap', name: 'bootstrap-operator' };
   } else {
     const [key] = await db
@@ -44,14 +48,39 @@ export const authenticate = createMiddleware<AppEnv>(async (c, next) => {
 
 /** 403 unless the caller holds the action (operators hold every action). */
 export function requireAction(principal: Principal, action: Action): void {
+  if (principal.kind === 'node') throw nodeCredentialHere();
   if (!may(principal, action)) {
     throw new DrydockError('FORBIDDEN', `this key lacks ${action}`, { action });
   }
 }
 
+/** Node credentials start with this; API keys never do. */
+const NODE_CREDENTIAL_PREFIX = 'ddn_';
+
 /** 403 unless the caller is an operator. */
 export function requireOperator(principal: Principal): void {
+  if (principal.kind === 'node') throw nodeCredentialHere();
   if (principal.kind !== 'operator') {
     throw new DrydockError('FORBIDDEN', 'this route needs an operator key', { role: 'operator' });
   }
+}
+
+function nodeCredentialHere(): DrydockError {
+  return new DrydockError('FORBIDDEN', 'node credentials are accepted only on /v1/agent/*', {
+    role: 'agent',
+  });
+}
+
+/**
+ * The node an agent route acts for: 403 for API keys, and for a node whose access is blocked
+ * (its files and identity stay; `unblock` lets it back).
+ */
+export function requireAgent(principal: Principal, node: NodeRow | undefined): NodeRow {
+  if (principal.kind !== 'node' || !node) {
+    throw new DrydockError('FORBIDDEN', 'agent routes take a node credential', { role: 'agent' });
+  }
+  if (node.access === 'blocked') {
+    throw new DrydockError('FORBIDDEN', `node ${node.id} is blocked`, { access: 'blocked' });
+  }
+  return node;
 }

@@ -1,6 +1,10 @@
 import type { Client } from '@temporalio/client';
 import type { Principal } from '../domain/principal';
 import type { Db } from '../db/client';
+import type { NodeRow } from '../db/nodes';
+import type { Heartbeats } from './heartbeats';
+import type { NodeCredentials } from './node-credentials';
+import type { NodeWakeups } from './node-events';
 
 /** What the API needs from the outside world; tests build it with the real services. */
 export interface AppDeps {
@@ -11,6 +15,12 @@ export interface AppDeps {
   bootstrapKeyHash?: string;
   /** How long a start waits for a worker to take its `begin` before answering UNAVAILABLE. */
   beginTimeoutMs?: number;
+  clusterId: string;
+  /** The cluster CA's public key (PEM), handed to agents at join. */
+  caPublicKeyPem: string;
+  wakeups: NodeWakeups;
+  nodeCredentials: NodeCredentials;
+  heartbeats: Heartbeats;
 }
 
 export interface AppEnv {
@@ -18,5 +28,7 @@ export interface AppEnv {
     deps: AppDeps;
     principal: Principal;
     requestId: string;
+    /** The node behind a node credential, as read when the request was authenticated. */
+    agentNode?: NodeRow;
   };
 }

@@ -2,11 +2,13 @@ import { fileURLToPath } from 'node:url';
 import { serve, type ServerType } from '@hono/node-server';
 import { Client, Connection } from '@temporalio/client';
 import { loadConfig } from '../config';
+import { loadCa } from '../ca';
 import { createDb } from '../db/client';
 import { migrateDatabase } from '../db/migrate';
-import { hashSecret } from './auth';
+import { hashSecret } from '../domain/secrets';
 import { createApp } from './app';
 import type { AppDeps } from './env';
+import { createApiServices } from './services';
 
 /** Serves the API on `port`; resolves once it listens. */
 export async function listen(deps: AppDeps, port: number): Promise<{ server: ServerType; port: number }> {
@@ -31,23 +33,26 @@ async function main(): Promise<void> {
     );
   }
   await migrateDatabase(config.DATABASE_URL);
-  const { db, close } = createDb(config.DATABASE_URL);
+  const { db, sql, close } = createDb(config.DATABASE_URL);
   const connection = await Connection.connect({ address: config.TEMPORAL_ADDRESS });
   const temporal = new Client({ connection, namespace: config.TEMPORAL_NAMESPACE });
-  const { server, port } = await listen(
-    {
-      db,
-      temporal,
-      taskQueue: config.TEMPORAL_TASK_QUEUE,
-      bootstrapKeyHash: config.DRYDOCK_BOOTSTRAP_OPERATOR_KEY
-        ? hashSecret(config.DRYDOCK_BOOTSTRAP_OPERATOR_KEY)
-        : undefined,
-    },
-    config.PORT,
-  );
+  const services = createApiServices({
+    db,
+    sql,
+    temporal,
+    taskQueue: config.TEMPORAL_TASK_QUEUE,
+    clusterId: config.DRYDOCK_CLUSTER_ID,
+    caPublicKeyPem: loadCa({ file: config.DRYDOCK_CA_KEY_FILE, home: config.DRYDOCK_HOME }).publicKeyPem,
+    bootstrapKeyHash: config.DRYDOCK_BOOTSTRAP_OPERATOR_KEY
+      ? hashSecret(config.DRYDOCK_BOOTSTRAP_OPERATOR_KEY)
+      : undefined,
+  });
+  await services.start();
+  const { server, port } = await listen(services.deps, config.PORT);
   console.log(`drydock api listening on :${port}`);
   const stop = async () => {
     await closeServer(server);
+    await services.stop();
     await connection.close();
     await close();
     process.exit(0);

@@ -19,7 +19,9 @@ import { parseArgs } from 'node:util';
 import { bundleWorkflowCode, Worker } from '@temporalio/worker';
 import postgres from 'postgres';
 import { createApp } from '../api/app';
-import { hashSecret } from '../api/auth';
+import { hashSecret } from '../domain/secrets';
+import { createApiServices } from '../api/services';
+import { generateCa } from '../ca';
 import { createDb } from '../db/client';
 import { nodes, pools } from '../db/schema';
 import { newId } from '../domain/ids';
@@ -194,13 +196,19 @@ async function measure(options: Options, teardown: Teardown, log: Log): Promise<
   const drainQueue = `bench-drain-${suffix}`;
   const baselineQueue = `bench-baseline-${suffix}`;
   const operatorKey = `bench-operator-${randomBytes(16).toString('hex')}`;
-  const app = createApp({
+  const api = createApiServices({
     db: apiDb.db,
+    sql: apiDb.sql,
     temporal: client,
     taskQueue: drainQueue,
+    clusterId: 'bench',
+    caPublicKeyPem: generateCa().publicKeyPem,
     bootstrapKeyHash: hashSecret(operatorKey),
     beginTimeoutMs: 30_000,
   });
+  await api.start();
+  teardown.add('stop the API services', () => api.stop());
+  const app = createApp(api.deps);
   const drainWorker = await createWorker({
     connection: native,
     db: workerDb.db,

@@ -2,6 +2,8 @@ import { assertControllable, deletionRefusal } from '../domain/controls';
 import { actorOf, type Principal } from '../domain/principal';
 import { countOpenAllocations } from './allocations';
 import type { Db } from './client';
+import { cancelPendingCommands, revokeIdentity } from './identity';
+import { wakeNode } from './wakeups';
 import { applyNodeChange, checkVersion, labelsOf, lockNode, nodeState } from './nodes';
 
 /**
@@ -23,6 +25,9 @@ export async function deleteNode(
       await countOpenAllocations(tx, node.id),
     );
     if (refusal) throw refusal;
+    await revokeIdentity(tx, node.id, 'node-deleted');
+    await cancelPendingCommands(tx, node.id);
+    await wakeNode(tx, node.id);
     await applyNodeChange(
       tx,
       node,

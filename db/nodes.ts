@@ -44,6 +44,7 @@ export type NodeView = ReturnType<typeof nodeView>;
  */
 export function visibleTo(principal: Principal) {
   if (principal.kind === 'operator') return sql`true`;
+  if (principal.kind === 'node') return sql`false`;
   return sql`(${nodes.deletedAt} is null and ${nodes.poolId} in (select id from pools where tenant_id = ${principal.tenantId} or ${principal.tenantId} = any(grants)))`;
 }
 

@@ -1,6 +1,13 @@
 import { DrydockError } from './errors';
 import { checkLabelRequest, labelDiff, type Label } from './labels';
-import { DRAINING, controlRefusal, isDraining, type NodeAxes } from './node';
+import {
+  DRAINING,
+  controlRefusal,
+  isDraining,
+  type Condition,
+  type Connectivity,
+  type NodeAxes,
+} from './node';
 import { checkTaintRequest, taintReason } from './taints';
 
 /** A node as a control sees it: its axes and its labels. */
@@ -8,14 +15,21 @@ export interface NodeState extends NodeAxes {
   labels: Label[];
 }
 
+/** The columns a change may set on a node. */
+export interface NodePatch extends Partial<NodeAxes> {
+  connectivity?: Connectivity;
+  conditions?: Condition[];
+  lastSeenAt?: Date;
+  unreachableSince?: Date | null;
+  identityGeneration?: number;
+  poolId?: string;
+  tenantId?: string | null;
+  siteId?: string;
+}
+
 /** What a control changes on one node: the axes it sets, operator labels, and its one event. */
 export interface NodeChange {
-  patch: Partial<
-    Pick<
-      NodeAxes,
-      'cordoned' | 'noScheduleReasons' | 'maintenance' | 'access' | 'provisionState' | 'deletedAt'
-    >
-  >;
+  patch: NodePatch;
   labels?: { set: Record<string, string>; removed: string[] };
   event: { type: string; data?: Record<string, unknown> };
 }
@@ -157,4 +171,45 @@ export function deletionRefusal(node: NodeState, openAllocations: number): Drydo
     });
   }
   return null;
+}
+
+function requirePending(node: NodeState, call: string): void {
+  if (node.provisionState !== 'pending') {
+    throw new DrydockError('INVALID_STATE', `${call} needs a pending node, not ${node.provisionState}`, {
+      provisionState: node.provisionState,
+    });
+  }
+}
+
+/** An operator lets a pending node in, into `pool`; acceptance then makes it `adopted`. */
+export function approve(pool: { id: string; tenantId: string | null; siteId: string }): Control {
+  return (node) => {
+    requirePending(node, 'approve');
+    return {
+      patch: { provisionState: 'adopting', poolId: pool.id, tenantId: pool.tenantId, siteId: pool.siteId },
+      event: { type: 'node.approved', data: { poolId: pool.id } },
+    };
+  };
+}
+
+export const reject: Control = (node) => {
+  requirePending(node, 'reject');
+  return { patch: { provisionState: 'rejected' }, event: { type: 'node.rejected' } };
+};
+
+export const block: Control = (node) =>
+  node.access === 'blocked' ? null : { patch: { access: 'blocked' }, event: { type: 'node.blocked' } };
+
+export const unblock: Control = (node) =>
+  node.access === 'allowed' ? null : { patch: { access: 'allowed' }, event: { type: 'node.unblocked' } };
+
+/** A new identity generation: no credential or certificate of the old one is accepted again. */
+export function revokeIdentityOf(generation: number, revokedCertificates: number): Control {
+  return () => ({
+    patch: { identityGeneration: generation + 1 },
+    event: {
+      type: 'security.node.identity-revoked',
+      data: { revokedCertificates, identityGeneration: generation + 1 },
+    },
+  });
 }

@@ -1,7 +1,7 @@
 import { ulid } from 'ulid';
 
 /** Prefixes of the identifiers Drydock mints (spec/api.md, Identifiers). */
-export type IdPrefix = 'node' | 'op' | 'alloc' | 'jt' | 'key';
+export type IdPrefix = 'node' | 'op' | 'alloc' | 'jt' | 'key' | 'cred' | 'cmd' | 'acc' | 'sr';
 
 const ULID_BODY = '[0-9a-hjkmnp-tv-z]{26}';
 const patterns: Record<IdPrefix, RegExp> = {
@@ -10,6 +10,10 @@ const patterns: Record<IdPrefix, RegExp> = {
   alloc: new RegExp(`^alloc_${ULID_BODY}$`),
   jt: new RegExp(`^jt_${ULID_BODY}$`),
   key: new RegExp(`^key_${ULID_BODY}$`),
+  cred: new RegExp(`^cred_${ULID_BODY}$`),
+  cmd: new RegExp(`^cmd_${ULID_BODY}$`),
+  acc: new RegExp(`^acc_${ULID_BODY}$`),
+  sr: new RegExp(`^sr_${ULID_BODY}$`),
 };
 
 /** A fresh identifier: prefix, underscore, lowercase ULID. */

@@ -1,7 +1,11 @@
-/** Who is calling: an operator key, or a tenant key bound to one tenant and a list of actions. */
+/**
+ * Who is calling: an operator key; a tenant key bound to one tenant and a list of actions; or a
+ * node credential, bound to one node and accepted only on `/v1/agent/*`.
+ */
 export type Principal =
   | { kind: 'operator'; keyId: string; name: string }
-  | { kind: 'tenant'; keyId: string; name: string; tenantId: string; actions: string[] };
+  | { kind: 'tenant'; keyId: string; name: string; tenantId: string; actions: string[] }
+  | { kind: 'node'; nodeId: string; credentialId: string; name: string };
 
 export const ACTIONS = [
   'compute:nodes:read',
@@ -20,10 +24,17 @@ export const ACTIONS = [
 export type Action = (typeof ACTIONS)[number];
 
 export function may(principal: Principal, action: Action): boolean {
-  return principal.kind === 'operator' || principal.actions.includes(action);
+  switch (principal.kind) {
+    case 'operator':
+      return true;
+    case 'tenant':
+      return principal.actions.includes(action);
+    case 'node':
+      return false;
+  }
 }
 
 /** The name recorded as `actor` on events and operations. */
 export function actorOf(principal: Principal): string {
-  return `key:${principal.name}`;
+  return principal.kind === 'node' ? `node:${principal.nodeId}` : `key:${principal.name}`;
 }

@@ -2,9 +2,12 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
-import { hashSecret, newSecret } from '../api/auth';
+import { hashSecret, newSecret } from '../domain/secrets';
 import { closeServer, listen } from '../api/server';
+import { createApiServices } from '../api/services';
+import { loadCa } from '../ca';
 import { loadConfig } from '../config';
+import { ensureLivenessSweep } from '../workflows/liveness-client';
 import { createDb } from '../db/client';
 import { migrateDatabase } from '../db/migrate';
 import { createWorker } from '../worker';
@@ -48,7 +51,7 @@ async function main(): Promise<void> {
     stops.push(() => server.stop());
     log(`temporal ready at ${server.address} (${server.source})`);
 
-    const { db, close } = createDb(pg.url);
+    const { db, sql, close } = createDb(pg.url);
     stops.push(close);
     const workerConnection = await NativeConnection.connect({ address: server.address });
     const worker = await createWorker({
@@ -68,13 +71,19 @@ async function main(): Promise<void> {
     stops.push(() => connection.close());
     const temporal = new Client({ connection, namespace: config.TEMPORAL_NAMESPACE });
     const operatorKey = config.DRYDOCK_BOOTSTRAP_OPERATOR_KEY ?? developmentOperatorKey(home);
-    const deps = {
+    const services = createApiServices({
       db,
+      sql,
       temporal,
       taskQueue: config.TEMPORAL_TASK_QUEUE,
+      clusterId: config.DRYDOCK_CLUSTER_ID,
+      caPublicKeyPem: loadCa({ file: config.DRYDOCK_CA_KEY_FILE, home }).publicKeyPem,
       bootstrapKeyHash: hashSecret(operatorKey),
-    };
-    const api = await listen(deps, config.PORT);
+    });
+    await services.start();
+    stops.push(() => services.stop());
+    await ensureLivenessSweep(temporal, config.TEMPORAL_TASK_QUEUE);
+    const api = await listen(services.deps, config.PORT);
     stops.push(() => closeServer(api.server));
 
     const apiUrl = `http://localhost:${api.port}`;

@@ -1,4 +1,5 @@
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
+import type { LivenessSettings } from '../domain/liveness';
 import type { NodeView } from '../db/nodes';
 import type { OperationView } from '../db/operations';
 
@@ -19,6 +20,7 @@ export interface BeginResult {
 }
 
 export const beginUpdate = defineUpdate<BeginResult, [BeginRequest]>('begin');
+/** Every workflow answers `progress`; each family types its own answer. */
 export const progressQuery = defineQuery<DrainProgress>('progress');
 
 // ── drain ────────────────────────────────────────────────────────────────────────────────────
@@ -52,3 +54,22 @@ export const drainCancelledSignal = defineSignal('cancel');
 
 /** The longest a drain sleeps between looks at its node (spec/drain.md). */
 export const DRAIN_MAX_SLEEP_MS = 5 * 60_000;
+
+// ── liveness ─────────────────────────────────────────────────────────────────────────────────
+
+export const LIVENESS_SWEEP_WORKFLOW_ID = 'liveness-sweep';
+
+export interface LivenessSweepInput {
+  settings: LivenessSettings;
+  /** Sweeps before continuing as new (keeps the history small). */
+  continueAsNewAfter?: number;
+}
+
+export interface LivenessProgress {
+  sweeps: number;
+  lastSweepAt: string | null;
+  lastResult: { disconnected: number; unreachable: number; lost: number; graceUntil: string | null } | null;
+  nextSweepAt: string | null;
+}
+
+export const livenessProgressQuery = defineQuery<LivenessProgress>('progress');

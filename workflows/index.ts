@@ -1,1 +1,2 @@
 export { drain } from './drain';
+export { livenessSweep } from './liveness-sweep';

@@ -4,7 +4,8 @@ import { DrydockError } from '../../domain/errors';
 import { newId } from '../../domain/ids';
 import { ACTIONS } from '../../domain/principal';
 import { apiKeys } from '../../db/schema';
-import { hashSecret, newSecret, requireOperator } from '../auth';
+import { hashSecret, newSecret } from '../../domain/secrets';
+import { requireOperator } from '../auth';
 import type { AppEnv } from '../env';
 import { errorResponses, idOf, json, jsonBody, slug } from '../schemas';
 
@@ -62,7 +63,7 @@ keysRouter.openapi(
     if (body.tenantId && !body.actions?.length) {
       throw new DrydockError('INVALID_INPUT', 'a tenant key needs at least one action');
     }
-    const secret = newSecret();
+    const secret = newSecret('ddk');
     const [key] = await c
       .get('deps')
       .db.insert(apiKeys)

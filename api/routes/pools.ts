@@ -65,6 +65,7 @@ async function visiblePool(db: Db, id: string, principal: Principal) {
 
 function poolVisibleTo(principal: Principal) {
   if (principal.kind === 'operator') return sql`true`;
+  if (principal.kind === 'node') return sql`false`;
   return or(eq(pools.tenantId, principal.tenantId), sql`${principal.tenantId} = any(${pools.grants})`)!;
 }
 

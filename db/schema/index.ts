@@ -5,3 +5,8 @@ export * from './labels';
 export * from './nodes';
 export * from './operations';
 export * from './pools';
+export * from './commands';
+export * from './controller-state';
+export * from './identity';
+export * from './inventory';
+export * from './join-tokens';

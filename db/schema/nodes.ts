@@ -22,6 +22,10 @@ export const nodes = pgTable(
     connectivity: text('connectivity', { enum: CONNECTIVITY }).notNull().default('disconnected'),
     liveness: text('liveness', { enum: LIVENESS }).notNull().default('alive'),
     lastSeenAt: tz('last_seen_at'),
+    /** When the node became unreachable; `lost` counts from here. */
+    unreachableSince: tz('unreachable_since'),
+    /** The pool a node that joined without a token asked for; approval may take it. */
+    requestedPoolId: text('requested_pool_id'),
     conditions: jsonb('conditions').$type<Condition[]>().notNull().default([]),
     identityGeneration: integer('identity_generation').notNull().default(1),
     version: integer('version').notNull().default(1),
@@ -31,6 +35,10 @@ export const nodes = pgTable(
   (t) => [
     index('nodes_pool_idx').on(t.poolId, t.id),
     index('nodes_tenant_idx').on(t.tenantId, t.id),
+    // The liveness sweep looks only at live nodes that are still counted as alive or unreachable.
+    index('nodes_liveness_idx')
+      .on(t.liveness, t.lastSeenAt)
+      .where(sql`${t.deletedAt} is null`),
     check('nodes_version_positive', sql`${t.version} > 0`),
   ],
 );

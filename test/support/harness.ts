@@ -4,9 +4,11 @@ import { DefaultLogger, NativeConnection, Runtime, type Worker } from '@temporal
 import postgres from 'postgres';
 import { withDatabase } from './database-url';
 import { afterAll, beforeAll, inject } from 'vitest';
-import { hashSecret } from '../../api/auth';
+import { hashSecret } from '../../domain/secrets';
 import { createApp } from '../../api/app';
 import type { AppDeps } from '../../api/env';
+import { createApiServices } from '../../api/services';
+import { generateCa, type ClusterCa } from '../../ca';
 import { createDb, type Db } from '../../db/client';
 import { createWorker } from '../../worker';
 
@@ -17,6 +19,8 @@ export interface Harness {
   databaseUrl: string;
   temporal: Client;
   deps: AppDeps;
+  services: ReturnType<typeof createApiServices>;
+  ca: ClusterCa;
   app: ReturnType<typeof createApp>;
   taskQueue: string;
   temporalAddress: string;
@@ -31,7 +35,9 @@ export interface Harness {
  * A fresh database cloned from the migrated template, a Temporal client on the run's server, a
  * task queue of this file's own, an in-process worker (unless `worker: false`) and the Hono app.
  */
-export function useHarness(options: { worker?: boolean } = {}): Harness {
+export function useHarness(
+  options: { worker?: boolean; heartbeats?: { flushEveryMs?: number; sessionTimeoutMs?: number } } = {},
+): Harness {
   const h = {} as Harness;
   const suffix = randomBytes(4).toString('hex');
   let admin: postgres.Sql;
@@ -56,13 +62,20 @@ export function useHarness(options: { worker?: boolean } = {}): Harness {
     h.temporal = new Client({ connection, namespace: 'default' });
     h.taskQueue = `test-${suffix}`;
     h.operatorKey = `test-operator-${suffix}-${randomBytes(8).toString('hex')}`;
-    h.deps = {
+    h.ca = generateCa();
+    h.services = createApiServices({
       db: h.db,
+      sql: created.sql,
       temporal: h.temporal,
       taskQueue: h.taskQueue,
+      clusterId: `test-cluster-${suffix}`,
+      caPublicKeyPem: h.ca.publicKeyPem,
       bootstrapKeyHash: hashSecret(h.operatorKey),
       beginTimeoutMs: 10_000,
-    };
+      heartbeats: options.heartbeats,
+    });
+    await h.services.start();
+    h.deps = h.services.deps;
     h.app = createApp(h.deps);
     h.worker = null;
 
@@ -92,6 +105,7 @@ export function useHarness(options: { worker?: boolean } = {}): Harness {
 
   afterAll(async () => {
     await h.stopWorker?.();
+    await h.services?.stop();
     await workerConnection?.close();
     await connection?.close();
     await closeDb?.();

@@ -1,0 +1,176 @@
+import { inArray, sql } from 'drizzle-orm';
+import { parseDuration } from '../domain/duration';
+import { livenessStep, NODE_UNREACHABLE, type LivenessSettings } from '../domain/liveness';
+import type { Db, Tx } from '../db/client';
+import { withoutUnreachable } from '../db/liveness';
+import { applyNodeChange } from '../db/nodes';
+import { controllerState, nodes } from '../db/schema';
+
+export interface SweepResult {
+  disconnected: number;
+  unreachable: number;
+  lost: number;
+  graceUntil: string | null;
+  durationMs: number;
+}
+
+const LAST_SWEEP = 'liveness.last-sweep';
+const GRACE_UNTIL = 'liveness.grace-until';
+
+/** Lost applies only to these pool kinds, and only when the pool sets `policy.lostAfter`. */
+const LOSABLE_POOL_KINDS = ['provider', 'vps-host'];
+
+export function createLivenessActivities(db: Db) {
+  return {
+    /**
+     * One liveness sweep, one transaction: session timeouts (`node.disconnected`), the lease
+     * (`node.unreachable`), `lostAfter` (`node.lost`). After a gap in sweeps longer than the outage
+     * threshold (controller or database down) ages do not count for the grace period. Releases nothing.
+     */
+    async sweepLiveness(settings: LivenessSettings): Promise<SweepResult> {
+      const started = Date.now();
+      return db.transaction(async (tx) => {
+        const now = new Date();
+        const graceUntil = await updateGrace(tx, now, settings);
+        const result: SweepResult = {
+          disconnected: 0,
+          unreachable: 0,
+          lost: 0,
+          graceUntil: graceUntil?.toISOString() ?? null,
+          durationMs: 0,
+        };
+        if (graceUntil && graceUntil > now) return { ...result, durationMs: Date.now() - started };
+
+        const cutoff = new Date(now.getTime() - Math.min(settings.leaseMs, settings.sessionTimeoutMs));
+        // Candidates only: nodes that may have aged out, or unreachable nodes of pools that lose them.
+        const candidates = await tx.execute<{
+          id: string;
+          liveness: 'alive' | 'unreachable';
+          connectivity: 'connected' | 'disconnected';
+          seen_at: Date | null;
+          unreachable_since: Date | null;
+          lost_after: string | null;
+        }>(sql`
+          select n.id, n.liveness, n.connectivity, n.unreachable_since,
+                 coalesce(n.last_seen_at,
+                   (select max(c.issued_at) from node_certificates c where c.node_id = n.id)) as seen_at,
+                 case when p.kind in (${sql.join(
+                   LOSABLE_POOL_KINDS.map((k) => sql`${k}`),
+                   sql`, `,
+                 )})
+                      then p.policy->>'lostAfter' end as lost_after
+          from nodes n left join pools p on p.id = n.pool_id
+          where n.deleted_at is null
+            and n.provision_state not in ('decommissioned', 'rejected')
+            and (
+              (n.liveness in ('alive', 'unreachable') and n.last_seen_at < ${cutoff})
+              or (n.liveness = 'alive' and n.last_seen_at is null)
+              or (n.liveness = 'unreachable' and p.kind in ('provider', 'vps-host') and p.policy ? 'lostAfter')
+            )
+          for update of n skip locked`);
+        const steps = new Map<string, 'disconnect' | 'unreachable' | 'lost'>();
+        for (const row of candidates) {
+          if (!row.seen_at) continue;
+          const lostAfterMs = row.lost_after ? parseDuration(row.lost_after) : null;
+          const step = livenessStep(
+            {
+              liveness: row.liveness,
+              connectivity: row.connectivity,
+              seenAt: new Date(row.seen_at),
+              unreachableSince: row.unreachable_since ? new Date(row.unreachable_since) : null,
+              lostAfterMs,
+            },
+            now,
+            settings,
+          );
+          if (step) steps.set(row.id, step);
+        }
+        if (steps.size === 0) return { ...result, durationMs: Date.now() - started };
+        const rows = await tx
+          .select()
+          .from(nodes)
+          .where(inArray(nodes.id, [...steps.keys()]));
+        for (const node of rows) {
+          const step = steps.get(node.id)!;
+          const context = { actor: 'system:liveness' };
+          if (step === 'unreachable') {
+            const reasons = node.noScheduleReasons.includes('unreachable')
+              ? node.noScheduleReasons
+              : [...node.noScheduleReasons, 'unreachable'];
+            await applyNodeChange(
+              tx,
+              node,
+              {
+                patch: {
+                  liveness: 'unreachable',
+                  connectivity: 'disconnected',
+                  unreachableSince: now,
+                  noScheduleReasons: reasons,
+                  conditions: [
+                    ...withoutUnreachable(node.conditions),
+                    {
+                      type: NODE_UNREACHABLE,
+                      status: true,
+                      reason: 'HeartbeatTimeout',
+                      since: now.toISOString(),
+                    },
+                  ],
+                },
+                event: {
+                  type: 'node.unreachable',
+                  data: { lastSeenAt: node.lastSeenAt?.toISOString() ?? null },
+                },
+              },
+              context,
+            );
+            result.unreachable++;
+          } else if (step === 'disconnect') {
+            await applyNodeChange(
+              tx,
+              node,
+              {
+                patch: { connectivity: 'disconnected' },
+                event: { type: 'node.disconnected', data: { reason: 'no-session' } },
+              },
+              context,
+            );
+            result.disconnected++;
+          } else {
+            await applyNodeChange(
+              tx,
+              node,
+              { patch: { liveness: 'lost' }, event: { type: 'node.lost' } },
+              context,
+            );
+            result.lost++;
+          }
+        }
+        return { ...result, durationMs: Date.now() - started };
+      });
+    },
+  };
+}
+
+/** Records this sweep; returns the end of the grace period in force, if any. */
+async function updateGrace(tx: Tx, now: Date, settings: LivenessSettings): Promise<Date | null> {
+  const rows = await tx
+    .select()
+    .from(controllerState)
+    .where(inArray(controllerState.key, [LAST_SWEEP, GRACE_UNTIL]))
+    .for('update');
+  const last = rows.find((r) => r.key === LAST_SWEEP)?.at ?? null;
+  let graceUntil = rows.find((r) => r.key === GRACE_UNTIL)?.at ?? null;
+  if (last && now.getTime() - last.getTime() > settings.outageMs) {
+    graceUntil = new Date(now.getTime() + settings.graceMs);
+    await upsert(tx, GRACE_UNTIL, graceUntil);
+  }
+  await upsert(tx, LAST_SWEEP, now);
+  return graceUntil;
+}
+
+async function upsert(tx: Tx, key: string, at: Date): Promise<void> {
+  await tx
+    .insert(controllerState)
+    .values({ key, at })
+    .onConflictDoUpdate({ target: controllerState.key, set: { at } });
+}

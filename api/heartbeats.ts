@@ -1,0 +1,72 @@
+import { DEFAULT_LIVENESS, HEARTBEAT_FLUSH_EVERY_MS } from '../domain/liveness';
+import type { Db } from '../db/client';
+import { connectNode, flushLastSeen, sayGoodbye } from '../db/liveness';
+
+/**
+ * Last-seen times of this API process's agents, held in memory and flushed to Postgres in one
+ * batch every 15 s (spec/enrollment.md). A heartbeat after a silence longer than the session
+ * timeout starts a new session: one `connect` transaction (`node.connected`).
+ */
+export class Heartbeats {
+  private lastSeen = new Map<string, Date>();
+  private pending = new Map<string, Date>();
+  private timer: NodeJS.Timeout | null = null;
+
+  constructor(
+    private readonly db: Db,
+    private readonly options: { flushEveryMs?: number; sessionTimeoutMs?: number } = {},
+  ) {}
+
+  start(): void {
+    this.timer ??= setInterval(
+      () => void this.flush().catch(logFlushFailure),
+      this.options.flushEveryMs ?? HEARTBEAT_FLUSH_EVERY_MS,
+    );
+  }
+
+  async stop(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+    await this.flush().catch(logFlushFailure);
+  }
+
+  /** Records a heartbeat; runs the connect transaction when this starts a session. */
+  async beat(nodeId: string, state: 'running' | 'offline', now = new Date()): Promise<void> {
+    const previous = this.lastSeen.get(nodeId);
+    this.lastSeen.set(nodeId, now);
+    if (state === 'offline') {
+      this.lastSeen.delete(nodeId);
+      this.pending.delete(nodeId);
+      await sayGoodbye(this.db, nodeId, now);
+      return;
+    }
+    this.pending.set(nodeId, now);
+    const sessionTimeout = this.options.sessionTimeoutMs ?? DEFAULT_LIVENESS.sessionTimeoutMs;
+    if (!previous || now.getTime() - previous.getTime() > sessionTimeout) {
+      await connectNode(this.db, nodeId, now);
+    }
+  }
+
+  /** Forgets a node's session (blocked, revoked, deleted): its next heartbeat connects anew. */
+  forget(nodeId: string): void {
+    this.lastSeen.delete(nodeId);
+  }
+
+  /** Writes every pending last-seen time in one statement. */
+  async flush(): Promise<void> {
+    if (this.pending.size === 0) return;
+    const batch = this.pending;
+    this.pending = new Map();
+    try {
+      await flushLastSeen(this.db, batch);
+    } catch (error) {
+      // Keep the times for the next flush; newer beats of the same node win.
+      for (const [id, at] of batch) if (!this.pending.has(id)) this.pending.set(id, at);
+      throw error;
+    }
+  }
+}
+
+function logFlushFailure(error: unknown): void {
+  console.warn(`heartbeat flush failed, will retry: ${(error as Error).message}`);
+}

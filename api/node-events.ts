@@ -1,0 +1,60 @@
+import type { Sql } from 'postgres';
+import { NODE_CHANNEL } from '../db/wakeups';
+
+/**
+ * Wakes this process's waiters when any API process commits a change an agent must see at once
+ * (a queued command, a block, a revoked identity): LISTEN on one connection, fan out in memory.
+ */
+export class NodeWakeups {
+  private readonly waiters = new Map<string, Set<() => void>>();
+  private readonly watchers = new Set<(nodeId: string) => void>();
+  private listening: { unlisten(): Promise<void> } | null = null;
+
+  constructor(private readonly sql: Sql) {}
+
+  async start(): Promise<void> {
+    this.listening = await this.sql.listen(NODE_CHANNEL, (nodeId) => this.wake(nodeId));
+  }
+
+  async stop(): Promise<void> {
+    await this.listening?.unlisten();
+    this.listening = null;
+  }
+
+  /** Calls `fn` on the next wake-up of the node; returns the unsubscribe. */
+  subscribe(nodeId: string, fn: () => void): () => void {
+    let set = this.waiters.get(nodeId);
+    if (!set) this.waiters.set(nodeId, (set = new Set()));
+    set.add(fn);
+    return () => {
+      set.delete(fn);
+      if (set.size === 0) this.waiters.delete(nodeId);
+    };
+  }
+
+  /** Resolves on the node's next wake-up or after `ms`, whichever is first. */
+  wait(nodeId: string, ms: number, signal?: AbortSignal): Promise<void> {
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        unsubscribe();
+        signal?.removeEventListener('abort', done);
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      const unsubscribe = this.subscribe(nodeId, done);
+      signal?.addEventListener('abort', done);
+    });
+  }
+
+  /** Calls `fn` with every node woken (caches that must forget what they knew of it). */
+  onWake(fn: (nodeId: string) => void): void {
+    this.watchers.add(fn);
+  }
+
+  /** Wakes local waiters at once (the change was made by this process; NOTIFY follows for others). */
+  wake(nodeId: string): void {
+    for (const fn of this.watchers) fn(nodeId);
+    for (const fn of [...(this.waiters.get(nodeId) ?? [])]) fn();
+  }
+}

@@ -1,0 +1,241 @@
+import { createPublicKey } from 'node:crypto';
+import { createRoute, OpenAPIHono, z } from '@hono/zod-openapi';
+import { and, asc, eq, sql } from 'drizzle-orm';
+import { DrydockError } from '../../domain/errors';
+import { joinNode } from '../../db/join';
+import { nodeCommands } from '../../db/schema';
+import { requireAgent } from '../auth';
+import type { AppEnv } from '../env';
+import { errorResponses, idOf, json, jsonBody, reason } from '../schemas';
+
+export const agentRouter = new OpenAPIHono<AppEnv>();
+
+const hostname = z
+  .string()
+  .regex(/^[A-Za-z0-9]([A-Za-z0-9.-]{0,251}[A-Za-z0-9])?$/, 'a hostname of letters, digits, . and -');
+const ed25519Pem = z
+  .string()
+  .max(1000)
+  .regex(
+    /^-----BEGIN PUBLIC KEY-----\n[A-Za-z0-9+/=\n]+\n-----END PUBLIC KEY-----\n?$/,
+    'an Ed25519 public key in PEM',
+  );
+
+agentRouter.openapi(
+  createRoute({
+    method: 'post',
+    path: '/v1/agent/join',
+    summary: 'A machine joins: with a join token it is adopted; without one it waits for approval',
+    security: [],
+    request: jsonBody(
+      z.strictObject({
+        token: z.string().min(1).max(200).optional(),
+        publicKey: ed25519Pem,
+        hostname,
+        displayName: z.string().min(1).max(128).optional(),
+        poolId: z
+          .string()
+          .regex(/^[a-z][a-z0-9-]{0,62}$/)
+          .optional(),
+        inventory: z
+          .strictObject({
+            accelerators: z
+              .array(
+                z.strictObject({
+                  model: z.string().regex(/^[A-Za-z0-9._-]{1,64}$/),
+                  serial: z.string().min(1).max(128),
+                }),
+              )
+              .max(64),
+            storageRoots: z
+              .array(
+                z.strictObject({
+                  path: z.string().regex(/^\/[^\0]{0,1023}$/),
+                  bytes: z.number().int().min(0),
+                }),
+              )
+              .max(64),
+          })
+          .default({ accelerators: [], storageRoots: [] }),
+      }),
+      true,
+    ),
+    responses: {
+      201: json(
+        z.object({
+          nodeId: z.string(),
+          credential: z.string(),
+          clusterId: z.string(),
+          caPublicKey: z.string(),
+          provisionState: z.string(),
+        }),
+        'the new node identity; the credential is shown once',
+      ),
+      ...errorResponses,
+    },
+  }),
+  async (c) => {
+    const body = c.req.valid('json');
+    assertEd25519(body.publicKey);
+    const deps = c.get('deps');
+    const joined = await joinNode(deps.db, body);
+    return c.json({ ...joined, clusterId: deps.clusterId, caPublicKey: deps.caPublicKeyPem }, 201);
+  },
+);
+
+agentRouter.openapi(
+  createRoute({
+    method: 'post',
+    path: '/v1/agent/heartbeat',
+    summary: 'Agent heartbeat (every 10 s); `state: offline` says goodbye',
+    request: jsonBody(z.strictObject({ state: z.enum(['running', 'offline']).optional() })),
+    responses: {
+      200: json(z.object({ nodeId: z.string(), ok: z.literal(true) }), 'seen'),
+      ...errorResponses,
+    },
+  }),
+  async (c) => {
+    const node = requireAgent(c.get('principal'), c.get('agentNode'));
+    await c.get('deps').heartbeats.beat(node.id, c.req.valid('json').state ?? 'running');
+    return c.json({ nodeId: node.id, ok: true as const }, 200);
+  },
+);
+
+const CommandSchema = z
+  .object({
+    id: z.string(),
+    kind: z.string(),
+    action: z.string().nullable(),
+    payload: z.string().nullable(),
+    signature: z.string().nullable(),
+    createdAt: z.string(),
+  })
+  .openapi('AgentCommand');
+
+/** How often a long-poll looks again even without a wake-up (another process's NOTIFY lost). */
+const RECHECK_MS = 5_000;
+
+agentRouter.openapi(
+  createRoute({
+    method: 'get',
+    path: '/v1/agent/commands',
+    summary: "Long-poll the node's pending commands, oldest first",
+    request: { query: z.object({ wait: z.coerce.number().int().min(0).max(60).default(30) }) },
+    responses: {
+      200: json(z.object({ items: z.array(CommandSchema) }), 'pending commands'),
+      ...errorResponses,
+    },
+  }),
+  async (c) => {
+    const deps = c.get('deps');
+    const node = requireAgent(c.get('principal'), c.get('agentNode'));
+    const credential = c.req.header('authorization')!.slice('Bearer '.length);
+    const deadline = Date.now() + c.req.valid('query').wait * 1000;
+    for (;;) {
+      // Each look re-checks the credential and the node: a block or revoke ends the session.
+      const current = await deps.nodeCredentials.resolve(credential);
+      if (!current) throw new DrydockError('UNAUTHENTICATED', 'the node credential was revoked');
+      requireAgent(c.get('principal'), current.node);
+      const items = await pendingCommands(deps, node.id);
+      const left = deadline - Date.now();
+      if (items.length > 0 || left <= 0) return c.json({ items }, 200);
+      await deps.wakeups.wait(node.id, Math.min(left, RECHECK_MS), c.req.raw.signal);
+      if (c.req.raw.signal.aborted) return c.json({ items: [] }, 200);
+    }
+  },
+);
+
+async function pendingCommands(deps: AppEnv['Variables']['deps'], nodeId: string) {
+  const rows = await deps.db
+    .select()
+    .from(nodeCommands)
+    .where(and(eq(nodeCommands.nodeId, nodeId), eq(nodeCommands.status, 'pending')))
+    .orderBy(asc(nodeCommands.createdAt), asc(nodeCommands.id))
+    .limit(20);
+  return rows.map((r) => ({
+    id: r.id,
+    kind: r.kind,
+    action: r.action,
+    payload: r.payload,
+    signature: r.signature,
+    createdAt: r.createdAt.toISOString(),
+  }));
+}
+
+/** Ack or refuse: final for the command; the same answer again is accepted, another is CONFLICT. */
+function finishCommandRoute(outcome: 'acked' | 'refused') {
+  agentRouter.openapi(
+    createRoute({
+      method: 'post',
+      path: `/v1/agent/commands/{id}/${outcome === 'acked' ? 'ack' : 'refuse'}`,
+      summary:
+        outcome === 'acked'
+          ? 'The agent carried the command out'
+          : 'The agent cannot or will not carry it out',
+      request: {
+        params: z.object({ id: idOf('cmd') }),
+        ...jsonBody(
+          outcome === 'refused' ? z.strictObject({ reason }) : z.strictObject({}),
+          outcome === 'refused',
+        ),
+      },
+      responses: {
+        200: json(CommandSchema.extend({ status: z.string() }), 'the command'),
+        ...errorResponses,
+      },
+    }),
+    async (c) => {
+      const node = requireAgent(c.get('principal'), c.get('agentNode'));
+      const id = c.req.valid('param').id;
+      const body = c.req.valid('json') as { reason?: string };
+      const { db } = c.get('deps');
+      const [updated] = await db
+        .update(nodeCommands)
+        .set({ status: outcome, finishedAt: sql`now()`, refuseReason: body.reason ?? null })
+        .where(
+          and(eq(nodeCommands.id, id), eq(nodeCommands.nodeId, node.id), eq(nodeCommands.status, 'pending')),
+        )
+        .returning();
+      const [command] = updated
+        ? [updated]
+        : await db
+            .select()
+            .from(nodeCommands)
+            .where(and(eq(nodeCommands.id, id), eq(nodeCommands.nodeId, node.id)));
+      if (!command) throw new DrydockError('NOT_FOUND', `command ${id} not found`, { commandId: id });
+      if (command.status !== outcome) {
+        throw new DrydockError('INVALID_STATE', `command ${id} is already ${command.status}`, {
+          status: command.status,
+        });
+      }
+      return c.json(
+        {
+          id: command.id,
+          kind: command.kind,
+          action: command.action,
+          payload: command.payload,
+          signature: command.signature,
+          createdAt: command.createdAt.toISOString(),
+          status: command.status,
+        },
+        200,
+      );
+    },
+  );
+}
+
+finishCommandRoute('acked');
+finishCommandRoute('refused');
+
+function assertEd25519(pem: string): void {
+  try {
+    const key = createPublicKey(pem);
+    if (key.asymmetricKeyType === 'ed25519') return;
+  } catch {
+    // fall through: not a key at all
+  }
+  throw new DrydockError(
+    'INVALID_INPUT',
+    'publicKey must be an Ed25519 public key in PEM (SubjectPublicKeyInfo)',
+  );
+}

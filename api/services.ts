@@ -1,0 +1,49 @@
+import type { Client } from '@temporalio/client';
+import type { Sql } from 'postgres';
+import type { Db } from '../db/client';
+import type { AppDeps } from './env';
+import { Heartbeats } from './heartbeats';
+import { NodeCredentials } from './node-credentials';
+import { NodeWakeups } from './node-events';
+
+export interface ApiServicesInput {
+  db: Db;
+  /** The raw driver of `db`: it holds the LISTEN connection for agent wake-ups. */
+  sql: Sql;
+  temporal: Client;
+  taskQueue: string;
+  clusterId: string;
+  caPublicKeyPem: string;
+  bootstrapKeyHash?: string;
+  beginTimeoutMs?: number;
+  heartbeats?: { flushEveryMs?: number; sessionTimeoutMs?: number };
+}
+
+/** Everything one API process runs beside its routes: agent wake-ups and the heartbeat flush. */
+export function createApiServices(input: ApiServicesInput) {
+  const wakeups = new NodeWakeups(input.sql);
+  const heartbeats = new Heartbeats(input.db, input.heartbeats);
+  const deps: AppDeps = {
+    db: input.db,
+    temporal: input.temporal,
+    taskQueue: input.taskQueue,
+    clusterId: input.clusterId,
+    caPublicKeyPem: input.caPublicKeyPem,
+    bootstrapKeyHash: input.bootstrapKeyHash,
+    beginTimeoutMs: input.beginTimeoutMs,
+    wakeups,
+    nodeCredentials: new NodeCredentials(input.db, wakeups),
+    heartbeats,
+  };
+  return {
+    deps,
+    async start(): Promise<void> {
+      await wakeups.start();
+      heartbeats.start();
+    },
+    async stop(): Promise<void> {
+      await heartbeats.stop();
+      await wakeups.stop();
+    },
+  };
+}

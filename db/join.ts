@@ -1,0 +1,140 @@
+import { and, eq, gt, isNull, or, sql } from 'drizzle-orm';
+import { accept } from '../domain/controls';
+import { DrydockError } from '../domain/errors';
+import { newId } from '../domain/ids';
+import { hashSecret } from '../domain/secrets';
+import type { Db, Tx } from './client';
+import { appendEvent } from './events';
+import { issueIdentity, publicKeyUse } from './identity';
+import { applyNodeChange, labelsOf, lockNode, nodeState } from './nodes';
+import { accelerators, joinTokens, nodeLabels, nodes, pools, storageRoots } from './schema';
+
+export interface JoinRequest {
+  token?: string;
+  publicKey: string;
+  hostname: string;
+  displayName?: string;
+  poolId?: string;
+  inventory: {
+    accelerators: { model: string; serial: string }[];
+    storageRoots: { path: string; bytes: number }[];
+  };
+}
+
+export interface JoinResult {
+  nodeId: string;
+  credential: string;
+  provisionState: 'pending' | 'adopted' | 'adopting';
+}
+
+/** Spends one use of a token, atomically: of racing joins on its last use exactly one gets it. */
+async function spendToken(tx: Tx, secret: string) {
+  const [token] = await tx
+    .update(joinTokens)
+    .set({ uses: sql`${joinTokens.uses} + 1` })
+    .where(
+      and(
+        eq(joinTokens.secretHash, hashSecret(secret)),
+        isNull(joinTokens.revokedAt),
+        or(isNull(joinTokens.expiresAt), gt(joinTokens.expiresAt, sql`now()`)),
+        or(eq(joinTokens.maxUses, 0), sql`${joinTokens.uses} < ${joinTokens.maxUses}`),
+      ),
+    )
+    .returning();
+  if (!token)
+    throw new DrydockError('UNAUTHENTICATED', 'the join token is unknown, expired, revoked or used up');
+  return token;
+}
+
+/**
+ * A machine joins: with a token, a new node in the token's pool goes `adopting` and, once
+ * acceptance passes, `adopted`; without one it waits `pending` for an operator. Either way it gets
+ * a certificate for its public key and a node credential, all in one transaction.
+ */
+export async function joinNode(db: Db, request: JoinRequest): Promise<JoinResult> {
+  const { nodeId, credential } = await db.transaction(async (tx) => {
+    const used = await publicKeyUse(tx, request.publicKey);
+    if (used) {
+      throw new DrydockError(
+        'UNAUTHENTICATED',
+        'this public key already belongs to a node identity; join with a new key',
+        {
+          reason: 'public-key-reused',
+        },
+      );
+    }
+    const token = request.token ? await spendToken(tx, request.token) : null;
+    const [pool] = token ? await tx.select().from(pools).where(eq(pools.id, token.poolId)) : [];
+    if (token && !pool)
+      throw new DrydockError('INVALID_STATE', `the token's pool ${token.poolId} no longer exists`);
+    const id = newId('node');
+    const [node] = await tx
+      .insert(nodes)
+      .values({
+        id,
+        hostname: request.hostname,
+        displayName: request.displayName ?? null,
+        provisionState: pool ? 'adopting' : 'pending',
+        poolId: pool?.id ?? null,
+        tenantId: pool?.tenantId ?? null,
+        siteId: pool?.siteId ?? null,
+        requestedPoolId: pool ? null : (request.poolId ?? null),
+        connectivity: 'disconnected',
+        liveness: 'alive',
+      })
+      .returning();
+    await writeInventory(tx, id, request.inventory);
+    if (token) {
+      const labels = Object.entries(token.labels).map(([key, value]) => ({
+        nodeId: id,
+        key,
+        value,
+        source: 'operator' as const,
+      }));
+      if (labels.length > 0) await tx.insert(nodeLabels).values(labels).onConflictDoNothing();
+    }
+    if (pool) {
+      await appendEvent(tx, {
+        nodeId: id,
+        tenantId: node!.tenantId,
+        type: 'node.adopting',
+        actor: `node:${id}`,
+        data: { joinToken: token!.id, hostname: request.hostname },
+      });
+    }
+    const identity = await issueIdentity(tx, node!, request.publicKey);
+    return { nodeId: id, credential: identity.credential };
+  });
+  const provisionState = await runAcceptance(db, nodeId);
+  return { nodeId, credential, provisionState };
+}
+
+async function writeInventory(tx: Tx, nodeId: string, inventory: JoinRequest['inventory']) {
+  if (inventory.accelerators.length > 0) {
+    await tx
+      .insert(accelerators)
+      .values(
+        inventory.accelerators.map((a) => ({ id: newId('acc'), nodeId, model: a.model, serial: a.serial })),
+      );
+    const models = [...new Set(inventory.accelerators.map((a) => a.model))];
+    await tx.insert(nodeLabels).values([
+      { nodeId, key: 'gpu.model', value: models.join('.'), source: 'inventory' },
+      { nodeId, key: 'gpu.count', value: String(inventory.accelerators.length), source: 'inventory' },
+    ]);
+  }
+  if (inventory.storageRoots.length > 0) {
+    await tx
+      .insert(storageRoots)
+      .values(inventory.storageRoots.map((s) => ({ id: newId('sr'), nodeId, path: s.path, bytes: s.bytes })));
+  }
+}
+
+/** Acceptance, its own transaction: an `adopting` node whose checks pass becomes `adopted`. */
+export async function runAcceptance(db: Db, nodeId: string): Promise<JoinResult['provisionState']> {
+  return db.transaction(async (tx) => {
+    const node = await lockNode(tx, nodeId);
+    const change = accept(nodeState(node, await labelsOf(tx, nodeId)));
+    const after = change ? await applyNodeChange(tx, node, change, { actor: 'system:acceptance' }) : node;
+    return after.provisionState as JoinResult['provisionState'];
+  });
+}

@@ -1,0 +1,38 @@
+import { continueAsNew, proxyActivities, setCurrentDetails, setHandler, sleep } from '@temporalio/workflow';
+import type { Activities } from '../activities';
+import { livenessProgressQuery, type LivenessProgress, type LivenessSweepInput } from './definitions';
+
+const { sweepLiveness } = proxyActivities<Activities>({
+  startToCloseTimeout: '30 seconds',
+  retry: { initialInterval: '1 second', maximumInterval: '5 seconds' },
+});
+
+/** liveness-sweep: the one liveness controller; a sweep every few seconds, one transaction each. */
+export async function livenessSweep(input: LivenessSweepInput): Promise<void> {
+  const progress: LivenessProgress = { sweeps: 0, lastSweepAt: null, lastResult: null, nextSweepAt: null };
+  setHandler(livenessProgressQuery, () => progress);
+  const limit = input.continueAsNewAfter ?? 500;
+  for (let i = 0; i < limit; i++) {
+    const result = await sweepLiveness(input.settings);
+    const now = Date.now();
+    progress.sweeps++;
+    progress.lastSweepAt = new Date(now).toISOString();
+    progress.lastResult = {
+      disconnected: result.disconnected,
+      unreachable: result.unreachable,
+      lost: result.lost,
+      graceUntil: result.graceUntil,
+    };
+    progress.nextSweepAt = new Date(now + input.settings.sweepEveryMs).toISOString();
+    const grace =
+      result.graceUntil && Date.parse(result.graceUntil) > now
+        ? `; grace until ${result.graceUntil.slice(11, 19)}Z`
+        : '';
+    setCurrentDetails(
+      `last sweep ${progress.lastSweepAt.slice(11, 19)}Z: ${result.unreachable} unreachable, ` +
+        `${result.disconnected} disconnected, ${result.lost} lost${grace}; next in ${input.settings.sweepEveryMs / 1000}s`,
+    );
+    await sleep(input.settings.sweepEveryMs);
+  }
+  await continueAsNew<typeof livenessSweep>(input);
+}

@@ -36,7 +36,13 @@ export async function call<T = any>(
 
 export async function seedPool(
   h: Harness,
-  pool: { id: string; tenantId?: string; grants?: string[]; kind?: 'bare-metal' | 'provider' | 'vps-host' },
+  pool: {
+    id: string;
+    tenantId?: string;
+    grants?: string[];
+    kind?: 'bare-metal' | 'provider' | 'vps-host';
+    policy?: { lostAfter?: string; maxUnavailable?: number | string; maxUnhealthy?: number | string };
+  },
 ) {
   await h.db
     .insert(pools)
@@ -46,6 +52,7 @@ export async function seedPool(
       siteId: 'fra1',
       tenantId: pool.tenantId ?? null,
       grants: pool.grants ?? [],
+      policy: pool.policy ?? {},
     })
     .onConflictDoNothing();
 }

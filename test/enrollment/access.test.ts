@@ -1,0 +1,139 @@
+import { and, eq } from 'drizzle-orm';
+import { describe, expect, it } from 'vitest';
+import { createApp } from '../../api/app';
+import { createApiServices } from '../../api/services';
+import { createDb } from '../../db/client';
+import { newId } from '../../domain/ids';
+import { nodeCertificates, nodeCommands } from '../../db/schema';
+import { joinedNode, join, newPublicKey, createToken } from '../support/agents';
+import { allocate, call, eventsOf, seedPool } from '../support/fixtures';
+import { useHarness } from '../support/harness';
+
+const h = useHarness({ worker: false });
+
+async function poll(app: ReturnType<typeof createApp>, credential: string, wait = 30) {
+  const started = Date.now();
+  const response = await app.request(`/v1/agent/commands?wait=${wait}`, {
+    headers: { authorization: `Bearer ${credential}` },
+  });
+  return { status: response.status, body: await response.json(), ms: Date.now() - started };
+}
+
+/** A second API process on the same database: it learns of changes only through NOTIFY. */
+async function otherApiProcess() {
+  const { db, sql, close } = createDb(h.databaseUrl);
+  const services = createApiServices({
+    db,
+    sql,
+    temporal: h.temporal,
+    taskQueue: h.taskQueue,
+    clusterId: 'other',
+    caPublicKeyPem: h.ca.publicKeyPem,
+  });
+  await services.start();
+  return { app: createApp(services.deps), close: async () => (await services.stop(), await close()) };
+}
+
+describe('block and unblock', () => {
+  it("closes the agent's open long-poll within two seconds, on another API process too, and refuses its calls", async () => {
+    await seedPool(h, { id: 'pool-b', tenantId: 'acme' });
+    const { nodeId, credential } = await joinedNode(h, 'pool-b');
+    const alloc = await allocate(h, nodeId, 'acme');
+    const other = await otherApiProcess();
+    try {
+      const here = poll(h.app, credential);
+      const there = poll(other.app, credential);
+      await new Promise((r) => setTimeout(r, 300));
+      const blocked = await call(h, 'POST', `/v1/nodes/${nodeId}/block`, { body: { reason: 'lost laptop' } });
+      expect(blocked.body).toMatchObject({ access: 'blocked' });
+      for (const closed of await Promise.all([here, there])) {
+        expect(closed.status).toBe(403);
+        expect(closed.ms).toBeLessThan(2_300);
+      }
+      const beat = await call(h, 'POST', '/v1/agent/heartbeat', { token: credential, body: {} });
+      expect(beat.status).toBe(403);
+      expect((await poll(other.app, credential, 0)).status).toBe(403);
+    } finally {
+      await other.close();
+    }
+    // Out of placement; its allocation stays; the event has the reason.
+    const placed = await call(h, 'POST', '/v1/allocations', {
+      body: { nodeId, tenantId: 'acme', kind: 'job' },
+    });
+    expect(placed.body.error.details.reasons).toContain('blocked');
+    expect((await call(h, 'GET', `/v1/nodes/${nodeId}`)).body.access).toBe('blocked');
+    const allocation = await call(h, 'POST', `/v1/allocations/${alloc}/release`);
+    expect(allocation.body.releasedAt).toEqual(expect.any(String));
+    expect(await eventsOf(h, nodeId, 'node.blocked')).toMatchObject([{ reason: 'lost laptop' }]);
+
+    const unblocked = await call(h, 'POST', `/v1/nodes/${nodeId}/unblock`);
+    expect(unblocked.body.access).toBe('allowed');
+    expect((await call(h, 'POST', '/v1/agent/heartbeat', { token: credential, body: {} })).status).toBe(200);
+    expect(await eventsOf(h, nodeId, 'node.unblocked')).toHaveLength(1);
+    // Blocking twice changes nothing; block needs a reason.
+    await call(h, 'POST', `/v1/nodes/${nodeId}/block`, { body: { reason: 'again' } });
+    const twice = await call(h, 'POST', `/v1/nodes/${nodeId}/block`, { body: { reason: 'again' } });
+    expect(await eventsOf(h, nodeId, 'node.blocked')).toHaveLength(2);
+    expect(twice.status).toBe(200);
+    expect((await call(h, 'POST', `/v1/nodes/${nodeId}/unblock`)).status).toBe(200);
+    expect((await call(h, 'POST', `/v1/nodes/${nodeId}/block`, { body: {} })).status).toBe(400);
+  });
+});
+
+describe('revoke identity', () => {
+  it('revokes certificates and credentials, raises the generation, and closes the session within a second', async () => {
+    await seedPool(h, { id: 'pool-r', tenantId: 'acme' });
+    const { nodeId, credential } = await joinedNode(h, 'pool-r');
+    const open = poll(h.app, credential);
+    await new Promise((r) => setTimeout(r, 200));
+    const revoked = await call(h, 'POST', `/v1/nodes/${nodeId}/revoke-identity`, {
+      body: { reason: 'key leaked' },
+    });
+    expect(revoked.status).toBe(200);
+    expect(revoked.body).toMatchObject({ revokedCertificates: 1, node: { identityGeneration: 2 } });
+    const closed = await open;
+    expect(closed.status).toBe(401);
+    expect(closed.ms).toBeLessThan(1_300);
+    expect((await call(h, 'POST', '/v1/agent/heartbeat', { token: credential, body: {} })).status).toBe(401);
+    const certs = await h.db.select().from(nodeCertificates).where(eq(nodeCertificates.nodeId, nodeId));
+    expect(certs).toMatchObject([{ revokedReason: 'key leaked' }]);
+    expect(await eventsOf(h, nodeId, 'security.')).toMatchObject([
+      { type: 'security.node.identity-revoked', reason: 'key leaked', data: { revokedCertificates: 1 } },
+    ]);
+    // Revoking again revokes nothing new but still raises the generation.
+    const again = await call(h, 'POST', `/v1/nodes/${nodeId}/revoke-identity`);
+    expect(again.body).toMatchObject({ revokedCertificates: 0, node: { identityGeneration: 3 } });
+  });
+
+  it('the revoked key cannot join again; a fresh key can', async () => {
+    await seedPool(h, { id: 'pool-r', tenantId: 'acme' });
+    const token = await createToken(h, { poolId: 'pool-r' });
+    const key = newPublicKey();
+    const first = await join(h, { token: token.secret, publicKey: key });
+    await call(h, 'POST', `/v1/nodes/${first.body.nodeId}/revoke-identity`);
+    expect((await join(h, { token: token.secret, publicKey: key })).status).toBe(401);
+    expect((await join(h, { token: token.secret })).status).toBe(201);
+  });
+});
+
+describe('delete revokes the identity', () => {
+  it('credentials 401, pending commands cancelled, the old key refused', async () => {
+    await seedPool(h, { id: 'pool-d', tenantId: 'acme' });
+    const token = await createToken(h, { poolId: 'pool-d' });
+    const key = newPublicKey();
+    const joined = await join(h, { token: token.secret, publicKey: key });
+    const { nodeId, credential } = joined.body;
+    await h.db.insert(nodeCommands).values({ id: newId('cmd'), nodeId, kind: 'remediate', action: 'reboot' });
+    await call(h, 'POST', `/v1/nodes/${nodeId}/cordon`);
+    expect((await call(h, 'DELETE', `/v1/nodes/${nodeId}`)).body.deleted).toBe(true);
+    expect((await call(h, 'POST', '/v1/agent/heartbeat', { token: credential, body: {} })).status).toBe(401);
+    const commands = await h.db.select().from(nodeCommands).where(eq(nodeCommands.nodeId, nodeId));
+    expect(commands.map((c) => c.status)).toEqual(['cancelled']);
+    const certs = await h.db
+      .select()
+      .from(nodeCertificates)
+      .where(and(eq(nodeCertificates.nodeId, nodeId), eq(nodeCertificates.revokedReason, 'node-deleted')));
+    expect(certs).toHaveLength(1);
+    expect((await join(h, { token: token.secret, publicKey: key })).status).toBe(401);
+  });
+});

@@ -1,9 +1,11 @@
 import { fileURLToPath } from 'node:url';
 import proto from '@temporalio/proto';
 import { NativeConnection, Runtime, Worker, type WorkerOptions } from '@temporalio/worker';
+import { Client, Connection } from '@temporalio/client';
 import { createActivities } from './activities';
 import { loadConfig } from './config';
 import { createDb, type Db } from './db/client';
+import { ensureLivenessSweep } from './workflows/liveness-client';
 import { SEARCH_ATTRIBUTE_KEYS } from './workflows/search-attributes';
 
 export const workflowsPath = fileURLToPath(new URL('./workflows/index.ts', import.meta.url));
@@ -66,6 +68,13 @@ async function main(): Promise<void> {
     taskQueue: config.TEMPORAL_TASK_QUEUE,
     workflowBundle: bundlePath ? { codePath: bundlePath } : undefined,
   });
+  // The liveness controller runs once per namespace; starting it again finds the running one.
+  const clientConnection = await Connection.connect({ address: config.TEMPORAL_ADDRESS });
+  await ensureLivenessSweep(
+    new Client({ connection: clientConnection, namespace: config.TEMPORAL_NAMESPACE }),
+    config.TEMPORAL_TASK_QUEUE,
+  );
+  await clientConnection.close();
   await worker.run();
   await connection.close();
   await close();

@@ -63,7 +63,7 @@ export function createLivenessActivities(db: Db) {
           where n.deleted_at is null
             and n.provision_state not in ('decommissioned', 'rejected')
             and (
-              (n.liveness in ('alive', 'unreachable') and n.last_seen_at < ${cutoff})
+              (n.liveness in ('alive', 'unreachable') and n.last_seen_at < ${cutoff.toISOString()}::timestamptz)
               or (n.liveness = 'alive' and n.last_seen_at is null)
               or (n.liveness = 'unreachable' and p.kind in ('provider', 'vps-host') and p.policy ? 'lostAfter')
             )

@@ -11,11 +11,10 @@ import { nodes } from './schema';
  */
 export async function flushLastSeen(db: Db, seen: Map<string, Date>): Promise<void> {
   if (seen.size === 0) return;
-  const ids = [...seen.keys()];
-  const times = ids.map((id) => seen.get(id)!.toISOString());
+  const rows = JSON.stringify([...seen].map(([id, at]) => ({ id, seen: at.toISOString() })));
   await db.execute(sql`
     update ${nodes} set last_seen_at = v.seen
-    from unnest(${ids}::text[], ${times}::timestamptz[]) as v(id, seen)
+    from jsonb_to_recordset(${rows}::jsonb) as v(id text, seen timestamptz)
     where ${nodes.id} = v.id and ${nodes.deletedAt} is null
       and (${nodes.lastSeenAt} is null or ${nodes.lastSeenAt} < v.seen)`);
 }

@@ -11,7 +11,9 @@ const files = readdirSync(HISTORIES_DIR).filter((f) => f.endsWith('.json'));
 
 describe('replay of recorded histories', () => {
   it('has recorded histories to replay', () => {
-    expect(files).toEqual(expect.arrayContaining(['drain-released.json', 'drain-cancelled.json']));
+    expect(files).toEqual(
+      expect.arrayContaining(['drain-released.json', 'drain-cancelled.json', 'liveness-sweep.json']),
+    );
   });
 
   it.each(files)('replays %s without nondeterminism', async (file) => {

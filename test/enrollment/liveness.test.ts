@@ -1,0 +1,163 @@
+import { eq } from 'drizzle-orm';
+import { describe, expect, it } from 'vitest';
+import { createLivenessActivities } from '../../activities/liveness';
+import { newId } from '../../domain/ids';
+import type { LivenessSettings } from '../../domain/liveness';
+import { controllerState, nodeCommands, nodes } from '../../db/schema';
+import { livenessProgressQuery } from '../../workflows/definitions';
+import { ensureLivenessSweep } from '../../workflows/liveness-client';
+import { joinedNode } from '../support/agents';
+import { allocate, call, eventsOf, seedPool } from '../support/fixtures';
+import { eventually, useHarness } from '../support/harness';
+import { recordHistory } from '../support/histories';
+
+const SETTINGS: LivenessSettings = {
+  sweepEveryMs: 250,
+  leaseMs: 2_000,
+  sessionTimeoutMs: 1_000,
+  outageMs: 60_000,
+  graceMs: 60_000,
+};
+
+const h = useHarness({ heartbeats: { flushEveryMs: 200, sessionTimeoutMs: SETTINGS.sessionTimeoutMs } });
+
+const beat = (credential: string, state?: 'offline') =>
+  call(h, 'POST', '/v1/agent/heartbeat', { token: credential, body: state ? { state } : {} });
+const node = async (id: string) => (await call(h, 'GET', `/v1/nodes/${id}`)).body;
+
+describe('heartbeats and liveness', () => {
+  it('connects on the first heartbeat, flushes last-seen in batches, and says goodbye as offline', async () => {
+    await seedPool(h, { id: 'pool-hb', tenantId: 'acme' });
+    const { nodeId, credential } = await joinedNode(h, 'pool-hb');
+    expect(await node(nodeId)).toMatchObject({ connectivity: 'disconnected', lastSeenAt: null });
+    await beat(credential);
+    await beat(credential);
+    expect(await node(nodeId)).toMatchObject({ connectivity: 'connected', liveness: 'alive' });
+    expect(await eventsOf(h, nodeId, 'node.connected')).toHaveLength(1);
+    const seen = await eventually(async () => (await node(nodeId)).lastSeenAt as string | null);
+    await new Promise((r) => setTimeout(r, 50));
+    await beat(credential);
+    await h.deps.heartbeats.flush();
+    expect(Date.parse((await node(nodeId)).lastSeenAt)).toBeGreaterThan(Date.parse(seen));
+    // Flushing does not count as a control change.
+    const version = (await node(nodeId)).version;
+    await beat(credential);
+    await h.deps.heartbeats.flush();
+    expect((await node(nodeId)).version).toBe(version);
+
+    await beat(credential, 'offline');
+    expect(await node(nodeId)).toMatchObject({ connectivity: 'disconnected', liveness: 'offline' });
+    expect(await eventsOf(h, nodeId, 'node.disconnected')).toMatchObject([{ data: { reason: 'goodbye' } }]);
+  });
+
+  it('a silent node is disconnected, then unreachable after the lease; a heartbeat brings it back', async () => {
+    await seedPool(h, { id: 'pool-lv', tenantId: 'acme' });
+    const { nodeId, credential } = await joinedNode(h, 'pool-lv');
+    const alloc = await allocate(h, nodeId, 'acme');
+    const command = newId('cmd');
+    await h.db.insert(nodeCommands).values({ id: command, nodeId, kind: 'remediate', action: 'reboot' });
+    await ensureLivenessSweep(h.temporal, h.taskQueue, {
+      settings: SETTINGS,
+      workflowId: `liveness-${h.taskQueue}`,
+    });
+
+    await beat(credential);
+    const lastBeat = Date.now();
+    await h.deps.heartbeats.flush();
+    const unreachable = await eventually(async () => {
+      const n = await node(nodeId);
+      return n.liveness === 'unreachable' ? n : undefined;
+    }, 6_000);
+    const after = Date.now() - lastBeat;
+    expect(after).toBeGreaterThanOrEqual(SETTINGS.leaseMs);
+    expect(after).toBeLessThan(SETTINGS.leaseMs + 4 * SETTINGS.sweepEveryMs + 1_000);
+    expect(unreachable).toMatchObject({ connectivity: 'disconnected', noScheduleReasons: ['unreachable'] });
+    expect(unreachable.conditions).toMatchObject([
+      { type: 'NodeUnreachable', status: true, reason: 'HeartbeatTimeout' },
+    ]);
+    expect((await eventsOf(h, nodeId)).map((e) => e.type).slice(-3)).toEqual([
+      'node.connected',
+      'node.disconnected',
+      'node.unreachable',
+    ]);
+    // Nothing is released by silence: the allocation and the queued command stay.
+    const placed = await call(h, 'POST', '/v1/allocations', {
+      body: { nodeId, tenantId: 'acme', kind: 'job' },
+    });
+    expect(placed.body.error.details.reasons).toContain('unreachable');
+    const [cmd] = await h.db.select().from(nodeCommands).where(eq(nodeCommands.id, command));
+    expect(cmd?.status).toBe('pending');
+    const release = await call(h, 'GET', `/v1/nodes/${nodeId}`);
+    expect(release.status).toBe(200);
+    const open = await h.db.select().from(nodes).where(eq(nodes.id, nodeId));
+    expect(open[0]?.liveness).toBe('unreachable');
+    expect((await call(h, 'POST', `/v1/allocations/${alloc}/release`)).status).toBe(200);
+
+    await beat(credential);
+    expect(await node(nodeId)).toMatchObject({
+      liveness: 'alive',
+      connectivity: 'connected',
+      noScheduleReasons: [],
+      conditions: [],
+    });
+  });
+
+  it('a node that joined but never heartbeated counts from its certificate; lost only where the pool says', async () => {
+    await seedPool(h, { id: 'pool-cloud', tenantId: 'acme', kind: 'provider', policy: { lostAfter: '1s' } });
+    await seedPool(h, {
+      id: 'pool-metal',
+      tenantId: 'acme',
+      kind: 'bare-metal',
+      policy: { lostAfter: '1s' },
+    });
+    const cloud = await joinedNode(h, 'pool-cloud');
+    const metal = await joinedNode(h, 'pool-metal');
+    const joinedAt = Date.now();
+    await ensureLivenessSweep(h.temporal, h.taskQueue, {
+      settings: SETTINGS,
+      workflowId: `liveness-${h.taskQueue}`,
+    });
+    await eventually(async () => (await node(cloud.nodeId)).liveness === 'unreachable', 6_000);
+    expect(Date.now() - joinedAt).toBeGreaterThanOrEqual(SETTINGS.leaseMs - 100);
+    await eventually(async () => (await node(cloud.nodeId)).liveness === 'lost', 6_000);
+    expect(await eventsOf(h, cloud.nodeId, 'node.lost')).toHaveLength(1);
+    // Bare metal is never lost.
+    await new Promise((r) => setTimeout(r, 1_500));
+    expect((await node(metal.nodeId)).liveness).toBe('unreachable');
+    expect(await eventsOf(h, metal.nodeId, 'node.lost')).toEqual([]);
+    const sweep = await h.temporal.workflow.getHandle(`liveness-${h.taskQueue}`).query(livenessProgressQuery);
+    expect(sweep.sweeps).toBeGreaterThan(3);
+    await recordHistory(h.temporal, `liveness-${h.taskQueue}`, 'liveness-sweep');
+  });
+});
+
+describe('grace after an outage', () => {
+  it('after a gap in sweeps longer than the threshold, ages do not count until the grace ends', async () => {
+    await seedPool(h, { id: 'pool-g', tenantId: 'acme' });
+    const { nodeId } = await joinedNode(h, 'pool-g');
+    await h.db
+      .update(nodes)
+      .set({ lastSeenAt: new Date(Date.now() - 60_000) })
+      .where(eq(nodes.id, nodeId));
+    const { sweepLiveness } = createLivenessActivities(h.db);
+    const settings = { ...SETTINGS, outageMs: 20_000, graceMs: 300_000 };
+    await h.db
+      .insert(controllerState)
+      .values({ key: 'liveness.last-sweep', at: new Date(Date.now() - 30_000) })
+      .onConflictDoUpdate({ target: controllerState.key, set: { at: new Date(Date.now() - 30_000) } });
+    const first = await sweepLiveness(settings);
+    expect(first.unreachable).toBe(0);
+    expect(Date.parse(first.graceUntil!)).toBeGreaterThan(Date.now() + 290_000);
+    expect((await node(nodeId)).liveness).toBe('alive');
+    // A sweep right after is no new outage: the grace holds.
+    expect((await sweepLiveness(settings)).unreachable).toBe(0);
+    // Once the grace has passed, the old age counts.
+    await h.db
+      .update(controllerState)
+      .set({ at: new Date(Date.now() - 1_000) })
+      .where(eq(controllerState.key, 'liveness.grace-until'));
+    const after = await sweepLiveness(settings);
+    expect(after.unreachable).toBeGreaterThanOrEqual(1);
+    expect((await node(nodeId)).liveness).toBe('unreachable');
+  });
+});

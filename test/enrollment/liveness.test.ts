@@ -34,7 +34,7 @@ describe('heartbeats and liveness', () => {
     await beat(credential);
     expect(await node(nodeId)).toMatchObject({ connectivity: 'connected', liveness: 'alive' });
     expect(await eventsOf(h, nodeId, 'node.connected')).toHaveLength(1);
-    const seen = await eventually(async () => (await node(nodeId)).lastSeenAt as string | null);
+    const seen: string = await eventually(async () => (await node(nodeId)).lastSeenAt ?? undefined);
     await new Promise((r) => setTimeout(r, 50));
     await beat(credential);
     await h.deps.heartbeats.flush();

@@ -153,6 +153,95 @@ describe('parseCommandLine', () => {
     );
   });
 
+  it('refuses a line without a required flag, naming the flag and its value', () => {
+    expect(usage(['token', 'create', '--pool', 'p', '--max-uses', '5']).message).toBe(
+      'missing --ttl DURATION',
+    );
+    expect(usage(['token', 'create', '--pool', 'p', '--ttl', '1h']).message).toBe('missing --max-uses N');
+    expect(usage(['token', 'create', '--ttl', '1h', '--max-uses', '5']).helpFor).toBe('token create');
+    expect(usage(['nodes', 'block', NODE]).message).toBe('missing --reason R');
+    expect(run(['nodes', 'block', NODE, '--reason', 'rma']).flags.reason).toBe('rma');
+  });
+
+  it('reads token create: a ttl that parses as a duration (0 never expires), uses ≥ 0, labels repeated', () => {
+    const line = run([
+      'token',
+      'create',
+      '--pool',
+      'default',
+      '--tenant',
+      'acme',
+      '--ttl',
+      '0',
+      '--max-uses',
+      '0',
+      '--label',
+      'team=data,rack=b7',
+      '--label=site=fra1',
+      '--label',
+      'team=data',
+      '--description',
+      'data team laptops',
+    ]);
+    expect(line.flags).toEqual({
+      pool: 'default',
+      tenant: 'acme',
+      ttl: '0',
+      'max-uses': 0,
+      label: ['team=data', 'rack=b7', 'site=fra1'],
+      description: 'data team laptops',
+    });
+    const base = ['token', 'create', '--pool', 'p', '--max-uses', '1'];
+    expect(run([...base, '--ttl', '1.5d']).flags.ttl).toBe('1.5d');
+    for (const bad of ['24', '-1h', 'soon', '1w']) {
+      expect(usage([...base, '--ttl', bad]).message).toBe(
+        `--ttl must be a duration such as 24h, 30m or 0 (never expires); got '${bad}'`,
+      );
+    }
+    expect(usage([...base, '--ttl', `${'1'.repeat(16)}h`]).message).toBe('--ttl is at most 16 characters');
+    expect(usage(['token', 'create', '--pool', 'p', '--ttl', '1h', '--max-uses', '-1']).message).toBe(
+      "--max-uses must be a whole number 0–1000000; got '-1'",
+    );
+    expect(usage([...base, '--ttl', '1h', '--label', 'team=a', '--label', 'team=b']).message).toBe(
+      '--label names team twice',
+    );
+    expect(usage([...base, '--ttl', '1h', '--label', 'team']).message).toBe(
+      "--label: 'team' must be KEY=VALUE",
+    );
+    expect(usage([...base, '--ttl', '1h', '--label', 'a=1', '--label=']).message).toBe(
+      '--label must not be empty',
+    );
+    // Only a repeatable flag may come twice.
+    expect(usage([...base, '--ttl', '1h', '--ttl', '2h']).message).toBe('--ttl given twice');
+  });
+
+  it('checks the flags of the node access commands', () => {
+    expect(run(['nodes', 'approve', NODE, '--pool', 'pool-a', '--if-version', '2']).flags).toEqual({
+      pool: 'pool-a',
+      'if-version': 2,
+    });
+    expect(usage(['nodes', 'approve', NODE, '--pool', 'Pool_A']).message).toMatch(/^--pool must be 1–63/);
+    expect(usage(['nodes', 'approve', NODE, '--reason', 'x']).message).toBe("unknown flag '--reason'");
+    expect(usage(['nodes', 'unblock', NODE, '--if-version', '0']).helpFor).toBe('nodes unblock');
+    expect(usage(['nodes', 'revoke-identity', NODE, '--reason', 'x'.repeat(257)]).message).toBe(
+      '--reason is at most 256 characters',
+    );
+    expect(run(['nodes', 'revoke-identity', NODE]).flags).toEqual({
+      reason: undefined,
+      'if-version': undefined,
+    });
+    expect(usage(['token', 'create', '--ttl', '24h', '--max-uses', '1']).message).toBe('missing --pool P');
+  });
+
+  it('checks a token id operand', () => {
+    const id = 'jt_01k5w8v3x9q2m4n6p8r0s2t4v6';
+    expect(run(['token', 'revoke', id]).args).toEqual({ ID: id });
+    expect(usage(['token', 'revoke', NODE]).message).toBe(
+      `ID must look like jt_ followed by 26 lowercase ULID characters, got '${NODE}'`,
+    );
+    expect(usage(['token', 'revoke']).message).toBe('missing ID');
+  });
+
   it("runs a command's own checks after its flags, pointing at its help", () => {
     const missingYes = usage(['nodes', 'delete', NODE]);
     expect(missingYes.message).toBe('nodes delete removes for good; re-run with --yes');
@@ -181,9 +270,9 @@ describe('parseCommandLine', () => {
   });
 
   it('names the groups and commands it knows when given others', () => {
-    expect(usage([]).message).toBe('name a command group: nodes, pools, operations');
+    expect(usage([]).message).toBe('name a command group: nodes, pools, token, operations');
     expect(usage(['node', 'list']).message).toBe(
-      "unknown command group 'node'; one of nodes, pools, operations",
+      "unknown command group 'node'; one of nodes, pools, token, operations",
     );
     expect(usage(['nodes']).helpFor).toBe('nodes');
     expect(usage(['nodes', 'remove', NODE]).message).toMatch(

@@ -17,7 +17,8 @@ export type Invocation =
 
 export type HelpTopic = { group?: string; command?: Command };
 
-type RawFlags = Map<string, string | true>;
+/** Flags as given: a value, `true` for a boolean, every value of a repeatable list. */
+type RawFlags = Map<string, string | true | string[]>;
 
 /**
  * Reads `drydock [global flags] GROUP COMMAND [operands] [flags]`. Global flags may come anywhere;
@@ -128,7 +129,8 @@ function readFlags(
     const name = token.slice(2, eq === -1 ? undefined : eq);
     const spec = specs[name];
     if (!spec) throw new UsageError(`unknown flag '--${name}'`);
-    if (flags.has(name)) throw new UsageError(`--${name} given twice`);
+    const repeatable = spec.type === 'list' && spec.repeatable === true;
+    if (flags.has(name) && !repeatable) throw new UsageError(`--${name} given twice`);
     if (spec.type === 'boolean') {
       if (eq !== -1) throw new UsageError(`--${name} takes no value`);
       flags.set(name, true);
@@ -145,7 +147,12 @@ function readFlags(
       }
       i++;
     }
-    flags.set(name, value);
+    if (repeatable) {
+      const earlier = flags.get(name);
+      flags.set(name, [...(Array.isArray(earlier) ? earlier : []), value]);
+    } else {
+      flags.set(name, value);
+    }
   }
   return { flags, positionals };
 }
@@ -163,6 +170,10 @@ const OPERAND_FORMS: Record<Operand['type'], { test(value: string): boolean; for
   },
   op: { test: (value) => isId('op', value), form: 'look like op_ followed by 26 lowercase ULID characters' },
   pool: { test: (value) => SLUG_PATTERN.test(value), form: 'be 1–63 of a-z 0-9 -, starting with a letter' },
+  token: {
+    test: (value) => isId('jt', value),
+    form: 'look like jt_ followed by 26 lowercase ULID characters',
+  },
 };
 
 function checkOperands(operands: readonly Operand[], positionals: string[]): Record<string, string> {
@@ -186,12 +197,17 @@ function checkFlags(specs: FlagSpecs, raw: RawFlags): FlagValues<FlagSpecs> {
     if (spec.requires && value !== undefined && !raw.has(spec.requires)) {
       throw new UsageError(`--${name} needs --${spec.requires}`);
     }
+    if (value === undefined && spec.required) {
+      throw new UsageError(`missing --${name}${spec.type === 'boolean' ? '' : ` ${spec.value}`}`);
+    }
     flags[name] =
       spec.type === 'boolean'
         ? value === true
         : value === undefined
           ? undefined
-          : checkValue(name, spec, String(value));
+          : Array.isArray(value) && spec.type === 'list'
+            ? checkList(name, spec, value)
+            : checkValue(name, spec, String(value));
   }
   return flags as FlagValues<FlagSpecs>;
 }
@@ -210,7 +226,7 @@ export function checkValue(
       if (spec.choices && !spec.choices.includes(value)) {
         throw new UsageError(`--${name} must be one of ${spec.choices.join(', ')}; got '${value}'`);
       }
-      if (spec.pattern && !spec.pattern.test(value)) {
+      if ((spec.pattern && !spec.pattern.test(value)) || (spec.accepts && !spec.accepts(value))) {
         throw new UsageError(
           `--${name} must be ${spec.patternHint ?? `like ${spec.pattern}`}; got '${value}'`,
         );
@@ -219,20 +235,8 @@ export function checkValue(
         throw new UsageError(`--${name} is at most ${spec.maxLength} characters`);
       }
       return value;
-    case 'list': {
-      if (value.trim() === '') throw new UsageError(`--${name} must not be empty`);
-      const items = value.split(',').map((item) => item.trim());
-      if (items.includes('')) throw new UsageError(`--${name} has an empty item in '${value}'`);
-      const distinct = [...new Set(items)];
-      if (distinct.length > spec.maxItems) {
-        throw new UsageError(`--${name} takes at most ${spec.maxItems} items; got ${distinct.length}`);
-      }
-      for (const item of distinct) {
-        const problem = spec.checkItem?.(item);
-        if (problem) throw new UsageError(`--${name}: '${item}' ${problem}`);
-      }
-      return distinct;
-    }
+    case 'list':
+      return checkList(name, spec, [value]);
     case 'integer': {
       const n = /^\d{1,15}$/.test(value) ? Number(value) : NaN;
       const range = spec.max === undefined ? `≥ ${spec.min}` : `${spec.min}–${spec.max}`;
@@ -249,4 +253,28 @@ export function checkValue(
       return ms;
     }
   }
+}
+
+/** The comma-separated items of every value a list flag was given: trimmed, distinct, checked. */
+function checkList(
+  name: string,
+  spec: Extract<FlagSpec, { type: 'list' }>,
+  values: readonly string[],
+): string[] {
+  const items: string[] = [];
+  for (const value of values) {
+    if (value.trim() === '') throw new UsageError(`--${name} must not be empty`);
+    const split = value.split(',').map((item) => item.trim());
+    if (split.includes('')) throw new UsageError(`--${name} has an empty item in '${value}'`);
+    items.push(...split);
+  }
+  const distinct = [...new Set(items)];
+  if (distinct.length > spec.maxItems) {
+    throw new UsageError(`--${name} takes at most ${spec.maxItems} items; got ${distinct.length}`);
+  }
+  for (const item of distinct) {
+    const problem = spec.checkItem?.(item);
+    if (problem) throw new UsageError(`--${name}: '${item}' ${problem}`);
+  }
+  return distinct;
 }

@@ -5,6 +5,8 @@ interface FlagBase {
   help: string;
   /** Another flag this one only makes sense with, e.g. `--timeout` needs `--wait`. */
   requires?: string;
+  /** The line is refused without it, e.g. `token create --ttl`; help shows it without brackets. */
+  required?: boolean;
 }
 
 /** A command-line flag; its value is checked before any request is sent. */
@@ -16,7 +18,9 @@ export type FlagSpec =
       value: string;
       choices?: readonly string[];
       pattern?: RegExp;
-      /** What a value must look like, said when `pattern` refuses it. */
+      /** A test beyond a pattern, e.g. that `--ttl` parses as a duration. */
+      accepts?: (value: string) => boolean;
+      /** What a value must look like, said when `pattern` or `accepts` refuses it. */
       patternHint?: string;
       maxLength?: number;
     })
@@ -27,6 +31,8 @@ export type FlagSpec =
       /** Placeholder shown in help, e.g. `K1,K2`. */
       value: string;
       maxItems: number;
+      /** May be given more than once (`--label a=1 --label b=2`); the items of all count together. */
+      repeatable?: boolean;
       /** What is wrong with one item, e.g. `must be …`; undefined when it is fine. */
       checkItem?: (item: string) => string | undefined;
     })
@@ -35,7 +41,7 @@ export type FlagSpec =
 
 export type FlagSpecs = Record<string, FlagSpec>;
 
-type FlagValue<S extends FlagSpec> = S['type'] extends 'boolean'
+type OptionalValue<S extends FlagSpec> = S['type'] extends 'boolean'
   ? boolean
   : S['type'] extends 'string'
     ? string | undefined
@@ -43,12 +49,17 @@ type FlagValue<S extends FlagSpec> = S['type'] extends 'boolean'
       ? string[] | undefined
       : number | undefined;
 
+/** A required flag always has its value by the time a handler runs. */
+type FlagValue<S extends FlagSpec> = S extends { required: true }
+  ? NonNullable<OptionalValue<S>>
+  : OptionalValue<S>;
+
 export type FlagValues<F extends FlagSpecs> = { [N in keyof F]: FlagValue<F[N]> };
 
-/** A positional argument and the identifier form it must have (`pool`: a slug). */
+/** A positional argument and the identifier form it must have (`pool`: a slug; `token`: `jt_…`). */
 export interface Operand {
   name: string;
-  type: 'node' | 'op' | 'pool';
+  type: 'node' | 'op' | 'pool' | 'token';
 }
 
 export type OperandValues<O extends readonly Operand[]> = { [N in O[number]['name']]: string };

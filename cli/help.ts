@@ -31,9 +31,12 @@ const indent = (text: string) =>
     .map((line) => `  ${line}`)
     .join('\n');
 
-/** `drydock nodes drain NODE [--reason R] [--wait]`. */
+/** `drydock nodes drain NODE [--reason R] [--wait]`; a required flag has no brackets, a repeatable one `...`. */
 export function usageLine(command: Command): string {
-  const flags = Object.entries(command.flags).map(([name, spec]) => `[${flagLabel(name, spec)}]`);
+  const flags = Object.entries(command.flags).map(([name, spec]) => {
+    const label = spec.required ? flagLabel(name, spec) : `[${flagLabel(name, spec)}]`;
+    return spec.type === 'list' && spec.repeatable ? `${label}...` : label;
+  });
   return ['drydock', ...command.words, ...command.operands.map((o) => o.name), ...flags].join(' ');
 }
 

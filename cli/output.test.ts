@@ -1,6 +1,16 @@
 import { describe, expect, it } from 'vitest';
 import { Output, table, type Io } from './output';
-import { capacityTable, describeProgress, labelsTable, taintsOf } from './views';
+import { commands } from './commands';
+import { usageLine } from './help';
+import {
+  capacityTable,
+  describeProgress,
+  labelsTable,
+  taintsOf,
+  tokenDetails,
+  tokensTable,
+  type JoinToken,
+} from './views';
 import { formatElapsed } from './wait';
 
 function capture(stderrIsTTY: boolean) {
@@ -105,6 +115,64 @@ describe('node control views', () => {
     expect(labelsTable([])).toBe('no labels');
     expect(taintsOf({ noScheduleReasons: ['draining', 'taint:dedicated=acme', 'condition:GpuXid'] })).toEqual(
       ['dedicated=acme'],
+    );
+  });
+});
+
+describe('join token views', () => {
+  const now = new Date('2026-01-02T12:00:00.000Z');
+  const token: JoinToken = {
+    id: 'jt_01k5w8v3x9q2m4n6p8r0s2t4v6',
+    poolId: 'default',
+    tenantId: 'acme',
+    labels: { team: 'data' },
+    description: 'data team laptops',
+    maxUses: 5,
+    uses: 2,
+    usesLeft: 3,
+    expiresAt: '2026-01-03T12:00:00.000Z',
+    createdBy: 'operator:bootstrap',
+    createdAt: '2026-01-02T12:00:00.000Z',
+    revokedAt: null,
+  };
+
+  it('lists uses as used/max (∞ when unlimited), the expiry or never, and marks expired ones', () => {
+    const unlimited = {
+      ...token,
+      id: 'jt_2',
+      maxUses: 0,
+      usesLeft: null,
+      expiresAt: null,
+      description: null,
+    };
+    const expired = { ...token, id: 'jt_3', tenantId: null, expiresAt: '2026-01-01T00:00:00.000Z' };
+    expect(
+      tokensTable([token, unlimited, expired], now)
+        .split('\n')
+        .map((line) => line.split(/ {2,}/)),
+    ).toEqual([
+      ['ID', 'POOL', 'TENANT', 'USES', 'EXPIRES', 'REVOKED', 'DESCRIPTION'],
+      [token.id, 'default', 'acme', '2/5', '2026-01-03T12:00:00.000Z', '-', 'data team laptops'],
+      ['jt_2', 'default', 'acme', '2/∞', 'never', '-', '-'],
+      ['jt_3', 'default', '-', '2/5', '2026-01-01T00:00:00.000Z (expired)', '-', 'data team laptops'],
+    ]);
+  });
+
+  it('shows the secret, and says it is shown only once, only when there is one', () => {
+    const created = tokenDetails({ ...token, uses: 0, secret: 'ddj_s3cret' }, now);
+    expect(created).toMatch(/^Secret:\s+ddj_s3cret$/m);
+    expect(created).toMatch(/^Uses:\s+0\/5$/m);
+    expect(created).toMatch(/^Labels:\s+team=data$/m);
+    expect(created).toContain('shown only this once');
+    expect(tokenDetails(token, now)).not.toMatch(/Secret|once/);
+  });
+});
+
+describe('usageLine', () => {
+  it('shows required flags without brackets and a repeatable one with ...', () => {
+    const create = commands.find((c) => c.words.join(' ') === 'token create')!;
+    expect(usageLine(create)).toBe(
+      'drydock token create --pool P [--tenant T] --ttl DURATION --max-uses N [--label K=V,…]... [--description D]',
     );
   });
 });

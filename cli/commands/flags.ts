@@ -1,5 +1,7 @@
 import { SLUG_PATTERN } from '../../domain/ids';
+import { LABEL_KEY, LABEL_VALUE, MAX_LABELS, RESERVED_LABEL_PREFIX } from '../../domain/labels';
 import type { FlagSpec } from '../command';
+import { UsageError } from '../errors';
 
 /** Flags several commands share, so they read and check the same everywhere. */
 
@@ -37,3 +39,54 @@ export const slugFlag = (value: string, help: string) =>
     pattern: SLUG_PATTERN,
     patternHint: '1–63 of a-z 0-9 -, starting with a letter',
   }) as const satisfies FlagSpec;
+
+const LABEL_KEY_RULE =
+  'a label key is up to 128 of letters, digits and . _ / -, starting and ending with a letter or digit';
+const LABEL_VALUE_RULE = 'a label value is up to 256 of letters, digits and . _ : / @ + = -';
+
+/** What is wrong with a label key the operator names, or undefined. */
+export function labelKeyProblem(key: string): string | undefined {
+  if (!LABEL_KEY.test(key)) return `is not a label key: ${LABEL_KEY_RULE}`;
+  if (key.startsWith(RESERVED_LABEL_PREFIX))
+    return `is under ${RESERVED_LABEL_PREFIX}, which Drydock reserves`;
+  return undefined;
+}
+
+/** `rack=b7` → `['rack', 'b7']`; the value is everything after the first `=` and may be empty. */
+export function splitLabel(item: string): [string, string] | null {
+  const eq = item.indexOf('=');
+  return eq === -1 ? null : [item.slice(0, eq), item.slice(eq + 1)];
+}
+
+function labelPairProblem(item: string): string | undefined {
+  const pair = splitLabel(item);
+  if (!pair) return 'must be KEY=VALUE';
+  const [key, value] = pair;
+  const keyProblem = labelKeyProblem(key);
+  if (keyProblem) return `has a key that ${keyProblem}`;
+  if (!LABEL_VALUE.test(value)) return `has a value that is not a label value: ${LABEL_VALUE_RULE}`;
+  return undefined;
+}
+
+/** `KEY=VALUE` labels, comma-separated; `repeatable` also takes `--flag a=1 --flag b=2`. */
+export const labelPairsFlag = (help: string, repeatable = false) =>
+  ({
+    type: 'list',
+    value: 'K=V,…',
+    maxItems: MAX_LABELS,
+    repeatable,
+    help,
+    checkItem: labelPairProblem,
+  }) as const satisfies FlagSpec;
+
+/** The keys of checked `KEY=VALUE` items; a key given twice (with two values) is a usage error. */
+export function refuseRepeatedLabelKeys(flag: string, items: readonly string[]): string[] {
+  const keys = items.map((item) => splitLabel(item)![0]);
+  const twice = keys.filter((key, i) => keys.indexOf(key) !== i);
+  if (twice.length > 0) throw new UsageError(`--${flag} names ${[...new Set(twice)].join(', ')} twice`);
+  return keys;
+}
+
+/** Pairs of checked `KEY=VALUE` items as the API's label object. */
+export const labelObject = (items: readonly string[]): Record<string, string> =>
+  Object.fromEntries(items.map((item) => splitLabel(item)!));

@@ -1,13 +1,17 @@
 import type { Command } from '../command';
+import { nodeAccessCommands } from './node-access';
 import { nodeControlCommands } from './node-controls';
 import { nodeCommands } from './nodes';
 import { operationCommands } from './operations';
 import { poolCommands } from './pools';
+import { tokenCommands } from './tokens';
 
 /** Every command, in the order help lists them; a new group is one more module here. */
 export const commands: readonly Command[] = [
   ...nodeCommands,
   ...nodeControlCommands,
+  ...nodeAccessCommands,
   ...poolCommands,
+  ...tokenCommands,
   ...operationCommands,
 ];

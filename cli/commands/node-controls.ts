@@ -1,10 +1,17 @@
-import { LABEL_KEY, LABEL_VALUE, MAX_LABELS, RESERVED_LABEL_PREFIX } from '../../domain/labels';
+import { MAX_LABELS } from '../../domain/labels';
 import { MAX_TAINT_KEYS, TAINT_KEY } from '../../domain/taints';
 import { defineCommand, type Command, type FlagSpec } from '../command';
 import { UsageError } from '../errors';
 import { dash } from '../output';
 import { labelsTable, nodeName, taintsOf, type Node } from '../views';
-import { ifVersionFlag, reasonFlag } from './flags';
+import {
+  ifVersionFlag,
+  labelKeyProblem,
+  labelObject,
+  labelPairsFlag,
+  reasonFlag,
+  refuseRepeatedLabelKeys,
+} from './flags';
 
 /** Node controls beyond cordon and drain (spec/nodes.md): taints, labels, adopt, maintenance, delete. */
 
@@ -14,9 +21,6 @@ const mutationFlags = { reason: reasonFlag, 'if-version': ifVersionFlag } as con
 
 const TAINT_KEY_RULE =
   'a taint key is 1–128 of letters, digits and . _ / = : -, starting and ending with a letter or digit';
-const LABEL_KEY_RULE =
-  'a label key is up to 128 of letters, digits and . _ / -, starting and ending with a letter or digit';
-const LABEL_VALUE_RULE = 'a label value is up to 256 of letters, digits and . _ : / @ + = -';
 
 const taintKeysFlag = (help: string) =>
   ({
@@ -26,30 +30,6 @@ const taintKeysFlag = (help: string) =>
     help: `${help} (comma-separated, at most ${MAX_TAINT_KEYS})`,
     checkItem: (key) => (TAINT_KEY.test(key) ? undefined : `is not a taint key: ${TAINT_KEY_RULE}`),
   }) as const satisfies FlagSpec;
-
-/** What is wrong with a label key the operator names, or undefined. */
-function labelKeyProblem(key: string): string | undefined {
-  if (!LABEL_KEY.test(key)) return `is not a label key: ${LABEL_KEY_RULE}`;
-  if (key.startsWith(RESERVED_LABEL_PREFIX))
-    return `is under ${RESERVED_LABEL_PREFIX}, which Drydock reserves`;
-  return undefined;
-}
-
-/** `rack=b7` → `['rack', 'b7']`; the value is everything after the first `=` and may be empty. */
-function splitLabel(item: string): [string, string] | null {
-  const eq = item.indexOf('=');
-  return eq === -1 ? null : [item.slice(0, eq), item.slice(eq + 1)];
-}
-
-function labelPairProblem(item: string): string | undefined {
-  const pair = splitLabel(item);
-  if (!pair) return 'must be KEY=VALUE';
-  const [key, value] = pair;
-  const keyProblem = labelKeyProblem(key);
-  if (keyProblem) return `has a key that ${keyProblem}`;
-  if (!LABEL_VALUE.test(value)) return `has a value that is not a label value: ${LABEL_VALUE_RULE}`;
-  return undefined;
-}
 
 /** Refuses keys named in both of two flags: the API would refuse them with INVALID_INPUT. */
 function refuseBoth(keys: string[], others: string[], doing: string): void {
@@ -89,13 +69,9 @@ const label = defineCommand({
   summary: 'Set and remove operator labels; shows the labels after',
   operands: NODE,
   flags: {
-    set: {
-      type: 'list',
-      value: 'K=V,…',
-      maxItems: MAX_LABELS,
-      help: `labels to set, e.g. rack=b7,fabric/rail=3 (at most ${MAX_LABELS}; a value may be empty)`,
-      checkItem: labelPairProblem,
-    },
+    set: labelPairsFlag(
+      `labels to set, e.g. rack=b7,fabric/rail=3 (at most ${MAX_LABELS}; a value may be empty)`,
+    ),
     remove: {
       type: 'list',
       value: 'K1,K2',
@@ -107,14 +83,12 @@ const label = defineCommand({
   },
   check({ flags }) {
     if (!flags.set && !flags.remove) throw new UsageError('give --set or --remove (or both)');
-    const keys = (flags.set ?? []).map((item) => splitLabel(item)![0]);
-    const twice = keys.filter((key, i) => keys.indexOf(key) !== i);
-    if (twice.length > 0) throw new UsageError(`--set names ${[...new Set(twice)].join(', ')} twice`);
+    const keys = refuseRepeatedLabelKeys('set', flags.set ?? []);
     refuseBoth(keys, flags.remove ?? [], 'set and removed');
   },
   async run({ api, out, args, flags }) {
     const node = await api.post<Node>(`/v1/nodes/${args.NODE}/label`, {
-      set: flags.set && Object.fromEntries(flags.set.map((item) => splitLabel(item)!)),
+      set: flags.set && labelObject(flags.set),
       remove: flags.remove,
       reason: flags.reason,
       version: flags['if-version'],

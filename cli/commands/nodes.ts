@@ -28,7 +28,12 @@ const list = defineCommand({
     tenant: slugFlag('T', 'only nodes of tenant T'),
     pool: slugFlag('P', 'only nodes in pool P'),
     site: slugFlag('S', 'only nodes at site S'),
-    state: { type: 'string', value: 'S', choices: PROVISION_STATES, help: 'only nodes in provision state S' },
+    state: {
+      type: 'string',
+      value: 'S',
+      choices: PROVISION_STATES,
+      help: 'only nodes in provision state S; --state pending lists nodes awaiting nodes approve|reject',
+    },
     cordoned: { type: 'boolean', help: 'only cordoned nodes' },
     liveness: { type: 'string', value: 'L', choices: LIVENESS, help: 'only nodes with liveness L' },
     access: { type: 'string', value: 'A', choices: ACCESS, help: 'only nodes with access A' },

@@ -1,12 +1,20 @@
 import { parseDuration } from './duration';
 import { DrydockError } from './errors';
 
-/** When a token with this ttl expires, from `now`; null for `0` (never). */
+/** The longest a join token may live; longer is a typo, and `0` says "never" on purpose. */
+const MAX_TTL_MS = 3650 * 86_400_000;
+
+/** When a token with this ttl expires, from `now`; null only for the literal `0` (never). */
 export function tokenExpiry(ttl: string, now: Date): Date | null {
+  if (ttl === '0') return null;
   const ms = parseDuration(ttl);
-  if (ms === null)
-    throw new DrydockError('INVALID_INPUT', `ttl ${ttl} is not a duration such as 24h, 30m or 0`);
-  return ms === 0 ? null : new Date(now.getTime() + ms);
+  if (ms === null || ms <= 0 || ms > MAX_TTL_MS) {
+    throw new DrydockError(
+      'INVALID_INPUT',
+      `ttl ${ttl} must be 0 (never) or a duration from 1ms to 3650d, such as 24h or 30m`,
+    );
+  }
+  return new Date(now.getTime() + ms);
 }
 
 /** Uses left of a token, or null when unlimited (`maxUses` 0). */

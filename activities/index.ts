@@ -1,6 +1,7 @@
 import { ApplicationFailure } from '@temporalio/activity';
 import { DrydockError } from '../domain/errors';
 import type { Db } from '../db/client';
+import { createDecommissionActivities } from './decommission';
 import { createDrainActivities } from './drain';
 import { createLivenessActivities } from './liveness';
 
@@ -12,6 +13,7 @@ export function createActivities(deps: { db: Db }) {
   return refusalsAreFinal({
     ...createDrainActivities(deps.db),
     ...createLivenessActivities(deps.db),
+    ...createDecommissionActivities(deps.db),
   });
 }
 

@@ -13,6 +13,7 @@ import { agentRouter } from './routes/agent';
 import { keysRouter } from './routes/keys';
 import { nodeAccessRouter } from './routes/node-access';
 import { tokensRouter } from './routes/tokens';
+import { decommissionRouter } from './routes/decommission';
 import { drainRouter } from './routes/drain';
 import { nodeControlsRouter } from './routes/node-controls';
 import { nodesRouter } from './routes/nodes';
@@ -82,6 +83,7 @@ export function createApp(deps: AppDeps) {
   app.route('/', nodesRouter);
   app.route('/', nodeControlsRouter);
   app.route('/', drainRouter);
+  app.route('/', decommissionRouter);
   app.route('/', operationsRouter);
   app.route('/', allocationsRouter);
   app.route('/', poolsRouter);

@@ -7,7 +7,17 @@ import type { Db, Tx } from './client';
 import { appendEvent } from './events';
 import { issueIdentity, publicKeyUse } from './identity';
 import { applyNodeChange, labelsOf, lockNode, nodeState } from './nodes';
-import { accelerators, joinTokens, nodeLabels, nodes, pools, storageRoots } from './schema';
+import {
+  accelerators,
+  inventoryCurrent,
+  inventorySnapshots,
+  joinTokens,
+  nodeLabels,
+  nodes,
+  pools,
+  schedulerEntries,
+  storageRoots,
+} from './schema';
 
 export interface JoinRequest {
   token?: string;
@@ -110,6 +120,8 @@ export async function joinNode(db: Db, request: JoinRequest): Promise<JoinResult
 }
 
 async function writeInventory(tx: Tx, nodeId: string, inventory: JoinRequest['inventory']) {
+  await tx.insert(inventorySnapshots).values({ id: newId('inv'), nodeId, data: inventory });
+  await tx.insert(inventoryCurrent).values({ nodeId, data: inventory });
   if (inventory.accelerators.length > 0) {
     await tx
       .insert(accelerators)
@@ -135,6 +147,16 @@ export async function runAcceptance(db: Db, nodeId: string): Promise<JoinResult[
     const node = await lockNode(tx, nodeId);
     const change = accept(nodeState(node, await labelsOf(tx, nodeId)));
     const after = change ? await applyNodeChange(tx, node, change, { actor: 'system:acceptance' }) : node;
+    if (change) {
+      // The scheduler's current entry for a node it may place on.
+      await tx
+        .insert(schedulerEntries)
+        .values({ nodeId, poolId: after.poolId })
+        .onConflictDoUpdate({
+          target: schedulerEntries.nodeId,
+          set: { poolId: after.poolId, updatedAt: new Date() },
+        });
+    }
     return after.provisionState as JoinResult['provisionState'];
   });
 }

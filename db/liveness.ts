@@ -3,7 +3,7 @@ import { NODE_UNREACHABLE } from '../domain/liveness';
 import type { Condition } from '../domain/node';
 import type { Db, Tx } from './client';
 import { applyNodeChange, lockNode } from './nodes';
-import { nodes } from './schema';
+import { nodes, telemetryCurrent } from './schema';
 
 /**
  * Writes last-seen times in one statement (the heartbeat flush). Never moves a time backwards and
@@ -13,10 +13,18 @@ export async function flushLastSeen(db: Db, seen: Map<string, Date>): Promise<vo
   if (seen.size === 0) return;
   const rows = JSON.stringify([...seen].map(([id, at]) => ({ id, seen: at.toISOString() })));
   await db.execute(sql`
-    update ${nodes} set last_seen_at = v.seen
-    from jsonb_to_recordset(${rows}::jsonb) as v(id text, seen timestamptz)
-    where ${nodes.id} = v.id and ${nodes.deletedAt} is null
-      and (${nodes.lastSeenAt} is null or ${nodes.lastSeenAt} < v.seen)`);
+    with seen as (select * from jsonb_to_recordset(${rows}::jsonb) as v(id text, seen timestamptz)),
+    touched as (
+      update ${nodes} set last_seen_at = seen.seen
+      from seen
+      where ${nodes.id} = seen.id and ${nodes.deletedAt} is null
+        and ${nodes.provisionState} <> 'decommissioned'
+        and (${nodes.lastSeenAt} is null or ${nodes.lastSeenAt} < seen.seen)
+      returning ${nodes.id} as id, seen.seen as seen
+    )
+    insert into ${telemetryCurrent} (node_id, last_heartbeat_at, updated_at)
+    select id, seen, now() from touched
+    on conflict (node_id) do update set last_heartbeat_at = excluded.last_heartbeat_at, updated_at = now()`);
 }
 
 export function withoutUnreachable(conditions: Condition[]): Condition[] {

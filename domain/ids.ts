@@ -1,7 +1,7 @@
 import { ulid } from 'ulid';
 
 /** Prefixes of the identifiers Drydock mints (spec/api.md, Identifiers). */
-export type IdPrefix = 'node' | 'op' | 'alloc' | 'jt' | 'key' | 'cred' | 'cmd' | 'acc' | 'sr';
+export type IdPrefix = 'node' | 'op' | 'alloc' | 'jt' | 'key' | 'cred' | 'cmd' | 'acc' | 'sr' | 'inv' | 'art';
 
 const ULID_BODY = '[0-9a-hjkmnp-tv-z]{26}';
 const patterns: Record<IdPrefix, RegExp> = {
@@ -14,6 +14,8 @@ const patterns: Record<IdPrefix, RegExp> = {
   cmd: new RegExp(`^cmd_${ULID_BODY}$`),
   acc: new RegExp(`^acc_${ULID_BODY}$`),
   sr: new RegExp(`^sr_${ULID_BODY}$`),
+  inv: new RegExp(`^inv_${ULID_BODY}$`),
+  art: new RegExp(`^art_${ULID_BODY}$`),
 };
 
 /** A fresh identifier: prefix, underscore, lowercase ULID. */

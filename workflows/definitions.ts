@@ -73,3 +73,33 @@ export interface LivenessProgress {
 }
 
 export const livenessProgressQuery = defineQuery<LivenessProgress>('progress');
+
+// ── decommission ─────────────────────────────────────────────────────────────────────────────
+
+export const decommissionWorkflowId = (nodeId: string) => `decommission/${nodeId}`;
+
+/** What execute presents: the preview's generation and digest, a confirmation, owner and reason. */
+export interface DecommissionRequest extends BeginRequest {
+  confirm: string;
+  nodeGeneration: number;
+  dependencyDigest: string;
+  operator: string;
+}
+
+export const beginDecommissionUpdate = defineUpdate<BeginResult, [DecommissionRequest]>('begin');
+
+export const DECOMMISSION_STEPS = [
+  'revokeNodeIdentity',
+  'decommissionAccelerators',
+  'protectStorageRoots',
+  'removeCurrentRows',
+  'finalizeDecommission',
+] as const;
+
+export interface DecommissionProgress {
+  phase: 'starting' | 'cleaning-up' | 'decommissioned' | 'refused';
+  step: (typeof DECOMMISSION_STEPS)[number] | null;
+  stepsDone: string[];
+}
+
+export const decommissionProgressQuery = defineQuery<DecommissionProgress>('progress');

@@ -1,2 +1,3 @@
 export { drain } from './drain';
 export { livenessSweep } from './liveness-sweep';
+export { decommission } from './decommission';

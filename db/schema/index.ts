@@ -10,3 +10,6 @@ export * from './controller-state';
 export * from './identity';
 export * from './inventory';
 export * from './join-tokens';
+export * from './artifacts';
+export * from './current';
+export * from './history';

@@ -1,0 +1,182 @@
+import { and, eq, ne, sql } from 'drizzle-orm';
+import { DrydockError } from '../domain/errors';
+import { newId } from '../domain/ids';
+import type { Db } from '../db/client';
+import { previewOf } from '../db/decommission';
+import { revokeIdentity } from '../db/identity';
+import { applyNodeChange, labelsOf, lockNode, nodeView } from '../db/nodes';
+import { findOperationByKey, finishOperation, insertOperation, operationView } from '../db/operations';
+import {
+  accelerators,
+  inventoryCurrent,
+  nodes,
+  operations,
+  schedulerEntries,
+  storageRoots,
+  telemetryCurrent,
+} from '../db/schema';
+import { wakeNode } from '../db/wakeups';
+import type { BeginResult, DecommissionRequest } from '../workflows/definitions';
+
+export function createDecommissionActivities(db: Db) {
+  return {
+    /**
+     * Admission, one locking transaction: recompute generation, digest and blockers; refuse on any
+     * difference (CONFLICT) or blocker (INVALID_STATE); else `decommissioning` (out of placement at
+     * once) and the operation `running`.
+     */
+    async admitDecommission(
+      input: DecommissionRequest & { nodeId: string; workflowId: string },
+    ): Promise<BeginResult> {
+      return db.transaction(async (tx) => {
+        const node = await lockNode(tx, input.nodeId);
+        const already = input.idempotencyKey ? await findOperationByKey(tx, input.idempotencyKey) : undefined;
+        if (already?.nodeId === node.id && already.requestHash === input.requestHash) {
+          return {
+            operation: operationView(already),
+            node: nodeView(node, await labelsOf(tx, node.id)),
+            created: false,
+          };
+        }
+        const preview = await previewOf(tx, node);
+        if (!preview.confirmationIdentities.includes(input.confirm)) {
+          throw new DrydockError(
+            'INVALID_INPUT',
+            `confirm must be exactly one of: ${preview.confirmationIdentities.join(', ')}`,
+            {
+              confirmationIdentities: preview.confirmationIdentities,
+            },
+          );
+        }
+        if (
+          input.nodeGeneration !== preview.nodeGeneration ||
+          input.dependencyDigest !== preview.dependencyDigest
+        ) {
+          throw new DrydockError(
+            'CONFLICT',
+            'the node or its dependencies changed since the preview: preview again',
+            {
+              nodeGeneration: preview.nodeGeneration,
+              dependencyDigest: preview.dependencyDigest,
+            },
+          );
+        }
+        if (preview.blockers.length > 0) {
+          throw new DrydockError('INVALID_STATE', `${preview.blockers.length} blocker(s) remain`, {
+            provisionState: node.provisionState,
+            blockers: preview.blockers,
+          });
+        }
+        const operation = await insertOperation(tx, {
+          id: newId('op'),
+          kind: 'decommission',
+          nodeId: node.id,
+          poolId: node.poolId,
+          status: 'running',
+          workflowId: input.workflowId,
+          actor: input.actor,
+          reason: input.reason,
+          idempotencyKey: input.idempotencyKey,
+          requestHash: input.requestHash,
+          result: {
+            operator: input.operator,
+            nodeGeneration: input.nodeGeneration,
+            dependencyDigest: input.dependencyDigest,
+          },
+        });
+        // Admission is recorded by the operation; the audit event is the one `node.decommissioned`.
+        const [admitted] = await tx
+          .update(nodes)
+          .set({ provisionState: 'decommissioning', version: node.version + 1, updatedAt: sql`now()` })
+          .where(eq(nodes.id, node.id))
+          .returning();
+        return {
+          operation: operationView(operation),
+          node: nodeView(admitted!, await labelsOf(tx, node.id)),
+          created: true,
+        };
+      });
+    },
+
+    /** Cleanup 1: every certificate and credential revoked; the old identity can never join again. */
+    async revokeNodeIdentity(input: { nodeId: string }): Promise<number> {
+      return db.transaction(async (tx) => {
+        const revoked = await revokeIdentity(tx, input.nodeId, 'decommissioned');
+        await wakeNode(tx, input.nodeId);
+        return revoked;
+      });
+    },
+
+    /** Cleanup 2: accelerators marked `decommissioned`. */
+    async decommissionAccelerators(input: { nodeId: string }): Promise<number> {
+      const rows = await db
+        .update(accelerators)
+        .set({ state: 'decommissioned', updatedAt: sql`now()` })
+        .where(and(eq(accelerators.nodeId, input.nodeId), ne(accelerators.state, 'decommissioned')))
+        .returning({ id: accelerators.id });
+      return rows.length;
+    },
+
+    /** Cleanup 3: storage roots no longer writable. */
+    async protectStorageRoots(input: { nodeId: string }): Promise<number> {
+      const rows = await db
+        .update(storageRoots)
+        .set({ state: 'read_only', updatedAt: sql`now()` })
+        .where(and(eq(storageRoots.nodeId, input.nodeId), eq(storageRoots.state, 'writable')))
+        .returning({ id: storageRoots.id });
+      return rows.length;
+    },
+
+    /** Cleanup 4: the current scheduler, telemetry and inventory rows removed (history stays). */
+    async removeCurrentRows(input: { nodeId: string }): Promise<number> {
+      return db.transaction(async (tx) => {
+        const removed = await Promise.all([
+          tx.delete(schedulerEntries).where(eq(schedulerEntries.nodeId, input.nodeId)).returning(),
+          tx.delete(telemetryCurrent).where(eq(telemetryCurrent.nodeId, input.nodeId)).returning(),
+          tx.delete(inventoryCurrent).where(eq(inventoryCurrent.nodeId, input.nodeId)).returning(),
+        ]);
+        return removed.reduce((n, rows) => n + rows.length, 0);
+      });
+    },
+
+    /** Finalize, one transaction: terminal state, the one `node.decommissioned`, operation succeeded. */
+    async finalizeDecommission(input: { nodeId: string; operationId: string }): Promise<'decommissioned'> {
+      return db.transaction(async (tx): Promise<'decommissioned'> => {
+        const node = await lockNode(tx, input.nodeId);
+        if (node.provisionState === 'decommissioned') return 'decommissioned';
+        const [op] = await tx.select().from(operations).where(eq(operations.id, input.operationId));
+        const admitted = (op?.result ?? {}) as {
+          operator?: string;
+          nodeGeneration?: number;
+          dependencyDigest?: string;
+        };
+        await applyNodeChange(
+          tx,
+          node,
+          {
+            patch: {
+              provisionState: 'decommissioned',
+              liveness: 'decommissioned',
+              connectivity: 'disconnected',
+              cordoned: true,
+              access: 'blocked',
+            },
+            event: {
+              type: 'node.decommissioned',
+              data: {
+                operator: admitted.operator,
+                nodeGeneration: admitted.nodeGeneration,
+                dependencyDigest: admitted.dependencyDigest,
+              },
+            },
+          },
+          { actor: op?.actor ?? 'system:decommission', reason: op?.reason, operationId: input.operationId },
+        );
+        await finishOperation(tx, input.operationId, 'succeeded', {
+          result: { ...admitted, decommissioned: true },
+        });
+        return 'decommissioned';
+      });
+    },
+  };
+}

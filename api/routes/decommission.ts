@@ -1,0 +1,124 @@
+import { createRoute, OpenAPIHono, z } from '@hono/zod-openapi';
+import { sql } from 'drizzle-orm';
+import { DrydockError } from '../../domain/errors';
+import { actorOf } from '../../domain/principal';
+import { previewOf } from '../../db/decommission';
+import { getVisibleNode } from '../../db/nodes';
+import { findOperationByKey, operationView } from '../../db/operations';
+import { decommissionWorkflowId } from '../../workflows/definitions';
+import { LifecycleOperationKey, NodeIdKey, PoolIdKey, TenantIdKey } from '../../workflows/search-attributes';
+import { requireOperator } from '../auth';
+import type { AppEnv } from '../env';
+import { errorResponses, json, jsonBody, nodeIdParams, OperationSchema, reason } from '../schemas';
+import { requestHash, startOperation } from '../workflows';
+
+export const decommissionRouter = new OpenAPIHono<AppEnv>();
+
+const PreviewSchema = z
+  .object({
+    nodeId: z.string(),
+    hostname: z.string(),
+    displayName: z.string().nullable(),
+    confirmationIdentities: z.array(z.string()),
+    nodeGeneration: z.number(),
+    dependencyDigest: z.string(),
+    ready: z.boolean(),
+    blockers: z.array(z.object({ kind: z.string(), id: z.string(), message: z.string() })),
+    cleanup: z.array(z.object({ kind: z.string(), count: z.number() })),
+    retained: z.array(z.object({ kind: z.string(), count: z.number() })),
+  })
+  .openapi('DecommissionPreview');
+
+decommissionRouter.openapi(
+  createRoute({
+    method: 'post',
+    path: '/v1/nodes/{id}/decommission/preview',
+    summary: 'What a decommission would do, and what blocks it (operator; changes nothing)',
+    request: { params: nodeIdParams },
+    responses: { 200: json(PreviewSchema, 'the preview'), ...errorResponses },
+  }),
+  async (c) => {
+    requireOperator(c.get('principal'));
+    const { db } = c.get('deps');
+    const node = await getVisibleNode(db, c.req.valid('param').id, c.get('principal'));
+    const { deps: _deps, ...preview } = await previewOf(db, node);
+    return c.json(preview, 200);
+  },
+);
+
+const executeBody = z.strictObject({
+  confirm: z.string().min(1).max(256),
+  nodeGeneration: z.number().int().positive(),
+  dependencyDigest: z.string().regex(/^sha256:[0-9a-f]{64}$/, "the preview's dependencyDigest (sha256:…)"),
+  operator: z.string().min(1).max(128),
+  reason,
+});
+
+decommissionRouter.openapi(
+  createRoute({
+    method: 'post',
+    path: '/v1/nodes/{id}/decommission',
+    summary: 'Decommission a node for good (operator; workflow decommission/<nodeId>)',
+    request: {
+      params: nodeIdParams,
+      headers: z.object({
+        'idempotency-key': z
+          .string({ error: 'Idempotency-Key is required' })
+          .regex(/^[A-Za-z0-9._:-]{8,128}$/, 'Idempotency-Key is 8–128 of letters, digits and . _ : -'),
+      }),
+      ...jsonBody(executeBody, true),
+    },
+    responses: {
+      202: json(OperationSchema, 'admitted: the decommission runs'),
+      200: json(OperationSchema, 'this Idempotency-Key already has its operation'),
+      ...errorResponses,
+    },
+  }),
+  async (c) => {
+    const principal = c.get('principal');
+    requireOperator(principal);
+    const deps = c.get('deps');
+    const nodeId = c.req.valid('param').id;
+    const body = c.req.valid('json');
+    const idempotencyKey = c.req.valid('header')['idempotency-key'];
+    const hash = requestHash({ route: 'decommission', nodeId, ...body });
+    const node = await getVisibleNode(deps.db, nodeId, principal);
+    // Requests with one key take turns: the first starts the workflow, the rest read its record.
+    return deps.db.transaction(async (tx) => {
+      await tx.execute(sql`select pg_advisory_xact_lock(hashtextextended(${idempotencyKey}, 0))`);
+      const existing = await findOperationByKey(tx, idempotencyKey);
+      if (existing) {
+        if (existing.requestHash !== hash) {
+          throw new DrydockError(
+            'IDEMPOTENCY_KEY_REUSED',
+            'this Idempotency-Key was used for another request',
+          );
+        }
+        return c.json(operationView(existing), 200);
+      }
+      const result = await startOperation(deps, {
+        workflowType: 'decommission',
+        workflowId: decommissionWorkflowId(nodeId),
+        input: { nodeId },
+        searchAttributes: [
+          { key: NodeIdKey, value: nodeId },
+          { key: TenantIdKey, value: node.tenantId ?? '' },
+          { key: PoolIdKey, value: node.poolId ?? '' },
+          { key: LifecycleOperationKey, value: 'decommission' },
+        ],
+        summary: `decommission ${node.hostname} (${nodeId}) by ${body.operator}: ${body.reason}`,
+        request: {
+          actor: actorOf(principal),
+          reason: body.reason,
+          idempotencyKey,
+          requestHash: hash,
+          confirm: body.confirm,
+          nodeGeneration: body.nodeGeneration,
+          dependencyDigest: body.dependencyDigest,
+          operator: body.operator,
+        } as Parameters<typeof startOperation>[1]['request'],
+      });
+      return c.json(result.operation, result.created ? 202 : 200);
+    });
+  },
+);

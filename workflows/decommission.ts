@@ -1,0 +1,79 @@
+import {
+  allHandlersFinished,
+  condition,
+  proxyActivities,
+  setCurrentDetails,
+  setHandler,
+  upsertSearchAttributes,
+  workflowInfo,
+} from '@temporalio/workflow';
+import type { Activities } from '../activities';
+import { beginDecommissionUpdate, decommissionProgressQuery, type DecommissionProgress } from './definitions';
+import { asRefusal } from './refusal';
+import { OperationIdKey } from './search-attributes';
+
+const steps = proxyActivities<Activities>({
+  startToCloseTimeout: '30 seconds',
+  retry: { initialInterval: '500 milliseconds', maximumInterval: '30 seconds' },
+});
+
+/**
+ * decommission/<nodeId>: admission (the `begin` update), then each cleanup step as its own
+ * idempotent activity, then the finalize transaction with the one `node.decommissioned`.
+ */
+export async function decommission(input: {
+  nodeId: string;
+}): Promise<'decommissioned' | 'refused' | 'never-began'> {
+  let operationId: string | null = null;
+  let refused = false;
+  const progress: DecommissionProgress = { phase: 'starting', step: null, stepsDone: [] };
+  setHandler(decommissionProgressQuery, () => progress);
+  setHandler(beginDecommissionUpdate, async (request) => {
+    try {
+      const result = await steps.admitDecommission({
+        ...request,
+        nodeId: input.nodeId,
+        workflowId: workflowInfo().workflowId,
+      });
+      if (operationId === null) {
+        operationId = result.operation.id;
+        upsertSearchAttributes([{ key: OperationIdKey, value: operationId }]);
+      }
+      return result;
+    } catch (error) {
+      refused = operationId === null;
+      throw asRefusal(error);
+    }
+  });
+
+  setCurrentDetails('starting: waiting for admission');
+  const began = await condition(() => operationId !== null || refused, '1 minute');
+  await condition(allHandlersFinished);
+  if (operationId === null) {
+    progress.phase = 'refused';
+    return began ? 'refused' : 'never-began';
+  }
+
+  progress.phase = 'cleaning-up';
+  const nodeId = input.nodeId;
+  const cleanup = [
+    ['revokeNodeIdentity', () => steps.revokeNodeIdentity({ nodeId })],
+    ['decommissionAccelerators', () => steps.decommissionAccelerators({ nodeId })],
+    ['protectStorageRoots', () => steps.protectStorageRoots({ nodeId })],
+    ['removeCurrentRows', () => steps.removeCurrentRows({ nodeId })],
+  ] as const;
+  for (const [name, run] of cleanup) {
+    progress.step = name;
+    setCurrentDetails(`cleaning up: ${name} (${progress.stepsDone.length + 1} of ${cleanup.length + 1})`);
+    await run();
+    progress.stepsDone.push(name);
+  }
+  progress.step = 'finalizeDecommission';
+  setCurrentDetails('finalizing');
+  await steps.finalizeDecommission({ nodeId, operationId });
+  progress.stepsDone.push('finalizeDecommission');
+  progress.step = null;
+  progress.phase = 'decommissioned';
+  setCurrentDetails('decommissioned');
+  return 'decommissioned';
+}

@@ -19,7 +19,7 @@ export async function flushLastSeen(db: Db, seen: Map<string, Date>): Promise<vo
       from seen
       where ${nodes.id} = seen.id and ${nodes.deletedAt} is null
         and ${nodes.provisionState} <> 'decommissioned'
-        and (${nodes.lastSeenAt} is null or ${nodes.lastSeenAt} < seen.seen)
+        and (${nodes.lastSeenAt} is null or ${nodes.lastSeenAt} <= seen.seen)
       returning ${nodes.id} as id, seen.seen as seen
     )
     insert into ${telemetryCurrent} (node_id, last_heartbeat_at, updated_at)

@@ -12,7 +12,12 @@ const files = readdirSync(HISTORIES_DIR).filter((f) => f.endsWith('.json'));
 describe('replay of recorded histories', () => {
   it('has recorded histories to replay', () => {
     expect(files).toEqual(
-      expect.arrayContaining(['drain-released.json', 'drain-cancelled.json', 'liveness-sweep.json']),
+      expect.arrayContaining([
+        'drain-released.json',
+        'drain-cancelled.json',
+        'liveness-sweep.json',
+        'decommission.json',
+      ]),
     );
   });
 

@@ -1,18 +1,24 @@
 import { createRoute, OpenAPIHono, z } from '@hono/zod-openapi';
-import { sql } from 'drizzle-orm';
 import { DrydockError } from '../../domain/errors';
 import { actorOf } from '../../domain/principal';
 import { previewOf } from '../../db/decommission';
 import { getVisibleNode } from '../../db/nodes';
 import { findOperationByKey, operationView } from '../../db/operations';
-import { decommissionWorkflowId } from '../../workflows/definitions';
+import {
+  decommissionWorkflowId,
+  type BeginResult,
+  type DecommissionRequest,
+} from '../../workflows/definitions';
 import { LifecycleOperationKey, NodeIdKey, PoolIdKey, TenantIdKey } from '../../workflows/search-attributes';
 import { requireOperator } from '../auth';
 import type { AppEnv } from '../env';
+import { SingleFlight } from '../single-flight';
 import { errorResponses, json, jsonBody, nodeIdParams, OperationSchema, reason } from '../schemas';
 import { requestHash, startOperation } from '../workflows';
 
 export const decommissionRouter = new OpenAPIHono<AppEnv>();
+
+const startsInFlight = new SingleFlight<BeginResult>();
 
 const PreviewSchema = z
   .object({
@@ -83,20 +89,27 @@ decommissionRouter.openapi(
     const idempotencyKey = c.req.valid('header')['idempotency-key'];
     const hash = requestHash({ route: 'decommission', nodeId, ...body });
     const node = await getVisibleNode(deps.db, nodeId, principal);
-    // Requests with one key take turns: the first starts the workflow, the rest read its record.
-    return deps.db.transaction(async (tx) => {
-      await tx.execute(sql`select pg_advisory_xact_lock(hashtextextended(${idempotencyKey}, 0))`);
-      const existing = await findOperationByKey(tx, idempotencyKey);
-      if (existing) {
-        if (existing.requestHash !== hash) {
-          throw new DrydockError(
-            'IDEMPOTENCY_KEY_REUSED',
-            'this Idempotency-Key was used for another request',
-          );
-        }
-        return c.json(operationView(existing), 200);
+    const existing = await findOperationByKey(deps.db, idempotencyKey);
+    if (existing) {
+      if (existing.requestHash !== hash) {
+        throw new DrydockError('IDEMPOTENCY_KEY_REUSED', 'this Idempotency-Key was used for another request');
       }
-      const result = await startOperation(deps, {
+      return c.json(operationView(existing), 200);
+    }
+    // Requests racing with one key share the first one's start: it answers 202, the others 200.
+    // (Across API processes Temporal's update id still yields one operation; only the codes differ.)
+    const request: DecommissionRequest = {
+      actor: actorOf(principal),
+      reason: body.reason,
+      idempotencyKey,
+      requestHash: hash,
+      confirm: body.confirm,
+      nodeGeneration: body.nodeGeneration,
+      dependencyDigest: body.dependencyDigest,
+      operator: body.operator,
+    };
+    const { result, leader } = await startsInFlight.run(idempotencyKey, hash, () =>
+      startOperation(deps, {
         workflowType: 'decommission',
         workflowId: decommissionWorkflowId(nodeId),
         input: { nodeId },
@@ -107,18 +120,9 @@ decommissionRouter.openapi(
           { key: LifecycleOperationKey, value: 'decommission' },
         ],
         summary: `decommission ${node.hostname} (${nodeId}) by ${body.operator}: ${body.reason}`,
-        request: {
-          actor: actorOf(principal),
-          reason: body.reason,
-          idempotencyKey,
-          requestHash: hash,
-          confirm: body.confirm,
-          nodeGeneration: body.nodeGeneration,
-          dependencyDigest: body.dependencyDigest,
-          operator: body.operator,
-        } as Parameters<typeof startOperation>[1]['request'],
-      });
-      return c.json(result.operation, result.created ? 202 : 200);
-    });
+        request,
+      }),
+    );
+    return c.json(result.operation, leader && result.created ? 202 : 200);
   },
 );

@@ -1,0 +1,68 @@
+import { decommissionWorkflowId } from '../../workflows/definitions';
+import { createToken, join } from './agents';
+import { call } from './fixtures';
+import type { Harness } from './harness';
+
+export const INVENTORY = {
+  accelerators: [
+    { model: 'H100', serial: 'GPU-0001' },
+    { model: 'H100', serial: 'GPU-0002' },
+  ],
+  storageRoots: [{ path: '/var/lib/drydock', bytes: 2_000_000_000 }],
+};
+
+/** A node that joined with inventory, heartbeated, and whose agent said goodbye: ready to go. */
+export async function retiredNode(
+  h: Harness,
+  poolId: string,
+  hostname = `gpu-${Math.random().toString(36).slice(2, 7)}`,
+) {
+  const token = await createToken(h, { poolId });
+  const joined = await join(h, { token: token.secret, hostname, inventory: INVENTORY });
+  const { nodeId, credential } = joined.body as { nodeId: string; credential: string };
+  await call(h, 'POST', '/v1/agent/heartbeat', { token: credential, body: {} });
+  await h.deps.heartbeats.flush();
+  await call(h, 'POST', '/v1/agent/heartbeat', { token: credential, body: { state: 'offline' } });
+  return { nodeId, credential, hostname };
+}
+
+export async function preview(h: Harness, nodeId: string, token?: string) {
+  return call(h, 'POST', `/v1/nodes/${nodeId}/decommission/preview`, { token });
+}
+
+export async function execute(
+  h: Harness,
+  nodeId: string,
+  body: Record<string, unknown>,
+  key: string | null = `key-${nodeId.slice(-12)}`,
+  token?: string,
+) {
+  return call(h, 'POST', `/v1/nodes/${nodeId}/decommission`, {
+    token,
+    body,
+    headers: key ? { 'idempotency-key': key } : {},
+  });
+}
+
+/** Execute with exactly what a fresh preview shows. */
+export async function executeFromPreview(
+  h: Harness,
+  nodeId: string,
+  extra: Record<string, unknown> = {},
+  key?: string,
+) {
+  const p = (await preview(h, nodeId)).body;
+  const body = {
+    confirm: p.hostname,
+    nodeGeneration: p.nodeGeneration,
+    dependencyDigest: p.dependencyDigest,
+    operator: 'alice',
+    reason: 'EOL: leaving the fleet',
+    ...extra,
+  };
+  return { reply: await execute(h, nodeId, body, key), body, preview: p };
+}
+
+export async function decommissioned(h: Harness, nodeId: string) {
+  return h.temporal.workflow.getHandle(decommissionWorkflowId(nodeId)).result();
+}

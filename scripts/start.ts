@@ -13,7 +13,7 @@ import { migrateDatabase } from '../db/migrate';
 import { createWorker } from '../worker';
 import { startPostgres } from './services/postgres';
 import { startTemporal } from './services/temporal';
-import { seedDemoFleet } from './seed-demo';
+import { startDemoFleet } from './seed-demo';
 
 /** `npm start`: Postgres, Temporal with its UI, migrations, the worker and the API in one command. */
 async function main(): Promise<void> {
@@ -88,16 +88,9 @@ async function main(): Promise<void> {
 
     const apiUrl = `http://localhost:${api.port}`;
     if (config.DRYDOCK_DEMO === '1') {
-      const seeded = await seedDemoFleet(db);
-      if (seeded.length > 0) {
-        // One drain through the real path, so the Temporal UI has something to show at once.
-        const response = await fetch(`${apiUrl}/v1/nodes/${seeded[0]}/drain`, {
-          method: 'POST',
-          headers: { authorization: `Bearer ${operatorKey}`, 'content-type': 'application/json' },
-          body: JSON.stringify({ reason: 'demo: replace PSU' }),
-        });
-        log(`seeded the demo fleet (${seeded.length} nodes); drain of ${seeded[0]}: HTTP ${response.status}`);
-      }
+      // Simulated agents join through the API and heartbeat until Ctrl-C (scripts/seed-demo.ts).
+      const demo = await startDemoFleet({ db, api: apiUrl, operatorKey, home, log });
+      stops.push(() => demo.close());
     }
 
     console.log(`

@@ -1,0 +1,32 @@
+/** A failure `drydock-agent` reports as `error: <message>` and exits with `exitCode`. */
+export class AgentError extends Error {
+  constructor(
+    message: string,
+    readonly exitCode: number = 1,
+  ) {
+    super(message);
+    this.name = 'AgentError';
+  }
+}
+
+/** Bad flags or arguments, found before anything is touched (exit 2). */
+export class UsageError extends AgentError {
+  constructor(message: string) {
+    super(message, 2);
+    this.name = 'UsageError';
+  }
+}
+
+/**
+ * The control plane no longer accepts this node's identity (revoked, deleted, or never known):
+ * retrying cannot help, only joining again can (exit 3).
+ */
+export class IdentityInvalid extends AgentError {
+  constructor(message: string) {
+    super(
+      `the node identity is no longer valid (${message}); join again with 'drydock-agent join --reset --yes'`,
+      3,
+    );
+    this.name = 'IdentityInvalid';
+  }
+}

@@ -1,0 +1,60 @@
+import { appendFileSync, existsSync, readFileSync } from 'node:fs';
+
+/** One command the agent handled, as recorded before it reports the outcome. */
+export interface JournalEntry {
+  id: string;
+  kind: string;
+  outcome: 'acked' | 'refused';
+  reason?: string;
+  at: string;
+}
+
+/**
+ * What the agent has done. An entry is written once the outcome is decided and before the API
+ * hears it, so a command delivered again (the report was lost, the agent restarted) is answered
+ * from here and never carried out twice.
+ */
+export interface Journal {
+  find(id: string): JournalEntry | undefined;
+  append(entry: JournalEntry): void;
+}
+
+export class MemoryJournal implements Journal {
+  readonly entries: JournalEntry[] = [];
+  private readonly byId = new Map<string, JournalEntry>();
+
+  find(id: string): JournalEntry | undefined {
+    return this.byId.get(id);
+  }
+
+  append(entry: JournalEntry): void {
+    this.entries.push(entry);
+    this.byId.set(entry.id, entry);
+  }
+}
+
+/** `DIR/journal.jsonl`: one JSON line per command handled (mode 0600). */
+export class FileJournal extends MemoryJournal {
+  constructor(private readonly file: string) {
+    super();
+    if (!existsSync(file)) return;
+    const text = readFileSync(file, 'utf8');
+    // End a torn last line, so the next entry starts a line of its own.
+    if (text && !text.endsWith('\n')) appendFileSync(file, '\n');
+    for (const line of text.split('\n')) {
+      if (!line.trim()) continue;
+      try {
+        const entry = JSON.parse(line) as JournalEntry;
+        if (typeof entry.id === 'string') super.append(entry);
+      } catch {
+        // A line torn by a crash mid-write: the command it named is delivered again and handled.
+      }
+    }
+  }
+
+  override append(entry: JournalEntry): void {
+    // Synchronous: the line is on disk before the outcome is reported.
+    appendFileSync(this.file, `${JSON.stringify(entry)}\n`, { mode: 0o600 });
+    super.append(entry);
+  }
+}

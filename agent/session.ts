@@ -1,0 +1,274 @@
+import { HEARTBEAT_EVERY_MS } from '../domain/liveness';
+import { Backoff, sleep } from './backoff';
+import { ApiRefusal, Unreachable, type AgentClient } from './client';
+import { CommandHandlers, type AgentCommand, type CommandContext } from './commands';
+import type { Identity } from './identity';
+import { MemoryJournal, type Journal, type JournalEntry } from './journal';
+import { silentLog, type Log } from './log';
+
+/** The long-poll wait the agent asks for (spec/enrollment.md: `?wait=30`). */
+export const POLL_WAIT_SECONDS = 30;
+/** When a poll brings back only commands a handler chose to ignore, look again after this long. */
+const IGNORED_RECHECK_MS = 5_000;
+
+export interface SessionOptions {
+  /** A client holding the node credential. */
+  client: AgentClient;
+  identity: Pick<Identity, 'nodeId' | 'clusterId' | 'caPublicKey'>;
+  dataDir?: string;
+  heartbeatEveryMs?: number;
+  /** Whether to long-poll the command stream (a heartbeat-only simulator turns it off). */
+  commands?: boolean;
+  pollWaitSeconds?: number;
+  handlers?: CommandHandlers;
+  journal?: Journal;
+  log?: Log;
+  backoff?: { baseMs?: number; capMs?: number };
+}
+
+/** Why a session ended: stopped by its owner, or its identity is no longer accepted (401). */
+export type SessionEnd = { reason: 'stopped' } | { reason: 'revoked'; message: string };
+
+/** How the control plane last answered: accepted, refused as blocked, or not at all. */
+type Reach = 'unknown' | 'ok' | 'blocked' | 'unreachable' | 'failing';
+
+interface Running {
+  /** Ends sleeps, long-polls and acks; an in-flight heartbeat completes (see `stop`). */
+  soft: AbortController;
+  /** Also ends an in-flight heartbeat (`pause`: the node falls silent at once). */
+  hard: AbortController;
+  loops: Promise<void>;
+}
+
+/**
+ * One node's session with the control plane: heartbeats every `heartbeatEveryMs`, and the command
+ * stream long-polled in a loop. Network failures and 5xx are retried with capped, jittered
+ * backoff; a block (403) is retried the same way so an unblock is noticed within seconds; a
+ * revoked or unknown identity (401) ends the session, as no retry can fix it. The real agent and
+ * every simulated agent run this same code.
+ */
+export class AgentSession {
+  /** Heartbeats the API accepted, and when the last one was accepted. */
+  heartbeats = 0;
+  lastHeartbeatAt: Date | null = null;
+  readonly ended: Promise<SessionEnd>;
+
+  private running: Running | null = null;
+  private end: SessionEnd | null = null;
+  private resolveEnded!: (end: SessionEnd) => void;
+  private reach: Reach = 'unknown';
+  private paused = false;
+  private readonly ignored = new Set<string>();
+  private readonly handlers: CommandHandlers;
+  private readonly journal: Journal;
+  private readonly log: Log;
+
+  constructor(private readonly options: SessionOptions) {
+    this.handlers = options.handlers ?? new CommandHandlers();
+    this.journal = options.journal ?? new MemoryJournal();
+    this.log = options.log ?? silentLog;
+    this.ended = new Promise((resolve) => (this.resolveEnded = resolve));
+  }
+
+  get state(): 'idle' | 'running' | 'paused' | 'stopped' | 'revoked' {
+    if (this.end) return this.end.reason;
+    if (this.running) return 'running';
+    return this.paused ? 'paused' : 'idle';
+  }
+
+  /** Starts (or resumes) heartbeating and polling; does nothing once the session ended. */
+  start(): void {
+    if (this.end || this.running) return;
+    const soft = new AbortController();
+    const hard = new AbortController();
+    hard.signal.addEventListener('abort', () => soft.abort(), { once: true });
+    const loops = [this.heartbeatLoop(soft.signal, hard.signal)];
+    if (this.options.commands !== false) loops.push(this.commandLoop(soft.signal));
+    this.running = { soft, hard, loops: Promise.all(loops).then(() => undefined) };
+  }
+
+  /** Falls silent at once, without a goodbye (a simulated network cut); `start` resumes. */
+  async pause(): Promise<void> {
+    const running = this.running;
+    this.running = null;
+    if (!running) return;
+    this.paused = true;
+    running.hard.abort();
+    await running.loops;
+  }
+
+  /**
+   * Stops for good. A heartbeat already sent is let finish, so that no late heartbeat can land
+   * after a goodbye and connect the node again.
+   */
+  async stop(): Promise<void> {
+    const running = this.running;
+    this.running = null;
+    if (running) {
+      running.soft.abort();
+      await running.loops;
+    }
+    this.finish({ reason: 'stopped' });
+  }
+
+  /** Stops, then says goodbye: a final heartbeat with `state: offline`. */
+  async goodbye(): Promise<void> {
+    await this.stop();
+    await this.options.client.heartbeat('offline');
+  }
+
+  private finish(end: SessionEnd): void {
+    if (this.end) return;
+    this.end = end;
+    this.resolveEnded(end);
+  }
+
+  private async heartbeatLoop(soft: AbortSignal, hard: AbortSignal): Promise<void> {
+    const every = this.options.heartbeatEveryMs ?? HEARTBEAT_EVERY_MS;
+    const backoff = new Backoff(this.options.backoff);
+    while (!soft.aborted) {
+      const started = Date.now();
+      let wait: number;
+      try {
+        await this.options.client.heartbeat('running', hard);
+        this.heartbeats++;
+        this.lastHeartbeatAt = new Date();
+        this.reached();
+        backoff.reset();
+        wait = every - (Date.now() - started);
+      } catch (error) {
+        if (hard.aborted || this.failed(error)) return;
+        wait = backoff.next();
+      }
+      await sleep(Math.max(0, wait), soft);
+    }
+  }
+
+  private async commandLoop(signal: AbortSignal): Promise<void> {
+    const backoff = new Backoff(this.options.backoff);
+    const wait = this.options.pollWaitSeconds ?? POLL_WAIT_SECONDS;
+    while (!signal.aborted) {
+      try {
+        const items = await this.options.client.commands(wait, signal);
+        this.reached();
+        backoff.reset();
+        let answered = 0;
+        for (const command of items) {
+          if (signal.aborted) return;
+          if (await this.dispatch(command, signal)) answered++;
+        }
+        // Only ignored commands came back: the poll would answer again at once.
+        if (items.length > 0 && answered === 0) await sleep(IGNORED_RECHECK_MS, signal);
+      } catch (error) {
+        if (signal.aborted || this.failed(error)) return;
+        await sleep(backoff.next(), signal);
+      }
+    }
+  }
+
+  /**
+   * Handles one command and reports its outcome; true once the API has it. A command already in
+   * the journal is not carried out again: its recorded outcome is reported again.
+   */
+  private async dispatch(command: AgentCommand, signal: AbortSignal): Promise<boolean> {
+    let entry = this.journal.find(command.id);
+    let after: (() => Promise<void>) | undefined;
+    if (!entry) {
+      if (this.ignored.has(command.id)) return false;
+      const context: CommandContext = {
+        nodeId: this.options.identity.nodeId,
+        clusterId: this.options.identity.clusterId,
+        caPublicKey: this.options.identity.caPublicKey,
+        dataDir: this.options.dataDir,
+        log: this.log,
+        signal,
+      };
+      const decided = await this.handlers.handle(command, context);
+      if (decided.outcome === 'ignore') {
+        this.ignored.add(command.id);
+        this.log('info', `command ${command.id} (${command.kind}) ignored`, { commandId: command.id });
+        return false;
+      }
+      entry = {
+        id: command.id,
+        kind: command.kind,
+        outcome: decided.outcome === 'ack' ? 'acked' : 'refused',
+        ...(decided.outcome === 'refuse' ? { reason: decided.reason } : {}),
+        at: new Date().toISOString(),
+      };
+      // Recorded even when the agent is stopping: what the handler did is done.
+      this.journal.append(entry);
+      if (decided.outcome === 'ack') after = decided.after;
+    }
+    if (!(await this.report(entry, signal))) return true;
+    if (after) {
+      await after().catch((error: unknown) =>
+        this.log('error', `command ${command.id} (${command.kind}): ${(error as Error).message}`),
+      );
+    }
+    return true;
+  }
+
+  /** Sends the outcome; true when the API took it, false when the command was already final. */
+  private async report(entry: JournalEntry, signal: AbortSignal): Promise<boolean> {
+    const { client } = this.options;
+    try {
+      if (entry.outcome === 'acked') await client.ack(entry.id, signal);
+      else await client.refuse(entry.id, entry.reason ?? 'refused', signal);
+    } catch (error) {
+      // Cancelled, answered before, or gone: the command is final elsewhere; nothing to retry.
+      if (error instanceof ApiRefusal && [400, 404, 409].includes(error.status)) {
+        this.log('warn', `command ${entry.id} (${entry.kind}): ${error.message}`, { commandId: entry.id });
+        return false;
+      }
+      throw error;
+    }
+    this.log(
+      'info',
+      `command ${entry.id} (${entry.kind}) ${entry.outcome}${entry.reason ? `: ${entry.reason}` : ''}`,
+      { commandId: entry.id, kind: entry.kind, outcome: entry.outcome },
+    );
+    return true;
+  }
+
+  /** A call succeeded: says so once after a failure, or on the first contact. */
+  private reached(): void {
+    const was = this.reach;
+    this.reach = 'ok';
+    if (was === 'ok') return;
+    const api = this.options.client.api;
+    if (was === 'unknown') this.log('info', `connected to ${api} as ${this.options.identity.nodeId}`);
+    else if (was === 'blocked') this.log('info', 'unblocked: the control plane accepts this node again');
+    else this.log('info', `reconnected to ${api}`);
+  }
+
+  /** Classifies a failed call; true when the session has ended (the identity is not accepted). */
+  private failed(error: unknown): boolean {
+    if (error instanceof ApiRefusal && error.status === 401) {
+      this.running?.hard.abort();
+      this.running = null;
+      this.finish({ reason: 'revoked', message: error.message });
+      return true;
+    }
+    if (error instanceof ApiRefusal && error.status === 403) {
+      this.changeReach('blocked', `blocked by the control plane; retrying (${error.message})`);
+    } else if (error instanceof Unreachable) {
+      this.changeReach('unreachable', `${error.message}; retrying`);
+    } else if (error instanceof ApiRefusal) {
+      this.changeReach(
+        'failing',
+        `the control plane answered ${error.status} ${error.code}: ${error.message}; retrying`,
+      );
+    } else {
+      this.log('error', `unexpected failure: ${(error as Error)?.stack ?? String(error)}; retrying`);
+    }
+    return false;
+  }
+
+  /** Logs a failure when it is news: once per outage or block, not once per retry. */
+  private changeReach(reach: Reach, message: string): void {
+    if (this.reach === reach) return;
+    this.reach = reach;
+    this.log('warn', message);
+  }
+}

@@ -1,0 +1,194 @@
+import { join } from 'node:path';
+import { AgentClient, Connections } from './client';
+import { CommandHandlers, type CommandHandler } from './commands';
+import { dataFiles, readIdentity, type Identity } from './identity';
+import { EMPTY_INVENTORY, type Inventory } from './inventory';
+import { joinCluster } from './join';
+import { FileJournal, MemoryJournal, type Journal } from './journal';
+import { silentLog, withFields, type Log } from './log';
+import { AgentSession, type SessionEnd } from './session';
+
+/** One machine the simulator plays. */
+export interface SimulatedMachine {
+  hostname: string;
+  /** Its join token (default: the simulator's `token`); none joins it `pending`. */
+  token?: string;
+  displayName?: string;
+  poolId?: string;
+  inventory?: Inventory;
+}
+
+export interface SimulatorOptions {
+  api: string;
+  /** The join token of every machine that names none. */
+  token?: string;
+  /** `count` machines named `<hostnamePrefix>-0001`…, unless `machines` names them. */
+  count?: number;
+  hostnamePrefix?: string;
+  machines?: SimulatedMachine[];
+  heartbeatEveryMs?: number;
+  /** Inventory of machines that name none: one for all, or one per machine by index. */
+  inventory?: Inventory | ((index: number) => Inventory);
+  /** Long-poll the command stream (default true). A heartbeat benchmark turns it off. */
+  commands?: boolean;
+  pollWaitSeconds?: number;
+  /**
+   * Keep identities in `<dataRoot>/<hostname>/` in the real agent's data-directory format: a
+   * machine whose identity loads from there does not join again.
+   */
+  dataRoot?: string;
+  /** Sockets shared by heartbeats, joins and acks (long-polls have their own). */
+  maxSockets?: number;
+  /** How many joins run at once. */
+  joinConcurrency?: number;
+  log?: Log;
+  backoff?: { baseMs?: number; capMs?: number };
+}
+
+/** A simulated agent: its node, and how its session stands. */
+export interface SimulatedAgent {
+  nodeId: string;
+  hostname: string;
+  /** The provision state at join; absent when the identity came from `dataRoot`. */
+  provisionState?: string;
+  /** Whether it joined now (false: its identity was loaded). */
+  joined: boolean;
+  identity: Identity;
+  session: AgentSession;
+  journal: Journal;
+}
+
+export interface Simulator {
+  readonly agents: readonly SimulatedAgent[];
+  agent(nodeId: string): SimulatedAgent;
+  /** Says goodbye for the agent: its node goes `offline`. */
+  stop(nodeId: string): Promise<void>;
+  /** Falls silent without a goodbye (stops heartbeating and polling), as a cut-off machine does. */
+  pause(nodeId: string): Promise<void>;
+  resume(nodeId: string): void;
+  /** Every agent answers commands of `kind` with `handler` (ack, refuse or ignore). */
+  onCommand(kind: string, handler: CommandHandler): void;
+  /** Stops every session, without goodbyes unless asked, and closes the sockets. */
+  close(options?: { goodbye?: boolean }): Promise<void>;
+}
+
+/**
+ * Runs many agents in one process against an API: joins them (or loads their identities), then
+ * runs the same session code as `drydock-agent run` for each. For demos, tests and benchmarks.
+ */
+export async function createSimulator(options: SimulatorOptions): Promise<Simulator> {
+  const machines = options.machines ?? plannedMachines(options);
+  const connections = new Connections({ maxSockets: options.maxSockets ?? 64 });
+  const anonymous = new AgentClient(options.api, undefined, connections);
+  const handlers = new CommandHandlers();
+  const log = options.log ?? silentLog;
+
+  const agents: SimulatedAgent[] = [];
+  try {
+    const identities = await mapLimited(machines, options.joinConcurrency ?? 16, async (machine, index) => {
+      const dataDir = options.dataRoot ? join(options.dataRoot, machine.hostname) : undefined;
+      const stored = dataDir ? readIdentity(dataDir) : null;
+      if (stored) return { machine, dataDir, identity: stored, joined: false };
+      const inventory =
+        machine.inventory ??
+        (typeof options.inventory === 'function' ? options.inventory(index) : options.inventory) ??
+        EMPTY_INVENTORY;
+      const { identity, provisionState } = await joinCluster(
+        anonymous,
+        {
+          token: machine.token ?? options.token,
+          hostname: machine.hostname,
+          displayName: machine.displayName,
+          poolId: machine.poolId,
+          inventory,
+        },
+        dataDir,
+      );
+      return { machine, dataDir, identity, provisionState, joined: true };
+    });
+    for (const { machine, dataDir, identity, provisionState, joined } of identities) {
+      const journal = dataDir ? new FileJournal(dataFiles(dataDir).journal) : new MemoryJournal();
+      const agentLog = withFields(log, { hostname: machine.hostname, nodeId: identity.nodeId });
+      const session = new AgentSession({
+        client: new AgentClient(options.api, identity.credential, connections),
+        identity,
+        dataDir,
+        heartbeatEveryMs: options.heartbeatEveryMs,
+        commands: options.commands,
+        pollWaitSeconds: options.pollWaitSeconds,
+        handlers,
+        journal,
+        log: agentLog,
+        backoff: options.backoff,
+      });
+      void session.ended.then((end: SessionEnd) => {
+        if (end.reason === 'revoked')
+          agentLog('warn', `identity no longer valid (${end.message}); agent ended`);
+      });
+      agents.push({
+        nodeId: identity.nodeId,
+        hostname: machine.hostname,
+        provisionState,
+        joined,
+        identity,
+        session,
+        journal,
+      });
+    }
+  } catch (error) {
+    connections.close();
+    throw error;
+  }
+  for (const agent of agents) agent.session.start();
+
+  const byId = new Map(agents.map((a) => [a.nodeId, a]));
+  const agent = (nodeId: string) => {
+    const found = byId.get(nodeId);
+    if (!found) throw new Error(`no simulated agent for ${nodeId}`);
+    return found;
+  };
+  return {
+    agents,
+    agent,
+    stop: (nodeId) => agent(nodeId).session.goodbye(),
+    pause: (nodeId) => agent(nodeId).session.pause(),
+    resume: (nodeId) => agent(nodeId).session.start(),
+    onCommand: (kind, handler) => void handlers.on(kind, handler),
+    async close({ goodbye = false } = {}) {
+      await Promise.all(
+        agents.map(async (a) => {
+          if (goodbye && a.session.state === 'running') await a.session.goodbye().catch(() => {});
+          else await a.session.stop();
+        }),
+      );
+      connections.close();
+    },
+  };
+}
+
+function plannedMachines(options: SimulatorOptions): SimulatedMachine[] {
+  const count = options.count ?? 1;
+  const prefix = options.hostnamePrefix ?? 'sim';
+  const width = Math.max(4, String(count).length);
+  return Array.from({ length: count }, (_, i) => ({
+    hostname: `${prefix}-${String(i + 1).padStart(width, '0')}`,
+  }));
+}
+
+/** `fn` over `items`, at most `limit` at a time, results in order; the first failure rejects. */
+async function mapLimited<T, R>(
+  items: T[],
+  limit: number,
+  fn: (item: T, index: number) => Promise<R>,
+): Promise<R[]> {
+  const results: R[] = new Array(items.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) {
+      const index = next++;
+      results[index] = await fn(items[index]!, index);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  return results;
+}

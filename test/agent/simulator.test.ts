@@ -1,0 +1,215 @@
+import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { ServerType } from '@hono/node-server';
+import { eq, inArray } from 'drizzle-orm';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createSimulator, type Simulator } from '../../agent/simulator';
+import { closeServer, listen } from '../../api/server';
+import { newId } from '../../domain/ids';
+import { nodeCommands, nodes } from '../../db/schema';
+import { createToken } from '../support/agents';
+import { call, eventsOf, seedPool } from '../support/fixtures';
+import { eventually, useHarness } from '../support/harness';
+
+const h = useHarness({ worker: false, heartbeats: { flushEveryMs: 60_000, sessionTimeoutMs: 2_000 } });
+
+let server: ServerType;
+let api = '';
+const simulators: Simulator[] = [];
+const dirs: string[] = [];
+
+beforeAll(async () => {
+  const listening = await listen(h.deps, 0);
+  server = listening.server;
+  api = `http://127.0.0.1:${listening.port}`;
+});
+
+afterAll(async () => {
+  await Promise.all(simulators.map((s) => s.close()));
+  await closeServer(server);
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+});
+
+async function simulate(options: Omit<Parameters<typeof createSimulator>[0], 'api'>) {
+  const simulator = await createSimulator({ api, heartbeatEveryMs: 300, ...options });
+  simulators.push(simulator);
+  return simulator;
+}
+
+const node = async (id: string) => (await call(h, 'GET', `/v1/nodes/${id}`)).body;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function lastSeen(ids: string[]): Promise<Map<string, number>> {
+  await h.deps.heartbeats.flush();
+  const rows = await h.db.select().from(nodes).where(inArray(nodes.id, ids));
+  return new Map(rows.map((r) => [r.id, r.lastSeenAt?.getTime() ?? 0]));
+}
+
+describe('agent simulator', () => {
+  it('joins 20 agents that get connected; pause silences one, resume brings it back, stop says goodbye', async () => {
+    await seedPool(h, { id: 'pool-sim', tenantId: 'acme' });
+    const token = await createToken(h, { poolId: 'pool-sim', labels: { rack: 'r1' } });
+    const sim = await simulate({
+      token: token.secret,
+      count: 20,
+      hostnamePrefix: 'sim-gpu',
+      inventory: (i) => ({
+        accelerators: [{ model: 'H100', serial: `SN-${i}` }],
+        storageRoots: [{ path: '/data', bytes: 1_000_000 }],
+      }),
+    });
+    expect(sim.agents).toHaveLength(20);
+    expect(sim.agents.map((a) => a.hostname)).toContain('sim-gpu-0001');
+    expect(sim.agents.every((a) => a.joined && a.provisionState === 'adopted')).toBe(true);
+    const ids = sim.agents.map((a) => a.nodeId);
+    await eventually(async () => {
+      const rows = await h.db.select().from(nodes).where(inArray(nodes.id, ids));
+      return rows.length === 20 && rows.every((r) => r.connectivity === 'connected');
+    }, 15_000);
+    const first = await node(ids[0]!);
+    expect(first.labels).toEqual([
+      { key: 'gpu.count', value: '1', source: 'inventory' },
+      { key: 'gpu.model', value: 'H100', source: 'inventory' },
+      { key: 'rack', value: 'r1', source: 'operator' },
+    ]);
+    expect(await eventsOf(h, ids[5]!, 'node.connected')).toHaveLength(1);
+
+    const [paused, other, leaving] = ids as [string, string, string];
+    await sim.pause(paused);
+    expect(sim.agent(paused).session.state).toBe('paused');
+    const beatsAtPause = sim.agent(paused).session.heartbeats;
+    const before = await lastSeen([paused, other]);
+    await sleep(1_000);
+    const after = await lastSeen([paused, other]);
+    expect(after.get(paused)).toBe(before.get(paused));
+    expect(after.get(other)).toBeGreaterThan(before.get(other)!);
+    expect(sim.agent(paused).session.heartbeats).toBe(beatsAtPause);
+    // Silence is not a goodbye: the node is not offline.
+    expect((await node(paused)).liveness).toBe('alive');
+
+    sim.resume(paused);
+    await eventually(async () => (await lastSeen([paused])).get(paused)! > after.get(paused)!, 5_000);
+    expect(sim.agent(paused).session.heartbeats).toBeGreaterThan(beatsAtPause);
+
+    await sim.stop(leaving);
+    expect(await node(leaving)).toMatchObject({ connectivity: 'disconnected', liveness: 'offline' });
+    expect(await eventsOf(h, leaving, 'node.disconnected')).toMatchObject([{ data: { reason: 'goodbye' } }]);
+    await sleep(700);
+    expect((await node(leaving)).liveness).toBe('offline');
+    await sim.close();
+  });
+
+  it('onCommand lets simulated agents ack, refuse or ignore; kinds without a handler are refused', async () => {
+    await seedPool(h, { id: 'pool-simc', tenantId: 'acme' });
+    const token = await createToken(h, { poolId: 'pool-simc' });
+    const sim = await simulate({ token: token.secret, count: 4, hostnamePrefix: 'sim-cmd' });
+    const [acks, refuses, ignores, bare] = sim.agents.map((a) => a.nodeId) as [
+      string,
+      string,
+      string,
+      string,
+    ];
+    const seen: string[] = [];
+    sim.onCommand('remediate', async (command, context) => {
+      seen.push(`${context.nodeId}:${command.action}`);
+      if (context.nodeId === acks) return { outcome: 'ack' };
+      if (context.nodeId === refuses) return { outcome: 'refuse', reason: `cannot ${command.action}` };
+      if (context.nodeId === ignores) return { outcome: 'ignore' };
+      throw new Error('no accelerator to reset');
+    });
+    const enqueue = async (nodeId: string, kind: 'remediate' | 'purge') => {
+      const id = newId('cmd');
+      await h.db
+        .insert(nodeCommands)
+        .values({ id, nodeId, kind, action: kind === 'remediate' ? 'reboot' : null });
+      h.deps.wakeups.wake(nodeId);
+      return id;
+    };
+    const commands = {
+      acked: await enqueue(acks, 'remediate'),
+      refused: await enqueue(refuses, 'remediate'),
+      ignored: await enqueue(ignores, 'remediate'),
+      failed: await enqueue(bare, 'remediate'),
+      unsupported: await enqueue(acks, 'purge'),
+    };
+    const status = async (id: string) => {
+      const [row] = await h.db.select().from(nodeCommands).where(eq(nodeCommands.id, id));
+      return row!;
+    };
+    await eventually(
+      async () =>
+        (await status(commands.unsupported)).status === 'refused' &&
+        (await status(commands.failed)).status === 'refused',
+      5_000,
+    );
+    await eventually(async () => (await status(commands.acked)).status === 'acked', 5_000);
+    expect(await status(commands.refused)).toMatchObject({
+      status: 'refused',
+      refuseReason: 'cannot reboot',
+    });
+    expect(await status(commands.failed)).toMatchObject({
+      refuseReason: 'remediate failed: no accelerator to reset',
+    });
+    expect(await status(commands.unsupported)).toMatchObject({
+      refuseReason: 'unsupported command kind purge',
+    });
+    await sleep(500);
+    expect((await status(commands.ignored)).status).toBe('pending');
+    // Each command reached its handler once.
+    expect(seen.filter((s) => s.startsWith(ignores))).toHaveLength(1);
+    expect(seen).toHaveLength(4);
+    expect(sim.agent(acks).journal.find(commands.acked)).toMatchObject({
+      outcome: 'acked',
+      kind: 'remediate',
+    });
+    await sim.close();
+  });
+
+  it('keeps identities under dataRoot in the agent data-directory format and reuses them on the next start', async () => {
+    await seedPool(h, { id: 'pool-simd', tenantId: 'acme' });
+    const token = await createToken(h, { poolId: 'pool-simd', maxUses: 3 });
+    const root = mkdtempSync(join(tmpdir(), 'drydock-sim-'));
+    dirs.push(root);
+    const machines = ['vps-01', 'vps-02', 'vps-03'].map((hostname) => ({ hostname, token: token.secret }));
+    const first = await simulate({ dataRoot: root, machines });
+    const ids = first.agents.map((a) => a.nodeId);
+    expect(first.agents.every((a) => a.joined)).toBe(true);
+    expect(readdirSync(root).sort()).toEqual(['vps-01', 'vps-02', 'vps-03']);
+    expect(readdirSync(join(root, 'vps-01')).sort()).toEqual(['identity.json', 'node.key']);
+    expect(statSync(join(root, 'vps-01', 'identity.json')).mode & 0o777).toBe(0o600);
+    await first.close();
+
+    // The token is used up: a second start that joined again would fail.
+    const second = await simulate({ dataRoot: root, machines });
+    expect(second.agents.map((a) => a.nodeId)).toEqual(ids);
+    expect(second.agents.some((a) => a.joined)).toBe(false);
+    await eventually(async () => (await node(ids[2]!)).connectivity === 'connected', 5_000);
+    expect((await call(h, 'GET', '/v1/nodes?poolId=pool-simd')).body.items).toHaveLength(3);
+    await second.close();
+  });
+
+  it('runs 200 heartbeat-only agents over a few shared keep-alive sockets', async () => {
+    await seedPool(h, { id: 'pool-simb', tenantId: 'acme' });
+    const token = await createToken(h, { poolId: 'pool-simb' });
+    const sim = await simulate({
+      token: token.secret,
+      count: 200,
+      hostnamePrefix: 'bench',
+      commands: false,
+      maxSockets: 8,
+      heartbeatEveryMs: 1_000,
+    });
+    const ids = sim.agents.map((a) => a.nodeId);
+    await eventually(async () => {
+      const rows = await h.db.select().from(nodes).where(inArray(nodes.id, ids));
+      return rows.every((r) => r.connectivity === 'connected');
+    }, 20_000);
+    const connections = await new Promise<number>((resolve, reject) =>
+      server.getConnections((error, count) => (error ? reject(error) : resolve(count))),
+    );
+    expect(connections).toBeLessThanOrEqual(8);
+    await sleep(1_500);
+    expect(sim.agents.every((a) => a.session.heartbeats >= 2)).toBe(true);
+  });
+});

@@ -1,32 +1,11 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { describe, expect, inject, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { drainWorkflowId } from '../workflows/definitions';
 import { allocate, call, eventsOf, seedNode, seedPool } from './support/fixtures';
 import { eventually, useHarness } from './support/harness';
+import { killWorker as kill, startWorkerProcess } from './support/worker-process';
 
 // No in-process worker: this file runs workers as child processes so it can kill them for real.
 const h = useHarness({ worker: false });
-
-function startWorkerProcess(): ChildProcess {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'worker.ts'], {
-    env: {
-      ...process.env,
-      DATABASE_URL: h.databaseUrl,
-      TEMPORAL_ADDRESS: h.temporalAddress,
-      TEMPORAL_TASK_QUEUE: h.taskQueue,
-      DRYDOCK_WORKFLOW_BUNDLE: inject('workflowBundlePath'),
-    },
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
-  return child;
-}
-
-async function kill(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null) return;
-  const exited = new Promise((resolve) => child.once('exit', resolve));
-  child.kill('SIGKILL');
-  await exited;
-}
 
 async function drainedEvents(nodeId: string) {
   return eventsOf(h, nodeId, 'node.drained');
@@ -38,7 +17,7 @@ describe('drain survives a killed worker', () => {
     const nodeId = await seedNode(h, { poolId: 'pool-k', tenantId: 'acme' });
     const allocs = [await allocate(h, nodeId, 'acme'), await allocate(h, nodeId, 'acme')];
 
-    let worker = startWorkerProcess();
+    let worker = startWorkerProcess(h);
     const started = await call(h, 'POST', `/v1/nodes/${nodeId}/drain`, { body: { reason: 'crash test' } });
     expect(started.status).toBe(202);
     await eventually(async () => {
@@ -53,7 +32,7 @@ describe('drain survives a killed worker', () => {
     expect(await drainedEvents(nodeId)).toHaveLength(0);
     expect((await call(h, 'GET', `/v1/nodes/${nodeId}`)).body.noScheduleReasons).toEqual(['draining']);
 
-    worker = startWorkerProcess();
+    worker = startWorkerProcess(h);
     try {
       await eventually(async () => (await drainedEvents(nodeId)).length > 0, 30_000, 100);
       expect(await h.temporal.workflow.getHandle(drainWorkflowId(nodeId)).result()).toBe('drained');
@@ -70,7 +49,7 @@ describe('drain survives a killed worker', () => {
     await seedPool(h, { id: 'pool-k', tenantId: 'acme' });
     const nodeId = await seedNode(h, { poolId: 'pool-k', tenantId: 'acme' });
     const alloc = await allocate(h, nodeId, 'acme');
-    let worker = startWorkerProcess();
+    let worker = startWorkerProcess(h);
     const started = await call(h, 'POST', `/v1/nodes/${nodeId}/drain`);
     expect(started.status).toBe(202);
     await eventually(async () => {
@@ -82,7 +61,7 @@ describe('drain survives a killed worker', () => {
     await new Promise((r) => setTimeout(r, 5 + Math.floor(Math.random() * 20)));
     await kill(worker);
 
-    worker = startWorkerProcess();
+    worker = startWorkerProcess(h);
     try {
       await eventually(
         async () =>

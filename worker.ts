@@ -3,6 +3,7 @@ import proto from '@temporalio/proto';
 import { NativeConnection, Runtime, Worker, type WorkerOptions } from '@temporalio/worker';
 import { Client, Connection } from '@temporalio/client';
 import { createActivities } from './activities';
+import { loadCa, type ClusterCa } from './ca';
 import { loadConfig } from './config';
 import { createDb, type Db } from './db/client';
 import { ensureLivenessSweep } from './workflows/liveness-client';
@@ -32,6 +33,9 @@ export async function registerSearchAttributes(
 export interface WorkerDeps {
   connection: NativeConnection;
   db: Db;
+  /** The cluster CA that signs purge commands, and the cluster id they name. */
+  ca: ClusterCa;
+  clusterId: string;
   namespace: string;
   taskQueue: string;
   /** A prebuilt bundle (tests build it once); otherwise the workflows are bundled at start. */
@@ -46,7 +50,7 @@ export async function createWorker(deps: WorkerDeps): Promise<Worker> {
     namespace: deps.namespace,
     taskQueue: deps.taskQueue,
     ...(deps.workflowBundle ? { workflowBundle: deps.workflowBundle } : { workflowsPath }),
-    activities: createActivities({ db: deps.db }),
+    activities: createActivities({ db: deps.db, ca: deps.ca, clusterId: deps.clusterId }),
     // Lets an activity finish its transaction on shutdown instead of being cut mid-way.
     shutdownGraceTime: '10 seconds',
   });
@@ -64,6 +68,8 @@ async function main(): Promise<void> {
   const worker = await createWorker({
     connection,
     db,
+    ca: loadCa({ file: config.DRYDOCK_CA_KEY_FILE, home: config.DRYDOCK_HOME }),
+    clusterId: config.DRYDOCK_CLUSTER_ID,
     namespace: config.TEMPORAL_NAMESPACE,
     taskQueue: config.TEMPORAL_TASK_QUEUE,
     workflowBundle: bundlePath ? { codePath: bundlePath } : undefined,

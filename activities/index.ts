@@ -1,19 +1,22 @@
 import { ApplicationFailure } from '@temporalio/activity';
 import { DrydockError } from '../domain/errors';
+import type { ClusterCa } from '../ca';
 import type { Db } from '../db/client';
 import { createDecommissionActivities } from './decommission';
 import { createDrainActivities } from './drain';
 import { createLivenessActivities } from './liveness';
+import { createPurgeActivities } from './purge';
 
 /**
  * Every activity, bound to its dependencies. A refusal (DrydockError) becomes a non-retryable
  * ApplicationFailure whose `type` is the API error code; anything else retries.
  */
-export function createActivities(deps: { db: Db }) {
+export function createActivities(deps: { db: Db; ca: ClusterCa; clusterId: string }) {
   return refusalsAreFinal({
     ...createDrainActivities(deps.db),
     ...createLivenessActivities(deps.db),
     ...createDecommissionActivities(deps.db),
+    ...createPurgeActivities(deps.db, { ca: deps.ca, clusterId: deps.clusterId }),
   });
 }
 

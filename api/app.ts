@@ -15,6 +15,7 @@ import { nodeAccessRouter } from './routes/node-access';
 import { tokensRouter } from './routes/tokens';
 import { decommissionRouter } from './routes/decommission';
 import { drainRouter } from './routes/drain';
+import { purgeRouter } from './routes/purge';
 import { nodeControlsRouter } from './routes/node-controls';
 import { nodesRouter } from './routes/nodes';
 import { operationsRouter } from './routes/operations';
@@ -84,6 +85,7 @@ export function createApp(deps: AppDeps) {
   app.route('/', nodeControlsRouter);
   app.route('/', drainRouter);
   app.route('/', decommissionRouter);
+  app.route('/', purgeRouter);
   app.route('/', operationsRouter);
   app.route('/', allocationsRouter);
   app.route('/', poolsRouter);

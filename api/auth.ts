@@ -75,11 +75,16 @@ function nodeCredentialHere(): DrydockError {
  * The node an agent route acts for: 403 for API keys, and for a node whose access is blocked
  * (its files and identity stay; `unblock` lets it back).
  */
-export function requireAgent(principal: Principal, node: NodeRow | undefined): NodeRow {
+export function requireAgent(
+  principal: Principal,
+  node: NodeRow | undefined,
+  options: { purgeOnly?: boolean } = {},
+): NodeRow {
   if (principal.kind !== 'node' || !node) {
     throw new DrydockError('FORBIDDEN', 'agent routes take a node credential', { role: 'agent' });
   }
-  if (node.access === 'blocked') {
+  // `purgeOnly`: the caller serves purge commands alone to a blocked node (spec/purge.md).
+  if (node.access === 'blocked' && !options.purgeOnly) {
     throw new DrydockError('FORBIDDEN', `node ${node.id} is blocked`, { access: 'blocked' });
   }
   return node;

@@ -209,9 +209,12 @@ async function measure(options: Options, teardown: Teardown, log: Log): Promise<
   await api.start();
   teardown.add('stop the API services', () => api.stop());
   const app = createApp(api.deps);
+  const ca = generateCa();
   const drainWorker = await createWorker({
     connection: native,
     db: workerDb.db,
+    ca,
+    clusterId: 'bench',
     namespace: 'default',
     taskQueue: drainQueue,
     workflowBundle: { code: drainBundle.code },

@@ -54,9 +54,12 @@ async function main(): Promise<void> {
     const { db, sql, close } = createDb(pg.url);
     stops.push(close);
     const workerConnection = await NativeConnection.connect({ address: server.address });
+    const ca = loadCa({ file: config.DRYDOCK_CA_KEY_FILE, home });
     const worker = await createWorker({
       connection: workerConnection,
       db,
+      ca,
+      clusterId: config.DRYDOCK_CLUSTER_ID,
       namespace: config.TEMPORAL_NAMESPACE,
       taskQueue: config.TEMPORAL_TASK_QUEUE,
     });
@@ -77,7 +80,7 @@ async function main(): Promise<void> {
       temporal,
       taskQueue: config.TEMPORAL_TASK_QUEUE,
       clusterId: config.DRYDOCK_CLUSTER_ID,
-      caPublicKeyPem: loadCa({ file: config.DRYDOCK_CA_KEY_FILE, home }).publicKeyPem,
+      caPublicKeyPem: ca.publicKeyPem,
       bootstrapKeyHash: hashSecret(operatorKey),
     });
     await services.start();

@@ -103,3 +103,22 @@ export interface DecommissionProgress {
 }
 
 export const decommissionProgressQuery = defineQuery<DecommissionProgress>('progress');
+
+// ── purge ────────────────────────────────────────────────────────────────────────────────────
+
+export const purgeWorkflowId = (nodeId: string) => `purge/${nodeId}`;
+
+export type PurgeCheck =
+  | { state: 'deleted' }
+  | { state: 'waiting' | 'acked' | 'refused'; commandId: string | null; refuseReason: string | null };
+
+export interface PurgeProgress {
+  phase: 'starting' | 'waiting-for-node' | 'refused' | 'purged' | 'cancelled';
+  commandId: string | null;
+  refusedReason: string | null;
+  waitingSince: string | null;
+}
+
+export const purgeProgressQuery = defineQuery<PurgeProgress>('progress');
+/** Sent by the ack and refuse routes, and by DELETE, so the purge looks again at once. */
+export const purgeAnsweredSignal = defineSignal('commandAnswered');

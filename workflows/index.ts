@@ -1,3 +1,4 @@
 export { drain } from './drain';
 export { livenessSweep } from './liveness-sweep';
 export { decommission } from './decommission';
+export { purge } from './purge';

@@ -2,11 +2,16 @@ import { createPublicKey } from 'node:crypto';
 import { createRoute, OpenAPIHono, z } from '@hono/zod-openapi';
 import { and, asc, eq, sql } from 'drizzle-orm';
 import { DrydockError } from '../../domain/errors';
+import type { Db } from '../../db/client';
+import { appendEvent } from '../../db/events';
 import { joinNode } from '../../db/join';
+import type { NodeRow } from '../../db/nodes';
 import { nodeCommands } from '../../db/schema';
+import { purgeAnsweredSignal, purgeWorkflowId } from '../../workflows/definitions';
 import { requireAgent } from '../auth';
 import type { AppEnv } from '../env';
 import { errorResponses, idOf, json, jsonBody, reason } from '../schemas';
+import { signalIfRunning } from '../workflows';
 
 export const agentRouter = new OpenAPIHono<AppEnv>();
 
@@ -128,15 +133,18 @@ agentRouter.openapi(
   }),
   async (c) => {
     const deps = c.get('deps');
-    const node = requireAgent(c.get('principal'), c.get('agentNode'));
+    const node = requireAgent(c.get('principal'), c.get('agentNode'), { purgeOnly: true });
     const credential = c.req.header('authorization')!.slice('Bearer '.length);
     const deadline = Date.now() + c.req.valid('query').wait * 1000;
     for (;;) {
       // Each look re-checks the credential and the node: a block or revoke ends the session.
       const current = await deps.nodeCredentials.resolve(credential);
       if (!current) throw new DrydockError('UNAUTHENTICATED', 'the node credential was revoked');
-      requireAgent(c.get('principal'), current.node);
-      const items = await pendingCommands(deps, node.id);
+      const blocked = current.node.access === 'blocked';
+      requireAgent(c.get('principal'), current.node, { purgeOnly: true });
+      const items = await pendingCommands(deps, node.id, blocked);
+      // A blocked node still gets a purge (spec/purge.md); with none queued its session closes.
+      if (blocked && items.length === 0) requireAgent(c.get('principal'), current.node);
       const left = deadline - Date.now();
       if (items.length > 0 || left <= 0) return c.json({ items }, 200);
       await deps.wakeups.wait(node.id, Math.min(left, RECHECK_MS), c.req.raw.signal);
@@ -145,11 +153,17 @@ agentRouter.openapi(
   },
 );
 
-async function pendingCommands(deps: AppEnv['Variables']['deps'], nodeId: string) {
+async function pendingCommands(deps: AppEnv['Variables']['deps'], nodeId: string, purgeOnly: boolean) {
   const rows = await deps.db
     .select()
     .from(nodeCommands)
-    .where(and(eq(nodeCommands.nodeId, nodeId), eq(nodeCommands.status, 'pending')))
+    .where(
+      and(
+        eq(nodeCommands.nodeId, nodeId),
+        eq(nodeCommands.status, 'pending'),
+        purgeOnly ? eq(nodeCommands.kind, 'purge') : undefined,
+      ),
+    )
     .orderBy(asc(nodeCommands.createdAt), asc(nodeCommands.id))
     .limit(20);
   return rows.map((r) => ({
@@ -185,28 +199,13 @@ function finishCommandRoute(outcome: 'acked' | 'refused') {
       },
     }),
     async (c) => {
-      const node = requireAgent(c.get('principal'), c.get('agentNode'));
+      const node = requireAgent(c.get('principal'), c.get('agentNode'), { purgeOnly: true });
       const id = c.req.valid('param').id;
       const body = c.req.valid('json') as { reason?: string };
-      const { db } = c.get('deps');
-      const [updated] = await db
-        .update(nodeCommands)
-        .set({ status: outcome, finishedAt: sql`now()`, refuseReason: body.reason ?? null })
-        .where(
-          and(eq(nodeCommands.id, id), eq(nodeCommands.nodeId, node.id), eq(nodeCommands.status, 'pending')),
-        )
-        .returning();
-      const [command] = updated
-        ? [updated]
-        : await db
-            .select()
-            .from(nodeCommands)
-            .where(and(eq(nodeCommands.id, id), eq(nodeCommands.nodeId, node.id)));
-      if (!command) throw new DrydockError('NOT_FOUND', `command ${id} not found`, { commandId: id });
-      if (command.status !== outcome) {
-        throw new DrydockError('INVALID_STATE', `command ${id} is already ${command.status}`, {
-          status: command.status,
-        });
+      const { db, temporal } = c.get('deps');
+      const { command, changed } = await finishCommand(db, node, id, outcome, body.reason ?? null);
+      if (changed && command.kind === 'purge') {
+        await signalIfRunning(temporal, purgeWorkflowId(node.id), purgeAnsweredSignal.name);
       }
       return c.json(
         {
@@ -238,4 +237,50 @@ function assertEd25519(pem: string): void {
     'INVALID_INPUT',
     'publicKey must be an Ed25519 public key in PEM (SubjectPublicKeyInfo)',
   );
+}
+
+/**
+ * Records the node's answer to one of its commands, in one transaction; a purge refusal also
+ * appends `node.purge.refused` with the reason. The same answer again changes nothing.
+ */
+async function finishCommand(
+  db: Db,
+  node: NodeRow,
+  id: string,
+  outcome: 'acked' | 'refused',
+  reason: string | null,
+) {
+  return db.transaction(async (tx) => {
+    const [command] = await tx
+      .select()
+      .from(nodeCommands)
+      .where(and(eq(nodeCommands.id, id), eq(nodeCommands.nodeId, node.id)))
+      .for('update');
+    if (!command || (node.access === 'blocked' && command.kind !== 'purge')) {
+      throw new DrydockError('NOT_FOUND', `command ${id} not found`, { commandId: id });
+    }
+    if (command.status !== 'pending') {
+      if (command.status === outcome) return { command, changed: false };
+      throw new DrydockError('INVALID_STATE', `command ${id} is already ${command.status}`, {
+        status: command.status,
+      });
+    }
+    const [updated] = await tx
+      .update(nodeCommands)
+      .set({ status: outcome, finishedAt: sql`now()`, refuseReason: reason })
+      .where(eq(nodeCommands.id, id))
+      .returning();
+    if (command.kind === 'purge' && outcome === 'refused') {
+      await appendEvent(tx, {
+        nodeId: node.id,
+        tenantId: node.tenantId,
+        type: 'node.purge.refused',
+        actor: `node:${node.id}`,
+        reason,
+        operationId: command.operationId,
+        data: { commandId: id },
+      });
+    }
+    return { command: updated!, changed: true };
+  });
 }

@@ -15,7 +15,7 @@ import type { Action } from '../../domain/principal';
 import { deleteNode } from '../../db/delete-node';
 import { changeNode } from '../../db/nodes';
 import { MAX_TAINT_KEYS, TAINT_KEY } from '../../domain/taints';
-import { drainWorkflowId } from '../../workflows/definitions';
+import { drainWorkflowId, purgeAnsweredSignal, purgeWorkflowId } from '../../workflows/definitions';
 import { requireAction } from '../auth';
 import type { AppEnv } from '../env';
 import {
@@ -204,7 +204,11 @@ nodeControlsRouter.openapi(
       version: expectedVersion(body.version, c.req.valid('header')['if-match']),
       reason: body.reason,
     });
-    if (result.deleted) await signalIfRunning(temporal, drainWorkflowId(nodeId), 'cancel');
+    if (result.deleted) {
+      await signalIfRunning(temporal, drainWorkflowId(nodeId), 'cancel');
+      // Deleting a purging node forgets it: its purge ends `cancelled`.
+      await signalIfRunning(temporal, purgeWorkflowId(nodeId), purgeAnsweredSignal.name);
+    }
     return c.json(result, 200);
   },
 );

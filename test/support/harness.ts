@@ -1,4 +1,7 @@
 import { randomBytes } from 'node:crypto';
+import { rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { resolve } from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime, type Worker } from '@temporalio/worker';
 import postgres from 'postgres';
@@ -21,6 +24,8 @@ export interface Harness {
   deps: AppDeps;
   services: ReturnType<typeof createApiServices>;
   ca: ClusterCa;
+  clusterId: string;
+  caKeyFile: string;
   app: ReturnType<typeof createApp>;
   taskQueue: string;
   temporalAddress: string;
@@ -63,12 +68,16 @@ export function useHarness(
     h.taskQueue = `test-${suffix}`;
     h.operatorKey = `test-operator-${suffix}-${randomBytes(8).toString('hex')}`;
     h.ca = generateCa();
+    h.clusterId = `test-cluster-${suffix}`;
+    // Child-process workers (the crash tests) sign with the same key: it is handed over as a file.
+    h.caKeyFile = resolve(tmpdir(), `drydock-test-ca-${suffix}.pem`);
+    writeFileSync(h.caKeyFile, h.ca.privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(), { mode: 0o600 });
     h.services = createApiServices({
       db: h.db,
       sql: created.sql,
       temporal: h.temporal,
       taskQueue: h.taskQueue,
-      clusterId: `test-cluster-${suffix}`,
+      clusterId: h.clusterId,
       caPublicKeyPem: h.ca.publicKeyPem,
       bootstrapKeyHash: hashSecret(h.operatorKey),
       beginTimeoutMs: 10_000,
@@ -88,6 +97,8 @@ export function useHarness(
       h.worker = await createWorker({
         connection: workerConnection,
         db: h.db,
+        ca: h.ca,
+        clusterId: h.clusterId,
         namespace: 'default',
         taskQueue: h.taskQueue,
         workflowBundle: { codePath: inject('workflowBundlePath') },
@@ -109,6 +120,7 @@ export function useHarness(
     await workerConnection?.close();
     await connection?.close();
     await closeDb?.();
+    if (h.caKeyFile) rmSync(h.caKeyFile, { force: true });
     const database = new URL(h.databaseUrl).pathname.slice(1);
     await admin?.unsafe(`drop database if exists ${database} with (force)`);
     await admin?.end();

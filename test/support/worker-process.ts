@@ -11,6 +11,8 @@ export function startWorkerProcess(h: Harness): ChildProcess {
       TEMPORAL_ADDRESS: h.temporalAddress,
       TEMPORAL_TASK_QUEUE: h.taskQueue,
       DRYDOCK_WORKFLOW_BUNDLE: inject('workflowBundlePath'),
+      DRYDOCK_CA_KEY_FILE: h.caKeyFile,
+      DRYDOCK_CLUSTER_ID: h.clusterId,
     },
     stdio: ['ignore', 'ignore', 'inherit'],
   });

@@ -1,0 +1,127 @@
+import { and, eq } from 'drizzle-orm';
+import type { ClusterCa } from '../ca';
+import { assertControllable } from '../domain/controls';
+import { newId } from '../domain/ids';
+import { encodePurgePayload, signPayload } from '../domain/signing';
+import type { Db } from '../db/client';
+import { cancelPendingCommands, revokeIdentity } from '../db/identity';
+import { applyNodeChange, checkVersion, labelsOf, lockNode, nodeView } from '../db/nodes';
+import { finishOperation, insertOperation, openOperation, operationView } from '../db/operations';
+import { nodeCommands, nodes } from '../db/schema';
+import { wakeNode } from '../db/wakeups';
+import type { BeginRequest, BeginResult, PurgeCheck } from '../workflows/definitions';
+
+export function createPurgeActivities(db: Db, signer: { ca: ClusterCa; clusterId: string }) {
+  return {
+    /**
+     * The purge begins, in one transaction: `purging` (out of placement at once), a purge command
+     * signed with the cluster CA queued for the node, `node.purge.requested`, operation `running`.
+     */
+    async beginPurge(input: BeginRequest & { nodeId: string; workflowId: string }): Promise<BeginResult> {
+      return db.transaction(async (tx) => {
+        const node = await lockNode(tx, input.nodeId);
+        const open = await openOperation(tx, node.id, 'purge');
+        if (open)
+          return {
+            operation: operationView(open),
+            node: nodeView(node, await labelsOf(tx, node.id)),
+            created: false,
+          };
+        assertControllable(node);
+        checkVersion(node, input.version);
+        const operation = await insertOperation(tx, {
+          id: newId('op'),
+          kind: 'purge',
+          nodeId: node.id,
+          poolId: node.poolId,
+          status: 'running',
+          workflowId: input.workflowId,
+          actor: input.actor,
+          reason: input.reason,
+          idempotencyKey: input.idempotencyKey,
+          requestHash: input.requestHash,
+        });
+        const commandId = newId('cmd');
+        const payload = encodePurgePayload({
+          clusterId: signer.clusterId,
+          nodeId: node.id,
+          commandId,
+          kind: 'purge',
+          issuedAt: new Date().toISOString(),
+        });
+        await tx.insert(nodeCommands).values({
+          id: commandId,
+          nodeId: node.id,
+          kind: 'purge',
+          payload,
+          signature: signPayload(signer.ca.privateKey, payload),
+          operationId: operation.id,
+        });
+        const updated = await applyNodeChange(
+          tx,
+          node,
+          {
+            patch: { provisionState: 'purging' },
+            event: { type: 'node.purge.requested', data: { commandId } },
+          },
+          { actor: input.actor, reason: input.reason, operationId: operation.id },
+        );
+        await wakeNode(tx, node.id);
+        return {
+          operation: operationView(operation),
+          node: nodeView(updated, await labelsOf(tx, node.id)),
+          created: true,
+        };
+      });
+    },
+
+    /** Where the purge stands: the command's answer, or the node forgotten by a DELETE. */
+    async checkPurge(input: { nodeId: string; operationId: string }): Promise<PurgeCheck> {
+      const [command] = await db
+        .select()
+        .from(nodeCommands)
+        .where(and(eq(nodeCommands.operationId, input.operationId), eq(nodeCommands.kind, 'purge')));
+      const [node] = await db
+        .select({ deletedAt: nodes.deletedAt })
+        .from(nodes)
+        .where(eq(nodes.id, input.nodeId));
+      if (node?.deletedAt && command?.status !== 'acked') return { state: 'deleted' };
+      return {
+        state: command?.status === 'acked' ? 'acked' : command?.status === 'refused' ? 'refused' : 'waiting',
+        commandId: command?.id ?? null,
+        refuseReason: command?.refuseReason ?? null,
+      };
+    },
+
+    /**
+     * The node acknowledged: forget it in one transaction (tombstone, credentials and certificates
+     * revoked, pending commands cancelled, `node.purged`, operation succeeded). Idempotent.
+     */
+    async forgetPurgedNode(input: { nodeId: string; operationId: string }): Promise<'purged'> {
+      return db.transaction(async (tx): Promise<'purged'> => {
+        const node = await lockNode(tx, input.nodeId);
+        const finished = await finishOperation(tx, input.operationId, 'succeeded', {
+          result: { purged: true },
+        });
+        if (!finished) return 'purged';
+        await revokeIdentity(tx, node.id, 'purged');
+        await cancelPendingCommands(tx, node.id);
+        await applyNodeChange(
+          tx,
+          node,
+          { patch: { deletedAt: node.deletedAt ?? new Date() }, event: { type: 'node.purged' } },
+          { actor: 'system:purge', operationId: input.operationId },
+        );
+        await wakeNode(tx, node.id);
+        return 'purged';
+      });
+    },
+
+    /** A DELETE forgot the purging node: the purge ends `cancelled`. */
+    async cancelPurge(input: { operationId: string }): Promise<void> {
+      await db.transaction(async (tx) => {
+        await finishOperation(tx, input.operationId, 'cancelled', { result: { forgottenBy: 'delete' } });
+      });
+    },
+  };
+}

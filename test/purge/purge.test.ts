@@ -1,0 +1,173 @@
+import { eq } from 'drizzle-orm';
+import { describe, expect, it } from 'vitest';
+import { verifyPurgeCommand } from '../../domain/signing';
+import { nodeCommands, operations } from '../../db/schema';
+import { purgeProgressQuery, purgeWorkflowId } from '../../workflows/definitions';
+import { joinedNode } from '../support/agents';
+import { call, eventsOf, seedPool, tenantKey } from '../support/fixtures';
+import { eventually, useHarness } from '../support/harness';
+import { recordHistory } from '../support/histories';
+
+const h = useHarness();
+
+const poll = (credential: string, wait = 0) =>
+  call(h, 'GET', `/v1/agent/commands?wait=${wait}`, { token: credential });
+
+describe('purge', () => {
+  it('queues a command signed by the cluster CA; the ack forgets the node', async () => {
+    await seedPool(h, { id: 'pool-p', tenantId: 'acme' });
+    const { nodeId, credential } = await joinedNode(h, 'pool-p');
+    const started = await call(h, 'POST', `/v1/nodes/${nodeId}/purge`, {
+      body: { confirm: true, reason: 'laptop returned' },
+    });
+    expect(started.status).toBe(202);
+    expect(started.body.node).toMatchObject({ provisionState: 'purging' });
+    expect(started.body.operation).toMatchObject({
+      kind: 'purge',
+      status: 'running',
+      workflowId: purgeWorkflowId(nodeId),
+    });
+    const again = await call(h, 'POST', `/v1/nodes/${nodeId}/purge`, { body: { confirm: true } });
+    expect(again.status).toBe(200);
+    expect(again.body.operation.id).toBe(started.body.operation.id);
+    // Out of placement at once, like a blocked node.
+    const placed = await call(h, 'POST', '/v1/allocations', {
+      body: { nodeId, tenantId: 'acme', kind: 'job' },
+    });
+    expect(placed.body.error.details.reasons).toContain('provisionState:purging');
+
+    const delivered = await poll(credential);
+    expect(delivered.body.items).toHaveLength(1);
+    const command = delivered.body.items[0];
+    expect(command).toMatchObject({
+      kind: 'purge',
+      payload: expect.any(String),
+      signature: expect.any(String),
+    });
+    expect(
+      verifyPurgeCommand(command, { caPublicKeyPem: h.ca.publicKeyPem, clusterId: h.clusterId, nodeId }),
+    ).toMatchObject({
+      ok: true,
+      claims: { clusterId: h.clusterId, nodeId, commandId: command.id, kind: 'purge' },
+    });
+    const progress = await eventually(async () => {
+      const op = await call(h, 'GET', `/v1/operations/${started.body.operation.id}`);
+      return op.body.progress?.phase === 'waiting-for-node' ? op.body.progress : undefined;
+    });
+    expect(progress.commandId).toBe(command.id);
+
+    expect(
+      (await call(h, 'POST', `/v1/agent/commands/${command.id}/ack`, { token: credential, body: {} })).status,
+    ).toBe(200);
+    expect(await h.temporal.workflow.getHandle(purgeWorkflowId(nodeId)).result()).toBe('purged');
+    await recordHistory(h.temporal, purgeWorkflowId(nodeId), 'purge');
+    const node = (await call(h, 'GET', `/v1/nodes/${nodeId}`)).body;
+    expect(node.deletedAt).toEqual(expect.any(String));
+    expect((await call(h, 'POST', '/v1/agent/heartbeat', { token: credential, body: {} })).status).toBe(401);
+    expect((await eventsOf(h, nodeId)).map((e) => e.type).slice(-2)).toEqual([
+      'node.purge.requested',
+      'node.purged',
+    ]);
+    expect(await eventsOf(h, nodeId, 'node.purged')).toHaveLength(1);
+    const [op] = await h.db.select().from(operations).where(eq(operations.id, started.body.operation.id));
+    expect(op?.status).toBe('succeeded');
+  });
+
+  it('a refusal is audited with its reason and the node stays purging; DELETE then ends it cancelled', async () => {
+    await seedPool(h, { id: 'pool-p', tenantId: 'acme' });
+    const { nodeId, credential } = await joinedNode(h, 'pool-p');
+    const started = await call(h, 'POST', `/v1/nodes/${nodeId}/purge`, { body: { confirm: true } });
+    const [command] = (await poll(credential)).body.items;
+    const refused = await call(h, 'POST', `/v1/agent/commands/${command.id}/refuse`, {
+      token: credential,
+      body: { reason: 'bad signature: not signed by this cluster CA' },
+    });
+    expect(refused.status).toBe(200);
+    expect(await eventsOf(h, nodeId, 'node.purge.refused')).toMatchObject([
+      { reason: 'bad signature: not signed by this cluster CA', operationId: started.body.operation.id },
+    ]);
+    const handle = h.temporal.workflow.getHandle(purgeWorkflowId(nodeId));
+    await eventually(async () => (await handle.query(purgeProgressQuery)).phase === 'refused');
+    expect((await call(h, 'GET', `/v1/nodes/${nodeId}`)).body).toMatchObject({
+      provisionState: 'purging',
+      deletedAt: null,
+    });
+    // Refusing again is the same answer; an ack after a refusal is not.
+    expect(
+      (
+        await call(h, 'POST', `/v1/agent/commands/${command.id}/refuse`, {
+          token: credential,
+          body: { reason: 'x' },
+        })
+      ).status,
+    ).toBe(200);
+    expect(
+      (await call(h, 'POST', `/v1/agent/commands/${command.id}/ack`, { token: credential, body: {} })).status,
+    ).toBe(409);
+    expect(await eventsOf(h, nodeId, 'node.purge.refused')).toHaveLength(1);
+
+    const deleted = await call(h, 'DELETE', `/v1/nodes/${nodeId}`, { body: { reason: 'never coming back' } });
+    expect(deleted.body).toEqual({ nodeId, deleted: true });
+    expect(await handle.result()).toBe('cancelled');
+    const [op] = await h.db.select().from(operations).where(eq(operations.id, started.body.operation.id));
+    expect(op?.status).toBe('cancelled');
+    expect(await eventsOf(h, nodeId, 'node.purged')).toEqual([]);
+  });
+
+  it('is delivered to a blocked node, and to an offline node when it comes back', async () => {
+    await seedPool(h, { id: 'pool-p', tenantId: 'acme' });
+    const blocked = await joinedNode(h, 'pool-p');
+    await call(h, 'POST', `/v1/nodes/${blocked.nodeId}/block`, { body: { reason: 'stolen' } });
+    expect((await poll(blocked.credential)).status).toBe(403);
+    await call(h, 'POST', `/v1/nodes/${blocked.nodeId}/purge`, { body: { confirm: true } });
+    const forBlocked = await poll(blocked.credential, 5);
+    expect(forBlocked.status).toBe(200);
+    expect(forBlocked.body.items).toMatchObject([{ kind: 'purge' }]);
+    expect(
+      (await call(h, 'POST', '/v1/agent/heartbeat', { token: blocked.credential, body: {} })).status,
+    ).toBe(403);
+    await call(h, 'POST', `/v1/agent/commands/${forBlocked.body.items[0].id}/ack`, {
+      token: blocked.credential,
+      body: {},
+    });
+    await h.temporal.workflow.getHandle(purgeWorkflowId(blocked.nodeId)).result();
+
+    const offline = await joinedNode(h, 'pool-p');
+    await call(h, 'POST', '/v1/agent/heartbeat', { token: offline.credential, body: { state: 'offline' } });
+    await call(h, 'POST', `/v1/nodes/${offline.nodeId}/purge`, { body: { confirm: true } });
+    await new Promise((r) => setTimeout(r, 300));
+    await call(h, 'POST', '/v1/agent/heartbeat', { token: offline.credential, body: {} });
+    expect((await poll(offline.credential)).body.items).toMatchObject([{ kind: 'purge' }]);
+  });
+
+  it('needs an operator and confirm: true; refuses deleted and decommissioned nodes', async () => {
+    await seedPool(h, { id: 'pool-q', tenantId: 'acme' });
+    const { nodeId, credential } = await joinedNode(h, 'pool-q');
+    for (const body of [{}, { confirm: false }, { confirm: 'true' }, { confirm: true, extra: 1 }]) {
+      expect(
+        (await call(h, 'POST', `/v1/nodes/${nodeId}/purge`, { body })).status,
+        JSON.stringify(body),
+      ).toBe(400);
+    }
+    const tenant = await tenantKey(h, 'acme', ['compute:nodes:read', 'compute:nodes:delete'], 'acme-purger');
+    expect(
+      (await call(h, 'POST', `/v1/nodes/${nodeId}/purge`, { token: tenant.secret, body: { confirm: true } }))
+        .status,
+    ).toBe(403);
+    expect(
+      (await call(h, 'POST', `/v1/nodes/${nodeId}/purge`, { token: credential, body: { confirm: true } }))
+        .status,
+    ).toBe(403);
+    expect(
+      (await call(h, 'POST', `/v1/nodes/${nodeId}/purge`, { token: null, body: { confirm: true } })).status,
+    ).toBe(401);
+    expect((await call(h, 'GET', `/v1/nodes/${nodeId}`)).body.provisionState).toBe('adopted');
+    expect(await h.db.select().from(nodeCommands).where(eq(nodeCommands.nodeId, nodeId))).toEqual([]);
+
+    await call(h, 'POST', `/v1/nodes/${nodeId}/cordon`);
+    await call(h, 'DELETE', `/v1/nodes/${nodeId}`);
+    const gone = await call(h, 'POST', `/v1/nodes/${nodeId}/purge`, { body: { confirm: true } });
+    expect(gone.status).toBe(409);
+    expect(gone.body.error.code).toBe('INVALID_STATE');
+  });
+});

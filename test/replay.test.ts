@@ -17,6 +17,7 @@ describe('replay of recorded histories', () => {
         'drain-cancelled.json',
         'liveness-sweep.json',
         'decommission.json',
+        'purge.json',
       ]),
     );
   });

@@ -270,9 +270,9 @@ describe('parseCommandLine', () => {
   });
 
   it('names the groups and commands it knows when given others', () => {
-    expect(usage([]).message).toBe('name a command group: nodes, pools, token, operations');
+    expect(usage([]).message).toBe('name a command group: nodes, pools, decommission, token, operations');
     expect(usage(['node', 'list']).message).toBe(
-      "unknown command group 'node'; one of nodes, pools, token, operations",
+      "unknown command group 'node'; one of nodes, pools, decommission, token, operations",
     );
     expect(usage(['nodes']).helpFor).toBe('nodes');
     expect(usage(['nodes', 'remove', NODE]).message).toMatch(
@@ -290,5 +290,78 @@ describe('parseCommandLine', () => {
       group: 'nodes',
       command: 'nodes drain',
     });
+  });
+});
+
+describe('parseCommandLine: decommission', () => {
+  const DIGEST = `sha256:${'0f'.repeat(32)}`;
+  const who = ['--operator', 'alice', '--reason', 'EOL'];
+
+  it('reads execute in either form: --generation with --digest, or --from-preview', () => {
+    const byFlags = run([
+      'decommission',
+      'execute',
+      NODE,
+      '--confirm',
+      'gpu-b7-03',
+      '--generation',
+      '14',
+      '--digest',
+      DIGEST,
+      ...who,
+      '--wait',
+      '--timeout',
+      '10m',
+    ]);
+    expect(byFlags.command.words).toEqual(['decommission', 'execute']);
+    expect(byFlags.flags).toEqual({
+      confirm: 'gpu-b7-03',
+      generation: 14,
+      digest: DIGEST,
+      'from-preview': undefined,
+      operator: 'alice',
+      reason: 'EOL',
+      'idempotency-key': undefined,
+      wait: true,
+      timeout: 600_000,
+    });
+    const byFile = run([
+      'decommission',
+      'execute',
+      NODE,
+      '--from-preview',
+      'p.json',
+      '--confirm',
+      NODE,
+      ...who,
+    ]);
+    expect(byFile.flags).toMatchObject({
+      'from-preview': 'p.json',
+      generation: undefined,
+      digest: undefined,
+    });
+    expect(run(['decommission', 'preview', NODE, '--json']).globals.json).toBe(true);
+  });
+
+  it('refuses both forms, neither, half of one, and a line without confirm, operator or reason', () => {
+    const base = ['decommission', 'execute', NODE, '--confirm', 'gpu-b7-03', ...who];
+    expect(usage(base).message).toBe(
+      "give the preview's --generation G and --digest D, or --from-preview FILE",
+    );
+    expect(usage([...base, '--from-preview', 'p.json', '--generation', '14']).message).toBe(
+      'give --from-preview FILE or --generation G with --digest D, not both',
+    );
+    expect(usage([...base, '--digest', DIGEST]).message).toBe('--digest needs --generation');
+    expect(usage([...base, '--generation', '14']).helpFor).toBe('decommission execute');
+    expect(usage([...base, '--generation', '14', '--digest', DIGEST.toUpperCase()]).message).toMatch(
+      /^--digest must be the preview's dependencyDigest/,
+    );
+    const byFile = ['decommission', 'execute', NODE, '--from-preview', 'p.json'];
+    expect(usage([...byFile, ...who]).message).toBe('missing --confirm IDENTITY');
+    expect(usage([...byFile, '--confirm', NODE, '--reason', 'EOL']).message).toBe('missing --operator O');
+    expect(usage([...byFile, '--confirm', NODE, '--operator', 'alice']).message).toBe('missing --reason R');
+    expect(usage([...byFile, '--confirm', NODE, ...who, '--operator', 'bob']).message).toBe(
+      '--operator given twice',
+    );
   });
 });

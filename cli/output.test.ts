@@ -6,6 +6,7 @@ import {
   capacityTable,
   describeProgress,
   labelsTable,
+  previewDetails,
   taintsOf,
   tokenDetails,
   tokensTable,
@@ -77,6 +78,16 @@ describe('describeProgress', () => {
     expect(describeProgress({ phase: 'waiting', liveAllocationCount: 1, nextCheckAt: null })).toBe(
       'waiting for 1 allocation',
     );
+  });
+
+  it('says which step a multi-step workflow is at and how many are done', () => {
+    expect(
+      describeProgress({ phase: 'cleaning-up', step: 'protectStorageRoots', stepsDone: ['a', 'b'] }),
+    ).toBe('cleaning-up: protectStorageRoots; 2 steps done');
+    expect(describeProgress({ phase: 'cleaning-up', step: 'revokeNodeIdentity', stepsDone: [] })).toBe(
+      'cleaning-up: revokeNodeIdentity',
+    );
+    expect(describeProgress({ phase: 'starting', step: null, stepsDone: [] })).toBe('starting');
   });
 
   it('falls back to the phase, or says there is none', () => {
@@ -180,5 +191,54 @@ describe('usageLine', () => {
 describe('formatElapsed', () => {
   it('is short at every scale', () => {
     expect([999, 45_000, 185_000, 7_800_000].map(formatElapsed)).toEqual(['1s', '45s', '3m05s', '2h10m']);
+  });
+});
+
+describe('previewDetails', () => {
+  const preview = {
+    nodeId: 'node_01k5w8v3x9q2m4n6p8r0s2t4v6',
+    hostname: 'gpu-b7-03',
+    displayName: 'GPU B7-03',
+    confirmationIdentities: ['node_01k5w8v3x9q2m4n6p8r0s2t4v6', 'gpu-b7-03', 'GPU B7-03'],
+    nodeGeneration: 14,
+    dependencyDigest: `sha256:${'0f'.repeat(32)}`,
+    ready: false,
+    blockers: [
+      { kind: 'allocation', id: 'alloc_1', message: 'live job until 2026-01-02T13:00:00.000Z' },
+      { kind: 'liveness', id: 'node_01k5w8v3x9q2m4n6p8r0s2t4v6', message: 'liveness is alive' },
+    ],
+    cleanup: [
+      { kind: 'credentials', count: 2 },
+      { kind: 'accelerators', count: 8 },
+    ],
+    retained: [{ kind: 'events', count: 311 }],
+  };
+
+  it('shows what to type and present, every blocker, then what goes and what stays', () => {
+    expect(previewDetails(preview).split('\n')).toEqual([
+      'Node:        gpu-b7-03 (node_01k5w8v3x9q2m4n6p8r0s2t4v6) "GPU B7-03"',
+      'Confirm as:  node_01k5w8v3x9q2m4n6p8r0s2t4v6, gpu-b7-03, "GPU B7-03"',
+      'Generation:  14',
+      `Digest:      sha256:${'0f'.repeat(32)}`,
+      'Ready:       no: 2 blockers',
+      '',
+      'BLOCKER     ID                               MESSAGE',
+      'allocation  alloc_1                          live job until 2026-01-02T13:00:00.000Z',
+      'liveness    node_01k5w8v3x9q2m4n6p8r0s2t4v6  liveness is alive',
+      '',
+      'CLEANUP       COUNT',
+      'credentials   2',
+      'accelerators  8',
+      '',
+      'RETAINED  COUNT',
+      'events    311',
+    ]);
+  });
+
+  it('says ready and lists no blockers once there are none', () => {
+    const ready = previewDetails({ ...preview, displayName: null, ready: true, blockers: [] });
+    expect(ready).toMatch(/^Node:\s+gpu-b7-03 \(node_01k5w8v3x9q2m4n6p8r0s2t4v6\)$/m);
+    expect(ready).toMatch(/^Ready:\s+yes$/m);
+    expect(ready).not.toContain('BLOCKER');
   });
 });

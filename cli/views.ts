@@ -234,7 +234,10 @@ export function describeProgress(progress: unknown): string {
     const ends = typeof p.earliestEndsAt === 'string' ? ` (first ends ${clock(p.earliestEndsAt)})` : '';
     parts.push(`waiting for ${n} allocation${n === 1 ? '' : 's'}${ends}`);
   } else if (phase) {
-    parts.push(phase);
+    parts.push(typeof p.step === 'string' ? `${phase}: ${p.step}` : phase);
+  }
+  if (Array.isArray(p.stepsDone) && p.stepsDone.length > 0) {
+    parts.push(`${p.stepsDone.length} step${p.stepsDone.length === 1 ? '' : 's'} done`);
   }
   if (typeof p.nextCheckAt === 'string') parts.push(`next check ${clock(p.nextCheckAt)}`);
   if (typeof p.deadline === 'string') parts.push(`deadline ${clock(p.deadline)}`);
@@ -301,4 +304,57 @@ export function tokenDetails(t: JoinToken, now: Date = new Date()): string {
   ]);
   if (!t.secret) return details;
   return `${details}\n\nThe secret is shown only this once: store it now (token list never shows it).`;
+}
+
+/** `POST /v1/nodes/{id}/decommission/preview` (spec/decommission.md). */
+export interface DecommissionPreview {
+  nodeId: string;
+  hostname: string;
+  displayName: string | null;
+  confirmationIdentities: string[];
+  nodeGeneration: number;
+  dependencyDigest: string;
+  ready: boolean;
+  blockers: { kind: string; id: string; message: string }[];
+  cleanup: { kind: string; count: number }[];
+  retained: { kind: string; count: number }[];
+}
+
+/** An identity as the operator must type it: quoted when it holds a space or a comma. */
+const typed = (identity: string) => (/[\s,"]/.test(identity) ? JSON.stringify(identity) : identity);
+
+/** The preview: what to type, what to present, what blocks, what goes and what stays. */
+export function previewDetails(p: DecommissionPreview): string {
+  const n = p.blockers.length;
+  const head = fields([
+    [
+      'Node',
+      `${nodeName({ id: p.nodeId, hostname: p.hostname })}${p.displayName ? ` ${typed(p.displayName)}` : ''}`,
+    ],
+    ['Confirm as', p.confirmationIdentities.map(typed).join(', ')],
+    ['Generation', String(p.nodeGeneration)],
+    ['Digest', p.dependencyDigest],
+    ['Ready', p.ready ? 'yes' : `no: ${n} blocker${n === 1 ? '' : 's'}`],
+  ]);
+  const sections = [head];
+  if (n > 0) sections.push(blockersTable(p.blockers));
+  sections.push(
+    table(
+      ['CLEANUP', 'COUNT'],
+      p.cleanup.map((c) => [c.kind, String(c.count)]),
+    ),
+    table(
+      ['RETAINED', 'COUNT'],
+      p.retained.map((r) => [r.kind, String(r.count)]),
+    ),
+  );
+  return sections.join('\n\n');
+}
+
+/** The blockers an INVALID_STATE refusal lists in its details, one per line. */
+export function blockersTable(blockers: DecommissionPreview['blockers']): string {
+  return table(
+    ['BLOCKER', 'ID', 'MESSAGE'],
+    blockers.map((b) => [b.kind, b.id, b.message]),
+  );
 }

@@ -31,6 +31,15 @@ export const timeoutFlag = {
   help: 'with --wait: give up waiting after DURATION (90s, 10m, 2h); the operation goes on',
 } as const satisfies FlagSpec;
 
+/** `Idempotency-Key`: the API answers a retry with the same K with the operation it started. */
+export const idempotencyKeyFlag = {
+  type: 'string',
+  value: 'K',
+  pattern: /^[A-Za-z0-9._:-]{8,128}$/,
+  patternHint: '8–128 of letters, digits and . _ : -',
+  help: 'retrying with the same K returns the same operation',
+} as const satisfies FlagSpec;
+
 export const slugFlag = (value: string, help: string) =>
   ({
     type: 'string',

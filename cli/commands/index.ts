@@ -1,4 +1,5 @@
 import type { Command } from '../command';
+import { decommissionCommands } from './decommission';
 import { nodeAccessCommands } from './node-access';
 import { nodeControlCommands } from './node-controls';
 import { nodeCommands } from './nodes';
@@ -12,6 +13,7 @@ export const commands: readonly Command[] = [
   ...nodeControlCommands,
   ...nodeAccessCommands,
   ...poolCommands,
+  ...decommissionCommands,
   ...tokenCommands,
   ...operationCommands,
 ];

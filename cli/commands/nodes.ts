@@ -13,7 +13,7 @@ import {
   type Page,
 } from '../views';
 import { reportFinished, waitForOperation } from '../wait';
-import { ifVersionFlag, reasonFlag, slugFlag, timeoutFlag, waitFlag } from './flags';
+import { idempotencyKeyFlag, ifVersionFlag, reasonFlag, slugFlag, timeoutFlag, waitFlag } from './flags';
 
 const NODE = [{ name: 'NODE', type: 'node' }] as const;
 
@@ -173,13 +173,7 @@ const drain = defineCommand({
   flags: {
     reason: reasonFlag,
     'if-version': ifVersionFlag,
-    'idempotency-key': {
-      type: 'string',
-      value: 'K',
-      pattern: /^[A-Za-z0-9._:-]{8,128}$/,
-      patternHint: '8–128 of letters, digits and . _ : -',
-      help: 'retrying with the same K returns the same operation',
-    },
+    'idempotency-key': idempotencyKeyFlag,
     wait: waitFlag,
     timeout: timeoutFlag,
   },

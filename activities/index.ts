@@ -6,6 +6,7 @@ import { createDecommissionActivities } from './decommission';
 import { createDrainActivities } from './drain';
 import { createLivenessActivities } from './liveness';
 import { createPurgeActivities } from './purge';
+import { createRemediationActivities } from './remediation';
 
 /**
  * Every activity, bound to its dependencies. A refusal (DrydockError) becomes a non-retryable
@@ -17,6 +18,7 @@ export function createActivities(deps: { db: Db; ca: ClusterCa; clusterId: strin
     ...createLivenessActivities(deps.db),
     ...createDecommissionActivities(deps.db),
     ...createPurgeActivities(deps.db, { ca: deps.ca, clusterId: deps.clusterId }),
+    ...createRemediationActivities(deps.db),
   });
 }
 

@@ -16,6 +16,7 @@ import { tokensRouter } from './routes/tokens';
 import { decommissionRouter } from './routes/decommission';
 import { drainRouter } from './routes/drain';
 import { purgeRouter } from './routes/purge';
+import { remediationRouter } from './routes/remediation';
 import { nodeControlsRouter } from './routes/node-controls';
 import { nodesRouter } from './routes/nodes';
 import { operationsRouter } from './routes/operations';
@@ -86,6 +87,7 @@ export function createApp(deps: AppDeps) {
   app.route('/', drainRouter);
   app.route('/', decommissionRouter);
   app.route('/', purgeRouter);
+  app.route('/', remediationRouter);
   app.route('/', operationsRouter);
   app.route('/', allocationsRouter);
   app.route('/', poolsRouter);

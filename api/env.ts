@@ -2,6 +2,7 @@ import type { Client } from '@temporalio/client';
 import type { Principal } from '../domain/principal';
 import type { Db } from '../db/client';
 import type { NodeRow } from '../db/nodes';
+import type { RemediationSettings } from '../workflows/definitions';
 import type { Heartbeats } from './heartbeats';
 import type { NodeCredentials } from './node-credentials';
 import type { NodeWakeups } from './node-events';
@@ -21,6 +22,8 @@ export interface AppDeps {
   wakeups: NodeWakeups;
   nodeCredentials: NodeCredentials;
   heartbeats: Heartbeats;
+  /** Remediation ladders and attempt timeout handed to new remediation workflows (defaults otherwise). */
+  remediation?: RemediationSettings;
 }
 
 export interface AppEnv {

@@ -18,6 +18,7 @@ describe('replay of recorded histories', () => {
         'liveness-sweep.json',
         'decommission.json',
         'purge.json',
+        'remediation.json',
       ]),
     );
   });

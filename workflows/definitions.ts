@@ -1,5 +1,6 @@
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { LivenessSettings } from '../domain/liveness';
+import type { AttemptRecord, Ladders } from '../domain/remediation';
 import type { NodeView } from '../db/nodes';
 import type { OperationView } from '../db/operations';
 
@@ -122,3 +123,46 @@ export interface PurgeProgress {
 export const purgeProgressQuery = defineQuery<PurgeProgress>('progress');
 /** Sent by the ack and refuse routes, and by DELETE, so the purge looks again at once. */
 export const purgeAnsweredSignal = defineSignal('commandAnswered');
+
+// ── remediation ──────────────────────────────────────────────────────────────────────────────
+
+export const remediationWorkflowId = (nodeId: string) => `remediation/${nodeId}`;
+
+export interface RemediationRequest extends BeginRequest {
+  condition: string;
+  /** Automatic remediations (an agent's report) are held back in a storm; an operator's are not. */
+  automatic: boolean;
+}
+
+export interface RemediationSettings {
+  ladders?: Ladders;
+  attemptTimeoutMs?: number;
+}
+
+export interface RemediationBegun extends BeginResult {
+  /** Set when storm protection escalated at once: no command is sent and the workflow ends. */
+  escalated: boolean;
+  condition: string;
+}
+
+export const beginRemediationUpdate = defineUpdate<RemediationBegun, [RemediationRequest]>('begin');
+
+export interface RemediationProgress {
+  phase: 'starting' | 'attempting' | 'succeeded' | 'escalated' | 'cancelled';
+  condition: string | null;
+  attempt: number;
+  action: string | null;
+  attemptDeadline: string | null;
+  attempts: AttemptRecord[];
+}
+
+export const remediationProgressQuery = defineQuery<RemediationProgress>('progress');
+/** Sent when the condition clears, and when the node answers a remediation command. */
+export const remediationWakeSignal = defineSignal('remediationChanged');
+
+export interface AttemptCheck {
+  cleared: boolean;
+  command: 'pending' | 'acked' | 'refused' | 'cancelled';
+  refuseReason: string | null;
+  deleted: boolean;
+}

@@ -2,3 +2,4 @@ export { drain } from './drain';
 export { livenessSweep } from './liveness-sweep';
 export { decommission } from './decommission';
 export { purge } from './purge';
+export { remediation } from './remediation';

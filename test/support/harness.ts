@@ -13,6 +13,7 @@ import type { AppDeps } from '../../api/env';
 import { createApiServices } from '../../api/services';
 import { generateCa, type ClusterCa } from '../../ca';
 import { createDb, type Db } from '../../db/client';
+import type { RemediationSettings } from '../../workflows/definitions';
 import { createWorker } from '../../worker';
 
 let runtimeInstalled = false;
@@ -41,7 +42,11 @@ export interface Harness {
  * task queue of this file's own, an in-process worker (unless `worker: false`) and the Hono app.
  */
 export function useHarness(
-  options: { worker?: boolean; heartbeats?: { flushEveryMs?: number; sessionTimeoutMs?: number } } = {},
+  options: {
+    worker?: boolean;
+    heartbeats?: { flushEveryMs?: number; sessionTimeoutMs?: number };
+    remediation?: RemediationSettings;
+  } = {},
 ): Harness {
   const h = {} as Harness;
   const suffix = randomBytes(4).toString('hex');
@@ -71,7 +76,9 @@ export function useHarness(
     h.clusterId = `test-cluster-${suffix}`;
     // Child-process workers (the crash tests) sign with the same key: it is handed over as a file.
     h.caKeyFile = resolve(tmpdir(), `drydock-test-ca-${suffix}.pem`);
-    writeFileSync(h.caKeyFile, h.ca.privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(), { mode: 0o600 });
+    writeFileSync(h.caKeyFile, h.ca.privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(), {
+      mode: 0o600,
+    });
     h.services = createApiServices({
       db: h.db,
       sql: created.sql,
@@ -82,6 +89,7 @@ export function useHarness(
       bootstrapKeyHash: hashSecret(h.operatorKey),
       beginTimeoutMs: 10_000,
       heartbeats: options.heartbeats,
+      remediation: options.remediation,
     });
     await h.services.start();
     h.deps = h.services.deps;

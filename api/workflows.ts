@@ -46,26 +46,53 @@ export async function startOperation<Input>(
   deps: AppDeps,
   start: StartOperation<Input>,
 ): Promise<BeginResult> {
-  const startWorkflowOperation = new WithStartWorkflowOperation(start.workflowType, {
-    workflowId: start.workflowId,
-    taskQueue: deps.taskQueue,
-    args: [start.input],
-    workflowIdConflictPolicy: 'USE_EXISTING',
-    typedSearchAttributes: start.searchAttributes as unknown as TypedSearchAttributes,
-    staticSummary: start.summary,
-  });
   const deadline = Date.now() + (deps.beginTimeoutMs ?? 15_000);
-  try {
-    return await deps.temporal.withDeadline(deadline, () =>
-      deps.temporal.workflow.executeUpdateWithStart(beginUpdate, {
-        args: [start.request],
-        updateId: start.request.idempotencyKey ?? ulid(),
-        startWorkflowOperation,
-      }),
-    );
-  } catch (error) {
-    throw refusalOf(error) ?? unavailable(error) ?? error;
+  const updateId = start.request.idempotencyKey ?? ulid();
+  for (let attempt = 1; ; attempt++) {
+    // A WithStartWorkflowOperation is single-use: a retry needs a new one.
+    const startWorkflowOperation = new WithStartWorkflowOperation(start.workflowType, {
+      workflowId: start.workflowId,
+      taskQueue: deps.taskQueue,
+      args: [start.input],
+      workflowIdConflictPolicy: 'USE_EXISTING',
+      typedSearchAttributes: start.searchAttributes as unknown as TypedSearchAttributes,
+      staticSummary: start.summary,
+    });
+    try {
+      return await deps.temporal.withDeadline(deadline, () =>
+        deps.temporal.workflow.executeUpdateWithStart(beginUpdate, {
+          args: [start.request],
+          updateId,
+          startWorkflowOperation,
+        }),
+      );
+    } catch (error) {
+      // The server refuses the pair while the previous run of this id is closing: try again.
+      if (isFailedPrecondition(error) && attempt < START_ATTEMPTS && Date.now() < deadline) {
+        await new Promise((resolve) => setTimeout(resolve, 200 * attempt));
+        continue;
+      }
+      if (isFailedPrecondition(error)) {
+        throw new DrydockError(
+          'UNAVAILABLE',
+          'the operation could not start right now; nothing was changed, retry',
+          {
+            cause: (error as Error).message,
+          },
+        );
+      }
+      throw refusalOf(error) ?? unavailable(error) ?? error;
+    }
   }
+}
+
+const START_ATTEMPTS = 5;
+
+function isFailedPrecondition(error: unknown): boolean {
+  for (let e: unknown = error; e instanceof Error; e = e.cause) {
+    if ((e as { code?: unknown }).code === 9) return true;
+  }
+  return false;
 }
 
 function refusalOf(error: unknown): DrydockError | null {

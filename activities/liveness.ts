@@ -2,8 +2,7 @@ import { inArray, sql } from 'drizzle-orm';
 import { parseDuration } from '../domain/duration';
 import { livenessStep, NODE_UNREACHABLE, type LivenessSettings } from '../domain/liveness';
 import type { Db, Tx } from '../db/client';
-import { withoutUnreachable } from '../db/liveness';
-import { applyNodeChange } from '../db/nodes';
+import { applyLivenessChanges, withoutUnreachable, type LivenessChange } from '../db/liveness';
 import { controllerState, nodes } from '../db/schema';
 
 export interface SweepResult {
@@ -90,61 +89,51 @@ export function createLivenessActivities(db: Db) {
           .select()
           .from(nodes)
           .where(inArray(nodes.id, [...steps.keys()]));
+        // One update and one insert for all of them: a mass event (a rack's switch, a region) must
+        // not cost two round trips per node inside the sweep's transaction.
+        const changes: LivenessChange[] = [];
         for (const node of rows) {
           const step = steps.get(node.id)!;
-          const context = { actor: 'system:liveness' };
           if (step === 'unreachable') {
             const reasons = node.noScheduleReasons.includes('unreachable')
               ? node.noScheduleReasons
               : [...node.noScheduleReasons, 'unreachable'];
-            await applyNodeChange(
-              tx,
+            changes.push({
               node,
-              {
-                patch: {
-                  liveness: 'unreachable',
-                  connectivity: 'disconnected',
-                  unreachableSince: now,
-                  noScheduleReasons: reasons,
-                  conditions: [
-                    ...withoutUnreachable(node.conditions),
-                    {
-                      type: NODE_UNREACHABLE,
-                      status: true,
-                      reason: 'HeartbeatTimeout',
-                      since: now.toISOString(),
-                    },
-                  ],
-                },
-                event: {
-                  type: 'node.unreachable',
-                  data: { lastSeenAt: node.lastSeenAt?.toISOString() ?? null },
-                },
+              patch: {
+                liveness: 'unreachable',
+                connectivity: 'disconnected',
+                unreachableSince: now,
+                noScheduleReasons: reasons,
+                conditions: [
+                  ...withoutUnreachable(node.conditions),
+                  {
+                    type: NODE_UNREACHABLE,
+                    status: true,
+                    reason: 'HeartbeatTimeout',
+                    since: now.toISOString(),
+                  },
+                ],
               },
-              context,
-            );
+              event: {
+                type: 'node.unreachable',
+                data: { lastSeenAt: node.lastSeenAt?.toISOString() ?? null },
+              },
+            });
             result.unreachable++;
           } else if (step === 'disconnect') {
-            await applyNodeChange(
-              tx,
+            changes.push({
               node,
-              {
-                patch: { connectivity: 'disconnected' },
-                event: { type: 'node.disconnected', data: { reason: 'no-session' } },
-              },
-              context,
-            );
+              patch: { connectivity: 'disconnected' },
+              event: { type: 'node.disconnected', data: { reason: 'no-session' } },
+            });
             result.disconnected++;
           } else {
-            await applyNodeChange(
-              tx,
-              node,
-              { patch: { liveness: 'lost' }, event: { type: 'node.lost' } },
-              context,
-            );
+            changes.push({ node, patch: { liveness: 'lost' }, event: { type: 'node.lost' } });
             result.lost++;
           }
         }
+        await applyLivenessChanges(tx, changes, 'system:liveness');
         return { ...result, durationMs: Date.now() - started };
       });
     },

@@ -2,6 +2,13 @@ import { DEFAULT_LIVENESS, HEARTBEAT_FLUSH_EVERY_MS } from '../domain/liveness';
 import type { Db } from '../db/client';
 import { connectNode, flushLastSeen, sayGoodbye } from '../db/liveness';
 
+export interface HeartbeatOptions {
+  flushEveryMs?: number;
+  sessionTimeoutMs?: number;
+  /** Told of every flush that wrote: how many nodes, and how long its statement took. */
+  onFlush?: (flush: { rows: number; durationMs: number }) => void;
+}
+
 /**
  * Last-seen times of this API process's agents, held in memory and flushed to Postgres in one
  * batch every 15 s (spec/enrollment.md). A heartbeat after a silence longer than the session
@@ -14,7 +21,7 @@ export class Heartbeats {
 
   constructor(
     private readonly db: Db,
-    private readonly options: { flushEveryMs?: number; sessionTimeoutMs?: number } = {},
+    private readonly options: HeartbeatOptions = {},
   ) {}
 
   start(): void {
@@ -57,6 +64,7 @@ export class Heartbeats {
     if (this.pending.size === 0) return;
     const batch = this.pending;
     this.pending = new Map();
+    const started = performance.now();
     try {
       await flushLastSeen(this.db, batch);
     } catch (error) {
@@ -64,6 +72,7 @@ export class Heartbeats {
       for (const [id, at] of batch) if (!this.pending.has(id)) this.pending.set(id, at);
       throw error;
     }
+    this.options.onFlush?.({ rows: batch.size, durationMs: performance.now() - started });
   }
 }
 

@@ -2,7 +2,7 @@ import type { Client } from '@temporalio/client';
 import type { Sql } from 'postgres';
 import type { Db } from '../db/client';
 import type { AppDeps } from './env';
-import { Heartbeats } from './heartbeats';
+import { Heartbeats, type HeartbeatOptions } from './heartbeats';
 import { NodeCredentials } from './node-credentials';
 import { NodeWakeups } from './node-events';
 
@@ -16,7 +16,7 @@ export interface ApiServicesInput {
   caPublicKeyPem: string;
   bootstrapKeyHash?: string;
   beginTimeoutMs?: number;
-  heartbeats?: { flushEveryMs?: number; sessionTimeoutMs?: number };
+  heartbeats?: HeartbeatOptions;
 }
 
 /** Everything one API process runs beside its routes: agent wake-ups and the heartbeat flush. */

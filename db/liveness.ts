@@ -1,9 +1,10 @@
 import { sql } from 'drizzle-orm';
 import { NODE_UNREACHABLE } from '../domain/liveness';
+import type { NodePatch } from '../domain/controls';
 import type { Condition } from '../domain/node';
 import type { Db, Tx } from './client';
-import { applyNodeChange, lockNode } from './nodes';
-import { nodes, telemetryCurrent } from './schema';
+import { applyNodeChange, lockNode, type NodeRow } from './nodes';
+import { events, nodes, telemetryCurrent } from './schema';
 
 /**
  * Writes last-seen times in one statement (the heartbeat flush). Never moves a time backwards and
@@ -25,6 +26,57 @@ export async function flushLastSeen(db: Db, seen: Map<string, Date>): Promise<vo
     insert into ${telemetryCurrent} (node_id, last_heartbeat_at, updated_at)
     select id, seen, now() from touched
     on conflict (node_id) do update set last_heartbeat_at = excluded.last_heartbeat_at, updated_at = now()`);
+}
+
+/** What a liveness sweep changes on one node: its liveness columns, and its one event. */
+export interface LivenessChange {
+  node: NodeRow;
+  patch: Pick<
+    NodePatch,
+    'liveness' | 'connectivity' | 'unreachableSince' | 'noScheduleReasons' | 'conditions'
+  >;
+  event: { type: string; data?: Record<string, unknown> };
+}
+
+/**
+ * `applyNodeChange` for many nodes in two statements, whatever their number: each node's liveness
+ * columns (its row merged with its patch), `version + 1` and `updated_at`, then its event. The rows
+ * must have been locked and read in `tx` (a sweep's candidates are), so writing the merged columns
+ * is writing the patch.
+ */
+export async function applyLivenessChanges(tx: Tx, changes: LivenessChange[], actor: string): Promise<void> {
+  if (changes.length === 0) return;
+  const rows = changes.map(({ node, patch }) => {
+    const after = { ...node, ...patch };
+    return {
+      id: node.id,
+      liveness: after.liveness,
+      connectivity: after.connectivity,
+      unreachable_since: after.unreachableSince?.toISOString() ?? null,
+      no_schedule_reasons: after.noScheduleReasons,
+      conditions: after.conditions,
+      version: node.version + 1,
+    };
+  });
+  await tx.execute(sql`
+    update ${nodes} set liveness = v.liveness, connectivity = v.connectivity,
+      unreachable_since = v.unreachable_since, no_schedule_reasons = v.no_schedule_reasons,
+      conditions = v.conditions, version = v.version, updated_at = now()
+    from jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) as v(id text, liveness text,
+      connectivity text, unreachable_since timestamptz, no_schedule_reasons text[], conditions jsonb,
+      version integer)
+    where ${nodes.id} = v.id`);
+  const appended = changes.map(({ node, event }) => ({
+    node_id: node.id,
+    tenant_id: node.tenantId,
+    type: event.type,
+    data: event.data ?? {},
+  }));
+  await tx.execute(sql`
+    insert into ${events} (node_id, tenant_id, type, actor, data)
+    select e.node_id, e.tenant_id, e.type, ${actor}, e.data
+    from jsonb_to_recordset(${JSON.stringify(appended)}::jsonb) as e(node_id text, tenant_id text,
+      type text, data jsonb)`);
 }
 
 export function withoutUnreachable(conditions: Condition[]): Condition[] {

@@ -2,7 +2,8 @@
  * The child side of bench/support/api-process.ts: the real API (`listen` from api/server.ts) with
  * its own pool and Temporal client, in a process of its own so a load generator does not share
  * its event loop or core. Takes its settings from BENCH_API_CONFIG and its orders over IPC:
- * `stats`, `profile-start`, `profile-stop` (a V8 CPU profile written to a file), `stop`.
+ * `stats`, `profile-start`, `profile-stop` (a V8 CPU profile written to a file), `flush` (the
+ * pending heartbeats, now), `flushes` (every heartbeat flush so far, timed), `stop`.
  */
 import { writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
@@ -11,12 +12,16 @@ import { closeServer, listen } from '../../api/server';
 import { createApiServices } from '../../api/services';
 import { generateCa } from '../../ca';
 import { createDb } from '../../db/client';
-import type { ApiProcessConfig, ApiProcessReply, ApiProcessRequest } from './api-process';
+import type { ApiFlush, ApiProcessConfig, ApiProcessReply, ApiProcessRequest } from './api-process';
 
 async function main(): Promise<void> {
   const config = JSON.parse(process.env.BENCH_API_CONFIG ?? '') as ApiProcessConfig;
   const pool = createDb(config.databaseUrl, { max: config.connections });
-  const connection = await Connection.connect({ address: config.temporalAddress });
+  // Without an address, a client that would connect on first use, to a port nothing listens on.
+  const connection = config.temporalAddress
+    ? await Connection.connect({ address: config.temporalAddress })
+    : Connection.lazy({ address: '127.0.0.1:1' });
+  const flushes: ApiFlush[] = [];
   const temporal = new Client({ connection, namespace: 'default' });
   // As api/server.ts runs it: the routes and the services beside them (wake-ups, heartbeat flush).
   const services = createApiServices({
@@ -27,6 +32,10 @@ async function main(): Promise<void> {
     clusterId: 'bench',
     caPublicKeyPem: generateCa().publicKeyPem,
     bootstrapKeyHash: config.bootstrapKeyHash,
+    heartbeats: {
+      flushEveryMs: config.heartbeatFlushEveryMs,
+      onFlush: ({ rows, durationMs }) => flushes.push({ at: Date.now(), rows, durationMs }),
+    },
   });
   await services.start();
   const { server, port } = await listen(services.deps, 0);
@@ -67,6 +76,11 @@ async function main(): Promise<void> {
         writeFileSync(message.path, JSON.stringify(profile));
         return { id: message.id, type: 'ok' };
       }
+      case 'flush':
+        await services.deps.heartbeats.flush();
+        return { id: message.id, type: 'ok' };
+      case 'flushes':
+        return { id: message.id, type: 'flushes', flushes };
       case 'stop':
         await stop();
         return { id: message.id, type: 'ok' };

@@ -9,17 +9,29 @@ import type { Teardown } from './teardown';
  */
 export interface ApiProcessConfig {
   databaseUrl: string;
-  temporalAddress: string;
+  /** None: a Temporal client that never connects (a benchmark of routes that do not use it). */
+  temporalAddress?: string;
   taskQueue: string;
   bootstrapKeyHash: string;
   /** Size of the API's Postgres pool. */
   connections: number;
+  /** The heartbeat flush interval (default: production's 15 s). */
+  heartbeatFlushEveryMs?: number;
+}
+
+/** One heartbeat flush the API made: when it ended (epoch ms), how many nodes, how long. */
+export interface ApiFlush {
+  at: number;
+  rows: number;
+  durationMs: number;
 }
 
 export type ApiProcessRequest =
   | { id: number; type: 'stats' }
   | { id: number; type: 'profile-start'; intervalUs: number }
   | { id: number; type: 'profile-stop'; path: string }
+  | { id: number; type: 'flush' }
+  | { id: number; type: 'flushes' }
   | { id: number; type: 'stop' };
 
 /** A request before it is numbered (Omit over each member of the union). */
@@ -28,6 +40,7 @@ type Unnumbered<T> = T extends unknown ? Omit<T, 'id'> : never;
 export type ApiProcessReply =
   | { type: 'listening'; port: number; pid: number }
   | { id: number; type: 'stats'; eventLoop: EventLoopUtilization; cpu: NodeJS.CpuUsage }
+  | { id: number; type: 'flushes'; flushes: ApiFlush[] }
   | { id: number; type: 'ok' }
   | { id: number; type: 'error'; message: string };
 
@@ -42,6 +55,10 @@ export interface ApiProcess {
   profileStart(intervalUs?: number): Promise<void>;
   /** Stops it and has the child write the .cpuprofile to `path`. */
   profileStop(path: string): Promise<void>;
+  /** Flushes the pending heartbeat last-seen times now. */
+  flushHeartbeats(): Promise<void>;
+  /** Every heartbeat flush that wrote so far, the timer's and `flushHeartbeats`'. */
+  flushes(): Promise<ApiFlush[]>;
 }
 
 /** Starts the API child and waits until it listens; it is stopped at teardown. */
@@ -98,6 +115,14 @@ export async function startApiProcess(config: ApiProcessConfig, teardown: Teardo
     },
     async profileStop(path) {
       await ask({ type: 'profile-stop', path });
+    },
+    async flushHeartbeats() {
+      await ask({ type: 'flush' });
+    },
+    async flushes() {
+      const reply = await ask({ type: 'flushes' });
+      if (reply.type !== 'flushes') throw new Error(`API process: unexpected reply ${reply.type}`);
+      return reply.flushes;
     },
   };
 }

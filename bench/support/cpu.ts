@@ -1,5 +1,6 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { cpus } from 'node:os';
+import type postgres from 'postgres';
 
 /**
  * CPU time by process, read from /proc (Linux), so a benchmark can say who used the machine's
@@ -185,4 +186,16 @@ export function cpuBetween(a: CpuMark, b: CpuMark, selfName = 'self'): CpuSplit 
 
 function round2(x: number): number {
   return Math.round(x * 100) / 100;
+}
+
+/** The postmaster of the server behind `sql`, when its processes are visible from here. */
+export async function findPostmaster(sql: postgres.Sql): Promise<number | null> {
+  const [row] = await sql<{ pid: number }[]>`select pg_backend_pid() as pid`;
+  const postmaster = parentPid(row!.pid);
+  if (postmaster === null) return null;
+  try {
+    return readFileSync(`/proc/${postmaster}/comm`, 'utf8').trim().startsWith('postgres') ? postmaster : null;
+  } catch {
+    return null;
+  }
 }

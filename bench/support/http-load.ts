@@ -10,6 +10,8 @@ export interface HttpCall {
   method: 'POST' | 'GET' | 'PUT' | 'PATCH' | 'DELETE';
   path: string;
   body?: string;
+  /** Headers of this call, over the load's own (e.g. each simulated agent's credential). */
+  headers?: Record<string, string>;
   /** Told the outcome once the reply is in (a lane's own bookkeeping, e.g. a node's new state). */
   done?: (ok: boolean) => void;
 }
@@ -82,6 +84,7 @@ export async function runHttpLoad(options: HttpLoadOptions): Promise<HttpLoadRes
           path: call.path,
           headers: {
             ...options.headers,
+            ...call.headers,
             ...(call.body === undefined
               ? {}
               : { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) }),

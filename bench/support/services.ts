@@ -48,6 +48,16 @@ export async function startServices(teardown: Teardown, log: Log): Promise<Bench
   };
 }
 
+/** Only the database of `startServices`, for a benchmark that needs no Temporal. */
+export async function startBenchDatabase(
+  teardown: Teardown,
+  log: Log,
+): Promise<Omit<BenchServices, 'temporal'>> {
+  const config = loadConfig();
+  const pg = await startDatabase(config.DATABASE_URL, resolve(config.DRYDOCK_HOME), teardown, log);
+  return { databaseUrl: pg.url, postgres: { source: pg.source, database: pg.database } };
+}
+
 async function startDatabase(url: string | undefined, home: string, teardown: Teardown, log: Log) {
   let adminUrl = url ?? MACHINE_POSTGRES;
   let source: BenchServices['postgres']['source'] = url ? 'DATABASE_URL' : 'machine';

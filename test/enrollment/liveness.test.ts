@@ -1,6 +1,7 @@
 import { eq } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { createLivenessActivities } from '../../activities/liveness';
+import { Heartbeats } from '../../api/heartbeats';
 import { newId } from '../../domain/ids';
 import type { LivenessSettings } from '../../domain/liveness';
 import { controllerState, nodeCommands, nodes } from '../../db/schema';
@@ -48,6 +49,21 @@ describe('heartbeats and liveness', () => {
     await beat(credential, 'offline');
     expect(await node(nodeId)).toMatchObject({ connectivity: 'disconnected', liveness: 'offline' });
     expect(await eventsOf(h, nodeId, 'node.disconnected')).toMatchObject([{ data: { reason: 'goodbye' } }]);
+  });
+
+  it('tells onFlush how many nodes each flush wrote and how long it took; nothing pending, no call', async () => {
+    await seedPool(h, { id: 'pool-hf', tenantId: 'acme' });
+    const a = await joinedNode(h, 'pool-hf');
+    const b = await joinedNode(h, 'pool-hf');
+    const flushes: { rows: number; durationMs: number }[] = [];
+    const heartbeats = new Heartbeats(h.db, { onFlush: (f) => flushes.push(f) });
+    await heartbeats.beat(a.nodeId, 'running');
+    await heartbeats.beat(b.nodeId, 'running');
+    await heartbeats.beat(a.nodeId, 'running');
+    await heartbeats.flush();
+    await heartbeats.flush();
+    expect(flushes).toEqual([{ rows: 2, durationMs: expect.any(Number) as number }]);
+    expect(flushes[0]!.durationMs).toBeGreaterThan(0);
   });
 
   it('a silent node is disconnected, then unreachable after the lease; a heartbeat brings it back', async () => {
@@ -128,6 +144,66 @@ describe('heartbeats and liveness', () => {
     const sweep = await h.temporal.workflow.getHandle(`liveness-${h.taskQueue}`).query(livenessProgressQuery);
     expect(sweep.sweeps).toBeGreaterThan(3);
     await recordHistory(h.temporal, `liveness-${h.taskQueue}`, 'liveness-sweep');
+  });
+});
+
+describe('a sweep that changes many nodes', () => {
+  it('writes each its own columns, one version bump and one event, whatever else it holds', async () => {
+    await seedPool(h, { id: 'pool-many', tenantId: 'acme', kind: 'provider', policy: { lostAfter: '1s' } });
+    const silent = await Promise.all([1, 2, 3].map(() => joinedNode(h, 'pool-many')));
+    const gone = await joinedNode(h, 'pool-many');
+    const other = { type: 'GpuXid', status: true, reason: 'Xid79', since: new Date(0).toISOString() };
+    const seenAt = new Date(Date.now() - 60_000);
+    for (const { nodeId } of silent) {
+      await h.db
+        .update(nodes)
+        .set({
+          connectivity: 'connected',
+          lastSeenAt: seenAt,
+          conditions: [other],
+          noScheduleReasons: ['condition:GpuXid'],
+        })
+        .where(eq(nodes.id, nodeId));
+    }
+    await h.db
+      .update(nodes)
+      .set({
+        liveness: 'unreachable',
+        lastSeenAt: seenAt,
+        unreachableSince: new Date(Date.now() - 10_000),
+        noScheduleReasons: ['unreachable'],
+      })
+      .where(eq(nodes.id, gone.nodeId));
+    const before = new Map(
+      (await h.db.select().from(nodes)).map((n) => [n.id, { version: n.version, updatedAt: n.updatedAt }]),
+    );
+
+    await createLivenessActivities(h.db).sweepLiveness(SETTINGS);
+    const after = new Map((await h.db.select().from(nodes)).map((n) => [n.id, n]));
+    for (const { nodeId } of silent) {
+      const n = after.get(nodeId)!;
+      expect(n).toMatchObject({
+        liveness: 'unreachable',
+        connectivity: 'disconnected',
+        noScheduleReasons: ['condition:GpuXid', 'unreachable'],
+        conditions: [other, { type: 'NodeUnreachable', status: true, reason: 'HeartbeatTimeout' }],
+        version: before.get(nodeId)!.version + 1,
+      });
+      expect(n.unreachableSince).toBeInstanceOf(Date);
+      expect(n.updatedAt.getTime()).toBeGreaterThan(before.get(nodeId)!.updatedAt.getTime());
+      expect(await eventsOf(h, nodeId, 'node.unreachable')).toEqual([
+        expect.objectContaining({ actor: 'system:liveness', data: { lastSeenAt: seenAt.toISOString() } }),
+      ]);
+    }
+    expect(after.get(gone.nodeId)).toMatchObject({
+      liveness: 'lost',
+      connectivity: 'disconnected',
+      noScheduleReasons: ['unreachable'],
+      version: before.get(gone.nodeId)!.version + 1,
+    });
+    expect(await eventsOf(h, gone.nodeId, 'node.lost')).toEqual([
+      expect.objectContaining({ actor: 'system:liveness', data: {} }),
+    ]);
   });
 });
 

@@ -1,6 +1,7 @@
 import type { Client } from '@temporalio/client';
 import type { Sql } from 'postgres';
 import type { Db } from '../db/client';
+import type { RemediationSettings } from '../workflows/definitions';
 import type { AppDeps } from './env';
 import { Heartbeats, type HeartbeatOptions } from './heartbeats';
 import { NodeCredentials } from './node-credentials';
@@ -17,6 +18,7 @@ export interface ApiServicesInput {
   bootstrapKeyHash?: string;
   beginTimeoutMs?: number;
   heartbeats?: HeartbeatOptions;
+  remediation?: RemediationSettings;
 }
 
 /** Everything one API process runs beside its routes: agent wake-ups and the heartbeat flush. */
@@ -34,6 +36,7 @@ export function createApiServices(input: ApiServicesInput) {
     wakeups,
     nodeCredentials: new NodeCredentials(input.db, wakeups),
     heartbeats,
+    remediation: input.remediation,
   };
   return {
     deps,

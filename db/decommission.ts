@@ -1,5 +1,4 @@
-import { and, eq, inArray, isNull, ne, notExists, sql } from 'drizzle-orm';
-import { alias } from 'drizzle-orm/pg-core';
+import { sql } from 'drizzle-orm';
 import {
   confirmationIdentities,
   decommissionBlockers,
@@ -9,116 +8,109 @@ import {
 import { isOpen } from './allocations';
 import type { DbOrTx } from './client';
 import type { NodeRow } from './nodes';
-import {
-  accelerators,
-  allocations,
-  artifactCopies,
-  inventoryCurrent,
-  nodeCertificates,
-  nodeCredentials,
-  nodeHistoryCounts,
-  operations,
-  schedulerEntries,
-  storageRoots,
-  telemetryCurrent,
-} from './schema';
+import { allocations } from './schema';
 
-const otherCopies = alias(artifactCopies, 'other_copies');
+/** What one read of the database gives for a decommission decision. */
+interface DecommissionInputs {
+  deps: DecommissionDependencies;
+  history: { events: number; allocations: number; operations: number; inventorySnapshots: number } | null;
+}
+
+interface InputsRow {
+  openAllocations: { id: string; kind: string; endsAtMs: number | null }[];
+  soleArtifactCopies: DecommissionDependencies['soleArtifactCopies'];
+  runningOperations: DecommissionDependencies['runningOperations'];
+  credentials: string[];
+  certificates: string[];
+  accelerators: DecommissionDependencies['accelerators'];
+  storageRoots: DecommissionDependencies['storageRoots'];
+  scheduler: number;
+  telemetry: number;
+  inventory: number;
+  history: DecommissionInputs['history'];
+}
 
 /**
- * Everything a decommission decision depends on. Every query is by node id on an index and reads
- * live rows only (open allocations, live credentials, current rows): never the node's history.
+ * Everything a decommission decision depends on, and the node's history counters, in one
+ * statement (one snapshot, one round trip: eleven separate queries cost a preview about 2.5× the
+ * CPU, see bench/preview.ts). Every subquery is by node id on an index and reads live rows only
+ * (open allocations, live credentials, current rows): never the node's history.
  */
-export async function loadDependencies(db: DbOrTx, node: NodeRow): Promise<DecommissionDependencies> {
+async function readInputs(db: DbOrTx, node: NodeRow): Promise<DecommissionInputs> {
   const id = node.id;
-  const [open, sole, running, credentials, certificates, accs, roots, scheduler, telemetry, inventory] =
-    await Promise.all([
-      db
-        .select({ id: allocations.id, kind: allocations.kind, endsAt: allocations.endsAt })
-        .from(allocations)
-        .where(and(eq(allocations.nodeId, id), isOpen)),
-      db
-        .select({ id: artifactCopies.id, artifactId: artifactCopies.artifactId, path: artifactCopies.path })
-        .from(artifactCopies)
-        .where(
-          and(
-            eq(artifactCopies.nodeId, id),
-            isNull(artifactCopies.removedAt),
-            notExists(
-              db
-                .select({ one: sql`1` })
-                .from(otherCopies)
-                .where(
-                  and(
-                    eq(otherCopies.artifactId, artifactCopies.artifactId),
-                    ne(otherCopies.nodeId, id),
-                    isNull(otherCopies.removedAt),
-                  ),
-                ),
-            ),
-          ),
-        ),
-      db
-        .select({ id: operations.id, kind: operations.kind })
-        .from(operations)
-        .where(and(eq(operations.nodeId, id), inArray(operations.status, ['pending', 'running']))),
-      db
-        .select({ id: nodeCredentials.id })
-        .from(nodeCredentials)
-        .where(and(eq(nodeCredentials.nodeId, id), isNull(nodeCredentials.revokedAt))),
-      db
-        .select({ serial: nodeCertificates.serial })
-        .from(nodeCertificates)
-        .where(and(eq(nodeCertificates.nodeId, id), isNull(nodeCertificates.revokedAt))),
-      db
-        .select({ id: accelerators.id, state: accelerators.state })
-        .from(accelerators)
-        .where(eq(accelerators.nodeId, id)),
-      db
-        .select({ id: storageRoots.id, state: storageRoots.state })
-        .from(storageRoots)
-        .where(eq(storageRoots.nodeId, id)),
-      db
-        .select({ id: schedulerEntries.nodeId })
-        .from(schedulerEntries)
-        .where(eq(schedulerEntries.nodeId, id)),
-      db
-        .select({ id: telemetryCurrent.nodeId })
-        .from(telemetryCurrent)
-        .where(eq(telemetryCurrent.nodeId, id)),
-      db
-        .select({ id: inventoryCurrent.nodeId })
-        .from(inventoryCurrent)
-        .where(eq(inventoryCurrent.nodeId, id)),
-    ]);
+  const [row] = (await db.execute(sql`
+    select
+      (select coalesce(json_agg(json_build_object(
+                'id', id, 'kind', kind,
+                'endsAtMs', floor(extract(epoch from ends_at) * 1000)::bigint)), '[]')
+         from ${allocations} where node_id = ${id} and ${isOpen}) as "openAllocations",
+      (select coalesce(json_agg(json_build_object('id', c.id, 'artifactId', c.artifact_id, 'path', c.path)), '[]')
+         from artifact_copies c
+        where c.node_id = ${id} and c.removed_at is null
+          and not exists (select 1 from artifact_copies other
+                           where other.artifact_id = c.artifact_id and other.node_id <> ${id}
+                             and other.removed_at is null)) as "soleArtifactCopies",
+      -- Literal statuses, as in the partial index operations_one_open_per_node_idx: a plan made
+      -- for parameters cannot prove that index's predicate and would read every operation the
+      -- node ever had (the generic plan of a prepared statement does exactly that).
+      (select coalesce(json_agg(json_build_object('id', id, 'kind', kind)), '[]')
+         from operations where node_id = ${id} and status in ('pending', 'running')) as "runningOperations",
+      (select coalesce(json_agg(id), '[]')
+         from node_credentials where node_id = ${id} and revoked_at is null) as "credentials",
+      (select coalesce(json_agg(serial), '[]')
+         from node_certificates where node_id = ${id} and revoked_at is null) as "certificates",
+      (select coalesce(json_agg(json_build_object('id', id, 'state', state)), '[]')
+         from accelerators where node_id = ${id}) as "accelerators",
+      (select coalesce(json_agg(json_build_object('id', id, 'state', state)), '[]')
+         from storage_roots where node_id = ${id}) as "storageRoots",
+      (select count(*)::int from scheduler_entries where node_id = ${id}) as "scheduler",
+      (select count(*)::int from telemetry_current where node_id = ${id}) as "telemetry",
+      (select count(*)::int from inventory_current where node_id = ${id}) as "inventory",
+      (select json_build_object('events', events, 'allocations', allocations, 'operations', operations,
+                                'inventorySnapshots', inventory_snapshots)
+         from node_history_counts where node_id = ${id}) as "history"
+  `)) as unknown as InputsRow[];
+  const r = row!;
   return {
-    node: {
-      id,
-      hostname: node.hostname,
-      displayName: node.displayName,
-      version: node.version,
-      provisionState: node.provisionState,
-      liveness: node.liveness,
-      access: node.access,
-      cordoned: node.cordoned,
-      deleted: node.deletedAt !== null,
-      identityGeneration: node.identityGeneration,
+    deps: {
+      node: {
+        id,
+        hostname: node.hostname,
+        displayName: node.displayName,
+        version: node.version,
+        provisionState: node.provisionState,
+        liveness: node.liveness,
+        access: node.access,
+        cordoned: node.cordoned,
+        deleted: node.deletedAt !== null,
+        identityGeneration: node.identityGeneration,
+      },
+      // Whole milliseconds, as a Date holds them: the same ISO string the digest always hashed.
+      openAllocations: r.openAllocations.map((a) => ({
+        id: a.id,
+        kind: a.kind,
+        endsAt: a.endsAtMs === null ? null : new Date(a.endsAtMs).toISOString(),
+      })),
+      soleArtifactCopies: r.soleArtifactCopies,
+      runningOperations: r.runningOperations,
+      credentials: r.credentials,
+      certificates: r.certificates,
+      accelerators: r.accelerators,
+      storageRoots: r.storageRoots,
+      current: { scheduler: r.scheduler, telemetry: r.telemetry, inventory: r.inventory },
     },
-    openAllocations: open.map((a) => ({ id: a.id, kind: a.kind, endsAt: a.endsAt?.toISOString() ?? null })),
-    soleArtifactCopies: sole,
-    runningOperations: running,
-    credentials: credentials.map((c) => c.id),
-    certificates: certificates.map((c) => c.serial),
-    accelerators: accs,
-    storageRoots: roots,
-    current: { scheduler: scheduler.length, telemetry: telemetry.length, inventory: inventory.length },
+    history: r.history,
   };
+}
+
+/** Everything a decommission decision depends on (see readInputs). */
+export async function loadDependencies(db: DbOrTx, node: NodeRow): Promise<DecommissionDependencies> {
+  return (await readInputs(db, node)).deps;
 }
 
 /** The preview of spec/decommission.md, from dependencies and the node's history counters. */
 export async function previewOf(db: DbOrTx, node: NodeRow) {
-  const deps = await loadDependencies(db, node);
-  const [history] = await db.select().from(nodeHistoryCounts).where(eq(nodeHistoryCounts.nodeId, node.id));
+  const { deps, history } = await readInputs(db, node);
   const blockers = decommissionBlockers(deps);
   return {
     nodeId: node.id,

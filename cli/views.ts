@@ -239,6 +239,10 @@ export function describeProgress(progress: unknown): string {
   if (Array.isArray(p.stepsDone) && p.stepsDone.length > 0) {
     parts.push(`${p.stepsDone.length} step${p.stepsDone.length === 1 ? '' : 's'} done`);
   }
+  if (typeof p.attempt === 'number' && typeof p.action === 'string' && p.attempt > 0) {
+    parts.push(`attempt ${p.attempt}: ${p.action}`);
+  }
+  if (typeof p.attemptDeadline === 'string') parts.push(`until ${clock(p.attemptDeadline)}`);
   if (typeof p.nextCheckAt === 'string') parts.push(`next check ${clock(p.nextCheckAt)}`);
   if (typeof p.deadline === 'string') parts.push(`deadline ${clock(p.deadline)}`);
   return parts.length > 0 ? parts.join('; ') : JSON.stringify(progress);

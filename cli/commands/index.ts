@@ -5,6 +5,7 @@ import { nodeControlCommands } from './node-controls';
 import { nodeCommands } from './nodes';
 import { operationCommands } from './operations';
 import { poolCommands } from './pools';
+import { remediationCommands } from './remediation';
 import { tokenCommands } from './tokens';
 
 /** Every command, in the order help lists them; a new group is one more module here. */
@@ -12,6 +13,7 @@ export const commands: readonly Command[] = [
   ...nodeCommands,
   ...nodeControlCommands,
   ...nodeAccessCommands,
+  ...remediationCommands,
   ...poolCommands,
   ...decommissionCommands,
   ...tokenCommands,

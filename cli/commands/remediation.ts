@@ -1,0 +1,40 @@
+import { CONDITION_TYPE } from '../../domain/remediation';
+import { defineCommand, type Command } from '../command';
+import { type Operation } from '../views';
+import { reportFinished, waitForOperation } from '../wait';
+import { reasonFlag, timeoutFlag, waitFlag } from './flags';
+
+/** Health remediation (spec/remediation.md): start one for a condition the node reports. */
+
+const remediate = defineCommand({
+  words: ['nodes', 'remediate'],
+  summary: 'Remediate a condition the node reports: its ladder of actions, then maintenance if it stays',
+  operands: [{ name: 'NODE', type: 'node' }],
+  flags: {
+    condition: {
+      type: 'string',
+      value: 'TYPE',
+      required: true,
+      pattern: CONDITION_TYPE,
+      patternHint: 'a condition type such as GpuXidError',
+      help: 'the condition to remediate, as the node reports it (e.g. GpuXidError)',
+    },
+    reason: reasonFlag,
+    wait: waitFlag,
+    timeout: timeoutFlag,
+  },
+  async run({ api, out, args, flags }) {
+    const { operation } = await api.post<{ operation: Operation }>(`/v1/nodes/${args.NODE}/remediations`, {
+      condition: flags.condition,
+      reason: flags.reason,
+    });
+    if (!flags.wait) {
+      out.result({ operation }, () => `${args.NODE}: remediation ${operation.id} ${operation.status}`);
+      return;
+    }
+    if (!out.json) out.note(`${args.NODE}: remediation ${operation.id} ${operation.status}; waiting`);
+    return reportFinished(out, await waitForOperation(api, out, operation, flags.timeout));
+  },
+});
+
+export const remediationCommands: Command[] = [remediate];

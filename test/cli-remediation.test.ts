@@ -1,0 +1,51 @@
+import { describe, expect, it } from 'vitest';
+import { joinedNode } from './support/agents';
+import { useCli } from './support/cli';
+import { seedPool } from './support/fixtures';
+import { eventually, useHarness } from './support/harness';
+import { agentOf } from './support/remediation';
+
+const h = useHarness({ remediation: { attemptTimeoutMs: 30_000 } });
+const cli = useCli(h);
+const { drydock, deadApi } = cli;
+
+/** How many times the listening API answered the remediations route (its /metrics). */
+async function remediationCalls(): Promise<number> {
+  const text = await (await fetch(`${cli.api}/metrics`)).text();
+  const line = text.split('\n').find((l) => l.includes('route="/v1/nodes/:id/remediations"'));
+  return line ? Number(line.split(' ').at(-1)) : 0;
+}
+
+describe('drydock nodes remediate', () => {
+  it('starts a remediation and, with --wait, follows it until the condition clears', async () => {
+    await seedPool(h, { id: 'pool-cr', tenantId: 'acme', kind: 'provider', policy: { maxUnhealthy: 5 } });
+    const { nodeId, credential } = await joinedNode(h, 'pool-cr');
+    const agent = agentOf(h, credential);
+    // Reported with a remediation of its own (automatic); the operator's call returns that one.
+    await agent.report('GpuXidError', true, 'xid-79');
+    const waiting = drydock(['nodes', 'remediate', nodeId, '--condition', 'GpuXidError', '--wait', '--json']);
+    await eventually(async () => (await agent.commands()).length > 0);
+    // Clear the fault only once the CLI has joined the running remediation.
+    await eventually(async () => (await remediationCalls()) > 0, 30_000);
+    await agent.report('GpuXidError', false);
+    const run = await waiting;
+    expect(run.code, run.stderr).toBe(0);
+    expect(JSON.parse(run.stdout)).toMatchObject({ kind: 'remediation', status: 'succeeded', nodeId });
+  });
+
+  it('refuses usage errors before any request, and a condition the node does not report', async () => {
+    const node = 'node_01k5w8v3x9q2m4n6p8r0s2t4v6';
+    const usage = await Promise.all([
+      drydock(['nodes', 'remediate', node], { api: deadApi }),
+      drydock(['nodes', 'remediate', node, '--condition', 'gpu xid'], { api: deadApi }),
+      drydock(['nodes', 'remediate', 'node_1', '--condition', 'GpuXidError'], { api: deadApi }),
+      drydock(['nodes', 'remediate', node, '--condition', 'X', '--timeout', '1m'], { api: deadApi }),
+    ]);
+    for (const run of usage) expect(run.code, run.stderr).toBe(2);
+    await seedPool(h, { id: 'pool-cr2', tenantId: 'acme', kind: 'provider', policy: { maxUnhealthy: 5 } });
+    const { nodeId } = await joinedNode(h, 'pool-cr2');
+    const notReported = await drydock(['nodes', 'remediate', nodeId, '--condition', 'GpuXidError']);
+    expect(notReported.code).toBe(3);
+    expect(notReported.stderr).toContain('INVALID_STATE');
+  });
+});

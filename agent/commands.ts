@@ -1,4 +1,5 @@
 import type { Log } from './log';
+import { purgeHandler } from './purge';
 
 /** One command of the node's command stream (spec/enrollment.md, Command stream). */
 export interface AgentCommand {
@@ -14,9 +15,13 @@ export interface AgentCommand {
  * What a handler decided. `ack`: carried out (`after` runs once the API has the ack — a purge
  * wipes the node only then); `refuse`: cannot or will not, with the reason the API records;
  * `ignore`: say nothing (a simulated agent that lets the command time out).
+ *
+ * A `final` ack is the node's last word (a purge: the API forgets the node on it): once the API has
+ * it the session stops — no heartbeat or poll goes out again — then `after` runs, and the session
+ * ends `final`.
  */
 export type CommandOutcome =
-  | { outcome: 'ack'; after?: () => Promise<void> }
+  | { outcome: 'ack'; after?: () => Promise<void>; final?: boolean }
   | { outcome: 'refuse'; reason: string }
   | { outcome: 'ignore' };
 
@@ -69,9 +74,12 @@ export class CommandHandlers {
   }
 }
 
-/** The handlers `drydock-agent run` starts with; purge and remediation add theirs here. */
-export function defaultHandlers(): CommandHandlers {
-  return new CommandHandlers();
+/**
+ * The handlers `drydock-agent run` starts with: purge (spec/purge.md), which deletes the data
+ * directory and `binary`; remediation adds its own here.
+ */
+export function defaultHandlers(options: { binary?: string }): CommandHandlers {
+  return new CommandHandlers().on('purge', purgeHandler(options));
 }
 
 function clip(reason: string): string {

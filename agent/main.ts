@@ -1,3 +1,4 @@
+import { lstatSync } from 'node:fs';
 import { hostname as machineHostname } from 'node:os';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -12,8 +13,9 @@ import { dataFiles, moveAside, prepareDataDir, readIdentity, requireIdentity } f
 import { EMPTY_INVENTORY, readInventoryFile } from './inventory';
 import { joinCluster } from './join';
 import { FileJournal } from './journal';
-import { stderrLog } from './log';
-import { claimPidFile, releasePidFile, runningAgent, waitForExit } from './pid-file';
+import { stderrLog, type Log } from './log';
+import { AGENT_COMMAND, claimPidFile, releasePidFile, runningAgent, waitForExit } from './pid-file';
+import { removeNode } from './purge';
 import { AgentSession } from './session';
 
 /** Where the command line writes (tests pass their own). */
@@ -60,6 +62,11 @@ const COMMANDS = {
         type: 'string',
         value: 'DURATION',
         help: `how often to heartbeat (default ${HEARTBEAT_EVERY_MS / 1000}s)`,
+      },
+      binary: {
+        type: 'string',
+        value: 'PATH',
+        help: "the agent's binary, which a purge deletes last (default: the launcher this runs from)",
       },
     },
   },
@@ -117,6 +124,7 @@ export async function main(
           dataDir,
           api: text('api') === undefined ? undefined : checkApi(text('api')!),
           heartbeatEveryMs: checkInterval(text('heartbeat-every')),
+          binary: checkBinary(text('binary') ?? ownLauncher()),
         });
       case 'stop':
         return await stop(io, json, {
@@ -199,31 +207,45 @@ async function join(
   }
 }
 
-async function run(json: boolean, options: { dataDir: string; api?: string; heartbeatEveryMs: number }) {
+async function run(
+  json: boolean,
+  options: { dataDir: string; api?: string; heartbeatEveryMs: number; binary?: string },
+) {
   const identity = requireIdentity(options.dataDir);
   const files = dataFiles(options.dataDir);
   const log = stderrLog(json);
   claimPidFile(files.pid);
   const connections = new Connections({ maxSockets: 4 });
+  const client = new AgentClient(options.api ?? identity.api, identity.credential, connections);
+  const journal = new FileJournal(files.journal);
   const session = new AgentSession({
-    client: new AgentClient(options.api ?? identity.api, identity.credential, connections),
+    client,
     identity,
     dataDir: options.dataDir,
     heartbeatEveryMs: options.heartbeatEveryMs,
-    handlers: defaultHandlers(),
-    journal: new FileJournal(files.journal),
+    handlers: defaultHandlers({ binary: options.binary }),
+    journal,
     log,
   });
   const onSignal = () => void session.stop();
   process.once('SIGTERM', onSignal);
   process.once('SIGINT', onSignal);
   try {
+    const purge = journal.entries.find((e) => e.kind === 'purge' && e.outcome === 'acked');
+    if (purge) {
+      await finishPurge(client, log, purge.id, { nodeId: identity.nodeId, ...options });
+      return 0;
+    }
     log('info', `running as ${identity.nodeId}; heartbeat every ${options.heartbeatEveryMs} ms`, {
       nodeId: identity.nodeId,
     });
     session.start();
     const end = await session.ended;
     if (end.reason === 'revoked') throw new IdentityInvalid(end.message);
+    if (end.reason === 'final') {
+      if (end.error) throw new AgentError(`${end.kind} ${end.commandId} acknowledged, but: ${end.error}`);
+      return 0;
+    }
     log('info', 'stopped');
     return 0;
   } finally {
@@ -231,6 +253,31 @@ async function run(json: boolean, options: { dataDir: string; api?: string; hear
     process.off('SIGINT', onSignal);
     releasePidFile(files.pid);
     connections.close();
+  }
+}
+
+/**
+ * Finishes a purge this node acknowledged before the agent stopped (killed between the ack and
+ * the end of the deletion): the ack is sent again, in case it never reached the API (it answers
+ * the same ack again as accepted, or 401 once it forgot the node), then the node is deleted.
+ */
+async function finishPurge(
+  client: AgentClient,
+  log: Log,
+  commandId: string,
+  target: { nodeId: string; dataDir: string; binary?: string },
+): Promise<void> {
+  log('info', `finishing purge ${commandId}, acknowledged before the agent stopped`, { commandId });
+  try {
+    await client.ack(commandId);
+  } catch (error) {
+    if (!(error instanceof ApiRefusal || error instanceof Unreachable)) throw error;
+    log('warn', `purge ${commandId}: the ack was not taken again (${error.message}); deleting all the same`);
+  }
+  try {
+    removeNode(target, log);
+  } catch (error) {
+    throw new AgentError(`purge ${commandId} acknowledged, but: ${(error as Error).message}`);
   }
 }
 
@@ -287,6 +334,31 @@ function checkPool(pool: string | undefined): string | undefined {
     throw new UsageError(`--pool must be 1–63 of a-z 0-9 -, starting with a letter; got '${pool}'`);
   }
   return pool;
+}
+
+/**
+ * The launcher this agent runs from (`process.argv[1]`), which a purge deletes unless `--binary`
+ * names another; none when the process is not an agent's (main called in-process, as by a test).
+ */
+function ownLauncher(): string | undefined {
+  const entry = process.argv[1];
+  return entry && AGENT_COMMAND.test(entry) ? entry : undefined;
+}
+
+/** The binary a purge deletes: an existing file (or link), never a directory; none when unknown. */
+function checkBinary(path: string | undefined): string | undefined {
+  if (path === undefined) return undefined;
+  const binary = resolve(path);
+  let stat;
+  try {
+    stat = lstatSync(binary);
+  } catch {
+    throw new UsageError(`--binary must name the agent's binary; ${binary} does not exist`);
+  }
+  if (stat.isDirectory()) {
+    throw new UsageError(`--binary must name the agent's binary; ${binary} is a directory`);
+  }
+  return binary;
 }
 
 function checkInterval(text: string | undefined): number {

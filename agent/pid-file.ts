@@ -1,6 +1,9 @@
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { AgentError } from './errors';
 
+/** What the command line of a drydock agent process looks like (its launcher or its source). */
+export const AGENT_COMMAND = /drydock-agent|agent[\\/]main/;
+
 /**
  * The pid of the `run` process that owns the data directory, or null. A pid whose process is gone,
  * or (where /proc tells) is not a drydock agent, is stale: `stop` must never signal a stranger
@@ -13,7 +16,7 @@ export function runningAgent(file: string): number | null {
   if (!alive(pid)) return null;
   try {
     const command = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
-    if (!/drydock-agent|agent[\\/]main/.test(command)) return null;
+    if (!AGENT_COMMAND.test(command)) return null;
   } catch {
     // No /proc (not Linux), or it went away meanwhile: trust the liveness check.
   }

@@ -1,7 +1,7 @@
 import { HEARTBEAT_EVERY_MS } from '../domain/liveness';
 import { Backoff, sleep } from './backoff';
 import { ApiRefusal, Unreachable, type AgentClient } from './client';
-import { CommandHandlers, type AgentCommand, type CommandContext } from './commands';
+import { CommandHandlers, type AgentCommand, type CommandContext, type CommandOutcome } from './commands';
 import type { Identity } from './identity';
 import { MemoryJournal, type Journal, type JournalEntry } from './journal';
 import { silentLog, type Log } from './log';
@@ -26,8 +26,17 @@ export interface SessionOptions {
   backoff?: { baseMs?: number; capMs?: number };
 }
 
-/** Why a session ended: stopped by its owner, or its identity is no longer accepted (401). */
-export type SessionEnd = { reason: 'stopped' } | { reason: 'revoked'; message: string };
+/**
+ * Why a session ended: stopped by its owner; its identity is no longer accepted (401); or it acked a
+ * `final` command (a purge) and ran its after-ack step (`error`: how that step failed).
+ */
+export type SessionEnd =
+  | { reason: 'stopped' }
+  | { reason: 'revoked'; message: string }
+  | { reason: 'final'; commandId: string; kind: string; error?: string };
+
+/** What is left to do once the API has an ack. */
+type AfterAck = Pick<Extract<CommandOutcome, { outcome: 'ack' }>, 'after' | 'final'>;
 
 /** How the control plane last answered: accepted, refused as blocked, or not at all. */
 type Reach = 'unknown' | 'ok' | 'blocked' | 'unreachable' | 'failing';
@@ -59,6 +68,10 @@ export class AgentSession {
   private reach: Reach = 'unknown';
   private paused = false;
   private readonly ignored = new Set<string>();
+  /** Acks whose after-ack step waits for the API to take them (kept across a failed report). */
+  private readonly afterAcks = new Map<string, AfterAck>();
+  /** A final ack being reported: a heartbeat refused as revoked now may mean the API took it. */
+  private finalAck: string | null = null;
   private readonly handlers: CommandHandlers;
   private readonly journal: Journal;
   private readonly log: Log;
@@ -70,7 +83,7 @@ export class AgentSession {
     this.ended = new Promise((resolve) => (this.resolveEnded = resolve));
   }
 
-  get state(): 'idle' | 'running' | 'paused' | 'stopped' | 'revoked' {
+  get state(): 'idle' | 'running' | 'paused' | SessionEnd['reason'] {
     if (this.end) return this.end.reason;
     if (this.running) return 'running';
     return this.paused ? 'paused' : 'idle';
@@ -137,7 +150,10 @@ export class AgentSession {
         backoff.reset();
         wait = every - (Date.now() - started);
       } catch (error) {
-        if (hard.aborted || this.failed(error)) return;
+        if (hard.aborted) return;
+        // The API may have forgotten the node on its final ack: the ack's answer decides, not this.
+        if (this.finalAck !== null && error instanceof ApiRefusal && error.status === 401) return;
+        if (this.failed(error)) return;
         wait = backoff.next();
       }
       await sleep(Math.max(0, wait), soft);
@@ -172,7 +188,6 @@ export class AgentSession {
    */
   private async dispatch(command: AgentCommand, signal: AbortSignal): Promise<boolean> {
     let entry = this.journal.find(command.id);
-    let after: (() => Promise<void>) | undefined;
     if (!entry) {
       if (this.ignored.has(command.id)) return false;
       const context: CommandContext = {
@@ -198,13 +213,37 @@ export class AgentSession {
       };
       // Recorded even when the agent is stopping: what the handler did is done.
       this.journal.append(entry);
-      if (decided.outcome === 'ack') after = decided.after;
+      if (decided.outcome === 'ack' && (decided.after || decided.final)) {
+        this.afterAcks.set(command.id, { after: decided.after, final: decided.final });
+      }
     }
-    if (!(await this.report(entry, signal))) return true;
-    if (after) {
-      await after().catch((error: unknown) =>
-        this.log('error', `command ${command.id} (${command.kind}): ${(error as Error).message}`),
-      );
+    // An ack whose report failed before comes back from the journal: its step is still due.
+    const next = this.afterAcks.get(command.id);
+    if (next?.final) this.finalAck = command.id;
+    let reported: boolean;
+    try {
+      reported = await this.report(entry, signal);
+    } finally {
+      this.finalAck = null;
+    }
+    if (next) this.afterAcks.delete(command.id);
+    if (!reported || !next) return true;
+    // The node's last word is in: nothing goes out again (a heartbeat would only be refused).
+    if (next.final) this.running?.hard.abort();
+    let error: string | undefined;
+    if (next.after) {
+      await next.after().catch((failure: unknown) => {
+        error = (failure as Error).message;
+        this.log('error', `command ${command.id} (${command.kind}): ${error}`, { commandId: command.id });
+      });
+    }
+    if (next.final) {
+      this.finish({
+        reason: 'final',
+        commandId: command.id,
+        kind: command.kind,
+        ...(error ? { error } : {}),
+      });
     }
     return true;
   }

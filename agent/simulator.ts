@@ -4,6 +4,7 @@ import { CommandHandlers, type CommandHandler } from './commands';
 import { dataFiles, readIdentity, type Identity } from './identity';
 import { EMPTY_INVENTORY, type Inventory } from './inventory';
 import { joinCluster } from './join';
+import { simulatedPurgeHandler } from './purge';
 import { FileJournal, MemoryJournal, type Journal } from './journal';
 import { silentLog, withFields, type Log } from './log';
 import { AgentSession, type SessionEnd } from './session';
@@ -66,7 +67,10 @@ export interface Simulator {
   /** Falls silent without a goodbye (stops heartbeating and polling), as a cut-off machine does. */
   pause(nodeId: string): Promise<void>;
   resume(nodeId: string): void;
-  /** Every agent answers commands of `kind` with `handler` (ack, refuse or ignore). */
+  /**
+   * Every agent answers commands of `kind` with `handler` (ack, refuse or ignore). Purge has a
+   * handler from the start: checked like the real agent's, acked when genuine, nothing deleted.
+   */
   onCommand(kind: string, handler: CommandHandler): void;
   /** Stops every session, without goodbyes unless asked, and closes the sockets. */
   close(options?: { goodbye?: boolean }): Promise<void>;
@@ -80,7 +84,7 @@ export async function createSimulator(options: SimulatorOptions): Promise<Simula
   const machines = options.machines ?? plannedMachines(options);
   const connections = new Connections({ maxSockets: options.maxSockets ?? 64 });
   const anonymous = new AgentClient(options.api, undefined, connections);
-  const handlers = new CommandHandlers();
+  const handlers = new CommandHandlers().on('purge', simulatedPurgeHandler);
   const log = options.log ?? silentLog;
 
   const agents: SimulatedAgent[] = [];
@@ -124,6 +128,8 @@ export async function createSimulator(options: SimulatorOptions): Promise<Simula
       void session.ended.then((end: SessionEnd) => {
         if (end.reason === 'revoked')
           agentLog('warn', `identity no longer valid (${end.message}); agent ended`);
+        else if (end.reason === 'final')
+          agentLog('info', `${end.kind} ${end.commandId} acknowledged as its last word; agent ended`);
       });
       agents.push({
         nodeId: identity.nodeId,

@@ -12,12 +12,15 @@ const isFinished = (status: Operation['status']) =>
 /**
  * Polls the operation until it ends, showing its progress on a terminal. Resolves to the finished
  * operation; throws `TIMEOUT` when `timeoutMs` passes first (the operation itself goes on).
+ * `settled` says when a running operation is not worth waiting for any longer (a refused purge
+ * stays running until the node is deleted): the wait then resolves to it, still running.
  */
 export async function waitForOperation(
   api: ApiClient,
   out: Output,
   operation: Operation,
   timeoutMs?: number,
+  settled: (op: Operation) => boolean = () => false,
 ): Promise<Operation> {
   const started = Date.now();
   const deadline = timeoutMs === undefined ? Infinity : started + timeoutMs;
@@ -33,7 +36,7 @@ export async function waitForOperation(
     let op = isFinished(operation.status)
       ? operation
       : await api.get<Operation>(`/v1/operations/${operation.id}`);
-    while (!isFinished(op.status)) {
+    while (!isFinished(op.status) && !settled(op)) {
       const elapsed = formatElapsed(Date.now() - started);
       out.progress(`${op.kind} ${op.id} ${op.status} ${elapsed}: ${describeProgress(op.progress)}`);
       const left = deadline - Date.now();

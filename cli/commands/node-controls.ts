@@ -1,9 +1,10 @@
 import { MAX_LABELS } from '../../domain/labels';
 import { MAX_TAINT_KEYS, TAINT_KEY } from '../../domain/taints';
 import { defineCommand, type Command, type FlagSpec } from '../command';
-import { UsageError } from '../errors';
+import { CliError, UsageError } from '../errors';
 import { dash } from '../output';
-import { labelsTable, nodeName, taintsOf, type Node } from '../views';
+import { labelsTable, nodeName, taintsOf, type Node, type Operation } from '../views';
+import { reportFinished, waitForOperation } from '../wait';
 import {
   ifVersionFlag,
   labelKeyProblem,
@@ -11,9 +12,14 @@ import {
   labelPairsFlag,
   reasonFlag,
   refuseRepeatedLabelKeys,
+  timeoutFlag,
+  waitFlag,
 } from './flags';
 
-/** Node controls beyond cordon and drain (spec/nodes.md): taints, labels, adopt, maintenance, delete. */
+/**
+ * Node controls beyond cordon and drain (spec/nodes.md): taints, labels, adopt, maintenance, delete,
+ * and purge (spec/purge.md).
+ */
 
 const NODE = [{ name: 'NODE', type: 'node' }] as const;
 
@@ -150,4 +156,69 @@ const remove = defineCommand({
   },
 });
 
-export const nodeControlCommands: Command[] = [taint, label, adopt, clearMaintenance, remove];
+/** The purge workflow's `progress` (spec/purge.md); a refused purge stays running until a DELETE. */
+interface PurgeProgress {
+  phase?: 'starting' | 'waiting-for-node' | 'refused' | 'purged' | 'cancelled';
+  commandId?: string | null;
+  refusedReason?: string | null;
+}
+
+const purgeProgress = (op: Operation) => (op.progress ?? {}) as PurgeProgress;
+
+/** The node refused the signed command: waiting longer would wait forever. */
+const refusedByNode = (op: Operation) => op.status === 'running' && purgeProgress(op).phase === 'refused';
+
+const purge = defineCommand({
+  words: ['nodes', 'purge'],
+  summary: 'Make a node delete itself from its machine, then forget it (cannot be undone); needs --yes',
+  operands: NODE,
+  flags: {
+    reason: reasonFlag,
+    yes: {
+      type: 'boolean',
+      help: 'yes, purge it: it deletes its keys, data and binary; the machine must be set up again to join',
+    },
+    wait: {
+      ...waitFlag,
+      help: 'block until the node is purged; exit 1 if it refuses or the purge ends otherwise',
+    },
+    timeout: timeoutFlag,
+  },
+  check({ flags }) {
+    if (!flags.yes) {
+      throw new UsageError('nodes purge removes the node from its machine for good; re-run with --yes');
+    }
+  },
+  async run({ api, out, args, flags }) {
+    const started = await api.post<{ node: Node; operation: Operation }>(`/v1/nodes/${args.NODE}/purge`, {
+      confirm: true,
+      reason: flags.reason,
+    });
+    const { node, operation } = started;
+    if (!flags.wait) {
+      out.result(
+        started,
+        () =>
+          `${nodeName(node)}: purge ${operation.id} ${operation.status}; ` +
+          'the node deletes itself when it next asks for commands',
+      );
+      return;
+    }
+    if (!out.json)
+      out.note(`${nodeName(node)}: purge ${operation.id} ${operation.status}; waiting for the node`);
+    const op = await waitForOperation(api, out, operation, flags.timeout, refusedByNode);
+    if (refusedByNode(op)) {
+      const reason = purgeProgress(op).refusedReason ?? 'no reason given';
+      out.result(op, () => `purge ${op.id} ${op.status}: the node refused it`);
+      throw new CliError(
+        'PURGE_REFUSED',
+        `${nodeName(node)} refused purge ${op.id}: ${reason}; it stays purging ` +
+          `('drydock nodes delete ${node.id} --yes' forgets it)`,
+        1,
+      );
+    }
+    return reportFinished(out, op);
+  },
+});
+
+export const nodeControlCommands: Command[] = [taint, label, adopt, clearMaintenance, remove, purge];

@@ -1,11 +1,13 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { ServerType } from '@hono/node-server';
 import { afterAll, beforeAll } from 'vitest';
 import { closeServer, listen } from '../../api/server';
+import { createToken } from '../support/agents';
+import { seedPool } from '../support/fixtures';
 import type { Harness } from '../support/harness';
 
 /** The real `drydock-agent` binary. */
@@ -123,4 +125,45 @@ export function useAgentBench(h: Harness): AgentBench {
   });
 
   return bench;
+}
+
+/** A machine joined through the real binary, with a copy of the binary beside its data directory. */
+export interface Machine {
+  dir: string;
+  /** A copy of `bin/drydock-agent.mjs`: what `run --binary` names, so a purge deletes the copy. */
+  binary: string;
+  nodeId: string;
+  credential: string;
+}
+
+/** Joins a machine into pool `poolId` (made for tenant acme) with a token, as `drydock-agent join`. */
+export async function joinedMachine(
+  h: Harness,
+  bench: AgentBench,
+  poolId: string,
+  dir = bench.dataDir(),
+): Promise<Machine> {
+  await seedPool(h, { id: poolId, tenantId: 'acme' });
+  const token = await createToken(h, { poolId });
+  const joined = await bench.agent(['join', '--api', bench.api, '--token', token.secret, '--data-dir', dir]);
+  if (joined.code !== 0) throw new Error(`join failed: ${joined.stderr}`);
+  const identity = JSON.parse(readFileSync(join(dir, 'identity.json'), 'utf8'));
+  const binary = join(dirname(dir), 'drydock-agent.mjs');
+  copyFileSync(AGENT_BIN, binary);
+  return { dir, binary, nodeId: identity.nodeId, credential: identity.credential };
+}
+
+/** `drydock-agent run --binary COPY` with a fast heartbeat, once it is connected. */
+export async function runMachine(bench: AgentBench, m: Machine, dataDir = m.dir): Promise<RunningAgent> {
+  const agent = bench.spawnAgent([
+    'run',
+    '--data-dir',
+    dataDir,
+    '--heartbeat-every',
+    '300ms',
+    '--binary',
+    m.binary,
+  ]);
+  await agent.waitForLog(/connected to .* as node_/, 15_000);
+  return agent;
 }

@@ -100,7 +100,7 @@ describe('agent simulator', () => {
     await sim.close();
   });
 
-  it('onCommand lets simulated agents ack, refuse or ignore; kinds without a handler are refused', async () => {
+  it('onCommand lets simulated agents ack, refuse or ignore; a handler that throws refuses; purge is checked like the real agent does', async () => {
     await seedPool(h, { id: 'pool-simc', tenantId: 'acme' });
     const token = await createToken(h, { poolId: 'pool-simc' });
     const sim = await simulate({ token: token.secret, count: 4, hostnamePrefix: 'sim-cmd' });
@@ -131,7 +131,7 @@ describe('agent simulator', () => {
       refused: await enqueue(refuses, 'remediate'),
       ignored: await enqueue(ignores, 'remediate'),
       failed: await enqueue(bare, 'remediate'),
-      unsupported: await enqueue(acks, 'purge'),
+      unsigned: await enqueue(acks, 'purge'),
     };
     const status = async (id: string) => {
       const [row] = await h.db.select().from(nodeCommands).where(eq(nodeCommands.id, id));
@@ -139,7 +139,7 @@ describe('agent simulator', () => {
     };
     await eventually(
       async () =>
-        (await status(commands.unsupported)).status === 'refused' &&
+        (await status(commands.unsigned)).status === 'refused' &&
         (await status(commands.failed)).status === 'refused',
       5_000,
     );
@@ -151,9 +151,8 @@ describe('agent simulator', () => {
     expect(await status(commands.failed)).toMatchObject({
       refuseReason: 'remediate failed: no accelerator to reset',
     });
-    expect(await status(commands.unsupported)).toMatchObject({
-      refuseReason: 'unsupported command kind purge',
-    });
+    // Simulated agents have a purge handler from the start: an unsigned purge is refused.
+    expect(await status(commands.unsigned)).toMatchObject({ refuseReason: 'unsigned purge command' });
     await sleep(500);
     expect((await status(commands.ignored)).status).toBe('pending');
     // Each command reached its handler once.

@@ -1,0 +1,170 @@
+import { existsSync, symlinkSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { eq } from 'drizzle-orm';
+import { describe, expect, it } from 'vitest';
+import { nodeCommands, operations } from '../db/schema';
+import { purgeWorkflowId } from '../workflows/definitions';
+import { joinedMachine, runMachine, useAgentBench, type RunningAgent } from './agent/agent-process';
+import { joinedNode } from './support/agents';
+import { readNode, useCli } from './support/cli';
+import { call, eventsOf, seedPool } from './support/fixtures';
+import { eventually, useHarness } from './support/harness';
+
+const h = useHarness();
+const cli = useCli(h);
+const bench = useAgentBench(h);
+const { drydock } = cli;
+
+const purgeOperations = async (nodeId: string) =>
+  h.db.select().from(operations).where(eq(operations.nodeId, nodeId));
+
+/**
+ * Runs `drydock ARGS` (a purge) with the node's agent frozen until the purge has begun: an answer
+ * landing inside the begin's workflow task makes the begin run again, a server-side race reported
+ * with test/agent/purge.test.ts (purgeLive). The agent runs before and after.
+ */
+async function withAgentFrozen(agent: RunningAgent, nodeId: string, args: string[]) {
+  agent.child.kill('SIGSTOP');
+  try {
+    const run = drydock(args);
+    await eventually(async () => {
+      const [op] = await purgeOperations(nodeId);
+      if (!op) return false;
+      // The workflow answers its progress query only once the begin's workflow task completed.
+      return (await call(h, 'GET', `/v1/operations/${op.id}`)).body.progress?.phase === 'waiting-for-node';
+    }, 15_000);
+    return run;
+  } finally {
+    agent.child.kill('SIGCONT');
+  }
+}
+
+describe('drydock nodes purge', () => {
+  it('without --yes, or with a bad line, is a usage error (exit 2) and sends nothing', async () => {
+    await seedPool(h, { id: 'pool-cp-usage', tenantId: 'acme' });
+    const { nodeId } = await joinedNode(h, 'pool-cp-usage');
+    const unconfirmed = await drydock(['nodes', 'purge', nodeId, '--reason', 'rma']);
+    expect(unconfirmed).toEqual({
+      code: 2,
+      stdout: '',
+      stderr:
+        'error: usage: nodes purge removes the node from its machine for good; re-run with --yes\n' +
+        "run 'drydock nodes purge --help' for usage\n",
+    });
+    for (const args of [
+      ['nodes', 'purge', nodeId, '--wait'],
+      ['nodes', 'purge', 'gpu-01', '--yes'],
+      ['nodes', 'purge', nodeId, '--yes', '--timeout', '1m'],
+      ['nodes', 'purge', nodeId, '--yes', '--if-version', '1'],
+    ]) {
+      // Against a dead API: a line that got as far as a request would exit 1, not 2.
+      const run = await drydock(args, { api: cli.deadApi });
+      expect(run.code, args.join(' ')).toBe(2);
+      expect(run.stdout).toBe('');
+    }
+    expect(await readNode(h, nodeId)).toMatchObject({ provisionState: 'adopted' });
+    expect(await purgeOperations(nodeId)).toEqual([]);
+    expect(await h.db.select().from(nodeCommands).where(eq(nodeCommands.nodeId, nodeId))).toEqual([]);
+
+    const help = await drydock(['nodes', 'purge', '--help']);
+    expect(help.code).toBe(0);
+    expect(help.stdout).toContain(
+      'Usage: drydock nodes purge NODE [--reason R] [--yes] [--wait] [--timeout DURATION]',
+    );
+  });
+
+  it('--yes --wait on a node whose agent runs: exit 0 once the node purged itself', async () => {
+    const m = await joinedMachine(h, bench, 'pool-cp-wait');
+    const agent = await runMachine(bench, m);
+    const run = await withAgentFrozen(agent, m.nodeId, [
+      'nodes',
+      'purge',
+      m.nodeId,
+      '--yes',
+      '--wait',
+      '--reason',
+      'returned',
+    ]);
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stdout).toMatch(/^purge op_\w+ succeeded at \S+\n$/);
+    expect(run.stderr).toMatch(new RegExp(`${m.nodeId}\\): purge op_\\w+ running; waiting for the node\\n$`));
+    expect(await agent.exited).toBe(0);
+    expect(existsSync(m.dir)).toBe(false);
+    expect(existsSync(m.binary)).toBe(false);
+    expect(await readNode(h, m.nodeId)).toMatchObject({ deletedAt: expect.any(String) });
+    expect(await eventsOf(h, m.nodeId, 'node.purged')).toMatchObject([{ actor: 'system:purge' }]);
+    const [op] = await purgeOperations(m.nodeId);
+    expect(op).toMatchObject({ kind: 'purge', status: 'succeeded', reason: 'returned' });
+  });
+
+  it('--yes alone starts the purge and says so; --json prints the node and the operation', async () => {
+    await seedPool(h, { id: 'pool-cp-start', tenantId: 'acme' });
+    const { nodeId } = await joinedNode(h, 'pool-cp-start');
+    const started = await drydock(['nodes', 'purge', nodeId, '--yes']);
+    expect(started.code, started.stderr).toBe(0);
+    expect(started.stdout).toMatch(
+      new RegExp(
+        `^host-\\w+ \\(${nodeId}\\): purge (op_\\w+) running; the node deletes itself when it next asks for commands\\n$`,
+      ),
+    );
+    // A purge already running is the same purge.
+    const again = await drydock(['nodes', 'purge', nodeId, '--yes', '--json']);
+    expect(again.code).toBe(0);
+    const [op] = await purgeOperations(nodeId);
+    expect(JSON.parse(again.stdout)).toMatchObject({
+      node: { id: nodeId, provisionState: 'purging' },
+      operation: { id: op!.id, kind: 'purge', status: 'running' },
+    });
+    expect(started.stdout).toContain(op!.id);
+
+    // No agent answers: --timeout gives up waiting (exit 1) and the purge goes on.
+    const waited = await drydock(['nodes', 'purge', nodeId, '--yes', '--wait', '--timeout', '2s']);
+    expect(waited.code).toBe(1);
+    expect(waited.stderr).toMatch(/error: TIMEOUT: purge op_\w+ still running after 2s; it goes on/);
+
+    // Deleted while someone waits: the purge ends cancelled (exit 1).
+    const waiting = drydock(['nodes', 'purge', nodeId, '--yes', '--wait', '--json']);
+    await new Promise((r) => setTimeout(r, 1_500));
+    expect((await call(h, 'DELETE', `/v1/nodes/${nodeId}`)).status).toBe(200);
+    const cancelled = await waiting;
+    expect(cancelled.code).toBe(1);
+    expect(JSON.parse(cancelled.stdout)).toMatchObject({ id: op!.id, status: 'cancelled' });
+    expect(cancelled.stderr).toBe(`error: OPERATION_CANCELLED: purge ${op!.id} was cancelled\n`);
+    expect(await h.temporal.workflow.getHandle(purgeWorkflowId(nodeId)).result()).toBe('cancelled');
+  });
+
+  it('--wait stops at a refusal: the reason, exit 1, the node stays purging', async () => {
+    const m = await joinedMachine(h, bench, 'pool-cp-refused');
+    const link = join(dirname(m.dir), 'data-link');
+    symlinkSync(m.dir, link);
+    const agent = await runMachine(bench, m, link);
+    const reason = `the data directory ${link} is a symbolic link; nothing deleted`;
+
+    const run = await withAgentFrozen(agent, m.nodeId, ['nodes', 'purge', m.nodeId, '--yes', '--wait']);
+    expect(run.code).toBe(1);
+    expect(run.stdout).toMatch(/^purge op_\w+ running: the node refused it\n$/);
+    expect(run.stderr).toMatch(
+      new RegExp(
+        `error: PURGE_REFUSED: \\S+ \\(${m.nodeId}\\) refused purge op_\\w+: ${escape(reason)}; it stays purging ` +
+          `\\('drydock nodes delete ${m.nodeId} --yes' forgets it\\)\\n$`,
+      ),
+    );
+    expect(await readNode(h, m.nodeId)).toMatchObject({ provisionState: 'purging', deletedAt: null });
+    expect(await eventsOf(h, m.nodeId, 'node.purge.refused')).toMatchObject([{ reason }]);
+    expect(existsSync(join(m.dir, 'identity.json'))).toBe(true);
+    expect(agent.child.exitCode).toBeNull();
+
+    // Asked again, the same refused purge answers at once.
+    const again = await drydock(['nodes', 'purge', m.nodeId, '--yes', '--wait', '--json']);
+    expect(again.code).toBe(1);
+    expect(JSON.parse(again.stdout)).toMatchObject({
+      status: 'running',
+      progress: { phase: 'refused', refusedReason: reason },
+    });
+    expect(await purgeOperations(m.nodeId)).toHaveLength(1);
+  });
+});
+
+function escape(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
+}

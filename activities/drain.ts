@@ -2,14 +2,20 @@ import { and, asc, eq, sql } from 'drizzle-orm';
 import { isOpen } from '../db/allocations';
 import { finishDrain, startDrain, assertControllable } from '../domain/controls';
 import { isDraining } from '../domain/node';
-import { newId } from '../domain/ids';
 import { isFinished } from '../domain/operation';
 import type { Db, Tx } from '../db/client';
 import { appendEvent } from '../db/events';
 import { applyNodeChange, checkVersion, labelsOf, lockNode, nodeView } from '../db/nodes';
-import { finishOperation, insertOperation, openOperation, operationView } from '../db/operations';
+import {
+  finishOperation,
+  insertOperation,
+  openOperation,
+  operationView,
+  findOperation,
+  ownBegin,
+} from '../db/operations';
 import { allocations, operations } from '../db/schema';
-import type { BeginRequest, BeginResult } from '../workflows/definitions';
+import type { BeginInput, BeginResult } from '../workflows/definitions';
 
 /** How many live allocations a check reports by id (the count is always exact). */
 const REPORTED_ALLOCATIONS = 20;
@@ -26,9 +32,11 @@ export type DrainCheck =
 export function createDrainActivities(db: Db) {
   return {
     /** The drain fence, in one transaction: cordon, `draining`, the operation, `node.draining`. */
-    async beginDrain(input: BeginRequest & { nodeId: string; workflowId: string }): Promise<BeginResult> {
+    async beginDrain(input: BeginInput): Promise<BeginResult> {
       return db.transaction(async (tx) => {
         const node = await lockNode(tx, input.nodeId);
+        const mine = await findOperation(tx, input.operationId);
+        if (mine) return ownBegin(mine, nodeView(node, await labelsOf(tx, node.id)));
         const open = await openOperation(tx, node.id, 'drain');
         if (open && isDraining(node)) {
           return {
@@ -44,7 +52,7 @@ export function createDrainActivities(db: Db) {
           await cancelDrainOperation(tx, open.id, node, input.actor);
         }
         const operation = await insertOperation(tx, {
-          id: newId('op'),
+          id: input.operationId,
           kind: 'drain',
           nodeId: node.id,
           poolId: node.poolId,

@@ -6,10 +6,17 @@ import { encodePurgePayload, signPayload } from '../domain/signing';
 import type { Db } from '../db/client';
 import { cancelPendingCommands, revokeIdentity } from '../db/identity';
 import { applyNodeChange, checkVersion, labelsOf, lockNode, nodeView } from '../db/nodes';
-import { finishOperation, insertOperation, openOperation, operationView } from '../db/operations';
+import {
+  finishOperation,
+  insertOperation,
+  openOperation,
+  operationView,
+  findOperation,
+  ownBegin,
+} from '../db/operations';
 import { nodeCommands, nodes } from '../db/schema';
 import { wakeNode } from '../db/wakeups';
-import type { BeginRequest, BeginResult, PurgeCheck } from '../workflows/definitions';
+import type { BeginInput, BeginResult, PurgeCheck } from '../workflows/definitions';
 
 export function createPurgeActivities(db: Db, signer: { ca: ClusterCa; clusterId: string }) {
   return {
@@ -17,9 +24,11 @@ export function createPurgeActivities(db: Db, signer: { ca: ClusterCa; clusterId
      * The purge begins, in one transaction: `purging` (out of placement at once), a purge command
      * signed with the cluster CA queued for the node, `node.purge.requested`, operation `running`.
      */
-    async beginPurge(input: BeginRequest & { nodeId: string; workflowId: string }): Promise<BeginResult> {
+    async beginPurge(input: BeginInput): Promise<BeginResult> {
       return db.transaction(async (tx) => {
         const node = await lockNode(tx, input.nodeId);
+        const mine = await findOperation(tx, input.operationId);
+        if (mine) return ownBegin(mine, nodeView(node, await labelsOf(tx, node.id)));
         const open = await openOperation(tx, node.id, 'purge');
         if (open)
           return {
@@ -30,7 +39,7 @@ export function createPurgeActivities(db: Db, signer: { ca: ClusterCa; clusterId
         assertControllable(node);
         checkVersion(node, input.version);
         const operation = await insertOperation(tx, {
-          id: newId('op'),
+          id: input.operationId,
           kind: 'purge',
           nodeId: node.id,
           poolId: node.poolId,

@@ -6,10 +6,22 @@ import { conditionReason, isStorm, type AttemptRecord } from '../domain/remediat
 import type { Db, Tx } from '../db/client';
 import { appendEvent } from '../db/events';
 import { applyNodeChange, labelsOf, lockNode, nodeView, type NodeRow } from '../db/nodes';
-import { finishOperation, insertOperation, openOperation, operationView } from '../db/operations';
+import {
+  finishOperation,
+  insertOperation,
+  openOperation,
+  operationView,
+  findOperation,
+  ownBegin,
+} from '../db/operations';
 import { nodeCommands, nodes, operations, pools } from '../db/schema';
 import { wakeNode } from '../db/wakeups';
-import type { AttemptCheck, RemediationBegun, RemediationRequest } from '../workflows/definitions';
+import type {
+  AttemptCheck,
+  RemediationBegun,
+  RemediationRequest,
+  BeginInput,
+} from '../workflows/definitions';
 
 export function createRemediationActivities(db: Db) {
   return {
@@ -17,11 +29,19 @@ export function createRemediationActivities(db: Db) {
      * Begin, in one transaction: the operation, unless one runs. An automatic remediation in a pool
      * already past `maxUnhealthy` escalates at once (`remediation-storm`): no command is sent.
      */
-    async beginRemediation(
-      input: RemediationRequest & { nodeId: string; workflowId: string },
-    ): Promise<RemediationBegun> {
+    async beginRemediation(input: BeginInput<RemediationRequest>): Promise<RemediationBegun> {
       return db.transaction(async (tx) => {
         const node = await lockNode(tx, input.nodeId);
+        const mine = await findOperation(tx, input.operationId);
+        if (mine) {
+          const { condition } = (mine.result ?? {}) as { condition?: string };
+          const storm = (mine.error as { reason?: string } | null)?.reason === 'remediation-storm';
+          return {
+            ...ownBegin(mine, nodeView(node, await labelsOf(tx, node.id))),
+            escalated: storm,
+            condition: condition ?? input.condition,
+          };
+        }
         const open = await openOperation(tx, node.id, 'remediation');
         const view = async (n: NodeRow) => nodeView(n, await labelsOf(tx, n.id));
         if (open) {
@@ -49,7 +69,7 @@ export function createRemediationActivities(db: Db) {
         }
         const storm = input.automatic && node.poolId ? await stormInPool(tx, node.poolId) : null;
         const operation = await insertOperation(tx, {
-          id: newId('op'),
+          id: input.operationId,
           kind: 'remediation',
           nodeId: node.id,
           poolId: node.poolId,

@@ -79,3 +79,13 @@ export async function insertOperation(tx: Tx, values: typeof operations.$inferIn
     throw error;
   }
 }
+
+export async function findOperation(db: DbOrTx, id: string): Promise<OperationRow | undefined> {
+  const [op] = await db.select().from(operations).where(eq(operations.id, id));
+  return op;
+}
+
+/** The answer of a begin that finds the operation it created on an earlier run of itself. */
+export function ownBegin<N>(operation: OperationRow, node: N) {
+  return { operation: operationView(operation), node, created: true };
+}

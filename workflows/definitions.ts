@@ -13,6 +13,17 @@ export interface BeginRequest {
   requestHash: string | null;
 }
 
+/**
+ * What a begin activity gets: the request, the node and workflow, and the operation id the
+ * workflow minted for it. A begin re-run on replay (a local activity in a failed workflow task)
+ * finds its own operation by that id and answers it again instead of refusing its own effect.
+ */
+export type BeginInput<R extends BeginRequest = BeginRequest> = R & {
+  nodeId: string;
+  workflowId: string;
+  operationId: string;
+};
+
 /** The `begin` answer: the operation the request maps to, and whether this request created it. */
 export interface BeginResult {
   operation: OperationView;

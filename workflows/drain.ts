@@ -19,6 +19,7 @@ import {
   type DrainOutcome,
   type DrainProgress,
 } from './definitions';
+import { ulidFrom } from '../domain/ulid';
 import { asRefusal } from './refusal';
 import { OperationIdKey } from './search-attributes';
 
@@ -55,6 +56,7 @@ export async function drain(input: DrainInput): Promise<DrainOutcome> {
         ...request,
         nodeId: input.nodeId,
         workflowId: workflowInfo().workflowId,
+        operationId: `op_${ulidFrom(workflowInfo().startTime.getTime(), Math.random)}`,
       });
       if (result.operation.id !== operationId) {
         operationId = result.operation.id;

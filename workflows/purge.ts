@@ -9,6 +9,7 @@ import {
 } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import { beginUpdate, purgeAnsweredSignal, purgeProgressQuery, type PurgeProgress } from './definitions';
+import { ulidFrom } from '../domain/ulid';
 import { asRefusal } from './refusal';
 import { OperationIdKey } from './search-attributes';
 
@@ -45,6 +46,7 @@ export async function purge(input: {
         ...request,
         nodeId: input.nodeId,
         workflowId: workflowInfo().workflowId,
+        operationId: `op_${ulidFrom(workflowInfo().startTime.getTime(), Math.random)}`,
       });
       if (operationId === null) {
         operationId = result.operation.id;

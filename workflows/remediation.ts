@@ -24,6 +24,7 @@ import {
   type RemediationProgress,
   type RemediationSettings,
 } from './definitions';
+import { ulidFrom } from '../domain/ulid';
 import { asRefusal } from './refusal';
 import { OperationIdKey } from './search-attributes';
 
@@ -64,6 +65,7 @@ export async function remediation(input: {
         ...request,
         nodeId: input.nodeId,
         workflowId: workflowInfo().workflowId,
+        operationId: `op_${ulidFrom(workflowInfo().startTime.getTime(), Math.random)}`,
       });
       if (operationId === null) {
         operationId = result.operation.id;

@@ -170,4 +170,22 @@ describe('purge', () => {
     expect(gone.status).toBe(409);
     expect(gone.body.error.code).toBe('INVALID_STATE');
   });
+
+  it('an agent that acks while the begin is still settling does not turn the purge into a refusal', async () => {
+    await seedPool(h, { id: 'pool-fast', tenantId: 'acme' });
+    for (let round = 0; round < 8; round++) {
+      const { nodeId, credential } = await joinedNode(h, 'pool-fast');
+      // The agent's long-poll is already waiting: it gets the command and acks at once.
+      const acked = poll(credential, 20).then(async (reply) => {
+        const [command] = reply.body.items;
+        return call(h, 'POST', `/v1/agent/commands/${command.id}/ack`, { token: credential, body: {} });
+      });
+      await new Promise((r) => setTimeout(r, 50));
+      const started = await call(h, 'POST', `/v1/nodes/${nodeId}/purge`, { body: { confirm: true } });
+      expect(started.status, `round ${round}: ${JSON.stringify(started.body)}`).toBe(202);
+      expect((await acked).status).toBe(200);
+      expect(await h.temporal.workflow.getHandle(purgeWorkflowId(nodeId)).result()).toBe('purged');
+      expect(await eventsOf(h, nodeId, 'node.purged')).toHaveLength(1);
+    }
+  });
 });

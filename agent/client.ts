@@ -122,6 +122,13 @@ export class AgentClient {
     return answer.items;
   }
 
+  /** Reports a fault condition (spec/remediation.md); `status: false` says it cleared. */
+  async reportCondition(type: string, status: boolean, reason?: string): Promise<void> {
+    await this.call('POST', '/v1/agent/conditions', {
+      body: { type, status, ...(reason ? { reason } : {}) },
+    });
+  }
+
   async ack(id: string, signal?: AbortSignal): Promise<void> {
     await this.call('POST', `/v1/agent/commands/${encodeURIComponent(id)}/ack`, { body: {}, signal });
   }

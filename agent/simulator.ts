@@ -55,9 +55,13 @@ export interface SimulatedAgent {
   /** Whether it joined now (false: its identity was loaded). */
   joined: boolean;
   identity: Identity;
+  client: AgentClient;
   session: AgentSession;
   journal: Journal;
 }
+
+/** How simulated agents answer a remediation command. */
+export type RemediationBehaviour = 'clear' | 'fail' | 'ignore';
 
 export interface Simulator {
   readonly agents: readonly SimulatedAgent[];
@@ -72,6 +76,13 @@ export interface Simulator {
    * handler from the start: checked like the real agent's, acked when genuine, nothing deleted.
    */
   onCommand(kind: string, handler: CommandHandler): void;
+  /** Reports a fault condition for the agent, as a real node's health checks would. */
+  reportCondition(nodeId: string, type: string, status: boolean, reason?: string): Promise<void>;
+  /**
+   * How agents answer remediation commands: `clear` acks and then reports its conditions cleared,
+   * `fail` refuses (the action failed), `ignore` says nothing. For every agent, or one node.
+   */
+  remediation(behaviour: RemediationBehaviour, nodeId?: string): void;
   /** Stops every session, without goodbyes unless asked, and closes the sockets. */
   close(options?: { goodbye?: boolean }): Promise<void>;
 }
@@ -113,8 +124,9 @@ export async function createSimulator(options: SimulatorOptions): Promise<Simula
     for (const { machine, dataDir, identity, provisionState, joined } of identities) {
       const journal = dataDir ? new FileJournal(dataFiles(dataDir).journal) : new MemoryJournal();
       const agentLog = withFields(log, { hostname: machine.hostname, nodeId: identity.nodeId });
+      const client = new AgentClient(options.api, identity.credential, connections);
       const session = new AgentSession({
-        client: new AgentClient(options.api, identity.credential, connections),
+        client,
         identity,
         dataDir,
         heartbeatEveryMs: options.heartbeatEveryMs,
@@ -137,6 +149,7 @@ export async function createSimulator(options: SimulatorOptions): Promise<Simula
         provisionState,
         joined,
         identity,
+        client,
         session,
         journal,
       });
@@ -153,9 +166,40 @@ export async function createSimulator(options: SimulatorOptions): Promise<Simula
     if (!found) throw new Error(`no simulated agent for ${nodeId}`);
     return found;
   };
+  // Conditions each agent reported true, so that a `clear` remediation can clear them.
+  const reported = new Map<string, Set<string>>();
+  const behaviours = new Map<string, RemediationBehaviour>();
+  let defaultBehaviour: RemediationBehaviour = 'ignore';
+  handlers.on('remediate', async (command, context) => {
+    const behaviour = behaviours.get(context.nodeId) ?? defaultBehaviour;
+    if (behaviour === 'ignore') return { outcome: 'ignore' };
+    if (behaviour === 'fail')
+      return { outcome: 'refuse', reason: `${command.action ?? 'remediation'} failed (simulated)` };
+    return {
+      outcome: 'ack',
+      after: async () => {
+        for (const type of reported.get(context.nodeId) ?? []) {
+          await agent(context.nodeId).client.reportCondition(type, false);
+        }
+        reported.delete(context.nodeId);
+      },
+    };
+  });
   return {
     agents,
     agent,
+    async reportCondition(nodeId, type, status, reason) {
+      // Noted before the report goes out: its remediation command may arrive before the answer.
+      const types = reported.get(nodeId) ?? new Set<string>();
+      if (status) types.add(type);
+      else types.delete(type);
+      reported.set(nodeId, types);
+      await agent(nodeId).client.reportCondition(type, status, reason);
+    },
+    remediation(behaviour, nodeId) {
+      if (nodeId) behaviours.set(nodeId, behaviour);
+      else defaultBehaviour = behaviour;
+    },
     stop: (nodeId) => agent(nodeId).session.goodbye(),
     pause: (nodeId) => agent(nodeId).session.pause(),
     resume: (nodeId) => agent(nodeId).session.start(),

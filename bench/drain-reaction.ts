@@ -27,13 +27,13 @@ import { nodes, pools } from '../db/schema';
 import { newId } from '../domain/ids';
 import { createWorker, workflowsPath } from '../worker';
 import { drainWorkflowId, progressQuery } from '../workflows/definitions';
-import { createLog, defineBenchmark, intOption, UsageError, type Log } from './support/benchmark';
+import { defineBenchmark, intOption, measured, UsageError, type Log } from './support/benchmark';
 import { createWallClock, postgresClockOffset } from './support/clock';
 import { paced, sleep, until, type Pacing } from './support/pace';
 import { environment, formatTable, writeResult } from './support/report';
 import { startServices } from './support/services';
 import { round, summarize, type Summary } from './support/stats';
-import { Teardown } from './support/teardown';
+import type { Teardown } from './support/teardown';
 import { connectTemporal, eventMs, type HistoryEvent } from './support/temporal';
 import { goSignal, signalActivityRoundTrip, signalRoundTrip } from './workflows/baseline';
 
@@ -130,22 +130,7 @@ function baselineSamples(kind: BaselineSample['kind'], n: number, suffix: string
 export default defineBenchmark({
   summary: 'release → node.drained latency, against a bare signal → workflow completion on the same server',
   usage,
-  async run(args) {
-    const options = parseOptions(args);
-    const log = createLog();
-    const teardown = new Teardown(log);
-    const stopInterrupt = teardown.onInterrupt();
-    const began = Date.now();
-    try {
-      return await measure(options, teardown, log);
-    } finally {
-      const clean = await teardown.run();
-      stopInterrupt();
-      log(
-        `${clean ? 'torn down' : 'torn down with errors'}; ${((Date.now() - began) / 1000).toFixed(1)} s in all`,
-      );
-    }
-  },
+  run: measured(parseOptions, measure),
 });
 
 async function measure(options: Options, teardown: Teardown, log: Log): Promise<number> {

@@ -35,7 +35,7 @@ import { createDb } from '../db/client';
 import { pools } from '../db/schema';
 import { hashSecret } from '../domain/secrets';
 import { startApiProcess, type ApiFlush, type ApiProcess } from './support/api-process';
-import { createLog, defineBenchmark, intOption, UsageError, type Log } from './support/benchmark';
+import { defineBenchmark, intOption, measured, UsageError, type Log } from './support/benchmark';
 import { cpuBetween, cpuMark, findPostmaster, type CpuMark, type CpuSplit } from './support/cpu';
 import { summarizeProfileFile, type ProfileSummary } from './support/cpu-profile';
 import { runHttpLoad, type HttpCall } from './support/http-load';
@@ -43,7 +43,7 @@ import { until } from './support/pace';
 import { environment, formatTable, writeResult } from './support/report';
 import { startBenchDatabase } from './support/services';
 import { median, round, summarize, type Summary } from './support/stats';
-import { Teardown } from './support/teardown';
+import type { Teardown } from './support/teardown';
 
 const NAME = 'heartbeats';
 const projectRoot = fileURLToPath(new URL('../', import.meta.url)).replace(/\/$/, '');
@@ -117,22 +117,7 @@ function parseOptions(args: string[]): Options {
 export default defineBenchmark({
   summary: 'simulated agents → heartbeats/s one API process absorbs (flush every 15 s), against GET /healthz',
   usage,
-  async run(args) {
-    const options = parseOptions(args);
-    const log = createLog();
-    const teardown = new Teardown(log);
-    const stopInterrupt = teardown.onInterrupt();
-    const began = Date.now();
-    try {
-      return await measure(options, teardown, log);
-    } finally {
-      const clean = await teardown.run();
-      stopInterrupt();
-      log(
-        `${clean ? 'torn down' : 'torn down with errors'}; ${((Date.now() - began) / 1000).toFixed(1)} s in all`,
-      );
-    }
-  },
+  run: measured(parseOptions, measure),
 });
 
 interface Phase {

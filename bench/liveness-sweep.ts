@@ -32,11 +32,11 @@ import * as schema from '../db/schema';
 import { nodeCertificates, nodes } from '../db/schema';
 import { newId } from '../domain/ids';
 import { DEFAULT_LIVENESS } from '../domain/liveness';
-import { createLog, defineBenchmark, intOption, UsageError, type Log } from './support/benchmark';
+import { defineBenchmark, intOption, measured, UsageError, type Log } from './support/benchmark';
 import { environment, formatTable, writeResult } from './support/report';
 import { startBenchDatabase } from './support/services';
 import { round, summarize, type Summary } from './support/stats';
-import { Teardown } from './support/teardown';
+import type { Teardown } from './support/teardown';
 
 const NAME = 'liveness-sweep';
 /** The goal of issue 4, item 10, at 10,000 nodes. */
@@ -85,22 +85,7 @@ function parseOptions(args: string[]): Options {
 export default defineBenchmark({
   summary: 'one liveness sweep transaction at 10,000 nodes (steady, 1% and 10% aged), against 1,000 nodes',
   usage,
-  async run(args) {
-    const options = parseOptions(args);
-    const log = createLog();
-    const teardown = new Teardown(log);
-    const stopInterrupt = teardown.onInterrupt();
-    const began = Date.now();
-    try {
-      return await measure(options, teardown, log);
-    } finally {
-      const clean = await teardown.run();
-      stopInterrupt();
-      log(
-        `${clean ? 'torn down' : 'torn down with errors'}; ${((Date.now() - began) / 1000).toFixed(1)} s in all`,
-      );
-    }
-  },
+  run: measured(parseOptions, measure),
 });
 
 /** The pools, and the share of the nodes each gets. */

@@ -43,7 +43,7 @@ import { nodes, pools } from '../db/schema';
 import { newId } from '../domain/ids';
 import { hashSecret } from '../domain/secrets';
 import { startApiProcess, type ApiProcess } from './support/api-process';
-import { createLog, defineBenchmark, intOption, UsageError, type Log } from './support/benchmark';
+import { defineBenchmark, intOption, measured, UsageError, type Log } from './support/benchmark';
 import { cpuBetween, cpuMark, parentPid, type CpuMark, type CpuSplit } from './support/cpu';
 import { summarizeProfileFile, type ProfileSummary } from './support/cpu-profile';
 import { runHttpLoad, type HttpCall } from './support/http-load';
@@ -51,7 +51,7 @@ import { pgbenchCommand, runPgbench, type PgbenchResult } from './support/pgbenc
 import { environment, formatTable, writeResult } from './support/report';
 import { startServices, type BenchServices } from './support/services';
 import { round, summarize, type Summary } from './support/stats';
-import { Teardown } from './support/teardown';
+import type { Teardown } from './support/teardown';
 
 const NAME = 'mutations';
 const projectRoot = fileURLToPath(new URL('../', import.meta.url)).replace(/\/$/, '');
@@ -116,22 +116,7 @@ function parseOptions(args: string[]): Options {
 export default defineBenchmark({
   summary: 'cordon/uncordon and label through the API at concurrency C, against the same SQL in pgbench',
   usage,
-  async run(args) {
-    const options = parseOptions(args);
-    const log = createLog();
-    const teardown = new Teardown(log);
-    const stopInterrupt = teardown.onInterrupt();
-    const began = Date.now();
-    try {
-      return await measure(options, teardown, log);
-    } finally {
-      const clean = await teardown.run();
-      stopInterrupt();
-      log(
-        `${clean ? 'torn down' : 'torn down with errors'}; ${((Date.now() - began) / 1000).toFixed(1)} s in all`,
-      );
-    }
-  },
+  run: measured(parseOptions, measure),
 });
 
 /** One workload: how a lane picks its next request, and the transaction pgbench runs for it. */

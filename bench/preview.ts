@@ -46,13 +46,13 @@ import { nodes, pools } from '../db/schema';
 import { newId } from '../domain/ids';
 import { hashSecret } from '../domain/secrets';
 import { startApiProcess } from './support/api-process';
-import { createLog, defineBenchmark, intOption, UsageError, type Log } from './support/benchmark';
+import { defineBenchmark, intOption, measured, UsageError, type Log } from './support/benchmark';
 import { cpuBetween, cpuMark, findPostmaster, type CpuSplit } from './support/cpu';
 import { summarizeProfileFile, type ProfileSummary } from './support/cpu-profile';
 import { environment, formatTable, writeResult } from './support/report';
 import { startServices } from './support/services';
 import { percentile, round, summarize, type Summary } from './support/stats';
-import { Teardown } from './support/teardown';
+import type { Teardown } from './support/teardown';
 
 const NAME = 'preview';
 const projectRoot = fileURLToPath(new URL('../', import.meta.url)).replace(/\/$/, '');
@@ -134,22 +134,7 @@ function parseOptions(args: string[]): Options {
 export default defineBenchmark({
   summary: 'decommission preview of a node with 0 and with 100,000 history rows: p50/p99 and their ratio',
   usage,
-  async run(args) {
-    const options = parseOptions(args);
-    const log = createLog();
-    const teardown = new Teardown(log);
-    const stopInterrupt = teardown.onInterrupt();
-    const began = Date.now();
-    try {
-      return await measure(options, teardown, log);
-    } finally {
-      const clean = await teardown.run();
-      stopInterrupt();
-      log(
-        `${clean ? 'torn down' : 'torn down with errors'}; ${((Date.now() - began) / 1000).toFixed(1)} s in all`,
-      );
-    }
-  },
+  run: measured(parseOptions, measure),
 });
 
 interface Split {

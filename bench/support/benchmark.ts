@@ -1,3 +1,4 @@
+import { Teardown } from './teardown';
 /**
  * One benchmark: a file `bench/<name>.ts` whose default export is `defineBenchmark({...})`.
  * `bench/run.ts` finds it by its file name; nothing else needs to know it exists.
@@ -37,3 +38,29 @@ export function intOption(name: string, raw: string | undefined, fallback: numbe
 
 /** A mistake in the command line: the dispatcher prints it with the usage, exit code 2. */
 export class UsageError extends Error {}
+
+/**
+ * The `run` of a benchmark that sets services up: parses its options, measures with a log and a
+ * teardown, and always tears down (also on Ctrl-C), saying how long it all took.
+ */
+export function measured<O>(
+  parse: (args: string[]) => O,
+  measure: (options: O, teardown: Teardown, log: Log) => Promise<number>,
+): (args: string[]) => Promise<number> {
+  return async (args) => {
+    const options = parse(args);
+    const log = createLog();
+    const teardown = new Teardown(log);
+    const stopInterrupt = teardown.onInterrupt();
+    const began = Date.now();
+    try {
+      return await measure(options, teardown, log);
+    } finally {
+      const clean = await teardown.run();
+      stopInterrupt();
+      log(
+        `${clean ? 'torn down' : 'torn down with errors'}; ${((Date.now() - began) / 1000).toFixed(1)} s in all`,
+      );
+    }
+  };
+}

@@ -1,6 +1,5 @@
 import { and, eq, ne, sql } from 'drizzle-orm';
 import { DrydockError } from '../domain/errors';
-import { newId } from '../domain/ids';
 import type { Db } from '../db/client';
 import { previewOf } from '../db/decommission';
 import { revokeIdentity } from '../db/identity';
@@ -16,7 +15,7 @@ import {
   telemetryCurrent,
 } from '../db/schema';
 import { wakeNode } from '../db/wakeups';
-import type { BeginResult, DecommissionRequest } from '../workflows/definitions';
+import type { BeginInput, BeginResult, DecommissionRequest } from '../workflows/definitions';
 
 export function createDecommissionActivities(db: Db) {
   return {
@@ -25,9 +24,7 @@ export function createDecommissionActivities(db: Db) {
      * difference (CONFLICT) or blocker (INVALID_STATE); else `decommissioning` (out of placement at
      * once) and the operation `running`.
      */
-    async admitDecommission(
-      input: DecommissionRequest & { nodeId: string; workflowId: string },
-    ): Promise<BeginResult> {
+    async admitDecommission(input: BeginInput<DecommissionRequest>): Promise<BeginResult> {
       return db.transaction(async (tx) => {
         const node = await lockNode(tx, input.nodeId);
         const already = input.idempotencyKey ? await findOperationByKey(tx, input.idempotencyKey) : undefined;
@@ -68,7 +65,7 @@ export function createDecommissionActivities(db: Db) {
           });
         }
         const operation = await insertOperation(tx, {
-          id: newId('op'),
+          id: input.operationId,
           kind: 'decommission',
           nodeId: node.id,
           poolId: node.poolId,

@@ -1,16 +1,7 @@
-import {
-  allHandlersFinished,
-  condition,
-  proxyActivities,
-  setCurrentDetails,
-  setHandler,
-  upsertSearchAttributes,
-  workflowInfo,
-} from '@temporalio/workflow';
+import { proxyActivities, setCurrentDetails, setHandler } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import { beginDecommissionUpdate, decommissionProgressQuery, type DecommissionProgress } from './definitions';
-import { asRefusal } from './refusal';
-import { OperationIdKey } from './search-attributes';
+import { awaitBegin } from './begin';
 
 const steps = proxyActivities<Activities>({
   startToCloseTimeout: '30 seconds',
@@ -24,35 +15,16 @@ const steps = proxyActivities<Activities>({
 export async function decommission(input: {
   nodeId: string;
 }): Promise<'decommissioned' | 'refused' | 'never-began'> {
-  let operationId: string | null = null;
-  let refused = false;
   const progress: DecommissionProgress = { phase: 'starting', step: null, stepsDone: [] };
   setHandler(decommissionProgressQuery, () => progress);
-  setHandler(beginDecommissionUpdate, async (request) => {
-    try {
-      const result = await steps.admitDecommission({
-        ...request,
-        nodeId: input.nodeId,
-        workflowId: workflowInfo().workflowId,
-      });
-      if (operationId === null) {
-        operationId = result.operation.id;
-        upsertSearchAttributes([{ key: OperationIdKey, value: operationId }]);
-      }
-      return result;
-    } catch (error) {
-      refused = operationId === null;
-      throw asRefusal(error);
-    }
-  });
-
-  setCurrentDetails('starting: waiting for admission');
-  const began = await condition(() => operationId !== null || refused, '1 minute');
-  await condition(allHandlersFinished);
-  if (operationId === null) {
+  const start = await awaitBegin(beginDecommissionUpdate, input.nodeId, (request) =>
+    steps.admitDecommission(request),
+  );
+  if (start.begun === null) {
     progress.phase = 'refused';
-    return began ? 'refused' : 'never-began';
+    return start.outcome;
   }
+  const operationId = start.begun.operation.id;
 
   progress.phase = 'cleaning-up';
   const nodeId = input.nodeId;

@@ -1,17 +1,7 @@
-import {
-  allHandlersFinished,
-  condition,
-  proxyLocalActivities,
-  setCurrentDetails,
-  setHandler,
-  upsertSearchAttributes,
-  workflowInfo,
-} from '@temporalio/workflow';
+import { condition, proxyLocalActivities, setCurrentDetails, setHandler } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import { beginUpdate, purgeAnsweredSignal, purgeProgressQuery, type PurgeProgress } from './definitions';
-import { ulidFrom } from '../domain/ulid';
-import { asRefusal } from './refusal';
-import { OperationIdKey } from './search-attributes';
+import { awaitBegin } from './begin';
 
 const steps = proxyLocalActivities<Activities>({
   startToCloseTimeout: '10 seconds',
@@ -29,8 +19,6 @@ const RECHECK = '1 minute';
 export async function purge(input: {
   nodeId: string;
 }): Promise<'purged' | 'cancelled' | 'refused' | 'never-began'> {
-  let operationId: string | null = null;
-  let beginRefused = false;
   let answers = 0;
   const progress: PurgeProgress = {
     phase: 'starting',
@@ -40,30 +28,9 @@ export async function purge(input: {
   };
   setHandler(purgeProgressQuery, () => progress);
   setHandler(purgeAnsweredSignal, () => void answers++);
-  setHandler(beginUpdate, async (request) => {
-    try {
-      const result = await steps.beginPurge({
-        ...request,
-        nodeId: input.nodeId,
-        workflowId: workflowInfo().workflowId,
-        operationId: `op_${ulidFrom(workflowInfo().startTime.getTime(), Math.random)}`,
-      });
-      if (operationId === null) {
-        operationId = result.operation.id;
-        upsertSearchAttributes([{ key: OperationIdKey, value: operationId }]);
-      }
-      return result;
-    } catch (error) {
-      beginRefused = operationId === null;
-      throw asRefusal(error);
-    }
-  });
-
-  setCurrentDetails('starting: waiting for the begin request');
-  const began = await condition(() => operationId !== null || beginRefused, '1 minute');
-  await condition(allHandlersFinished);
-  if (operationId === null) return began ? 'refused' : 'never-began';
-  const opId: string = operationId;
+  const start = await awaitBegin(beginUpdate, input.nodeId, (request) => steps.beginPurge(request));
+  if (start.begun === null) return start.outcome;
+  const opId = start.begun.operation.id;
 
   progress.phase = 'waiting-for-node';
   progress.waitingSince = new Date().toISOString();

@@ -1,13 +1,10 @@
 import {
   CancellationScope,
   isCancellation,
-  allHandlersFinished,
   condition,
   proxyLocalActivities,
   setCurrentDetails,
   setHandler,
-  upsertSearchAttributes,
-  workflowInfo,
 } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import {
@@ -24,9 +21,7 @@ import {
   type RemediationProgress,
   type RemediationSettings,
 } from './definitions';
-import { ulidFrom } from '../domain/ulid';
-import { asRefusal } from './refusal';
-import { OperationIdKey } from './search-attributes';
+import { awaitBegin } from './begin';
 
 const steps = proxyLocalActivities<Activities>({
   startToCloseTimeout: '10 seconds',
@@ -44,10 +39,6 @@ export async function remediation(input: {
   nodeId: string;
   settings?: RemediationSettings;
 }): Promise<Result> {
-  let operationId: string | null = null;
-  let conditionType: string | null = null;
-  let escalatedAtOnce = false;
-  let beginRefused = false;
   let wakes = 0;
   const progress: RemediationProgress = {
     phase: 'starting',
@@ -59,35 +50,14 @@ export async function remediation(input: {
   };
   setHandler(remediationProgressQuery, () => progress);
   setHandler(remediationWakeSignal, () => void wakes++);
-  setHandler(beginRemediationUpdate, async (request) => {
-    try {
-      const result = await steps.beginRemediation({
-        ...request,
-        nodeId: input.nodeId,
-        workflowId: workflowInfo().workflowId,
-        operationId: `op_${ulidFrom(workflowInfo().startTime.getTime(), Math.random)}`,
-      });
-      if (operationId === null) {
-        operationId = result.operation.id;
-        conditionType = result.condition;
-        escalatedAtOnce = result.escalated;
-        upsertSearchAttributes([{ key: OperationIdKey, value: operationId }]);
-      }
-      return result;
-    } catch (error) {
-      beginRefused = operationId === null;
-      throw asRefusal(error);
-    }
-  });
-
-  setCurrentDetails('starting: waiting for the begin request');
-  const began = await condition(() => operationId !== null || beginRefused, '1 minute');
-  await condition(allHandlersFinished);
-  if (operationId === null || conditionType === null) return began ? 'refused' : 'never-began';
-  const opId: string = operationId;
-  const type: string = conditionType;
+  const start = await awaitBegin(beginRemediationUpdate, input.nodeId, (request) =>
+    steps.beginRemediation(request),
+  );
+  if (start.begun === null) return start.outcome;
+  const opId = start.begun.operation.id;
+  const type = start.begun.condition;
   progress.condition = type;
-  if (escalatedAtOnce) {
+  if (start.begun.escalated) {
     progress.phase = 'escalated';
     setCurrentDetails('escalated to maintenance at once: remediation storm in the pool');
     return 'escalated';

@@ -18,7 +18,7 @@ describe('no worker takes the begin', () => {
       headers: { authorization: `Bearer ${h.operatorKey}` },
     });
     expect(response.status).toBe(503);
-    expect((await response.json()).error.code).toBe('UNAVAILABLE');
+    expect(((await response.json()) as any).error.code).toBe('UNAVAILABLE');
     expect(Date.now() - started).toBeLessThan(5_000);
     const node = await (
       await app.request(`/v1/nodes/${nodeId}`, { headers: { authorization: `Bearer ${h.operatorKey}` } })

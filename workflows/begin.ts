@@ -1,0 +1,53 @@
+import {
+  allHandlersFinished,
+  condition,
+  setCurrentDetails,
+  setHandler,
+  upsertSearchAttributes,
+  workflowInfo,
+} from '@temporalio/workflow';
+import type { UpdateDefinition } from '@temporalio/common';
+import { ulidFrom } from '../domain/ulid';
+import type { BeginInput, BeginRequest, BeginResult } from './definitions';
+import { asRefusal } from './refusal';
+import { OperationIdKey } from './search-attributes';
+
+/** How long a started workflow waits for its `begin` update before it ends itself. */
+const BEGIN_TIMEOUT = '1 minute';
+
+/**
+ * Serves a lifecycle workflow's `begin` update (DESIGN.md rule 4) and waits for the first one.
+ * Each begin gets an operation id the workflow mints (its start time and seeded random: the same
+ * on replay), so a begin activity re-run in a retried workflow task finds its own operation.
+ * Resolves to the first begin's answer, or to why there is none.
+ */
+export async function awaitBegin<R extends BeginRequest, A extends BeginResult>(
+  update: UpdateDefinition<A, [R]>,
+  nodeId: string,
+  begin: (input: BeginInput<R>) => Promise<A>,
+): Promise<{ begun: A } | { begun: null; outcome: 'refused' | 'never-began' }> {
+  const state: { first: A | null; refused: boolean } = { first: null, refused: false };
+  setHandler(update, async (request) => {
+    try {
+      const result = await begin({
+        ...request,
+        nodeId,
+        workflowId: workflowInfo().workflowId,
+        operationId: `op_${ulidFrom(workflowInfo().startTime.getTime(), Math.random)}`,
+      });
+      if (state.first === null) {
+        state.first = result;
+        upsertSearchAttributes([{ key: OperationIdKey, value: result.operation.id }]);
+      }
+      return result;
+    } catch (error) {
+      state.refused = state.first === null;
+      throw asRefusal(error);
+    }
+  });
+  setCurrentDetails('starting: waiting for the begin request');
+  const arrived = await condition(() => state.first !== null || state.refused, BEGIN_TIMEOUT);
+  await condition(allHandlersFinished);
+  if (state.first !== null) return { begun: state.first };
+  return { begun: null, outcome: arrived ? 'refused' : 'never-began' };
+}

@@ -7,16 +7,46 @@ import { createDb } from '../db/client';
 import { migrateDatabase } from '../db/migrate';
 import { hashSecret } from '../domain/secrets';
 import { createApp } from './app';
+import { clientErrorHandler } from './client-errors';
 import type { AppDeps } from './env';
 import { createApiServices } from './services';
 
+/** How long a client may take to send a request; none of them bounds the answer (long-polls). */
+export interface TransportSettings {
+  /** From connection (or the end of the previous request) to the end of the headers. */
+  headersTimeoutMs: number;
+  /** To the end of the whole request, body included; at least `headersTimeoutMs`. */
+  requestTimeoutMs: number;
+  /** An idle connection between requests; over the agent's 10 s heartbeat, so it reuses one. */
+  keepAliveTimeoutMs: number;
+}
+
+export const DEFAULT_TRANSPORT: TransportSettings = {
+  headersTimeoutMs: 10_000,
+  requestTimeoutMs: 30_000,
+  keepAliveTimeoutMs: 15_000,
+};
+
 /** Serves the API on `port`; resolves once it listens. */
-export async function listen(deps: AppDeps, port: number): Promise<{ server: ServerType; port: number }> {
+export async function listen(
+  deps: AppDeps,
+  port: number,
+  transport: TransportSettings = DEFAULT_TRANSPORT,
+): Promise<{ server: ServerType; port: number }> {
   const app = createApp(deps);
+  const serverOptions = {
+    headersTimeout: transport.headersTimeoutMs,
+    requestTimeout: transport.requestTimeoutMs,
+    keepAliveTimeout: transport.keepAliveTimeoutMs,
+    // Node looks for late requests only this often (30 s by default): a tenth of the shortest
+    // timeout keeps the cut close to the configured time.
+    connectionsCheckingInterval: Math.max(10, Math.min(1_000, transport.headersTimeoutMs / 10)),
+  };
   return new Promise((resolve) => {
-    const server = serve({ fetch: app.fetch, port, hostname: '0.0.0.0' }, (info) =>
+    const server = serve({ fetch: app.fetch, port, hostname: '0.0.0.0', serverOptions }, (info) =>
       resolve({ server, port: info.port }),
     );
+    server.on('clientError', clientErrorHandler(transport.requestTimeoutMs));
   });
 }
 

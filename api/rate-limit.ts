@@ -3,6 +3,7 @@ import type { HttpBindings } from '@hono/node-server';
 import { getConnInfo } from '@hono/node-server/conninfo';
 import type { Context } from 'hono';
 import { createMiddleware } from 'hono/factory';
+import { loadConfig, type Config } from '../config';
 import { DrydockError } from '../domain/errors';
 import type { AppEnv } from './env';
 import { toResponse } from './errors';
@@ -29,12 +30,22 @@ export interface RateLimitSettings {
   now?: () => number;
 }
 
-/** What an operator would pick: a typo or a stale key never trips it, a scan soon does. */
-export const DEFAULT_RATE_LIMITS: RateLimitSettings = {
-  authFailures: { perMinute: 20, burst: 20 },
-  tokenlessJoins: { perMinute: 10, burst: 10 },
-  trustedProxies: [],
-};
+/** The limits `config` sets (its defaults: a typo or a stale key never trips them, a scan soon does). */
+export function rateLimitsOf(config: Config): RateLimitSettings {
+  return {
+    authFailures: {
+      perMinute: config.DRYDOCK_AUTH_FAILURES_PER_MINUTE,
+      burst: config.DRYDOCK_AUTH_FAILURES_BURST,
+    },
+    tokenlessJoins: {
+      perMinute: config.DRYDOCK_TOKENLESS_JOINS_PER_MINUTE,
+      burst: config.DRYDOCK_TOKENLESS_JOINS_BURST,
+    },
+    trustedProxies: config.DRYDOCK_TRUSTED_PROXIES,
+  };
+}
+
+export const DEFAULT_RATE_LIMITS = rateLimitsOf(loadConfig({}));
 
 /** The source address `app.request()` calls (tests, benchmarks in one process) all share. */
 export const IN_PROCESS_ADDRESS = 'in-process';

@@ -1,7 +1,7 @@
 import { fileURLToPath } from 'node:url';
 import { serve, type ServerType } from '@hono/node-server';
 import { Client, Connection } from '@temporalio/client';
-import { loadConfig } from '../config';
+import { loadConfig, type Config } from '../config';
 import { loadCa } from '../ca';
 import { createDb } from '../db/client';
 import { migrateDatabase } from '../db/migrate';
@@ -9,6 +9,7 @@ import { hashSecret } from '../domain/secrets';
 import { createApp } from './app';
 import { clientErrorHandler } from './client-errors';
 import type { AppDeps } from './env';
+import { rateLimitsOf } from './rate-limit';
 import { createApiServices } from './services';
 
 /** How long a client may take to send a request; none of them bounds the answer (long-polls). */
@@ -21,11 +22,19 @@ export interface TransportSettings {
   keepAliveTimeoutMs: number;
 }
 
-export const DEFAULT_TRANSPORT: TransportSettings = {
-  headersTimeoutMs: 10_000,
-  requestTimeoutMs: 30_000,
-  keepAliveTimeoutMs: 15_000,
-};
+/** The timeouts `config` sets; Node refuses a headers timeout over the request timeout. */
+export function transportOf(config: Config): TransportSettings {
+  if (config.DRYDOCK_HEADERS_TIMEOUT_MS > config.DRYDOCK_REQUEST_TIMEOUT_MS) {
+    throw new Error('invalid configuration: DRYDOCK_HEADERS_TIMEOUT_MS is over DRYDOCK_REQUEST_TIMEOUT_MS');
+  }
+  return {
+    headersTimeoutMs: config.DRYDOCK_HEADERS_TIMEOUT_MS,
+    requestTimeoutMs: config.DRYDOCK_REQUEST_TIMEOUT_MS,
+    keepAliveTimeoutMs: config.DRYDOCK_KEEP_ALIVE_TIMEOUT_MS,
+  };
+}
+
+export const DEFAULT_TRANSPORT = transportOf(loadConfig({}));
 
 /** Serves the API on `port`; resolves once it listens. */
 export async function listen(
@@ -76,9 +85,10 @@ async function main(): Promise<void> {
     bootstrapKeyHash: config.DRYDOCK_BOOTSTRAP_OPERATOR_KEY
       ? hashSecret(config.DRYDOCK_BOOTSTRAP_OPERATOR_KEY)
       : undefined,
+    rateLimits: rateLimitsOf(config),
   });
   await services.start();
-  const { server, port } = await listen(services.deps, config.PORT);
+  const { server, port } = await listen(services.deps, config.PORT, transportOf(config));
   console.log(`drydock api listening on :${port}`);
   const stop = async () => {
     await closeServer(server);

@@ -50,7 +50,8 @@ export const DEFAULT_RATE_LIMITS = rateLimitsOf(loadConfig({}));
 /** The source address `app.request()` calls (tests, benchmarks in one process) all share. */
 export const IN_PROCESS_ADDRESS = 'in-process';
 
-class Buckets {
+/** One limit's buckets, by address key. */
+export class AddressBuckets {
   private readonly buckets = new Map<string, { tokens: number; at: number }>();
 
   constructor(
@@ -81,16 +82,16 @@ class Buckets {
 
 /** The per-address limits of one API process (in memory: each process limits on its own). */
 export class RateLimits {
-  readonly authFailures: Buckets;
-  readonly tokenlessJoins: Buckets;
+  readonly authFailures: AddressBuckets;
+  readonly tokenlessJoins: AddressBuckets;
   private readonly proxies = new BlockList();
   private readonly anyProxy: boolean;
 
   constructor(settings: RateLimitSettings = DEFAULT_RATE_LIMITS) {
     const now = settings.now ?? Date.now;
     const max = settings.maxAddresses ?? 10_000;
-    this.authFailures = new Buckets(settings.authFailures, max, now);
-    this.tokenlessJoins = new Buckets(settings.tokenlessJoins, max, now);
+    this.authFailures = new AddressBuckets(settings.authFailures, max, now);
+    this.tokenlessJoins = new AddressBuckets(settings.tokenlessJoins, max, now);
     for (const proxy of settings.trustedProxies) {
       const [address, prefix] = proxy.split('/') as [string, string | undefined];
       const type = isIPv6(address) ? 'ipv6' : 'ipv4';

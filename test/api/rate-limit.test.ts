@@ -1,6 +1,6 @@
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { RateLimits, type RateLimitSettings } from '../../api/rate-limit';
+import { AddressBuckets, RateLimits, type RateLimitSettings } from '../../api/rate-limit';
 import { closeServer, listen } from '../../api/server';
 import { nodes } from '../../db/schema';
 import { createToken, newPublicKey } from '../support/agents';
@@ -172,5 +172,22 @@ describe('joins without a token per source address', () => {
       );
     }
     expect((await tokenlessJoin(from)).status).toBe(201);
+  });
+});
+
+describe('memory', () => {
+  it('is bounded: past the cap the least recently seen address is forgotten, a busy one is kept', () => {
+    let now = 0;
+    const buckets = new AddressBuckets({ perMinute: 1, burst: 1 }, 3, () => now);
+    expect(buckets.take('a')).toBe(0);
+    expect(buckets.take('a')).toBe(60);
+    expect(buckets.take('b')).toBe(0);
+    expect(buckets.take('c')).toBe(0);
+    expect(buckets.take('a')).toBe(60); // seen again: now the most recent
+    expect(buckets.take('d')).toBe(0); // over the cap: b, the least recently seen, goes
+    expect(buckets.take('a')).toBe(60);
+    expect(buckets.take('b')).toBe(0); // forgotten, so a full bucket again
+    now += 30_000;
+    expect(buckets.take('a')).toBe(30);
   });
 });

@@ -1,3 +1,4 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { fileURLToPath } from 'node:url';
 import { serve, type ServerType } from '@hono/node-server';
 import { Client, Connection } from '@temporalio/client';
@@ -7,6 +8,7 @@ import { createDb } from '../db/client';
 import { migrateDatabase } from '../db/migrate';
 import { hashSecret } from '../domain/secrets';
 import { createApp } from './app';
+import { MAX_BODY_BYTES } from './body-limit';
 import { clientErrorHandler } from './client-errors';
 import type { AppDeps } from './env';
 import { rateLimitsOf } from './rate-limit';
@@ -56,6 +58,12 @@ export async function listen(
       resolve({ server, port: info.port }),
     );
     server.on('clientError', clientErrorHandler(transport.requestTimeoutMs));
+    // `Expect: 100-continue` asks before sending the body: a body declared over the limit is not
+    // invited (Node would say "continue" to every one), the app's refusal is the answer.
+    server.on('checkContinue', (request: IncomingMessage, response: ServerResponse) => {
+      if (Number(request.headers['content-length'] ?? 0) <= MAX_BODY_BYTES) response.writeContinue();
+      server.emit('request', request, response);
+    });
   });
 }
 

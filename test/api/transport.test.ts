@@ -64,13 +64,20 @@ function raw(send: (socket: Socket) => Promise<void> | void): Promise<RawAnswer>
       const headers = Object.fromEntries(
         lines.map((l) => [l.slice(0, l.indexOf(':')).toLowerCase(), l.slice(l.indexOf(':') + 1).trim()]),
       );
-      const server = serverSockets.get(localPort);
+      let parsed: unknown;
+      try {
+        parsed = JSON.parse(body);
+      } catch {
+        return reject(
+          new Error(`the answer is not one JSON envelope: ${JSON.stringify(text.slice(0, 300))}`),
+        );
+      }
       resolve({
         status,
         headers,
-        body: JSON.parse(body),
+        body: parsed,
         ms: answeredAt - started,
-        serverBytesRead: server?.bytesRead ?? -1,
+        serverBytesRead: serverSockets.get(localPort)?.bytesRead ?? -1,
       });
     });
     socket.on('connect', () => {
@@ -163,6 +170,23 @@ describe('request bodies over 64 KiB', () => {
     expect(answer.serverBytesRead).toBeLessThan(1024);
     // Answered long before the request timeout could have cut it.
     expect(answer.ms).toBeLessThan(REQUEST_TIMEOUT_MS);
+  });
+
+  it('with Expect: 100-continue, a body declared over the limit is not invited: the refusal comes first', async () => {
+    const answer = await raw((socket) => {
+      socket.write(
+        [
+          'POST /v1/agent/join HTTP/1.1',
+          'Host: drydock',
+          'Content-Type: application/json',
+          'Expect: 100-continue',
+          `Content-Length: ${16 * MiB}`,
+          '',
+          '',
+        ].join('\r\n'),
+      );
+    });
+    expectEnvelope(answer, 400, /request body over 65536 bytes/);
   });
 
   it('in process too (the same middleware): a chunked body over the limit is INVALID_INPUT with a request id', async () => {

@@ -1,7 +1,7 @@
 import { connect, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { closeServer, listen } from '../../api/server';
-import { joinedNode } from '../support/agents';
+import { joinedNode, newPublicKey } from '../support/agents';
 import { call, seedPool } from '../support/fixtures';
 import { useHarness } from '../support/harness';
 
@@ -187,6 +187,22 @@ describe('request bodies over 64 KiB', () => {
       );
     });
     expectEnvelope(answer, 400, /request body over 65536 bytes/);
+  });
+
+  it('a chunked body under the limit is read and served, and the connection stays open for the next request', async () => {
+    const body = JSON.stringify({ hostname: 'chunked-1', publicKey: newPublicKey() });
+    const answer = await raw((socket) => {
+      const head =
+        'POST /v1/agent/join HTTP/1.1\r\nHost: drydock\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n';
+      const half = Math.floor(body.length / 2);
+      const chunks = [body.slice(0, half), body.slice(half)].map(
+        (part) => `${Buffer.byteLength(part).toString(16)}\r\n${part}\r\n`,
+      );
+      socket.write(`${head}${chunks.join('')}0\r\n\r\n`);
+    });
+    expect(answer.status).toBe(201);
+    expect(answer.body).toMatchObject({ provisionState: 'pending' });
+    expect(answer.headers.connection).toBe('keep-alive');
   });
 
   it('in process too (the same middleware): a chunked body over the limit is INVALID_INPUT with a request id', async () => {

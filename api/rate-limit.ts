@@ -1,4 +1,4 @@
-import { BlockList, isIPv6 } from 'node:net';
+import { BlockList, isIP, isIPv6 } from 'node:net';
 import type { HttpBindings } from '@hono/node-server';
 import { getConnInfo } from '@hono/node-server/conninfo';
 import type { Context } from 'hono';
@@ -110,7 +110,11 @@ export class RateLimits {
     if (!(c.env as Partial<HttpBindings> | undefined)?.incoming) return IN_PROCESS_ADDRESS;
     let address = plain(getConnInfo(c).remote.address ?? 'unknown');
     if (this.anyProxy && this.isProxy(address)) {
-      const hops = (c.req.header('x-forwarded-for') ?? '').split(',').map((hop) => plain(hop.trim()));
+      // A proxy appends the peer it saw; only the hops right of the first untrusted one are its.
+      const hops = (c.req.header('x-forwarded-for') ?? '')
+        .split(',')
+        .map((hop) => plain(hop.trim()))
+        .filter((hop) => isIP(hop) !== 0);
       while (hops.length > 0 && this.isProxy(address)) address = hops.pop()!;
     }
     return isIPv6(address) ? ipv6Prefix64(address) : address;

@@ -131,6 +131,12 @@ describe('failed authentications per source address', () => {
     }
     expect(v6).toEqual([...Array(20).fill(401), 429]);
     expect((await send('/v1/nodes', { from: '2001:db8:1:3::1', token: 'wrong' })).status).toBe(401);
+    // A trusted proxy that names no client counts as the client itself (here the test's own peer).
+    const unnamed = [];
+    for (let i = 0; i < 21; i++)
+      unnamed.push((await send('/v1/nodes', { from: 'garbage', token: 'wrong' })).status);
+    expect(unnamed).toEqual([...Array(20).fill(401), 429]);
+    expect((await send('/v1/nodes', { token: 'wrong' })).status).toBe(429);
   });
 });
 

@@ -1,4 +1,17 @@
+import { isIP } from 'node:net';
 import { z } from 'zod';
+
+const milliseconds = (fallback: number) => z.coerce.number().int().min(1).max(3_600_000).default(fallback);
+const perMinute = (fallback: number) => z.coerce.number().min(0.01).max(1e9).default(fallback);
+const burst = (fallback: number) => z.coerce.number().int().min(1).max(1e9).default(fallback);
+/** An address or a CIDR subnet, e.g. `10.0.0.5`, `10.0.0.0/8`, `fd00::/8`. */
+const addressOrSubnet = z.string().refine((entry) => {
+  const [address = '', prefix, extra] = entry.split('/');
+  if (extra !== undefined || !isIP(address)) return false;
+  return (
+    prefix === undefined || (/^\d{1,3}$/.test(prefix) && Number(prefix) <= (isIP(address) === 4 ? 32 : 128))
+  );
+}, 'an IP address or CIDR subnet');
 
 /** Every setting Drydock reads, from the environment, validated once at start-up (DESIGN.md). */
 const schema = z.object({
@@ -16,6 +29,25 @@ const schema = z.object({
   DRYDOCK_HOME: z.string().min(1).default('.drydock'),
   /** A prebuilt workflow bundle for `worker.ts` (tests build one per run); unset, it bundles at start. */
   DRYDOCK_WORKFLOW_BUNDLE: z.string().min(1).optional(),
+  // The API's doors: how long a client may take to send a request, and per-address rate limits.
+  DRYDOCK_HEADERS_TIMEOUT_MS: milliseconds(10_000),
+  DRYDOCK_REQUEST_TIMEOUT_MS: milliseconds(30_000),
+  DRYDOCK_KEEP_ALIVE_TIMEOUT_MS: milliseconds(15_000),
+  DRYDOCK_AUTH_FAILURES_PER_MINUTE: perMinute(20),
+  DRYDOCK_AUTH_FAILURES_BURST: burst(20),
+  DRYDOCK_TOKENLESS_JOINS_PER_MINUTE: perMinute(10),
+  DRYDOCK_TOKENLESS_JOINS_BURST: burst(10),
+  /** Comma-separated proxies whose X-Forwarded-For is believed; empty: none is. */
+  DRYDOCK_TRUSTED_PROXIES: z
+    .string()
+    .default('')
+    .transform((list) =>
+      list
+        .split(',')
+        .map((entry) => entry.trim())
+        .filter(Boolean),
+    )
+    .pipe(z.array(addressOrSubnet)),
 });
 
 export type Config = z.infer<typeof schema>;

@@ -6,6 +6,7 @@ import type { RemediationSettings } from '../workflows/definitions';
 import type { Heartbeats } from './heartbeats';
 import type { NodeCredentials } from './node-credentials';
 import type { NodeWakeups } from './node-events';
+import type { RateLimits } from './rate-limit';
 
 /** What the API needs from the outside world; tests build it with the real services. */
 export interface AppDeps {
@@ -22,6 +23,7 @@ export interface AppDeps {
   wakeups: NodeWakeups;
   nodeCredentials: NodeCredentials;
   heartbeats: Heartbeats;
+  rateLimits: RateLimits;
   /** Remediation ladders and attempt timeout handed to new remediation workflows (defaults otherwise). */
   remediation?: RemediationSettings;
 }

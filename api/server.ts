@@ -1,22 +1,69 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { fileURLToPath } from 'node:url';
 import { serve, type ServerType } from '@hono/node-server';
 import { Client, Connection } from '@temporalio/client';
-import { loadConfig } from '../config';
+import { loadConfig, type Config } from '../config';
 import { loadCa } from '../ca';
 import { createDb } from '../db/client';
 import { migrateDatabase } from '../db/migrate';
 import { hashSecret } from '../domain/secrets';
 import { createApp } from './app';
+import { MAX_BODY_BYTES } from './body-limit';
+import { clientErrorHandler } from './client-errors';
 import type { AppDeps } from './env';
+import { rateLimitsOf } from './rate-limit';
 import { createApiServices } from './services';
 
+/** How long a client may take to send a request; none of them bounds the answer (long-polls). */
+export interface TransportSettings {
+  /** From connection (or the end of the previous request) to the end of the headers. */
+  headersTimeoutMs: number;
+  /** To the end of the whole request, body included; at least `headersTimeoutMs`. */
+  requestTimeoutMs: number;
+  /** An idle connection between requests; over the agent's 10 s heartbeat, so it reuses one. */
+  keepAliveTimeoutMs: number;
+}
+
+/** The timeouts `config` sets; Node refuses a headers timeout over the request timeout. */
+export function transportOf(config: Config): TransportSettings {
+  if (config.DRYDOCK_HEADERS_TIMEOUT_MS > config.DRYDOCK_REQUEST_TIMEOUT_MS) {
+    throw new Error('invalid configuration: DRYDOCK_HEADERS_TIMEOUT_MS is over DRYDOCK_REQUEST_TIMEOUT_MS');
+  }
+  return {
+    headersTimeoutMs: config.DRYDOCK_HEADERS_TIMEOUT_MS,
+    requestTimeoutMs: config.DRYDOCK_REQUEST_TIMEOUT_MS,
+    keepAliveTimeoutMs: config.DRYDOCK_KEEP_ALIVE_TIMEOUT_MS,
+  };
+}
+
+export const DEFAULT_TRANSPORT = transportOf(loadConfig({}));
+
 /** Serves the API on `port`; resolves once it listens. */
-export async function listen(deps: AppDeps, port: number): Promise<{ server: ServerType; port: number }> {
+export async function listen(
+  deps: AppDeps,
+  port: number,
+  transport: TransportSettings = DEFAULT_TRANSPORT,
+): Promise<{ server: ServerType; port: number }> {
   const app = createApp(deps);
+  const serverOptions = {
+    headersTimeout: transport.headersTimeoutMs,
+    requestTimeout: transport.requestTimeoutMs,
+    keepAliveTimeout: transport.keepAliveTimeoutMs,
+    // Node looks for late requests only this often (30 s by default): a tenth of the shortest
+    // timeout keeps the cut close to the configured time.
+    connectionsCheckingInterval: Math.max(10, Math.min(1_000, transport.headersTimeoutMs / 10)),
+  };
   return new Promise((resolve) => {
-    const server = serve({ fetch: app.fetch, port, hostname: '0.0.0.0' }, (info) =>
+    const server = serve({ fetch: app.fetch, port, hostname: '0.0.0.0', serverOptions }, (info) =>
       resolve({ server, port: info.port }),
     );
+    server.on('clientError', clientErrorHandler(transport.requestTimeoutMs));
+    // `Expect: 100-continue` asks before sending the body: a body declared over the limit is not
+    // invited (Node would say "continue" to every one), the app's refusal is the answer.
+    server.on('checkContinue', (request: IncomingMessage, response: ServerResponse) => {
+      if (Number(request.headers['content-length'] ?? 0) <= MAX_BODY_BYTES) response.writeContinue();
+      server.emit('request', request, response);
+    });
   });
 }
 
@@ -46,9 +93,10 @@ async function main(): Promise<void> {
     bootstrapKeyHash: config.DRYDOCK_BOOTSTRAP_OPERATOR_KEY
       ? hashSecret(config.DRYDOCK_BOOTSTRAP_OPERATOR_KEY)
       : undefined,
+    rateLimits: rateLimitsOf(config),
   });
   await services.start();
-  const { server, port } = await listen(services.deps, config.PORT);
+  const { server, port } = await listen(services.deps, config.PORT, transportOf(config));
   console.log(`drydock api listening on :${port}`);
   const stop = async () => {
     await closeServer(server);

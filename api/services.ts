@@ -6,6 +6,7 @@ import type { AppDeps } from './env';
 import { Heartbeats, type HeartbeatOptions } from './heartbeats';
 import { NodeCredentials } from './node-credentials';
 import { NodeWakeups } from './node-events';
+import { RateLimits, type RateLimitSettings } from './rate-limit';
 
 export interface ApiServicesInput {
   db: Db;
@@ -19,6 +20,8 @@ export interface ApiServicesInput {
   beginTimeoutMs?: number;
   heartbeats?: HeartbeatOptions;
   remediation?: RemediationSettings;
+  /** Per-address limits (defaults: `DEFAULT_RATE_LIMITS`). */
+  rateLimits?: RateLimitSettings;
 }
 
 /** Everything one API process runs beside its routes: agent wake-ups and the heartbeat flush. */
@@ -36,6 +39,7 @@ export function createApiServices(input: ApiServicesInput) {
     wakeups,
     nodeCredentials: new NodeCredentials(input.db, wakeups),
     heartbeats,
+    rateLimits: new RateLimits(input.rateLimits),
     remediation: input.remediation,
   };
   return {

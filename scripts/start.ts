@@ -3,7 +3,8 @@ import { resolve } from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
 import { hashSecret, newSecret } from '../domain/secrets';
-import { closeServer, listen } from '../api/server';
+import { rateLimitsOf } from '../api/rate-limit';
+import { closeServer, listen, transportOf } from '../api/server';
 import { createApiServices } from '../api/services';
 import { loadCa } from '../ca';
 import { loadConfig } from '../config';
@@ -82,11 +83,12 @@ async function main(): Promise<void> {
       clusterId: config.DRYDOCK_CLUSTER_ID,
       caPublicKeyPem: ca.publicKeyPem,
       bootstrapKeyHash: hashSecret(operatorKey),
+      rateLimits: rateLimitsOf(config),
     });
     await services.start();
     stops.push(() => services.stop());
     await ensureLivenessSweep(temporal, config.TEMPORAL_TASK_QUEUE);
-    const api = await listen(services.deps, config.PORT);
+    const api = await listen(services.deps, config.PORT, transportOf(config));
     stops.push(() => closeServer(api.server));
 
     const apiUrl = `http://localhost:${api.port}`;

@@ -10,6 +10,7 @@ import { nodeCommands } from '../../db/schema';
 import { purgeAnsweredSignal, purgeWorkflowId } from '../../workflows/definitions';
 import { requireAgent } from '../auth';
 import type { AppEnv } from '../env';
+import { rateLimited } from '../rate-limit';
 import { errorResponses, idOf, json, jsonBody, reason } from '../schemas';
 import { signalIfRunning } from '../workflows';
 
@@ -83,6 +84,14 @@ agentRouter.openapi(
     const body = c.req.valid('json');
     assertEd25519(body.publicKey);
     const deps = c.get('deps');
+    // A token-less join creates a pending node with no credential checked: the one unauthenticated
+    // write, so it is limited per address. A join with a token is bounded by the token's uses.
+    if (body.token === undefined) {
+      const wait = deps.rateLimits.tokenlessJoins.take(deps.rateLimits.sourceOf(c));
+      if (wait > 0) {
+        throw rateLimited(wait, `too many joins without a token from this address; retry in ${wait} s`);
+      }
+    }
     const joined = await joinNode(deps.db, body);
     return c.json({ ...joined, clusterId: deps.clusterId, caPublicKey: deps.caPublicKeyPem }, 201);
   },
@@ -100,7 +109,7 @@ agentRouter.openapi(
     },
   }),
   async (c) => {
-    const node = requireAgent(c.get('principal'), c.get('agentNode'));
+    const node = requireAgent(c.get('principal'), c.get('agentNode'), { beforeAdmission: true });
     await c.get('deps').heartbeats.beat(node.id, c.req.valid('json').state ?? 'running');
     return c.json({ nodeId: node.id, ok: true as const }, 200);
   },
@@ -133,7 +142,8 @@ agentRouter.openapi(
   }),
   async (c) => {
     const deps = c.get('deps');
-    const node = requireAgent(c.get('principal'), c.get('agentNode'), { purgeOnly: true });
+    const waiting = { purgeOnly: true, beforeAdmission: true };
+    const node = requireAgent(c.get('principal'), c.get('agentNode'), waiting);
     const credential = c.req.header('authorization')!.slice('Bearer '.length);
     const deadline = Date.now() + c.req.valid('query').wait * 1000;
     for (;;) {
@@ -141,10 +151,12 @@ agentRouter.openapi(
       const current = await deps.nodeCredentials.resolve(credential);
       if (!current) throw new DrydockError('UNAUTHENTICATED', 'the node credential was revoked');
       const blocked = current.node.access === 'blocked';
-      requireAgent(c.get('principal'), current.node, { purgeOnly: true });
+      requireAgent(c.get('principal'), current.node, waiting);
       const items = await pendingCommands(deps, node.id, blocked);
       // A blocked node still gets a purge (spec/purge.md); with none queued its session closes.
-      if (blocked && items.length === 0) requireAgent(c.get('principal'), current.node);
+      if (blocked && items.length === 0) {
+        requireAgent(c.get('principal'), current.node, { beforeAdmission: true });
+      }
       const left = deadline - Date.now();
       if (items.length > 0 || left <= 0) return c.json({ items }, 200);
       await deps.wakeups.wait(node.id, Math.min(left, RECHECK_MS), c.req.raw.signal);

@@ -10,6 +10,7 @@ import { afterAll, beforeAll, inject } from 'vitest';
 import { hashSecret } from '../../domain/secrets';
 import { createApp } from '../../api/app';
 import type { AppDeps } from '../../api/env';
+import type { RateLimitSettings } from '../../api/rate-limit';
 import { createApiServices } from '../../api/services';
 import { generateCa, type ClusterCa } from '../../ca';
 import { createDb, type Db } from '../../db/client';
@@ -17,6 +18,16 @@ import type { RemediationSettings } from '../../workflows/definitions';
 import { createWorker } from '../../worker';
 
 let runtimeInstalled = false;
+
+/**
+ * Limits no ordinary test reaches: every in-process call comes from one address, and the
+ * authorization and bad-input tests fail authentication thousands of times on purpose.
+ */
+const UNREACHABLE_RATE_LIMITS: RateLimitSettings = {
+  authFailures: { perMinute: 1e9, burst: 1e9 },
+  tokenlessJoins: { perMinute: 1e9, burst: 1e9 },
+  trustedProxies: [],
+};
 
 export interface Harness {
   db: Db;
@@ -46,6 +57,8 @@ export function useHarness(
     worker?: boolean;
     heartbeats?: { flushEveryMs?: number; sessionTimeoutMs?: number };
     remediation?: RemediationSettings;
+    /** Per-address limits; unset ones are out of reach (tests of the limits set small ones). */
+    rateLimits?: Partial<RateLimitSettings>;
   } = {},
 ): Harness {
   const h = {} as Harness;
@@ -90,6 +103,7 @@ export function useHarness(
       beginTimeoutMs: 10_000,
       heartbeats: options.heartbeats,
       remediation: options.remediation,
+      rateLimits: { ...UNREACHABLE_RATE_LIMITS, ...options.rateLimits },
     });
     await h.services.start();
     h.deps = h.services.deps;

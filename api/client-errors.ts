@@ -1,23 +1,27 @@
 import { STATUS_CODES, maxHeaderSize, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
+import { ERROR_STATUS } from '../domain/errors';
 import { errorBody } from './errors';
 import { newRequestId } from './request-id';
 
 type ParserError = Error & { code?: string; rawPacket?: Buffer };
 
-/** The answer to a request Node's HTTP parser refused before the app saw it. */
-function classify(error: ParserError, requestTimeoutMs: number): { status: number; message: string } {
+/**
+ * Why Node's HTTP parser refused a request before the app saw it. The answer is INVALID_INPUT with
+ * its one status, 400, like every other refusal of input: clients read the code, not a transport status.
+ */
+function reasonOf(error: ParserError, requestTimeoutMs: number): string {
   if (error.code === 'HPE_HEADER_OVERFLOW') {
     // Still inside the request line (a method, then no line end): the URL is what is too long.
     const packet = error.rawPacket?.toString('latin1') ?? '';
     return /^[A-Z]+ /.test(packet) && !packet.includes('\r\n')
-      ? { status: 414, message: `the request line (URL) is over ${maxHeaderSize} bytes` }
-      : { status: 431, message: `the request line and headers are over ${maxHeaderSize} bytes` };
+      ? `the request line (URL) is over ${maxHeaderSize} bytes`
+      : `the request line and headers are over ${maxHeaderSize} bytes`;
   }
   if (error.code === 'ERR_HTTP_REQUEST_TIMEOUT') {
-    return { status: 408, message: `the request (headers and body) took over ${requestTimeoutMs} ms` };
+    return `the request (headers and body) took over ${requestTimeoutMs} ms`;
   }
-  return { status: 400, message: 'malformed HTTP request' };
+  return 'malformed HTTP request';
 }
 
 /**
@@ -32,12 +36,11 @@ export function clientErrorHandler(requestTimeoutMs: number) {
       socket.destroy();
       return;
     }
-    const { status, message } = classify(error, requestTimeoutMs);
     const requestId = newRequestId();
-    const body = JSON.stringify(errorBody('INVALID_INPUT', message, {}, requestId));
+    const body = JSON.stringify(errorBody('INVALID_INPUT', reasonOf(error, requestTimeoutMs), {}, requestId));
     socket.end(
       [
-        `HTTP/1.1 ${status} ${STATUS_CODES[status]}`,
+        `HTTP/1.1 ${ERROR_STATUS.INVALID_INPUT} ${STATUS_CODES[ERROR_STATUS.INVALID_INPUT]}`,
         'Content-Type: application/json',
         `Content-Length: ${Buffer.byteLength(body)}`,
         `X-Request-Id: ${requestId}`,

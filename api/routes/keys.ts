@@ -153,8 +153,7 @@ keysRouter.openapi(
   async (c) => {
     requireOperator(c.get('principal'));
     const id = c.req.valid('param').id;
-    const grace = (c.req.valid('json') as { graceSeconds?: number }).graceSeconds;
-    const graceSeconds = grace ?? DEFAULT_ROTATION_GRACE_SECONDS;
+    const graceSeconds = c.req.valid('json').graceSeconds ?? DEFAULT_ROTATION_GRACE_SECONDS;
     const secret = newSecret('ddk');
     const { previous, key } = await c.get('deps').db.transaction(async (tx) => {
       // The row lock makes concurrent rotations of one key take turns: only the first finds it live.
@@ -168,7 +167,7 @@ keysRouter.openapi(
         if (!existing) throw new DrydockError('NOT_FOUND', `key ${id} not found`, { keyId: id });
         throw new DrydockError(
           'INVALID_STATE',
-          `key ${id} was already rotated or revoked (accepted until ${existing.revokedAt!.toISOString()}); rotate its successor`,
+          `key ${id} was already rotated or revoked (revokedAt ${existing.revokedAt!.toISOString()}); rotate its successor`,
           { keyId: id, revokedAt: existing.revokedAt!.toISOString() },
         );
       }

@@ -1,6 +1,9 @@
 import { createPublicKey } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { generateCa } from '../ca';
+import { caOffer, generateCa } from '../ca';
 import {
   caFingerprint,
   encodePurgePayload,
@@ -94,5 +97,28 @@ describe('following a CA rotation', () => {
   it('fingerprints a key by its SubjectPublicKeyInfo bytes', () => {
     expect(caFingerprint(k1.publicKeyPem)).toMatch(/^sha256:[0-9a-f]{64}$/);
     expect(caFingerprint(k1.publicKeyPem)).not.toBe(caFingerprint(k2.publicKeyPem));
+  });
+});
+
+describe('the offer an API makes from DRYDOCK_CA_PREVIOUS_KEY_FILES', () => {
+  it('chains the previous keys newest first, and refuses a key listed twice or equal to the current one', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'drydock-ca-'));
+    try {
+      const file = (name: string, ca: typeof k1) => {
+        const path = join(dir, name);
+        writeFileSync(path, ca.privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(), {
+          mode: 0o600,
+        });
+        return path;
+      };
+      const [f1, f2] = [file('ca-1.pem', k1), file('ca-2.pem', k2)];
+      const offer = caOffer(k3, [f2, f1], cluster);
+      expect(offer).toEqual({ publicKey: k3.publicKeyPem, endorsements: chain });
+      expect(caOffer(k3, [], cluster)).toEqual({ publicKey: k3.publicKeyPem, endorsements: [] });
+      expect(() => caOffer(k3, [f2, f2], cluster)).toThrow(`${f2} is the same key as ${f2}`);
+      expect(() => caOffer(k2, [f2], cluster)).toThrow(`${f2} is the same key as the current CA key`);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -1,6 +1,7 @@
 import { createPrivateKey, createPublicKey, generateKeyPairSync, type KeyObject } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
+import { endorseCaKey, sameKey, type CaOffer } from './domain/signing';
 
 /** The cluster CA: an Ed25519 key that signs purge commands; agents get its public half at join. */
 export interface ClusterCa {
@@ -33,4 +34,29 @@ export function loadCa(options: { file?: string; home: string }): ClusterCa {
   const ca = generateCa();
   writeFileSync(file, ca.privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(), { mode: 0o600 });
   return ca;
+}
+
+/**
+ * What agents are handed to follow a CA rotation: the current public key, endorsed by the key it
+ * replaced, that one by its own predecessor, and so on. `previousFiles` are the keys this one
+ * replaced, newest first (DRYDOCK_CA_PREVIOUS_KEY_FILES): an agent that joined under any of them
+ * reaches the current key. Ed25519 signatures are deterministic, so every API process computes
+ * the same chain.
+ */
+export function caOffer(current: ClusterCa, previousFiles: readonly string[], clusterId: string): CaOffer {
+  const chain = [current, ...previousFiles.map((file) => caFromPrivatePem(readFileSync(file, 'utf8')))];
+  chain.forEach((ca, index) => {
+    const twin = chain.findIndex((other) => sameKey(other.publicKeyPem, ca.publicKeyPem));
+    if (twin !== index) {
+      throw new Error(
+        `DRYDOCK_CA_PREVIOUS_KEY_FILES: ${previousFiles[index - 1]} is the same key as ${twin === 0 ? 'the current CA key' : previousFiles[twin - 1]}`,
+      );
+    }
+  });
+  const endorsements = chain
+    .slice(1)
+    .map((previous, index) =>
+      endorseCaKey(previous.privateKey, { clusterId, publicKey: chain[index]!.publicKeyPem }),
+    );
+  return { publicKey: current.publicKeyPem, endorsements };
 }

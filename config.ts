@@ -24,6 +24,16 @@ const schema = z.object({
   TEMPORAL_UI_PORT: z.coerce.number().int().min(1).max(65535).default(8233),
   DRYDOCK_CLUSTER_ID: z.string().min(1).default('drydock-dev'),
   DRYDOCK_CA_KEY_FILE: z.string().min(1).optional(),
+  /** The CA keys the current one replaced, newest first, comma-separated: they endorse it to agents. */
+  DRYDOCK_CA_PREVIOUS_KEY_FILES: z
+    .string()
+    .optional()
+    .transform((files) =>
+      (files ?? '')
+        .split(',')
+        .map((f) => f.trim())
+        .filter((f) => f.length > 0),
+    ),
   DRYDOCK_BOOTSTRAP_OPERATOR_KEY: z.string().min(16).optional(),
   DRYDOCK_DEMO: z.enum(['0', '1']).default('1'),
   DRYDOCK_HOME: z.string().min(1).default('.drydock'),

@@ -1,5 +1,7 @@
 import http from 'node:http';
 import https from 'node:https';
+import { z } from 'zod';
+import type { CaOffer } from '../domain/signing';
 import type { AgentCommand } from './commands';
 import type { Inventory } from './inventory';
 
@@ -104,13 +106,21 @@ export class AgentClient {
     return this.call<JoinAnswer>('POST', '/v1/agent/join', { body, anonymous: true });
   }
 
-  async heartbeat(state: 'running' | 'offline', signal?: AbortSignal): Promise<void> {
-    await this.call('POST', '/v1/agent/heartbeat', { body: state === 'running' ? {} : { state }, signal });
+  /** Says the node is alive; answers the CA key the API offers (see `caOfferOf`). */
+  async heartbeat(state: 'running' | 'offline', signal?: AbortSignal): Promise<OfferedCa> {
+    const answer = await this.call<{ ca?: unknown } | undefined>('POST', '/v1/agent/heartbeat', {
+      body: state === 'running' ? {} : { state },
+      signal,
+    });
+    return caOfferOf(answer);
   }
 
   /** Long-polls the pending commands: answers when there are some, or after `waitSeconds`. */
-  async commands(waitSeconds: number, signal?: AbortSignal): Promise<AgentCommand[]> {
-    const answer = await this.call<{ items: AgentCommand[] }>(
+  async commands(
+    waitSeconds: number,
+    signal?: AbortSignal,
+  ): Promise<{ items: AgentCommand[]; ca: OfferedCa }> {
+    const answer = await this.call<{ items: AgentCommand[]; ca?: unknown }>(
       'GET',
       `/v1/agent/commands?wait=${waitSeconds}`,
       {
@@ -119,7 +129,7 @@ export class AgentClient {
         timeoutMs: waitSeconds * 1000 + POLL_GRACE_MS,
       },
     );
-    return answer.items;
+    return { items: answer.items, ca: caOfferOf(answer) };
   }
 
   /** Reports a fault condition (spec/remediation.md); `status: false` says it cleared. */
@@ -190,6 +200,20 @@ export class AgentClient {
       `${method} ${url.pathname} answered ${answer.status}`,
     );
   }
+}
+
+/** The CA key an answer offers: absent (undefined) from an API without one, null when malformed. */
+export type OfferedCa = CaOffer | null | undefined;
+
+const CaOfferAnswer = z.object({
+  publicKey: z.string().max(2_000),
+  endorsements: z.array(z.object({ payload: z.string().max(4_000), signature: z.string().max(200) })).max(64),
+});
+
+function caOfferOf(answer: { ca?: unknown } | undefined): OfferedCa {
+  if (answer?.ca === undefined) return undefined;
+  const parsed = CaOfferAnswer.safeParse(answer.ca);
+  return parsed.success ? parsed.data : null;
 }
 
 function send(

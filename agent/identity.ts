@@ -83,6 +83,11 @@ export function writeIdentity(dir: string, identity: Identity): void {
   writeSecretFile(dataFiles(dir).identity, `${JSON.stringify(identity, null, 2)}\n`);
 }
 
+/** Trusts `caPublicKey` from now on: identity.json rewritten atomically, the rest of it kept. */
+export function updateCaPublicKey(dir: string, caPublicKey: string): void {
+  writeIdentity(dir, { ...requireIdentity(dir), caPublicKey });
+}
+
 /**
  * Moves the identity, key and journal aside as `<name>.reset-<timestamp>`; returns the new paths.
  * Nothing is deleted: an operator may still want the old journal.

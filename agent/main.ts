@@ -9,7 +9,14 @@ import { flagHelp, GLOBAL_FLAGS, parseArgs, type FlagSpecs } from './args';
 import { AgentClient, ApiRefusal, Connections, Unreachable } from './client';
 import { defaultHandlers } from './commands';
 import { AgentError, IdentityInvalid, UsageError } from './errors';
-import { dataFiles, moveAside, prepareDataDir, readIdentity, requireIdentity } from './identity';
+import {
+  dataFiles,
+  moveAside,
+  prepareDataDir,
+  readIdentity,
+  requireIdentity,
+  updateCaPublicKey,
+} from './identity';
 import { EMPTY_INVENTORY, readInventoryFile } from './inventory';
 import { joinCluster } from './join';
 import { FileJournal } from './journal';
@@ -221,6 +228,7 @@ async function run(
   const session = new AgentSession({
     client,
     identity,
+    persistCaKey: (caPublicKey) => updateCaPublicKey(options.dataDir, caPublicKey),
     dataDir: options.dataDir,
     heartbeatEveryMs: options.heartbeatEveryMs,
     handlers: defaultHandlers({ binary: options.binary }),

@@ -1,6 +1,7 @@
 import { HEARTBEAT_EVERY_MS } from '../domain/liveness';
+import { caFingerprint, followCaOffer } from '../domain/signing';
 import { Backoff, sleep } from './backoff';
-import { ApiRefusal, Unreachable, type AgentClient } from './client';
+import { ApiRefusal, Unreachable, type AgentClient, type OfferedCa } from './client';
 import { CommandHandlers, type AgentCommand, type CommandContext, type CommandOutcome } from './commands';
 import type { Identity } from './identity';
 import { MemoryJournal, type Journal, type JournalEntry } from './journal';
@@ -15,6 +16,11 @@ export interface SessionOptions {
   /** A client holding the node credential. */
   client: AgentClient;
   identity: Pick<Identity, 'nodeId' | 'clusterId' | 'caPublicKey'>;
+  /**
+   * Stores a CA key the node follows a rotation to (identity.json); throws when it cannot, and the
+   * node keeps trusting the key it has. Absent: the new key is kept in memory only.
+   */
+  persistCaKey?: (caPublicKey: string) => void;
   dataDir?: string;
   heartbeatEveryMs?: number;
   /** Whether to long-poll the command stream (a heartbeat-only simulator turns it off). */
@@ -68,6 +74,10 @@ export class AgentSession {
   private reach: Reach = 'unknown';
   private paused = false;
   private readonly ignored = new Set<string>();
+  /** The cluster CA key signed commands are checked against: the join's, or one rotated to since. */
+  private caPublicKey: string;
+  /** The last CA offer refused, so that a refusal is logged once, not on every heartbeat. */
+  private refusedOffer: string | null = null;
   /** Acks whose after-ack step waits for the API to take them (kept across a failed report). */
   private readonly afterAcks = new Map<string, AfterAck>();
   /** A final ack being reported: a heartbeat refused as revoked now may mean the API took it. */
@@ -80,6 +90,7 @@ export class AgentSession {
     this.handlers = options.handlers ?? new CommandHandlers();
     this.journal = options.journal ?? new MemoryJournal();
     this.log = options.log ?? silentLog;
+    this.caPublicKey = options.identity.caPublicKey;
     this.ended = new Promise((resolve) => (this.resolveEnded = resolve));
   }
 
@@ -143,7 +154,8 @@ export class AgentSession {
       const started = Date.now();
       let wait: number;
       try {
-        await this.options.client.heartbeat('running', hard);
+        const ca = await this.options.client.heartbeat('running', hard);
+        this.followCa(ca);
         this.heartbeats++;
         this.lastHeartbeatAt = new Date();
         this.reached();
@@ -165,7 +177,9 @@ export class AgentSession {
     const wait = this.options.pollWaitSeconds ?? POLL_WAIT_SECONDS;
     while (!signal.aborted) {
       try {
-        const items = await this.options.client.commands(wait, signal);
+        const { items, ca } = await this.options.client.commands(wait, signal);
+        // Before any command: a purge signed with a rotated-to key is checked against that key.
+        this.followCa(ca);
         this.reached();
         backoff.reset();
         let answered = 0;
@@ -193,7 +207,7 @@ export class AgentSession {
       const context: CommandContext = {
         nodeId: this.options.identity.nodeId,
         clusterId: this.options.identity.clusterId,
-        caPublicKey: this.options.identity.caPublicKey,
+        caPublicKey: this.caPublicKey,
         dataDir: this.options.dataDir,
         log: this.log,
         signal,
@@ -268,6 +282,41 @@ export class AgentSession {
       { commandId: entry.id, kind: entry.kind, outcome: entry.outcome },
     );
     return true;
+  }
+
+  /**
+   * Follows a CA rotation the API offers, when the key this node trusts endorses the new one
+   * (domain/signing.ts): stored first, then used. Anything else is refused and the node keeps its
+   * key: an API answer alone — without a signature by a CA key the node trusts — moves nothing.
+   */
+  private followCa(offer: OfferedCa): void {
+    if (offer === undefined) return;
+    const verdict = offer
+      ? followCaOffer(this.caPublicKey, offer, this.options.identity.clusterId)
+      : ({ ok: false, reason: 'a malformed CA offer' } as const);
+    if (verdict.ok && !verdict.changed) return;
+    if (!verdict.ok) {
+      const key = offer?.publicKey ?? 'malformed';
+      if (this.refusedOffer === key) return;
+      this.refusedOffer = key;
+      this.log(
+        'warn',
+        `CA key not followed: ${verdict.reason}; still trusting ${caFingerprint(this.caPublicKey)}`,
+      );
+      return;
+    }
+    try {
+      this.options.persistCaKey?.(verdict.publicKey);
+    } catch (error) {
+      this.log(
+        'error',
+        `CA key rotation not stored (${(error as Error).message}); retrying on the next answer`,
+      );
+      return;
+    }
+    this.caPublicKey = verdict.publicKey;
+    this.refusedOffer = null;
+    this.log('info', `the cluster CA key rotated: trusting ${caFingerprint(verdict.publicKey)} from now on`);
   }
 
   /** A call succeeded: says so once after a failure, or on the first contact. */

@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { AgentClient, Connections } from './client';
 import { CommandHandlers, type CommandHandler } from './commands';
-import { dataFiles, readIdentity, type Identity } from './identity';
+import { dataFiles, readIdentity, updateCaPublicKey, type Identity } from './identity';
 import { EMPTY_INVENTORY, type Inventory } from './inventory';
 import { joinCluster } from './join';
 import { simulatedPurgeHandler } from './purge';
@@ -128,6 +128,7 @@ export async function createSimulator(options: SimulatorOptions): Promise<Simula
       const session = new AgentSession({
         client,
         identity,
+        persistCaKey: dataDir ? (caPublicKey) => updateCaPublicKey(dataDir, caPublicKey) : undefined,
         dataDir,
         heartbeatEveryMs: options.heartbeatEveryMs,
         commands: options.commands,

@@ -1,4 +1,4 @@
-import { and, eq, isNull } from 'drizzle-orm';
+import { and, eq, gt, isNull, or, sql } from 'drizzle-orm';
 import { createMiddleware } from 'hono/factory';
 import { DrydockError } from '../domain/errors';
 import { hashSecret } from '../domain/secrets';
@@ -35,7 +35,10 @@ export const authenticate = createMiddleware<AppEnv>(async (c, next) => {
     const [key] = await db
       .select()
       .from(apiKeys)
-      .where(and(eq(apiKeys.secretHash, hash), isNull(apiKeys.revokedAt)));
+      // A revocation time still ahead is a rotation grace: the old secret works until then.
+      .where(
+        and(eq(apiKeys.secretHash, hash), or(isNull(apiKeys.revokedAt), gt(apiKeys.revokedAt, sql`now()`))),
+      );
     if (key) {
       principal = key.tenantId
         ? { kind: 'tenant', keyId: key.id, name: key.name, tenantId: key.tenantId, actions: key.actions }

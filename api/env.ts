@@ -1,5 +1,6 @@
 import type { Client } from '@temporalio/client';
 import type { Principal } from '../domain/principal';
+import type { CaEndorsement } from '../domain/signing';
 import type { Db } from '../db/client';
 import type { NodeRow } from '../db/nodes';
 import type { RemediationSettings } from '../workflows/definitions';
@@ -20,6 +21,8 @@ export interface AppDeps {
   clusterId: string;
   /** The cluster CA's public key (PEM), handed to agents at join. */
   caPublicKeyPem: string;
+  /** The chain that endorses it to agents that joined under an earlier CA key (none: no rotation). */
+  caEndorsements?: CaEndorsement[];
   wakeups: NodeWakeups;
   nodeCredentials: NodeCredentials;
   heartbeats: Heartbeats;

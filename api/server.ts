@@ -3,7 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { serve, type ServerType } from '@hono/node-server';
 import { Client, Connection } from '@temporalio/client';
 import { loadConfig, type Config } from '../config';
-import { loadCa } from '../ca';
+import { caOffer, loadCa } from '../ca';
 import { createDb } from '../db/client';
 import { migrateDatabase } from '../db/migrate';
 import { hashSecret } from '../domain/secrets';
@@ -83,13 +83,19 @@ async function main(): Promise<void> {
   const { db, sql, close } = createDb(config.DATABASE_URL);
   const connection = await Connection.connect({ address: config.TEMPORAL_ADDRESS });
   const temporal = new Client({ connection, namespace: config.TEMPORAL_NAMESPACE });
+  const ca = caOffer(
+    loadCa({ file: config.DRYDOCK_CA_KEY_FILE, home: config.DRYDOCK_HOME }),
+    config.DRYDOCK_CA_PREVIOUS_KEY_FILES,
+    config.DRYDOCK_CLUSTER_ID,
+  );
   const services = createApiServices({
     db,
     sql,
     temporal,
     taskQueue: config.TEMPORAL_TASK_QUEUE,
     clusterId: config.DRYDOCK_CLUSTER_ID,
-    caPublicKeyPem: loadCa({ file: config.DRYDOCK_CA_KEY_FILE, home: config.DRYDOCK_HOME }).publicKeyPem,
+    caPublicKeyPem: ca.publicKey,
+    caEndorsements: ca.endorsements,
     bootstrapKeyHash: config.DRYDOCK_BOOTSTRAP_OPERATOR_KEY
       ? hashSecret(config.DRYDOCK_BOOTSTRAP_OPERATOR_KEY)
       : undefined,

@@ -1,6 +1,7 @@
 import type { Client } from '@temporalio/client';
 import type { Sql } from 'postgres';
 import type { Db } from '../db/client';
+import type { CaEndorsement } from '../domain/signing';
 import type { RemediationSettings } from '../workflows/definitions';
 import type { AppDeps } from './env';
 import { Heartbeats, type HeartbeatOptions } from './heartbeats';
@@ -16,6 +17,7 @@ export interface ApiServicesInput {
   taskQueue: string;
   clusterId: string;
   caPublicKeyPem: string;
+  caEndorsements?: CaEndorsement[];
   bootstrapKeyHash?: string;
   beginTimeoutMs?: number;
   heartbeats?: HeartbeatOptions;
@@ -34,6 +36,7 @@ export function createApiServices(input: ApiServicesInput) {
     taskQueue: input.taskQueue,
     clusterId: input.clusterId,
     caPublicKeyPem: input.caPublicKeyPem,
+    caEndorsements: input.caEndorsements,
     bootstrapKeyHash: input.bootstrapKeyHash,
     beginTimeoutMs: input.beginTimeoutMs,
     wakeups,

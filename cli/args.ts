@@ -174,6 +174,10 @@ const OPERAND_FORMS: Record<Operand['type'], { test(value: string): boolean; for
     test: (value) => isId('jt', value),
     form: 'look like jt_ followed by 26 lowercase ULID characters',
   },
+  key: {
+    test: (value) => isId('key', value),
+    form: 'look like key_ followed by 26 lowercase ULID characters',
+  },
 };
 
 function checkOperands(operands: readonly Operand[], positionals: string[]): Record<string, string> {

@@ -59,7 +59,7 @@ export type FlagValues<F extends FlagSpecs> = { [N in keyof F]: FlagValue<F[N]> 
 /** A positional argument and the identifier form it must have (`pool`: a slug; `token`: `jt_…`). */
 export interface Operand {
   name: string;
-  type: 'node' | 'op' | 'pool' | 'token';
+  type: 'node' | 'op' | 'pool' | 'token' | 'key';
 }
 
 export type OperandValues<O extends readonly Operand[]> = { [N in O[number]['name']]: string };

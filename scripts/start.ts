@@ -6,7 +6,7 @@ import { hashSecret, newSecret } from '../domain/secrets';
 import { rateLimitsOf } from '../api/rate-limit';
 import { closeServer, listen, transportOf } from '../api/server';
 import { createApiServices } from '../api/services';
-import { loadCa } from '../ca';
+import { caOffer, loadCa } from '../ca';
 import { loadConfig } from '../config';
 import { ensureLivenessSweep } from '../workflows/liveness-client';
 import { createDb } from '../db/client';
@@ -82,6 +82,8 @@ async function main(): Promise<void> {
       taskQueue: config.TEMPORAL_TASK_QUEUE,
       clusterId: config.DRYDOCK_CLUSTER_ID,
       caPublicKeyPem: ca.publicKeyPem,
+      caEndorsements: caOffer(ca, config.DRYDOCK_CA_PREVIOUS_KEY_FILES, config.DRYDOCK_CLUSTER_ID)
+        .endorsements,
       bootstrapKeyHash: hashSecret(operatorKey),
       rateLimits: rateLimitsOf(config),
     });

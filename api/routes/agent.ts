@@ -97,6 +97,22 @@ agentRouter.openapi(
   },
 );
 
+/** The cluster CA key an agent should trust, with the chain from the keys it replaced (ca.ts). */
+const CaOfferSchema = z
+  .object({
+    publicKey: z.string(),
+    endorsements: z.array(z.object({ payload: z.string(), signature: z.string() })),
+  })
+  .openapi('CaOffer', {
+    description:
+      'the current CA public key; each endorsement is a newer key signed by the key it replaced, newest first',
+  });
+
+const caOffer = (deps: AppEnv['Variables']['deps']) => ({
+  publicKey: deps.caPublicKeyPem,
+  endorsements: deps.caEndorsements ?? [],
+});
+
 agentRouter.openapi(
   createRoute({
     method: 'post',
@@ -104,14 +120,15 @@ agentRouter.openapi(
     summary: 'Agent heartbeat (every 10 s); `state: offline` says goodbye',
     request: jsonBody(z.strictObject({ state: z.enum(['running', 'offline']).optional() })),
     responses: {
-      200: json(z.object({ nodeId: z.string(), ok: z.literal(true) }), 'seen'),
+      200: json(z.object({ nodeId: z.string(), ok: z.literal(true), ca: CaOfferSchema }), 'seen'),
       ...errorResponses,
     },
   }),
   async (c) => {
     const node = requireAgent(c.get('principal'), c.get('agentNode'), { beforeAdmission: true });
-    await c.get('deps').heartbeats.beat(node.id, c.req.valid('json').state ?? 'running');
-    return c.json({ nodeId: node.id, ok: true as const }, 200);
+    const deps = c.get('deps');
+    await deps.heartbeats.beat(node.id, c.req.valid('json').state ?? 'running');
+    return c.json({ nodeId: node.id, ok: true as const, ca: caOffer(deps) }, 200);
   },
 );
 
@@ -136,7 +153,10 @@ agentRouter.openapi(
     summary: "Long-poll the node's pending commands, oldest first",
     request: { query: z.object({ wait: z.coerce.number().int().min(0).max(60).default(30) }) },
     responses: {
-      200: json(z.object({ items: z.array(CommandSchema) }), 'pending commands'),
+      200: json(
+        z.object({ items: z.array(CommandSchema), ca: CaOfferSchema }),
+        'pending commands, and the CA key their signatures are checked against',
+      ),
       ...errorResponses,
     },
   }),
@@ -158,9 +178,10 @@ agentRouter.openapi(
         requireAgent(c.get('principal'), current.node, { beforeAdmission: true });
       }
       const left = deadline - Date.now();
-      if (items.length > 0 || left <= 0) return c.json({ items }, 200);
+      // The CA key comes with the commands: a blocked node, which may not heartbeat, still gets it.
+      if (items.length > 0 || left <= 0) return c.json({ items, ca: caOffer(deps) }, 200);
       await deps.wakeups.wait(node.id, Math.min(left, RECHECK_MS), c.req.raw.signal);
-      if (c.req.raw.signal.aborted) return c.json({ items: [] }, 200);
+      if (c.req.raw.signal.aborted) return c.json({ items: [], ca: caOffer(deps) }, 200);
     }
   },
 );

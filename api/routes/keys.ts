@@ -1,7 +1,8 @@
 import { createRoute, OpenAPIHono, z } from '@hono/zod-openapi';
-import { and, asc, eq, isNull, sql } from 'drizzle-orm';
+import { and, asc, eq, gt, isNull, or, sql } from 'drizzle-orm';
 import { DrydockError } from '../../domain/errors';
 import { newId } from '../../domain/ids';
+import { DEFAULT_ROTATION_GRACE_SECONDS, MAX_ROTATION_GRACE_SECONDS } from '../../domain/keys';
 import { ACTIONS } from '../../domain/principal';
 import { apiKeys } from '../../db/schema';
 import { hashSecret, newSecret } from '../../domain/secrets';
@@ -18,7 +19,9 @@ const KeySchema = z
     tenantId: z.string().nullable(),
     actions: z.array(z.string()),
     createdAt: z.string(),
-    revokedAt: z.string().nullable(),
+    revokedAt: z.string().nullable().openapi({
+      description: 'when the key stops (or stopped) being accepted; later than now during a rotation grace',
+    }),
   })
   .openapi('ApiKey');
 
@@ -105,13 +108,81 @@ keysRouter.openapi(
     requireOperator(c.get('principal'));
     const id = c.req.valid('param').id;
     const { db } = c.get('deps');
+    // A key still in a rotation grace is accepted until then: revoking it ends the grace now.
     const [revoked] = await db
       .update(apiKeys)
       .set({ revokedAt: sql`now()` })
-      .where(and(eq(apiKeys.id, id), isNull(apiKeys.revokedAt)))
+      .where(and(eq(apiKeys.id, id), or(isNull(apiKeys.revokedAt), gt(apiKeys.revokedAt, sql`now()`))))
       .returning();
     const [key] = revoked ? [revoked] : await db.select().from(apiKeys).where(eq(apiKeys.id, id));
     if (!key) throw new DrydockError('NOT_FOUND', `key ${id} not found`, { keyId: id });
     return c.json(keyView(key), 200);
+  },
+);
+
+keysRouter.openapi(
+  createRoute({
+    method: 'post',
+    path: '/v1/keys/{id}/rotate',
+    summary:
+      'Rotate an API key (operator): a new key with the same tenant and actions and a new secret, shown once; the old secret keeps working for graceSeconds',
+    request: {
+      params: z.object({ id: idOf('key') }),
+      ...jsonBody(
+        z.strictObject({
+          graceSeconds: z
+            .number()
+            .int()
+            .min(0)
+            .max(MAX_ROTATION_GRACE_SECONDS)
+            .optional()
+            .openapi({
+              description: `how long the old secret stays accepted (default ${DEFAULT_ROTATION_GRACE_SECONDS}; 0 ends it at once)`,
+            }),
+        }),
+      ),
+    },
+    responses: {
+      201: json(
+        KeySchema.extend({ secret: z.string(), previous: KeySchema }),
+        'the new key and its secret, shown once; `previous` is the old key, accepted until its revokedAt',
+      ),
+      ...errorResponses,
+    },
+  }),
+  async (c) => {
+    requireOperator(c.get('principal'));
+    const id = c.req.valid('param').id;
+    const graceSeconds = c.req.valid('json').graceSeconds ?? DEFAULT_ROTATION_GRACE_SECONDS;
+    const secret = newSecret('ddk');
+    const { previous, key } = await c.get('deps').db.transaction(async (tx) => {
+      // The row lock makes concurrent rotations of one key take turns: only the first finds it live.
+      const [old] = await tx
+        .update(apiKeys)
+        .set({ revokedAt: sql`now() + make_interval(secs => ${graceSeconds})` })
+        .where(and(eq(apiKeys.id, id), isNull(apiKeys.revokedAt)))
+        .returning();
+      if (!old) {
+        const [existing] = await tx.select().from(apiKeys).where(eq(apiKeys.id, id));
+        if (!existing) throw new DrydockError('NOT_FOUND', `key ${id} not found`, { keyId: id });
+        throw new DrydockError(
+          'INVALID_STATE',
+          `key ${id} was already rotated or revoked (revokedAt ${existing.revokedAt!.toISOString()}); rotate its successor`,
+          { keyId: id, revokedAt: existing.revokedAt!.toISOString() },
+        );
+      }
+      const [created] = await tx
+        .insert(apiKeys)
+        .values({
+          id: newId('key'),
+          name: old.name,
+          tenantId: old.tenantId,
+          actions: old.actions,
+          secretHash: hashSecret(secret),
+        })
+        .returning();
+      return { previous: old, key: created! };
+    });
+    return c.json({ ...keyView(key), secret, previous: keyView(previous) }, 201);
   },
 );

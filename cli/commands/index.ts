@@ -1,5 +1,6 @@
 import type { Command } from '../command';
 import { decommissionCommands } from './decommission';
+import { keyCommands } from './keys';
 import { nodeAccessCommands } from './node-access';
 import { nodeControlCommands } from './node-controls';
 import { nodeCommands } from './nodes';
@@ -17,5 +18,6 @@ export const commands: readonly Command[] = [
   ...poolCommands,
   ...decommissionCommands,
   ...tokenCommands,
+  ...keyCommands,
   ...operationCommands,
 ];

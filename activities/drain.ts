@@ -60,6 +60,7 @@ export function createDrainActivities(db: Db) {
           workflowId: input.workflowId,
           actor: input.actor,
           reason: input.reason,
+          idempotencyScope: input.idempotencyScope,
           idempotencyKey: input.idempotencyKey,
           requestHash: input.requestHash,
         });

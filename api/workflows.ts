@@ -28,6 +28,18 @@ function canonicalJson(value: unknown): string {
   return JSON.stringify(value);
 }
 
+/**
+ * The begin's update id, which Temporal deduplicates within a run: the same caller, key and request
+ * share one; another caller's same key, or the same key with another body, never does (so a retry
+ * sees its own answer and a conflicting one reaches the begin, which refuses it). No key: a fresh id.
+ */
+function beginUpdateId(request: BeginRequest): string {
+  if (!request.idempotencyKey) return ulid();
+  return createHash('sha256')
+    .update(canonicalJson([request.idempotencyScope, request.idempotencyKey, request.requestHash]))
+    .digest('hex');
+}
+
 export interface StartOperation<Input> {
   workflowType: string;
   workflowId: string;
@@ -39,7 +51,7 @@ export interface StartOperation<Input> {
 
 /**
  * Starts (or joins) a lifecycle workflow the one way DESIGN.md rule 4 describes: update-with-start
- * of its `begin` update, conflict policy USE_EXISTING, update id = the Idempotency-Key or a fresh one.
+ * of its `begin` update, conflict policy USE_EXISTING, update id = `beginUpdateId`.
  * A refused begin comes back as the DrydockError whose code the workflow named.
  */
 export async function startOperation<Input>(
@@ -47,7 +59,7 @@ export async function startOperation<Input>(
   start: StartOperation<Input>,
 ): Promise<BeginResult> {
   const deadline = Date.now() + (deps.beginTimeoutMs ?? 15_000);
-  const updateId = start.request.idempotencyKey ?? ulid();
+  const updateId = beginUpdateId(start.request);
   for (let attempt = 1; ; attempt++) {
     // A WithStartWorkflowOperation is single-use: a retry needs a new one.
     const startWorkflowOperation = new WithStartWorkflowOperation(start.workflowType, {

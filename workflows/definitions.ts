@@ -9,6 +9,8 @@ export interface BeginRequest {
   actor: string;
   reason: string | null;
   version?: number;
+  /** The caller the key belongs to (`idempotencyScope`); set exactly when the key is. */
+  idempotencyScope: string | null;
   idempotencyKey: string | null;
   requestHash: string | null;
 }
@@ -47,7 +49,8 @@ export interface DrainInput {
   continueAsNewAfter?: number;
 }
 
-export type DrainOutcome = 'drained' | 'cancelled' | 'refused' | 'never-began' | 'finished';
+/** `already-done`: every begin of the run was answered by a drain that had already finished. */
+export type DrainOutcome = 'drained' | 'cancelled' | 'refused' | 'never-began' | 'finished' | 'already-done';
 
 export interface DrainProgress {
   phase: 'starting' | 'waiting' | 'drained' | 'cancelled';

@@ -8,6 +8,7 @@ import {
 import { ApplicationFailure, type TypedSearchAttributes, type SearchAttributePair } from '@temporalio/common';
 import { ulid } from 'ulid';
 import { DrydockError, isErrorCode } from '../domain/errors';
+import { newId } from '../domain/ids';
 import { beginUpdate, type BeginRequest, type BeginResult } from '../workflows/definitions';
 import type { AppDeps } from './env';
 import { isTemporalUnavailable } from './errors';
@@ -60,6 +61,7 @@ export async function startOperation<Input>(
 ): Promise<BeginResult> {
   const deadline = Date.now() + (deps.beginTimeoutMs ?? 15_000);
   const updateId = beginUpdateId(start.request);
+  const request: BeginRequest = { ...start.request, operationId: newId('op') };
   for (let attempt = 1; ; attempt++) {
     // A WithStartWorkflowOperation is single-use: a retry needs a new one.
     const startWorkflowOperation = new WithStartWorkflowOperation(start.workflowType, {
@@ -73,7 +75,7 @@ export async function startOperation<Input>(
     try {
       return await deps.temporal.withDeadline(deadline, () =>
         deps.temporal.workflow.executeUpdateWithStart(beginUpdate, {
-          args: [start.request],
+          args: [request],
           updateId,
           startWorkflowOperation,
         }),

@@ -13,12 +13,14 @@ export interface BeginRequest {
   idempotencyScope: string | null;
   idempotencyKey: string | null;
   requestHash: string | null;
+  /** The id the operation gets if this begin creates one (see `beginOperationId`). */
+  operationId?: string;
 }
 
 /**
- * What a begin activity gets: the request, the node and workflow, and the operation id the
- * workflow minted for it. A begin re-run on replay (a local activity in a failed workflow task)
- * finds its own operation by that id and answers it again instead of refusing its own effect.
+ * What a begin activity gets: the request, the node and workflow, and the id of the operation it
+ * creates. A begin run again (a local activity in a failed workflow task, an update re-sent into a
+ * new run) finds its own operation by that id and answers it again instead of refusing its own effect.
  */
 export type BeginInput<R extends BeginRequest = BeginRequest> = R & {
   nodeId: string;

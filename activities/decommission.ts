@@ -4,7 +4,7 @@ import type { Db } from '../db/client';
 import { previewOf } from '../db/decommission';
 import { revokeIdentity } from '../db/identity';
 import { applyNodeChange, labelsOf, lockNode, nodeView } from '../db/nodes';
-import { findOperationByKey, finishOperation, insertOperation, operationView } from '../db/operations';
+import { finishOperation, insertOperation, operationOfKey, operationView } from '../db/operations';
 import {
   accelerators,
   inventoryCurrent,
@@ -27,8 +27,8 @@ export function createDecommissionActivities(db: Db) {
     async admitDecommission(input: BeginInput<DecommissionRequest>): Promise<BeginResult> {
       return db.transaction(async (tx) => {
         const node = await lockNode(tx, input.nodeId);
-        const already = input.idempotencyKey ? await findOperationByKey(tx, input.idempotencyKey) : undefined;
-        if (already?.nodeId === node.id && already.requestHash === input.requestHash) {
+        const already = await operationOfKey(tx, input);
+        if (already) {
           return {
             operation: operationView(already),
             node: nodeView(node, await labelsOf(tx, node.id)),
@@ -73,6 +73,7 @@ export function createDecommissionActivities(db: Db) {
           workflowId: input.workflowId,
           actor: input.actor,
           reason: input.reason,
+          idempotencyScope: input.idempotencyScope,
           idempotencyKey: input.idempotencyKey,
           requestHash: input.requestHash,
           result: {

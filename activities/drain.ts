@@ -1,20 +1,22 @@
-import { and, asc, eq, sql } from 'drizzle-orm';
+import { and, asc, desc, eq, inArray, sql } from 'drizzle-orm';
 import { isOpen } from '../db/allocations';
 import { finishDrain, startDrain, assertControllable } from '../domain/controls';
 import { isDraining } from '../domain/node';
 import { isFinished } from '../domain/operation';
 import type { Db, Tx } from '../db/client';
 import { appendEvent } from '../db/events';
-import { applyNodeChange, checkVersion, labelsOf, lockNode, nodeView } from '../db/nodes';
+import { applyNodeChange, checkVersion, labelsOf, lockNode, nodeView, type NodeRow } from '../db/nodes';
 import {
   finishOperation,
   insertOperation,
   openOperation,
   operationView,
   findOperation,
+  operationOfKey,
   ownBegin,
+  type OperationRow,
 } from '../db/operations';
-import { allocations, operations } from '../db/schema';
+import { allocations, events, operations } from '../db/schema';
 import type { BeginInput, BeginResult } from '../workflows/definitions';
 
 /** How many live allocations a check reports by id (the count is always exact). */
@@ -37,15 +39,18 @@ export function createDrainActivities(db: Db) {
         const node = await lockNode(tx, input.nodeId);
         const mine = await findOperation(tx, input.operationId);
         if (mine) return ownBegin(mine, nodeView(node, await labelsOf(tx, node.id)));
+        const existing = async (op: OperationRow): Promise<BeginResult> => ({
+          operation: operationView(op),
+          node: nodeView(node, await labelsOf(tx, node.id)),
+          created: false,
+        });
+        const retried = await operationOfKey(tx, input);
+        if (retried) return existing(retried);
         const open = await openOperation(tx, node.id, 'drain');
-        if (open && isDraining(node)) {
-          return {
-            operation: operationView(open),
-            node: nodeView(node, await labelsOf(tx, node.id)),
-            created: false,
-          };
-        }
+        if (open && isDraining(node)) return existing(open);
         assertControllable(node);
+        const drainedBy = await drainThatDrained(tx, node);
+        if (drainedBy) return existing(drainedBy);
         checkVersion(node, input.version);
         if (open) {
           // The node left `draining` (uncordon) before the workflow noticed; that drain is over.
@@ -60,6 +65,7 @@ export function createDrainActivities(db: Db) {
           workflowId: input.workflowId,
           actor: input.actor,
           reason: input.reason,
+          idempotencyScope: input.idempotencyScope,
           idempotencyKey: input.idempotencyKey,
           requestHash: input.requestHash,
         });
@@ -113,6 +119,35 @@ export function createDrainActivities(db: Db) {
       });
     },
   };
+}
+
+/**
+ * The drain the node is still drained by, if any: the node is cordoned and not draining, the last
+ * of its `node.drained` / `node.uncordoned` events is the `node.drained` of a drain that succeeded,
+ * and it holds nothing live. Draining it again has nothing to do and answers that drain.
+ *
+ * Only an uncordon ends "drained" (taints and labels do not): the node went back into service and
+ * may have taken work since, so a drain after it, even once an operator cordoned the node again by
+ * hand, is a drain of its own that looks at the node afresh and makes its own operation.
+ * Called under the node's lock, so no uncordon or allocation can slip in between.
+ */
+async function drainThatDrained(tx: Tx, node: NodeRow): Promise<OperationRow | undefined> {
+  if (!node.cordoned || isDraining(node)) return undefined;
+  const [last] = await tx
+    .select({ type: events.type, operationId: events.operationId })
+    .from(events)
+    .where(and(eq(events.nodeId, node.id), inArray(events.type, ['node.drained', 'node.uncordoned'])))
+    .orderBy(desc(events.id))
+    .limit(1);
+  if (last?.type !== 'node.drained' || !last.operationId) return undefined;
+  const drain = await findOperation(tx, last.operationId);
+  if (drain?.kind !== 'drain' || drain.status !== 'succeeded') return undefined;
+  const [live] = await tx
+    .select({ id: allocations.id })
+    .from(allocations)
+    .where(and(eq(allocations.nodeId, node.id), isOpen))
+    .limit(1);
+  return live ? undefined : drain;
 }
 
 async function cancelDrainOperation(

@@ -47,6 +47,7 @@ export function createPurgeActivities(db: Db, signer: { ca: ClusterCa; clusterId
           workflowId: input.workflowId,
           actor: input.actor,
           reason: input.reason,
+          idempotencyScope: input.idempotencyScope,
           idempotencyKey: input.idempotencyKey,
           requestHash: input.requestHash,
         });

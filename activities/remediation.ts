@@ -77,6 +77,7 @@ export function createRemediationActivities(db: Db) {
           workflowId: input.workflowId,
           actor: input.actor,
           reason: input.reason,
+          idempotencyScope: input.idempotencyScope,
           idempotencyKey: input.idempotencyKey,
           requestHash: input.requestHash,
           result: { condition: input.condition, automatic: input.automatic },

@@ -1,8 +1,9 @@
 import { DrydockError } from '../domain/errors';
 
 /**
- * Concurrent calls with one Idempotency-Key in this process share the first call's work. A call
- * that brings the same key with another request hash is IDEMPOTENCY_KEY_REUSED.
+ * Concurrent calls with one caller's Idempotency-Key in this process (`key` names both) share the
+ * first call's work. A call that brings the same key with another request hash is
+ * IDEMPOTENCY_KEY_REUSED.
  */
 export class SingleFlight<T> {
   private readonly inFlight = new Map<string, { hash: string; promise: Promise<T> }>();

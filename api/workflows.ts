@@ -8,6 +8,7 @@ import {
 import { ApplicationFailure, type TypedSearchAttributes, type SearchAttributePair } from '@temporalio/common';
 import { ulid } from 'ulid';
 import { DrydockError, isErrorCode } from '../domain/errors';
+import { newId } from '../domain/ids';
 import { beginUpdate, type BeginRequest, type BeginResult } from '../workflows/definitions';
 import type { AppDeps } from './env';
 import { isTemporalUnavailable } from './errors';
@@ -28,6 +29,18 @@ function canonicalJson(value: unknown): string {
   return JSON.stringify(value);
 }
 
+/**
+ * The begin's update id, which Temporal deduplicates within a run: the same caller, key and request
+ * share one; another caller's same key, or the same key with another body, never does (so a retry
+ * sees its own answer and a conflicting one reaches the begin, which refuses it). No key: a fresh id.
+ */
+function beginUpdateId(request: BeginRequest): string {
+  if (!request.idempotencyKey) return ulid();
+  return createHash('sha256')
+    .update(canonicalJson([request.idempotencyScope, request.idempotencyKey, request.requestHash]))
+    .digest('hex');
+}
+
 export interface StartOperation<Input> {
   workflowType: string;
   workflowId: string;
@@ -39,7 +52,7 @@ export interface StartOperation<Input> {
 
 /**
  * Starts (or joins) a lifecycle workflow the one way DESIGN.md rule 4 describes: update-with-start
- * of its `begin` update, conflict policy USE_EXISTING, update id = the Idempotency-Key or a fresh one.
+ * of its `begin` update, conflict policy USE_EXISTING, update id = `beginUpdateId`.
  * A refused begin comes back as the DrydockError whose code the workflow named.
  */
 export async function startOperation<Input>(
@@ -47,7 +60,8 @@ export async function startOperation<Input>(
   start: StartOperation<Input>,
 ): Promise<BeginResult> {
   const deadline = Date.now() + (deps.beginTimeoutMs ?? 15_000);
-  const updateId = start.request.idempotencyKey ?? ulid();
+  const updateId = beginUpdateId(start.request);
+  const request: BeginRequest = { ...start.request, operationId: newId('op') };
   for (let attempt = 1; ; attempt++) {
     // A WithStartWorkflowOperation is single-use: a retry needs a new one.
     const startWorkflowOperation = new WithStartWorkflowOperation(start.workflowType, {
@@ -61,7 +75,7 @@ export async function startOperation<Input>(
     try {
       return await deps.temporal.withDeadline(deadline, () =>
         deps.temporal.workflow.executeUpdateWithStart(beginUpdate, {
-          args: [start.request],
+          args: [request],
           updateId,
           startWorkflowOperation,
         }),

@@ -1,26 +1,62 @@
-import { randomBytes } from 'node:crypto';
-import { and, count, eq, isNull, sql } from 'drizzle-orm';
+import { createHash, createPublicKey, randomBytes, type KeyObject } from 'node:crypto';
+import { and, eq, isNull, sql } from 'drizzle-orm';
+import { DrydockError } from '../domain/errors';
 import { newId } from '../domain/ids';
 import { hashSecret, newSecret } from '../domain/secrets';
 import type { DbOrTx, Tx } from './client';
-import { nodeCertificates, nodeCredentials, nodeCommands, nodes } from './schema';
+import { isUniqueViolation } from './errors';
+import { nodeCertificates, nodeCredentials, nodeCommands, nodePublicKeys, nodes } from './schema';
 
 /** How long a node certificate is valid. */
 const CERTIFICATE_LIFETIME_MS = 365 * 86_400_000;
 
-/** Issues a certificate for the public key and a node credential; returns the credential secret once. */
+/**
+ * A public key as the bytes it is, whatever its PEM spelling (line width, CRLF, final newline):
+ * the SHA-256 of its SubjectPublicKeyInfo DER, and the canonical PEM of that DER.
+ */
+function publicKeyOf(publicKeyPem: string): { spkiSha256: string; pem: string } {
+  let key: KeyObject;
+  try {
+    key = createPublicKey({ key: publicKeyPem, format: 'pem' });
+  } catch {
+    throw new DrydockError('INVALID_INPUT', 'publicKey must be a public key in PEM (SubjectPublicKeyInfo)');
+  }
+  const der = key.export({ type: 'spki', format: 'der' });
+  return {
+    spkiSha256: createHash('sha256').update(der).digest('hex'),
+    pem: key.export({ type: 'spki', format: 'pem' }).toString(),
+  };
+}
+
+/**
+ * Issues a certificate for the public key and a node credential; returns the credential secret once.
+ * The key becomes the node's for good: a key any node ever held (revoked, deleted, decommissioned or
+ * live, and however its PEM is spelled) is refused, by the unique key of `node_public_keys`, so of
+ * concurrent joins with one key exactly one commits.
+ */
 export async function issueIdentity(
   tx: Tx,
   node: { id: string; identityGeneration: number },
   publicKeyPem: string,
 ): Promise<{ credential: string; serial: string }> {
+  const key = publicKeyOf(publicKeyPem);
+  try {
+    await tx.insert(nodePublicKeys).values({ spkiSha256: key.spkiSha256, nodeId: node.id });
+  } catch (error) {
+    if (!isUniqueViolation(error, 'node_public_keys_pkey')) throw error;
+    throw new DrydockError(
+      'UNAUTHENTICATED',
+      'this public key already belongs to a node identity; join with a new key',
+      { reason: 'public-key-reused' },
+    );
+  }
   const serial = randomBytes(16).toString('hex');
   const credential = newSecret('ddn');
   const now = new Date();
   await tx.insert(nodeCertificates).values({
     serial,
     nodeId: node.id,
-    publicKey: publicKeyPem,
+    publicKey: key.pem,
     identityGeneration: node.identityGeneration,
     issuedAt: now,
     expiresAt: new Date(now.getTime() + CERTIFICATE_LIFETIME_MS),
@@ -75,19 +111,5 @@ export async function nodeOfCredential(db: DbOrTx, secret: string) {
         isNull(nodes.deletedAt),
       ),
     );
-  return row;
-}
-
-/** Whether a public key already belongs to a node identity, and whether that identity is finished. */
-export async function publicKeyUse(db: DbOrTx, publicKeyPem: string) {
-  const [row] = await db
-    .select({
-      nodeId: nodeCertificates.nodeId,
-      revoked: count(nodeCertificates.revokedAt),
-      total: count(),
-    })
-    .from(nodeCertificates)
-    .where(eq(nodeCertificates.publicKey, publicKeyPem))
-    .groupBy(nodeCertificates.nodeId);
   return row;
 }

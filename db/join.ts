@@ -5,7 +5,7 @@ import { newId } from '../domain/ids';
 import { hashSecret } from '../domain/secrets';
 import type { Db, Tx } from './client';
 import { appendEvent } from './events';
-import { issueIdentity, publicKeyUse } from './identity';
+import { issueIdentity } from './identity';
 import { applyNodeChange, labelsOf, lockNode, nodeState } from './nodes';
 import {
   accelerators,
@@ -63,16 +63,6 @@ async function spendToken(tx: Tx, secret: string) {
  */
 export async function joinNode(db: Db, request: JoinRequest): Promise<JoinResult> {
   const { nodeId, credential } = await db.transaction(async (tx) => {
-    const used = await publicKeyUse(tx, request.publicKey);
-    if (used) {
-      throw new DrydockError(
-        'UNAUTHENTICATED',
-        'this public key already belongs to a node identity; join with a new key',
-        {
-          reason: 'public-key-reused',
-        },
-      );
-    }
     const token = request.token ? await spendToken(tx, request.token) : null;
     const [pool] = token ? await tx.select().from(pools).where(eq(pools.id, token.poolId)) : [];
     if (token && !pool)

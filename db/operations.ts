@@ -47,9 +47,27 @@ export async function openOperation(
   return op;
 }
 
-export async function findOperationByKey(db: DbOrTx, key: string): Promise<OperationRow | undefined> {
-  const [op] = await db.select().from(operations).where(eq(operations.idempotencyKey, key));
+/**
+ * What a caller's Idempotency-Key already stands for: the operation it made for this very request
+ * (a retry gets it back), nothing when the caller never used the key, or IDEMPOTENCY_KEY_REUSED when
+ * the caller used it for another request. Keys of other callers are never looked at.
+ */
+export async function operationOfKey(
+  db: DbOrTx,
+  request: { idempotencyScope: string | null; idempotencyKey: string | null; requestHash: string | null },
+): Promise<OperationRow | undefined> {
+  const { idempotencyScope: scope, idempotencyKey: key } = request;
+  if (!scope || !key) return undefined;
+  const [op] = await db
+    .select()
+    .from(operations)
+    .where(and(eq(operations.idempotencyScope, scope), eq(operations.idempotencyKey, key)));
+  if (op && op.requestHash !== request.requestHash) throw keyReused();
   return op;
+}
+
+function keyReused(): DrydockError {
+  return new DrydockError('IDEMPOTENCY_KEY_REUSED', 'this Idempotency-Key was used for another request');
 }
 
 /** Moves an unfinished operation to a final status; a finished one is left as it is. */
@@ -67,14 +85,14 @@ export async function finishOperation(
   return op;
 }
 
-/** Records a new operation; a reused `Idempotency-Key` is refused by the unique index. */
+/** Records a new operation; a caller's reused `Idempotency-Key` is refused by the unique index. */
 export async function insertOperation(tx: Tx, values: typeof operations.$inferInsert): Promise<OperationRow> {
   try {
     const [op] = await tx.insert(operations).values(values).returning();
     return op!;
   } catch (error) {
-    if (isUniqueViolation(error, 'operations_idempotency_key_idx')) {
-      throw new DrydockError('IDEMPOTENCY_KEY_REUSED', 'this Idempotency-Key was used for another request');
+    if (isUniqueViolation(error, 'operations_scoped_idempotency_key_idx')) {
+      throw keyReused();
     }
     throw error;
   }

@@ -38,3 +38,11 @@ export function may(principal: Principal, action: Action): boolean {
 export function actorOf(principal: Principal): string {
   return principal.kind === 'node' ? `node:${principal.nodeId}` : `key:${principal.name}`;
 }
+
+/**
+ * Whose Idempotency-Keys a request's key is one of: the API key's id (`bootstrap` for the
+ * bootstrap operator key) or the node credential's id. Another caller's key never collides.
+ */
+export function idempotencyScope(principal: Principal): string {
+  return principal.kind === 'node' ? principal.credentialId : principal.keyId;
+}

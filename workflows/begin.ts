@@ -17,8 +17,8 @@ const BEGIN_TIMEOUT = '1 minute';
 
 /**
  * Serves a lifecycle workflow's `begin` update (DESIGN.md rule 4) and waits for the first one.
- * Each begin gets an operation id the workflow mints (its start time and seeded random: the same
- * on replay), so a begin activity re-run in a retried workflow task finds its own operation.
+ * Each begin creates its operation under the id of `beginOperationId`, so a begin activity run
+ * again (a retried workflow task, a re-sent update) finds its own operation.
  * Resolves to the first begin's answer, or to why there is none.
  */
 export async function awaitBegin<R extends BeginRequest, A extends BeginResult>(
@@ -33,7 +33,7 @@ export async function awaitBegin<R extends BeginRequest, A extends BeginResult>(
         ...request,
         nodeId,
         workflowId: workflowInfo().workflowId,
-        operationId: `op_${ulidFrom(workflowInfo().startTime.getTime(), Math.random)}`,
+        operationId: beginOperationId(request),
       });
       if (state.first === null) {
         state.first = result;
@@ -50,4 +50,14 @@ export async function awaitBegin<R extends BeginRequest, A extends BeginResult>(
   await condition(allHandlersFinished);
   if (state.first !== null) return { begun: state.first };
   return { begun: null, outcome: arrived ? 'refused' : 'never-began' };
+}
+
+/**
+ * The id of the operation a begin creates, minted by the API into the request: the client re-sends
+ * an update-with-start whose answer it missed, and once the run it reached has closed the re-send
+ * runs in a new run, where the begin must still find the operation it created. A begin recorded
+ * before the API minted it gets one from its run (start time and seeded random: the same on replay).
+ */
+export function beginOperationId(request: BeginRequest): string {
+  return request.operationId ?? `op_${ulidFrom(workflowInfo().startTime.getTime(), Math.random)}`;
 }

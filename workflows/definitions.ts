@@ -9,14 +9,18 @@ export interface BeginRequest {
   actor: string;
   reason: string | null;
   version?: number;
+  /** The caller the key belongs to (`idempotencyScope`); set exactly when the key is. */
+  idempotencyScope: string | null;
   idempotencyKey: string | null;
   requestHash: string | null;
+  /** The id the operation gets if this begin creates one (see `beginOperationId`). */
+  operationId?: string;
 }
 
 /**
- * What a begin activity gets: the request, the node and workflow, and the operation id the
- * workflow minted for it. A begin re-run on replay (a local activity in a failed workflow task)
- * finds its own operation by that id and answers it again instead of refusing its own effect.
+ * What a begin activity gets: the request, the node and workflow, and the id of the operation it
+ * creates. A begin run again (a local activity in a failed workflow task, an update re-sent into a
+ * new run) finds its own operation by that id and answers it again instead of refusing its own effect.
  */
 export type BeginInput<R extends BeginRequest = BeginRequest> = R & {
   nodeId: string;
@@ -47,7 +51,8 @@ export interface DrainInput {
   continueAsNewAfter?: number;
 }
 
-export type DrainOutcome = 'drained' | 'cancelled' | 'refused' | 'never-began' | 'finished';
+/** `already-done`: every begin of the run was answered by a drain that had already finished. */
+export type DrainOutcome = 'drained' | 'cancelled' | 'refused' | 'never-began' | 'finished' | 'already-done';
 
 export interface DrainProgress {
   phase: 'starting' | 'waiting' | 'drained' | 'cancelled';

@@ -19,7 +19,8 @@ import {
   type DrainOutcome,
   type DrainProgress,
 } from './definitions';
-import { ulidFrom } from '../domain/ulid';
+import { isFinished } from '../domain/operation';
+import { beginOperationId } from './begin';
 import { asRefusal } from './refusal';
 import { OperationIdKey } from './search-attributes';
 
@@ -39,6 +40,8 @@ const MIN_SLEEP_MS = 250;
 export async function drain(input: DrainInput): Promise<DrainOutcome> {
   let operationId: string | null = input.resume?.operationId ?? null;
   let beginRefused = false;
+  /** A begin answered with a drain that already finished (see below): this run has nothing to do. */
+  let answeredFromRecord = false;
   let wakeups = 0;
   const progress: DrainProgress = {
     phase: 'starting',
@@ -56,8 +59,14 @@ export async function drain(input: DrainInput): Promise<DrainOutcome> {
         ...request,
         nodeId: input.nodeId,
         workflowId: workflowInfo().workflowId,
-        operationId: `op_${ulidFrom(workflowInfo().startTime.getTime(), Math.random)}`,
+        operationId: beginOperationId(request),
       });
+      // The node is still drained by an earlier drain, or an Idempotency-Key named a finished one:
+      // the answer is that operation, and this run must not take it on (nor touch anything).
+      if (!result.created && isFinished(result.operation.status)) {
+        answeredFromRecord = true;
+        return result;
+      }
       if (result.operation.id !== operationId) {
         operationId = result.operation.id;
         upsertSearchAttributes([{ key: OperationIdKey, value: operationId }]);
@@ -75,9 +84,15 @@ export async function drain(input: DrainInput): Promise<DrainOutcome> {
 
   if (operationId === null) {
     setCurrentDetails('starting: waiting for the begin request');
-    const began = await condition(() => operationId !== null || beginRefused, BEGIN_TIMEOUT);
+    const began = await condition(
+      () => operationId !== null || beginRefused || answeredFromRecord,
+      BEGIN_TIMEOUT,
+    );
     await condition(allHandlersFinished);
-    if (operationId === null) return began ? 'refused' : 'never-began';
+    if (operationId === null) {
+      if (answeredFromRecord) return 'already-done';
+      return began ? 'refused' : 'never-began';
+    }
   }
 
   const limit = input.continueAsNewAfter ?? 500;

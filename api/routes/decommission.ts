@@ -1,9 +1,8 @@
 import { createRoute, OpenAPIHono, z } from '@hono/zod-openapi';
-import { DrydockError } from '../../domain/errors';
-import { actorOf } from '../../domain/principal';
+import { actorOf, idempotencyScope } from '../../domain/principal';
 import { previewOf } from '../../db/decommission';
 import { getVisibleNode } from '../../db/nodes';
-import { findOperationByKey, operationView } from '../../db/operations';
+import { operationOfKey, operationView } from '../../db/operations';
 import {
   decommissionWorkflowId,
   type BeginResult,
@@ -89,18 +88,19 @@ decommissionRouter.openapi(
     const idempotencyKey = c.req.valid('header')['idempotency-key'];
     const hash = requestHash({ route: 'decommission', nodeId, ...body });
     const node = await getVisibleNode(deps.db, nodeId, principal);
-    const existing = await findOperationByKey(deps.db, idempotencyKey);
-    if (existing) {
-      if (existing.requestHash !== hash) {
-        throw new DrydockError('IDEMPOTENCY_KEY_REUSED', 'this Idempotency-Key was used for another request');
-      }
-      return c.json(operationView(existing), 200);
-    }
+    const scope = idempotencyScope(principal);
+    const existing = await operationOfKey(deps.db, {
+      idempotencyScope: scope,
+      idempotencyKey,
+      requestHash: hash,
+    });
+    if (existing) return c.json(operationView(existing), 200);
     // Requests racing with one key share the first one's start: it answers 202, the others 200.
     // (Across API processes Temporal's update id still yields one operation; only the codes differ.)
     const request: DecommissionRequest = {
       actor: actorOf(principal),
       reason: body.reason,
+      idempotencyScope: scope,
       idempotencyKey,
       requestHash: hash,
       confirm: body.confirm,
@@ -108,7 +108,7 @@ decommissionRouter.openapi(
       dependencyDigest: body.dependencyDigest,
       operator: body.operator,
     };
-    const { result, leader } = await startsInFlight.run(idempotencyKey, hash, () =>
+    const { result, leader } = await startsInFlight.run(`${scope}/${idempotencyKey}`, hash, () =>
       startOperation(deps, {
         workflowType: 'decommission',
         workflowId: decommissionWorkflowId(nodeId),

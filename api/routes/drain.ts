@@ -1,8 +1,7 @@
 import { createRoute, OpenAPIHono, z } from '@hono/zod-openapi';
-import { DrydockError } from '../../domain/errors';
-import { actorOf } from '../../domain/principal';
+import { actorOf, idempotencyScope } from '../../domain/principal';
 import { getVisibleNode, labelsOf, nodeView } from '../../db/nodes';
-import { findOperationByKey, operationView } from '../../db/operations';
+import { operationOfKey, operationView } from '../../db/operations';
 import { drainWorkflowId } from '../../workflows/definitions';
 import { LifecycleOperationKey, NodeIdKey, PoolIdKey, TenantIdKey } from '../../workflows/search-attributes';
 import { requireAction } from '../auth';
@@ -47,23 +46,17 @@ drainRouter.openapi(
     const version = expectedVersion(body.version, headers['if-match']);
     const node = await getVisibleNode(deps.db, nodeId, principal);
     const idempotencyKey = headers['idempotency-key'] ?? null;
+    const scope = idempotencyKey ? idempotencyScope(principal) : null;
     const hash = idempotencyKey
       ? requestHash({ route: 'drain', nodeId, reason: body.reason, version })
       : null;
-    if (idempotencyKey) {
-      const existing = await findOperationByKey(deps.db, idempotencyKey);
-      if (existing) {
-        if (existing.requestHash !== hash) {
-          throw new DrydockError(
-            'IDEMPOTENCY_KEY_REUSED',
-            'this Idempotency-Key was used for another request',
-          );
-        }
-        return c.json(
-          { node: nodeView(node, await labelsOf(deps.db, nodeId)), operation: operationView(existing) },
-          200,
-        );
-      }
+    const request = { idempotencyScope: scope, idempotencyKey, requestHash: hash };
+    const existing = await operationOfKey(deps.db, request);
+    if (existing) {
+      return c.json(
+        { node: nodeView(node, await labelsOf(deps.db, nodeId)), operation: operationView(existing) },
+        200,
+      );
     }
     const reasonText = body.reason ?? null;
     const result = await startOperation(deps, {
@@ -77,7 +70,7 @@ drainRouter.openapi(
         { key: LifecycleOperationKey, value: 'drain' },
       ],
       summary: `drain ${node.hostname} (${nodeId}): ${reasonText ?? 'no reason given'}`,
-      request: { actor: actorOf(principal), reason: reasonText, version, idempotencyKey, requestHash: hash },
+      request: { actor: actorOf(principal), reason: reasonText, version, ...request },
     });
     return c.json({ node: result.node, operation: result.operation }, result.created ? 202 : 200);
   },

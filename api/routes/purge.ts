@@ -61,7 +61,13 @@ purgeRouter.openapi(
         { key: LifecycleOperationKey, value: 'purge' },
       ],
       summary: `purge ${node.hostname} (${nodeId}): ${reasonText ?? 'no reason given'}`,
-      request: { actor: actorOf(principal), reason: reasonText, idempotencyKey: null, requestHash: null },
+      request: {
+        actor: actorOf(principal),
+        reason: reasonText,
+        idempotencyScope: null,
+        idempotencyKey: null,
+        requestHash: null,
+      },
     });
     return c.json({ node: result.node, operation: result.operation }, result.created ? 202 : 200);
   },

@@ -32,6 +32,7 @@ async function startRemediation(
   const begin: RemediationRequest = {
     actor: actorOf(principal),
     reason: request.reason,
+    idempotencyScope: null,
     idempotencyKey: null,
     requestHash: null,
     condition: request.condition,

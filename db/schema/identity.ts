@@ -17,11 +17,21 @@ export const nodeCertificates = pgTable(
     revokedAt: tz('revoked_at'),
     revokedReason: text('revoked_reason'),
   },
-  (t) => [
-    index('node_certificates_node_idx').on(t.nodeId),
-    index('node_certificates_key_idx').on(t.publicKey),
-  ],
+  (t) => [index('node_certificates_node_idx').on(t.nodeId)],
 );
+
+/**
+ * Every public key a node identity was issued for, by the SHA-256 of its SubjectPublicKeyInfo
+ * bytes (so no PEM spelling makes it another key). A key belongs to one node, ever: once that
+ * node is revoked, deleted or decommissioned, its key can never join again.
+ */
+export const nodePublicKeys = pgTable('node_public_keys', {
+  spkiSha256: text('spki_sha256').primaryKey(),
+  nodeId: text('node_id')
+    .notNull()
+    .references(() => nodes.id),
+  createdAt: tz('created_at').notNull().defaultNow(),
+});
 
 /** Node credentials (bearer secrets of the agent), stored only as SHA-256. */
 export const nodeCredentials = pgTable(

@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { index, jsonb, pgTable, text, uniqueIndex } from 'drizzle-orm/pg-core';
+import { check, index, jsonb, pgTable, text, uniqueIndex } from 'drizzle-orm/pg-core';
 import { OPERATION_KINDS, OPERATION_STATUSES } from '../../domain/operation';
 import { timestamps, tz } from './columns';
 
@@ -14,6 +14,8 @@ export const operations = pgTable(
     workflowId: text('workflow_id').notNull(),
     actor: text('actor').notNull(),
     reason: text('reason'),
+    /** The caller an Idempotency-Key belongs to (see `idempotencyScope`); set exactly with the key. */
+    idempotencyScope: text('idempotency_scope'),
     idempotencyKey: text('idempotency_key'),
     requestHash: text('request_hash'),
     result: jsonb('result').$type<Record<string, unknown>>(),
@@ -22,7 +24,12 @@ export const operations = pgTable(
     completedAt: tz('completed_at'),
   },
   (t) => [
-    uniqueIndex('operations_idempotency_key_idx').on(t.idempotencyKey),
+    // Keys are unique per caller: one caller's key never refuses or answers another's request.
+    uniqueIndex('operations_scoped_idempotency_key_idx').on(t.idempotencyScope, t.idempotencyKey),
+    check(
+      'operations_idempotency_key_scoped',
+      sql`(${t.idempotencyKey} is null) = (${t.idempotencyScope} is null)`,
+    ),
     // At most one unfinished operation of each kind per node (DESIGN.md rule 4).
     uniqueIndex('operations_one_open_per_node_idx')
       .on(t.nodeId, t.kind)

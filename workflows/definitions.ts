@@ -47,10 +47,10 @@ export interface DrainInput {
   continueAsNewAfter?: number;
 }
 
-export type DrainOutcome = 'drained' | 'cancelled' | 'refused' | 'never-began' | 'finished';
+export type DrainOutcome = 'drained' | 'cancelled' | 'failed' | 'refused' | 'never-began' | 'finished';
 
 export interface DrainProgress {
-  phase: 'starting' | 'waiting' | 'drained' | 'cancelled';
+  phase: 'starting' | 'waiting' | 'drained' | 'cancelled' | 'failed';
   liveAllocationCount: number;
   liveAllocations: { id: string; endsAt: string | null }[];
   earliestEndsAt: string | null;
@@ -109,7 +109,7 @@ export const DECOMMISSION_STEPS = [
 ] as const;
 
 export interface DecommissionProgress {
-  phase: 'starting' | 'cleaning-up' | 'decommissioned' | 'refused';
+  phase: 'starting' | 'cleaning-up' | 'decommissioned' | 'refused' | 'failed';
   step: (typeof DECOMMISSION_STEPS)[number] | null;
   stepsDone: string[];
 }
@@ -125,7 +125,7 @@ export type PurgeCheck =
   | { state: 'waiting' | 'acked' | 'refused'; commandId: string | null; refuseReason: string | null };
 
 export interface PurgeProgress {
-  phase: 'starting' | 'waiting-for-node' | 'refused' | 'purged' | 'cancelled';
+  phase: 'starting' | 'waiting-for-node' | 'refused' | 'purged' | 'cancelled' | 'failed';
   commandId: string | null;
   refusedReason: string | null;
   waitingSince: string | null;

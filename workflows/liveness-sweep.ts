@@ -1,5 +1,6 @@
 import { continueAsNew, proxyActivities, setCurrentDetails, setHandler, sleep } from '@temporalio/workflow';
 import type { Activities } from '../activities';
+import { stepFailure } from './refusal';
 import { livenessProgressQuery, type LivenessProgress, type LivenessSweepInput } from './definitions';
 
 const { sweepLiveness } = proxyActivities<Activities>({
@@ -13,7 +14,19 @@ export async function livenessSweep(input: LivenessSweepInput): Promise<void> {
   setHandler(livenessProgressQuery, () => progress);
   const limit = input.continueAsNewAfter ?? 500;
   for (let i = 0; i < limit; i++) {
-    const result = await sweepLiveness(input.settings);
+    const result = await sweepLiveness(input.settings).catch((error: unknown) => {
+      // A sweep that gave up must not end the one liveness controller: the next sweep tries afresh.
+      const failure = stepFailure(error);
+      if (!failure) throw error;
+      return failure;
+    });
+    if ('code' in result) {
+      setCurrentDetails(
+        `sweep failed (${result.code}: ${result.reason}); next in ${input.settings.sweepEveryMs / 1000}s`,
+      );
+      await sleep(input.settings.sweepEveryMs);
+      continue;
+    }
     const now = Date.now();
     progress.sweeps++;
     progress.lastSweepAt = new Date(now).toISOString();

@@ -44,7 +44,8 @@ function refusalsAreFinal<T extends Record<string, (...args: never[]) => Promise
             message: refusal.message,
             type: refusal.code,
             nonRetryable: true,
-            details: [refusal.details],
+            // The second detail names the step for the workflow (a local activity's failure does not).
+            details: [refusal.details, { activity: name }],
             // The database's own words, for whoever reads the workflow's history.
             cause: refusal === error ? undefined : (error as Error),
           });

@@ -20,17 +20,18 @@ export function asRefusal(error: unknown): ApplicationFailure {
 }
 
 /**
- * A step that gave up for good: its activity failed without a retry left (a refusal, or a database
- * error no retry fixes). Null for anything else, a cancellation included, which the caller rethrows.
+ * A step that gave up for good: its activity refused (a DrydockError, or a database error no retry
+ * fixes), which reaches the workflow as an ApplicationFailure — wrapped in an ActivityFailure for
+ * an activity, bare for a local one. Null for anything else, a cancellation included.
  */
 export function stepFailure(error: unknown): StepFailure | null {
-  if (!(error instanceof ActivityFailure) || isCancellation(error)) return null;
-  const cause = error.cause;
-  const type = cause instanceof ApplicationFailure ? cause.type : null;
+  const cause = error instanceof ActivityFailure ? error.cause : error;
+  if (!(cause instanceof ApplicationFailure) || isCancellation(error)) return null;
+  const [, named] = (cause.details ?? []) as [unknown, { activity?: string } | undefined];
   return {
-    code: isErrorCode(type) ? type : 'INTERNAL',
-    reason: cause?.message ?? error.message,
-    step: error.activityType,
+    code: isErrorCode(cause.type) ? cause.type : 'INTERNAL',
+    reason: cause.message,
+    step: named?.activity ?? (error instanceof ActivityFailure ? error.activityType : 'unknown'),
   };
 }
 

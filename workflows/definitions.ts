@@ -82,6 +82,8 @@ export interface LivenessProgress {
   lastSweepAt: string | null;
   lastResult: { disconnected: number; unreachable: number; lost: number; graceUntil: string | null } | null;
   nextSweepAt: string | null;
+  /** The last sweep that gave up (a refusal no retry fixes); the controller carries on. */
+  lastFailure: { code: string; reason: string; at: string } | null;
 }
 
 export const livenessProgressQuery = defineQuery<LivenessProgress>('progress');

@@ -10,7 +10,13 @@ const { sweepLiveness } = proxyActivities<Activities>({
 
 /** liveness-sweep: the one liveness controller; a sweep every few seconds, one transaction each. */
 export async function livenessSweep(input: LivenessSweepInput): Promise<void> {
-  const progress: LivenessProgress = { sweeps: 0, lastSweepAt: null, lastResult: null, nextSweepAt: null };
+  const progress: LivenessProgress = {
+    sweeps: 0,
+    lastSweepAt: null,
+    lastResult: null,
+    nextSweepAt: null,
+    lastFailure: null,
+  };
   setHandler(livenessProgressQuery, () => progress);
   const limit = input.continueAsNewAfter ?? 500;
   for (let i = 0; i < limit; i++) {
@@ -21,6 +27,7 @@ export async function livenessSweep(input: LivenessSweepInput): Promise<void> {
       return failure;
     });
     if ('code' in result) {
+      progress.lastFailure = { code: result.code, reason: result.reason, at: new Date().toISOString() };
       setCurrentDetails(
         `sweep failed (${result.code}: ${result.reason}); next in ${input.settings.sweepEveryMs / 1000}s`,
       );

@@ -6,15 +6,17 @@ import { DrydockError } from '../../domain/errors';
 import {
   decommissionWorkflowId,
   drainWorkflowId,
+  livenessProgressQuery,
   purgeWorkflowId,
   remediationWorkflowId,
   type BeginRequest,
 } from '../../workflows/definitions';
+import { ensureLivenessSweep } from '../../workflows/liveness-client';
 import { LifecycleOperationKey, NodeIdKey } from '../../workflows/search-attributes';
 import { joinedNode } from '../support/agents';
 import { executeFromPreview, preview, retiredNode } from '../support/decommission';
 import { call, eventsOf, seedNode, seedPool } from '../support/fixtures';
-import { useHarness } from '../support/harness';
+import { eventually, useHarness } from '../support/harness';
 import { agentOf } from '../support/remediation';
 
 const h = useHarness();
@@ -219,5 +221,50 @@ describe('a later step that fails for good ends the operation failed', () => {
       'node.remediation.attempted',
       'node.remediation.escalated',
     ]);
+  });
+});
+
+describe('the liveness controller meets a sweep that fails for good', () => {
+  it('records the failure and keeps sweeping; once the cause is gone, sweeps succeed again', async () => {
+    // Every sweep writes its time to controller_state: refuse that write, as a broken row would.
+    await h.db.execute(
+      sql.raw(`create function refuse_sweep() returns trigger language plpgsql as $$
+        begin
+          raise exception 'injected: sweep refused' using errcode = 'check_violation';
+        end $$`),
+    );
+    await h.db.execute(
+      sql`create trigger refuse_sweep before insert or update on controller_state for each row execute function refuse_sweep()`,
+    );
+    const workflowId = `liveness-${h.taskQueue}`;
+    await ensureLivenessSweep(h.temporal, h.taskQueue, {
+      workflowId,
+      settings: {
+        sweepEveryMs: 200,
+        leaseMs: 60_000,
+        sessionTimeoutMs: 60_000,
+        outageMs: 60_000,
+        graceMs: 0,
+      },
+    });
+    const handle = h.temporal.workflow.getHandle(workflowId);
+    try {
+      const failed = await eventually(async () => {
+        const progress = await handle.query(livenessProgressQuery);
+        return progress.lastFailure ? progress : undefined;
+      });
+      expect(failed).toMatchObject({ sweeps: 0, lastFailure: { code: 'INVALID_INPUT' } });
+      expect((await handle.describe()).status.name).toBe('RUNNING');
+
+      await h.db.execute(sql`drop trigger refuse_sweep on controller_state`);
+      const recovered = await eventually(async () => {
+        const progress = await handle.query(livenessProgressQuery);
+        return progress.sweeps > 0 ? progress : undefined;
+      });
+      expect(recovered.lastSweepAt).not.toBeNull();
+      expect((await handle.describe()).status.name).toBe('RUNNING');
+    } finally {
+      await handle.terminate('test over');
+    }
   });
 });

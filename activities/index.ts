@@ -1,16 +1,20 @@
 import { ApplicationFailure } from '@temporalio/activity';
 import { DrydockError } from '../domain/errors';
+import { classifyDatabaseError } from '../db/errors';
 import type { ClusterCa } from '../ca';
 import type { Db } from '../db/client';
 import { createDecommissionActivities } from './decommission';
 import { createDrainActivities } from './drain';
+import { createFailureActivities } from './failure';
 import { createLivenessActivities } from './liveness';
 import { createPurgeActivities } from './purge';
 import { createRemediationActivities } from './remediation';
 
 /**
- * Every activity, bound to its dependencies. A refusal (DrydockError) becomes a non-retryable
- * ApplicationFailure whose `type` is the API error code; anything else retries.
+ * Every activity, bound to its dependencies. A refusal — a DrydockError, or a database error that
+ * the database would refuse again (invalid text, an integrity violation) — becomes a non-retryable
+ * ApplicationFailure whose `type` is the API error code; anything else (a lost connection, a
+ * deadlock) retries.
  */
 export function createActivities(deps: { db: Db; ca: ClusterCa; clusterId: string }) {
   return refusalsAreFinal({
@@ -19,6 +23,7 @@ export function createActivities(deps: { db: Db; ca: ClusterCa; clusterId: strin
     ...createDecommissionActivities(deps.db),
     ...createPurgeActivities(deps.db, { ca: deps.ca, clusterId: deps.clusterId }),
     ...createRemediationActivities(deps.db),
+    ...createFailureActivities(deps.db),
   });
 }
 
@@ -33,12 +38,16 @@ function refusalsAreFinal<T extends Record<string, (...args: never[]) => Promise
       try {
         return await fn(...args);
       } catch (error) {
-        if (error instanceof DrydockError) {
+        const refusal = finalRefusal(error);
+        if (refusal) {
           throw ApplicationFailure.create({
-            message: error.message,
-            type: error.code,
+            message: refusal.message,
+            type: refusal.code,
             nonRetryable: true,
-            details: [error.details],
+            // The second detail names the step for the workflow (a local activity's failure does not).
+            details: [refusal.details, { activity: name }],
+            // The database's own words, for whoever reads the workflow's history.
+            cause: refusal === error ? undefined : (error as Error),
           });
         }
         throw error;
@@ -46,4 +55,11 @@ function refusalsAreFinal<T extends Record<string, (...args: never[]) => Promise
     };
   }
   return wrapped as T;
+}
+
+/** The refusal an activity's error stands for, when a retry would only meet it again. */
+function finalRefusal(error: unknown): DrydockError | null {
+  if (error instanceof DrydockError) return error;
+  const database = classifyDatabaseError(error);
+  return database instanceof DrydockError ? database : null;
 }

@@ -59,10 +59,13 @@ export function createApp(deps: AppDeps) {
         () => true,
         () => false,
       ),
-      deps.temporal.workflowService.getSystemInfo({}).then(
-        () => true,
-        () => false,
-      ),
+      // A bound, so a Temporal that accepts connections but never answers reads as not ready.
+      deps.temporal
+        .withDeadline(Date.now() + 2_000, () => deps.temporal.workflowService.getSystemInfo({}))
+        .then(
+          () => true,
+          () => false,
+        ),
     ]);
     const ready = postgres && temporal;
     return c.json({ status: ready ? 'ready' : 'unavailable', postgres, temporal }, ready ? 200 : 503);

@@ -1,8 +1,8 @@
-import { isGrpcDeadlineError, isGrpcServiceError, ServiceError } from '@temporalio/client';
 import type { Context } from 'hono';
 import { HTTPException } from 'hono/http-exception';
 import { DrydockError, ERROR_STATUS, type ErrorCode } from '../domain/errors';
-import { isConnectionError } from '../db/errors';
+import { classifyDatabaseError } from '../db/errors';
+import { classifyTemporalError } from './temporal-errors';
 
 /** The error envelope of spec/api.md. */
 export function errorBody(
@@ -14,37 +14,36 @@ export function errorBody(
   return { error: { code, message, details, requestId } };
 }
 
-/** gRPC status codes that mean Temporal could not be reached or did not answer in time. */
-const UNREACHABLE_GRPC_CODES = new Set([
-  1, // CANCELLED
-  4, // DEADLINE_EXCEEDED
-  14, // UNAVAILABLE
-]);
-
-/** Temporal client errors that mean the server cannot be reached (not a bug, not bad input). */
-export function isTemporalUnavailable(error: unknown): boolean {
-  const cause = error instanceof ServiceError ? error.cause : error;
-  return (
-    isGrpcDeadlineError(cause) ||
-    (isGrpcServiceError(cause) && UNREACHABLE_GRPC_CODES.has(cause.code)) ||
-    (error as { name?: unknown } | null)?.name === 'TransportError'
-  );
+/** What an error means for the caller: its refusal, or UNAVAILABLE, or INTERNAL for a bug. */
+function failureOf(error: unknown): DrydockError {
+  if (error instanceof DrydockError) return error;
+  // Hono's own refusals (malformed JSON, oversized bodies) are bad input.
+  if (error instanceof HTTPException && error.status < 500) {
+    return new DrydockError('INVALID_INPUT', error.message || 'malformed request');
+  }
+  const database = classifyDatabaseError(error);
+  if (database === 'transient') {
+    return new DrydockError(
+      'UNAVAILABLE',
+      'the database could not complete the request; retry it',
+      {},
+      {
+        cause: error,
+      },
+    );
+  }
+  return database ?? classifyTemporalError(error) ?? new DrydockError('INTERNAL', 'internal error');
 }
 
-/** The one place an error becomes a response: known refusals keep their code; nothing leaks. */
+/**
+ * The one place an error becomes a response: known refusals keep their code; nothing leaks. What
+ * the backing service said (its address, its stack) is logged with the request id, never sent.
+ */
 export function toResponse(error: unknown, c: Context) {
   const requestId: string = c.get('requestId') ?? 'unknown';
-  let failure: DrydockError;
-  if (error instanceof DrydockError) {
-    failure = error;
-  } else if (error instanceof HTTPException && error.status < 500) {
-    // Hono's own refusals (malformed JSON, oversized bodies) are bad input.
-    failure = new DrydockError('INVALID_INPUT', error.message || 'malformed request');
-  } else if (isConnectionError(error) || isTemporalUnavailable(error)) {
-    failure = new DrydockError('UNAVAILABLE', 'a backing service is unreachable; nothing was changed');
-  } else {
-    console.error(`[${requestId}] internal error`, error);
-    failure = new DrydockError('INTERNAL', 'internal error');
+  const failure = failureOf(error);
+  if (ERROR_STATUS[failure.code] >= 500 && (failure !== error || failure.cause !== undefined)) {
+    console.error(`[${requestId}] ${failure.code}: ${failure.message}`, failure.cause ?? error);
   }
   return c.json(
     errorBody(failure.code, failure.message, failure.details, requestId),

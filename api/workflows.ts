@@ -11,7 +11,7 @@ import { DrydockError, isErrorCode } from '../domain/errors';
 import { newId } from '../domain/ids';
 import { beginUpdate, type BeginRequest, type BeginResult } from '../workflows/definitions';
 import type { AppDeps } from './env';
-import { isTemporalUnavailable } from './errors';
+import { classifyTemporalError, grpcCode } from './temporal-errors';
 
 /** SHA-256 over a request's canonical JSON: what an Idempotency-Key is bound to. */
 export function requestHash(request: unknown): string {
@@ -53,7 +53,8 @@ export interface StartOperation<Input> {
 /**
  * Starts (or joins) a lifecycle workflow the one way DESIGN.md rule 4 describes: update-with-start
  * of its `begin` update, conflict policy USE_EXISTING, update id = `beginUpdateId`.
- * A refused begin comes back as the DrydockError whose code the workflow named.
+ * A refused begin comes back as the DrydockError whose code the workflow named; any other failure
+ * of the Temporal client as UNAVAILABLE (its cause kept for the server's log).
  */
 export async function startOperation<Input>(
   deps: AppDeps,
@@ -82,32 +83,17 @@ export async function startOperation<Input>(
       );
     } catch (error) {
       // The server refuses the pair while the previous run of this id is closing: try again.
-      if (isFailedPrecondition(error) && attempt < START_ATTEMPTS && Date.now() < deadline) {
+      if (grpcCode(error) === FAILED_PRECONDITION && attempt < START_ATTEMPTS && Date.now() < deadline) {
         await new Promise((resolve) => setTimeout(resolve, 200 * attempt));
         continue;
       }
-      if (isFailedPrecondition(error)) {
-        throw new DrydockError(
-          'UNAVAILABLE',
-          'the operation could not start right now; nothing was changed, retry',
-          {
-            cause: (error as Error).message,
-          },
-        );
-      }
-      throw refusalOf(error) ?? unavailable(error) ?? error;
+      throw refusalOf(error) ?? classifyTemporalError(error) ?? error;
     }
   }
 }
 
 const START_ATTEMPTS = 5;
-
-function isFailedPrecondition(error: unknown): boolean {
-  for (let e: unknown = error; e instanceof Error; e = e.cause) {
-    if ((e as { code?: unknown }).code === 9) return true;
-  }
-  return false;
-}
+const FAILED_PRECONDITION = 9;
 
 function refusalOf(error: unknown): DrydockError | null {
   if (!(error instanceof WorkflowUpdateFailedError)) return null;
@@ -120,12 +106,8 @@ function refusalOf(error: unknown): DrydockError | null {
   return null;
 }
 
-function unavailable(error: unknown): DrydockError | null {
-  if (!isTemporalUnavailable(error)) return null;
-  return new DrydockError('UNAVAILABLE', 'no worker took the request in time; nothing was changed', {
-    cause: (error as Error).message,
-  });
-}
+/** How long a route waits for a signal to be taken: the change is committed whether or not it is. */
+const SIGNAL_TIMEOUT_MS = 2_000;
 
 /** Sends a signal to a workflow if it runs; a missing workflow is fine (its timer catches up). */
 export async function signalIfRunning(
@@ -135,7 +117,9 @@ export async function signalIfRunning(
   args: unknown[] = [],
 ): Promise<void> {
   try {
-    await client.workflow.getHandle(workflowId).signal(signal, ...args);
+    await client.withDeadline(Date.now() + SIGNAL_TIMEOUT_MS, () =>
+      client.workflow.getHandle(workflowId).signal(signal, ...args),
+    );
   } catch (error) {
     if (error instanceof WorkflowNotFoundError) return;
     // The change is committed; the workflow's periodic check will see it even without the signal.

@@ -25,8 +25,10 @@ export class DrydockError extends Error {
     readonly code: ErrorCode,
     message: string,
     readonly details: Record<string, unknown> = {},
+    /** What went wrong underneath, for the server's log only: never part of a response. */
+    options?: { cause?: unknown },
   ) {
-    super(message);
+    super(message, options);
     this.name = 'DrydockError';
   }
 }

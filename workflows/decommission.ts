@@ -2,6 +2,7 @@ import { proxyActivities, setCurrentDetails, setHandler } from '@temporalio/work
 import type { Activities } from '../activities';
 import { beginDecommissionUpdate, decommissionProgressQuery, type DecommissionProgress } from './definitions';
 import { awaitBegin } from './begin';
+import { unlessGivenUp } from './refusal';
 
 const steps = proxyActivities<Activities>({
   startToCloseTimeout: '30 seconds',
@@ -14,7 +15,7 @@ const steps = proxyActivities<Activities>({
  */
 export async function decommission(input: {
   nodeId: string;
-}): Promise<'decommissioned' | 'refused' | 'never-began'> {
+}): Promise<'decommissioned' | 'failed' | 'refused' | 'never-began'> {
   const progress: DecommissionProgress = { phase: 'starting', step: null, stepsDone: [] };
   setHandler(decommissionProgressQuery, () => progress);
   const start = await awaitBegin(beginDecommissionUpdate, input.nodeId, (request) =>
@@ -26,26 +27,33 @@ export async function decommission(input: {
   }
   const operationId = start.begun.operation.id;
 
-  progress.phase = 'cleaning-up';
   const nodeId = input.nodeId;
-  const cleanup = [
-    ['revokeNodeIdentity', () => steps.revokeNodeIdentity({ nodeId })],
-    ['decommissionAccelerators', () => steps.decommissionAccelerators({ nodeId })],
-    ['protectStorageRoots', () => steps.protectStorageRoots({ nodeId })],
-    ['removeCurrentRows', () => steps.removeCurrentRows({ nodeId })],
-  ] as const;
-  for (const [name, run] of cleanup) {
-    progress.step = name;
-    setCurrentDetails(`cleaning up: ${name} (${progress.stepsDone.length + 1} of ${cleanup.length + 1})`);
-    await run();
-    progress.stepsDone.push(name);
-  }
-  progress.step = 'finalizeDecommission';
-  setCurrentDetails('finalizing');
-  await steps.finalizeDecommission({ nodeId, operationId });
-  progress.stepsDone.push('finalizeDecommission');
-  progress.step = null;
-  progress.phase = 'decommissioned';
-  setCurrentDetails('decommissioned');
-  return 'decommissioned';
+  const outcome = await unlessGivenUp(
+    async (): Promise<'decommissioned'> => {
+      progress.phase = 'cleaning-up';
+      const cleanup = [
+        ['revokeNodeIdentity', () => steps.revokeNodeIdentity({ nodeId })],
+        ['decommissionAccelerators', () => steps.decommissionAccelerators({ nodeId })],
+        ['protectStorageRoots', () => steps.protectStorageRoots({ nodeId })],
+        ['removeCurrentRows', () => steps.removeCurrentRows({ nodeId })],
+      ] as const;
+      for (const [name, run] of cleanup) {
+        progress.step = name;
+        setCurrentDetails(`cleaning up: ${name} (${progress.stepsDone.length + 1} of ${cleanup.length + 1})`);
+        await run();
+        progress.stepsDone.push(name);
+      }
+      progress.step = 'finalizeDecommission';
+      setCurrentDetails('finalizing');
+      await steps.finalizeDecommission({ nodeId, operationId });
+      progress.stepsDone.push('finalizeDecommission');
+      progress.step = null;
+      progress.phase = 'decommissioned';
+      setCurrentDetails('decommissioned');
+      return 'decommissioned';
+    },
+    (failure) => steps.failOperation({ nodeId, operationId, failure }),
+  );
+  if (outcome === 'failed') progress.phase = 'failed';
+  return outcome;
 }

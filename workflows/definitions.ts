@@ -52,10 +52,11 @@ export interface DrainInput {
 }
 
 /** `already-done`: every begin of the run was answered by a drain that had already finished. */
-export type DrainOutcome = 'drained' | 'cancelled' | 'refused' | 'never-began' | 'finished' | 'already-done';
+export type DrainOutcome =
+  'drained' | 'cancelled' | 'failed' | 'refused' | 'never-began' | 'finished' | 'already-done';
 
 export interface DrainProgress {
-  phase: 'starting' | 'waiting' | 'drained' | 'cancelled';
+  phase: 'starting' | 'waiting' | 'drained' | 'cancelled' | 'failed';
   liveAllocationCount: number;
   liveAllocations: { id: string; endsAt: string | null }[];
   earliestEndsAt: string | null;
@@ -87,6 +88,8 @@ export interface LivenessProgress {
   lastSweepAt: string | null;
   lastResult: { disconnected: number; unreachable: number; lost: number; graceUntil: string | null } | null;
   nextSweepAt: string | null;
+  /** The last sweep that gave up (a refusal no retry fixes); the controller carries on. */
+  lastFailure: { code: string; reason: string; at: string } | null;
 }
 
 export const livenessProgressQuery = defineQuery<LivenessProgress>('progress');
@@ -114,7 +117,7 @@ export const DECOMMISSION_STEPS = [
 ] as const;
 
 export interface DecommissionProgress {
-  phase: 'starting' | 'cleaning-up' | 'decommissioned' | 'refused';
+  phase: 'starting' | 'cleaning-up' | 'decommissioned' | 'refused' | 'failed';
   step: (typeof DECOMMISSION_STEPS)[number] | null;
   stepsDone: string[];
 }
@@ -130,7 +133,7 @@ export type PurgeCheck =
   | { state: 'waiting' | 'acked' | 'refused'; commandId: string | null; refuseReason: string | null };
 
 export interface PurgeProgress {
-  phase: 'starting' | 'waiting-for-node' | 'refused' | 'purged' | 'cancelled';
+  phase: 'starting' | 'waiting-for-node' | 'refused' | 'purged' | 'cancelled' | 'failed';
   commandId: string | null;
   refusedReason: string | null;
   waitingSince: string | null;

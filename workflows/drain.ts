@@ -21,12 +21,12 @@ import {
 } from './definitions';
 import { isFinished } from '../domain/operation';
 import { beginOperationId } from './begin';
-import { asRefusal } from './refusal';
+import { asRefusal, unlessGivenUp } from './refusal';
 import { OperationIdKey } from './search-attributes';
 
 // Local activities: each step is one short transaction, and running it inside the workflow task
 // saves the activity-task round trip between a release and `node.drained` (bench: drain-reaction).
-const { beginDrain, checkDrain } = proxyLocalActivities<Activities>({
+const { beginDrain, checkDrain, failOperation } = proxyLocalActivities<Activities>({
   startToCloseTimeout: '10 seconds',
   retry: { initialInterval: '200 milliseconds', maximumInterval: '10 seconds' },
 });
@@ -99,7 +99,18 @@ export async function drain(input: DrainInput): Promise<DrainOutcome> {
   for (let iteration = 0; ; iteration++) {
     const current: string = operationId!;
     const seen = wakeups;
-    const check = await checkDrain({ nodeId: input.nodeId, operationId: current });
+    const check = await unlessGivenUp(
+      () => checkDrain({ nodeId: input.nodeId, operationId: current }),
+      (failure) => failOperation({ nodeId: input.nodeId, operationId: current, failure }),
+    );
+    if (check === 'failed') {
+      // As below: a begin that arrived meanwhile started a new drain; keep draining for it.
+      await condition(allHandlersFinished);
+      if (operationId !== current) continue;
+      progress.phase = 'failed';
+      progress.nextCheckAt = null;
+      return 'failed';
+    }
     if (check.outcome !== 'waiting') {
       // A begin that arrived meanwhile may have replaced a stale operation: keep draining for it.
       await condition(allHandlersFinished);

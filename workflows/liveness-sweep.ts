@@ -1,5 +1,6 @@
 import { continueAsNew, proxyActivities, setCurrentDetails, setHandler, sleep } from '@temporalio/workflow';
 import type { Activities } from '../activities';
+import { stepFailure } from './refusal';
 import { livenessProgressQuery, type LivenessProgress, type LivenessSweepInput } from './definitions';
 
 const { sweepLiveness } = proxyActivities<Activities>({
@@ -9,11 +10,30 @@ const { sweepLiveness } = proxyActivities<Activities>({
 
 /** liveness-sweep: the one liveness controller; a sweep every few seconds, one transaction each. */
 export async function livenessSweep(input: LivenessSweepInput): Promise<void> {
-  const progress: LivenessProgress = { sweeps: 0, lastSweepAt: null, lastResult: null, nextSweepAt: null };
+  const progress: LivenessProgress = {
+    sweeps: 0,
+    lastSweepAt: null,
+    lastResult: null,
+    nextSweepAt: null,
+    lastFailure: null,
+  };
   setHandler(livenessProgressQuery, () => progress);
   const limit = input.continueAsNewAfter ?? 500;
   for (let i = 0; i < limit; i++) {
-    const result = await sweepLiveness(input.settings);
+    const result = await sweepLiveness(input.settings).catch((error: unknown) => {
+      // A sweep that gave up must not end the one liveness controller: the next sweep tries afresh.
+      const failure = stepFailure(error);
+      if (!failure) throw error;
+      return failure;
+    });
+    if ('code' in result) {
+      progress.lastFailure = { code: result.code, reason: result.reason, at: new Date().toISOString() };
+      setCurrentDetails(
+        `sweep failed (${result.code}: ${result.reason}); next in ${input.settings.sweepEveryMs / 1000}s`,
+      );
+      await sleep(input.settings.sweepEveryMs);
+      continue;
+    }
     const now = Date.now();
     progress.sweeps++;
     progress.lastSweepAt = new Date(now).toISOString();

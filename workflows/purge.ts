@@ -2,6 +2,7 @@ import { condition, proxyLocalActivities, setCurrentDetails, setHandler } from '
 import type { Activities } from '../activities';
 import { beginUpdate, purgeAnsweredSignal, purgeProgressQuery, type PurgeProgress } from './definitions';
 import { awaitBegin } from './begin';
+import { unlessGivenUp } from './refusal';
 
 const steps = proxyLocalActivities<Activities>({
   startToCloseTimeout: '10 seconds',
@@ -18,7 +19,7 @@ const RECHECK = '1 minute';
  */
 export async function purge(input: {
   nodeId: string;
-}): Promise<'purged' | 'cancelled' | 'refused' | 'never-began'> {
+}): Promise<'purged' | 'cancelled' | 'failed' | 'refused' | 'never-began'> {
   let answers = 0;
   const progress: PurgeProgress = {
     phase: 'starting',
@@ -33,35 +34,43 @@ export async function purge(input: {
   const opId = start.begun.operation.id;
 
   progress.phase = 'waiting-for-node';
-  progress.waitingSince = new Date().toISOString();
-  for (;;) {
-    const seen = answers;
-    const check = await steps.checkPurge({ nodeId: input.nodeId, operationId: opId });
-    if (check.state === 'deleted') {
-      await steps.cancelPurge({ operationId: opId });
-      progress.phase = 'cancelled';
-      setCurrentDetails('cancelled: the node was deleted while purging');
-      return 'cancelled';
-    }
-    progress.commandId = check.commandId;
-    if (check.state === 'acked') {
-      await steps.forgetPurgedNode({ nodeId: input.nodeId, operationId: opId });
-      progress.phase = 'purged';
-      setCurrentDetails('purged: the node acknowledged and was forgotten');
-      return 'purged';
-    }
-    if (check.state === 'refused') {
-      progress.phase = 'refused';
-      progress.refusedReason = check.refuseReason;
-      setCurrentDetails(
-        `the node refused the purge (${check.refuseReason ?? 'no reason'}); it stays purging until DELETE`,
-      );
-    } else {
-      setCurrentDetails(
-        `waiting for node ${input.nodeId} to acknowledge purge command ${check.commandId ?? '?'} ` +
-          `(since ${progress.waitingSince.slice(0, 19)}Z; it is delivered when the node polls)`,
-      );
-    }
-    await condition(() => answers !== seen, RECHECK);
-  }
+  const waitingSince = new Date().toISOString();
+  progress.waitingSince = waitingSince;
+  const outcome = await unlessGivenUp(
+    async (): Promise<'purged' | 'cancelled'> => {
+      for (;;) {
+        const seen = answers;
+        const check = await steps.checkPurge({ nodeId: input.nodeId, operationId: opId });
+        if (check.state === 'deleted') {
+          await steps.cancelPurge({ operationId: opId });
+          progress.phase = 'cancelled';
+          setCurrentDetails('cancelled: the node was deleted while purging');
+          return 'cancelled';
+        }
+        progress.commandId = check.commandId;
+        if (check.state === 'acked') {
+          await steps.forgetPurgedNode({ nodeId: input.nodeId, operationId: opId });
+          progress.phase = 'purged';
+          setCurrentDetails('purged: the node acknowledged and was forgotten');
+          return 'purged';
+        }
+        if (check.state === 'refused') {
+          progress.phase = 'refused';
+          progress.refusedReason = check.refuseReason;
+          setCurrentDetails(
+            `the node refused the purge (${check.refuseReason ?? 'no reason'}); it stays purging until DELETE`,
+          );
+        } else {
+          setCurrentDetails(
+            `waiting for node ${input.nodeId} to acknowledge purge command ${check.commandId ?? '?'} ` +
+              `(since ${waitingSince.slice(0, 19)}Z; it is delivered when the node polls)`,
+          );
+        }
+        await condition(() => answers !== seen, RECHECK);
+      }
+    },
+    (failure) => steps.failOperation({ nodeId: input.nodeId, operationId: opId, failure }),
+  );
+  if (outcome === 'failed') progress.phase = 'failed';
+  return outcome;
 }

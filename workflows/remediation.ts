@@ -22,6 +22,7 @@ import {
   type RemediationSettings,
 } from './definitions';
 import { awaitBegin } from './begin';
+import { stepFailure } from './refusal';
 
 const steps = proxyLocalActivities<Activities>({
   startToCloseTimeout: '10 seconds',
@@ -127,6 +128,14 @@ export async function remediation(input: {
     setCurrentDetails('escalated to maintenance: the condition did not clear');
     return 'escalated';
   } catch (error) {
+    const failure = stepFailure(error);
+    if (failure) {
+      // A step that gave up ends the remediation as a failed one does: escalated to maintenance.
+      await escalate(`${failure.step} failed: ${failure.reason}`, 'failed');
+      progress.phase = 'escalated';
+      setCurrentDetails(`escalated to maintenance: ${failure.step} failed`);
+      return 'escalated';
+    }
     if (!isCancellation(error)) throw error;
     const open = progress.attempts.at(-1);
     if (open && open.outcome === null) open.outcome = 'cancelled';

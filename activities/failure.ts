@@ -1,0 +1,57 @@
+import { and, eq, sql } from 'drizzle-orm';
+import { finishDrain } from '../domain/controls';
+import { isDraining } from '../domain/node';
+import type { Db } from '../db/client';
+import { applyNodeChange, lockNode } from '../db/nodes';
+import { finishOperation } from '../db/operations';
+import { nodeCommands } from '../db/schema';
+
+/** Why a step gave up: the refusal's API code, its message and the activity that refused. */
+export interface StepFailure {
+  code: string;
+  reason: string;
+  step: string;
+}
+
+export function createFailureActivities(db: Db) {
+  return {
+    /**
+     * A step after begin failed for good, in one transaction: the operation ends `failed` with the
+     * reason in `error`, its commands not yet delivered are cancelled (a node never acts for an
+     * operation that gave up), and a drain's `draining` comes off (`node.drain.failed`; the node
+     * stays cordoned) so the next drain starts afresh. A finished operation is left as it is.
+     */
+    async failOperation(input: {
+      nodeId: string;
+      operationId: string;
+      failure: StepFailure;
+    }): Promise<boolean> {
+      return db.transaction(async (tx) => {
+        const node = await lockNode(tx, input.nodeId);
+        const failed = await finishOperation(tx, input.operationId, 'failed', {
+          error: { ...input.failure },
+        });
+        if (!failed) return false;
+        await tx
+          .update(nodeCommands)
+          .set({ status: 'cancelled', finishedAt: sql`now()` })
+          .where(and(eq(nodeCommands.operationId, failed.id), eq(nodeCommands.status, 'pending')));
+        if (failed.kind === 'drain' && isDraining(node)) {
+          await applyNodeChange(
+            tx,
+            node,
+            {
+              ...finishDrain(node),
+              event: {
+                type: 'node.drain.failed',
+                data: { code: input.failure.code, step: input.failure.step },
+              },
+            },
+            { actor: 'system:drain', reason: input.failure.reason, operationId: failed.id },
+          );
+        }
+        return true;
+      });
+    },
+  };
+}

@@ -1,0 +1,271 @@
+import { eq, sql } from 'drizzle-orm';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { startOperation } from '../../api/workflows';
+import { nodes, operations } from '../../db/schema';
+import { DrydockError } from '../../domain/errors';
+import {
+  decommissionWorkflowId,
+  drainWorkflowId,
+  livenessProgressQuery,
+  purgeWorkflowId,
+  remediationWorkflowId,
+  type BeginRequest,
+} from '../../workflows/definitions';
+import { ensureLivenessSweep } from '../../workflows/liveness-client';
+import { LifecycleOperationKey, NodeIdKey } from '../../workflows/search-attributes';
+import { joinedNode } from '../support/agents';
+import { executeFromPreview, preview, retiredNode } from '../support/decommission';
+import { call, eventsOf, seedNode, seedPool } from '../support/fixtures';
+import { eventually, useHarness } from '../support/harness';
+import { agentOf } from '../support/remediation';
+
+const h = useHarness();
+
+const NUL_REASON = 'replace PSU\u0000';
+const operationsOf = (nodeId: string) => h.db.select().from(operations).where(eq(operations.nodeId, nodeId));
+const nodeRow = async (nodeId: string) => (await h.db.select().from(nodes).where(eq(nodes.id, nodeId)))[0]!;
+const result = (workflowId: string) => h.temporal.workflow.getHandle(workflowId).result();
+
+/** A start that skips the route (and its schema), so the begin activity meets the database's refusal. */
+function begin(kind: string, workflowId: string, nodeId: string, extra: Record<string, unknown> = {}) {
+  const request: BeginRequest = {
+    actor: 'test',
+    reason: NUL_REASON,
+    idempotencyKey: null,
+    idempotencyScope: null,
+    requestHash: null,
+  };
+  return startOperation(h.deps, {
+    workflowType: kind,
+    workflowId,
+    input: { nodeId },
+    searchAttributes: [
+      { key: NodeIdKey, value: nodeId },
+      { key: LifecycleOperationKey, value: kind },
+    ],
+    summary: `${kind} ${nodeId}`,
+    request: { ...request, ...extra },
+  }).then(
+    () => {
+      throw new Error('the begin was not refused');
+    },
+    (error: unknown) => error,
+  );
+}
+
+// Injects a permanent failure into the last step of a flow: the database refuses to mark the
+// operations of the nodes listed in `doomed` succeeded (a check violation, as a real constraint would).
+beforeAll(async () => {
+  await h.db.execute(sql`create table doomed (node_id text primary key)`);
+  await h.db.execute(
+    sql.raw(`create function refuse_success() returns trigger language plpgsql as $$
+      begin
+        if new.status = 'succeeded' and exists (select 1 from doomed where node_id = new.node_id) then
+          raise exception 'injected: success refused' using errcode = 'check_violation';
+        end if;
+        return new;
+      end $$`),
+  );
+  await h.db.execute(
+    sql`create trigger refuse_success before update on operations for each row execute function refuse_success()`,
+  );
+});
+const doom = (nodeId: string) => h.db.execute(sql`insert into doomed values (${nodeId})`);
+const spare = (nodeId: string) => h.db.execute(sql`delete from doomed where node_id = ${nodeId}`);
+
+describe('a begin the database refuses ends the workflow at once', () => {
+  it('drain, purge, decommission and remediation: INVALID_INPUT, workflow refused, nothing changed', async () => {
+    await seedPool(h, { id: 'pool-b', tenantId: 'acme', policy: { maxUnhealthy: 10 } });
+    const drained = await seedNode(h, { poolId: 'pool-b', tenantId: 'acme' });
+    const purged = await seedNode(h, { poolId: 'pool-b', tenantId: 'acme' });
+    const remediated = await seedNode(h, { poolId: 'pool-b', tenantId: 'acme' });
+    await h.db
+      .update(nodes)
+      .set({
+        conditions: [
+          { type: 'GpuXidError', status: true, reason: 'xid-79', since: new Date().toISOString() },
+        ],
+      })
+      .where(eq(nodes.id, remediated));
+    const retired = (await retiredNode(h, 'pool-b')).nodeId;
+    const p = (await preview(h, retired)).body;
+
+    const cases = [
+      { kind: 'drain', workflowId: drainWorkflowId(drained), nodeId: drained, extra: {} },
+      { kind: 'purge', workflowId: purgeWorkflowId(purged), nodeId: purged, extra: {} },
+      {
+        kind: 'remediation',
+        workflowId: remediationWorkflowId(remediated),
+        nodeId: remediated,
+        extra: { condition: 'GpuXidError', automatic: false },
+      },
+      {
+        kind: 'decommission',
+        workflowId: decommissionWorkflowId(retired),
+        nodeId: retired,
+        extra: {
+          confirm: p.hostname,
+          nodeGeneration: p.nodeGeneration,
+          dependencyDigest: p.dependencyDigest,
+          operator: 'alice',
+        },
+      },
+    ];
+    for (const { kind, workflowId, nodeId, extra } of cases) {
+      const before = await nodeRow(nodeId);
+      const eventsBefore = await eventsOf(h, nodeId);
+      const started = Date.now();
+      const refused = await begin(kind, workflowId, nodeId, extra);
+      // Well inside the 10 s the harness gives a begin: no retry ran out the clock.
+      expect(Date.now() - started, kind).toBeLessThan(5_000);
+      expect(refused, kind).toBeInstanceOf(DrydockError);
+      expect(refused, kind).toMatchObject({ code: 'INVALID_INPUT' });
+      expect(await result(workflowId), kind).toBe('refused');
+      expect(await operationsOf(nodeId), kind).toEqual([]);
+      expect((await nodeRow(nodeId)).version, kind).toBe(before.version);
+      expect(await eventsOf(h, nodeId), kind).toEqual(eventsBefore);
+    }
+
+    // The refused drain left nothing behind: a valid drain starts afresh and finishes.
+    const valid = await call(h, 'POST', `/v1/nodes/${drained}/drain`, { body: { reason: 'replace PSU' } });
+    expect(valid.status).toBe(202);
+    expect(await result(drainWorkflowId(drained))).toBe('drained');
+  });
+});
+
+describe('a later step that fails for good ends the operation failed', () => {
+  it('drain: operation failed with the reason, draining lifted (still cordoned), one node.drain.failed', async () => {
+    await seedPool(h, { id: 'pool-d', tenantId: 'acme' });
+    const nodeId = await seedNode(h, { poolId: 'pool-d', tenantId: 'acme' });
+    await doom(nodeId);
+    const started = await call(h, 'POST', `/v1/nodes/${nodeId}/drain`, { body: { reason: 'replace PSU' } });
+    expect(started.status).toBe(202);
+    expect(await result(drainWorkflowId(nodeId))).toBe('failed');
+    const [op, ...more] = await operationsOf(nodeId);
+    expect(more).toEqual([]);
+    expect(op).toMatchObject({
+      id: started.body.operation.id,
+      status: 'failed',
+      error: {
+        code: 'INVALID_INPUT',
+        step: 'checkDrain',
+        reason: expect.stringContaining('cannot be stored'),
+      },
+      completedAt: expect.any(Date),
+    });
+    expect(await nodeRow(nodeId)).toMatchObject({ cordoned: true, noScheduleReasons: [] });
+    expect((await eventsOf(h, nodeId)).map((e) => e.type)).toEqual(['node.draining', 'node.drain.failed']);
+
+    // The next drain starts afresh: a new operation, and it drains.
+    await spare(nodeId);
+    const again = await call(h, 'POST', `/v1/nodes/${nodeId}/drain`, { body: { reason: 'again' } });
+    expect(again.status).toBe(202);
+    expect(again.body.operation.id).not.toBe(op!.id);
+    expect(await result(drainWorkflowId(nodeId))).toBe('drained');
+    expect(await eventsOf(h, nodeId, 'node.drain.failed')).toHaveLength(1);
+  });
+
+  it('purge: the ack cannot be recorded; operation failed, the node stays purging, not forgotten', async () => {
+    await seedPool(h, { id: 'pool-p', tenantId: 'acme' });
+    const { nodeId, credential } = await joinedNode(h, 'pool-p');
+    await doom(nodeId);
+    const started = await call(h, 'POST', `/v1/nodes/${nodeId}/purge`, { body: { confirm: true } });
+    expect(started.status).toBe(202);
+    const [command] = (await call(h, 'GET', '/v1/agent/commands?wait=0', { token: credential })).body.items;
+    await agentOf(h, credential).ack(command.id);
+    expect(await result(purgeWorkflowId(nodeId))).toBe('failed');
+    const [op, ...more] = await operationsOf(nodeId);
+    expect(more).toEqual([]);
+    expect(op).toMatchObject({
+      status: 'failed',
+      error: { code: 'INVALID_INPUT', step: 'forgetPurgedNode' },
+    });
+    expect(await nodeRow(nodeId)).toMatchObject({ provisionState: 'purging', deletedAt: null });
+    expect((await eventsOf(h, nodeId, 'node.purge')).map((e) => e.type)).toEqual(['node.purge.requested']);
+  });
+
+  it('decommission: finalize refused; operation failed, the node stays decommissioning, no node.decommissioned', async () => {
+    await seedPool(h, { id: 'pool-x', tenantId: 'acme' });
+    const { nodeId } = await retiredNode(h, 'pool-x');
+    await doom(nodeId);
+    const { reply } = await executeFromPreview(h, nodeId);
+    expect(reply.status).toBe(202);
+    expect(await result(decommissionWorkflowId(nodeId))).toBe('failed');
+    const [op, ...more] = await operationsOf(nodeId);
+    expect(more).toEqual([]);
+    expect(op).toMatchObject({
+      status: 'failed',
+      error: { code: 'INVALID_INPUT', step: 'finalizeDecommission' },
+    });
+    expect(await nodeRow(nodeId)).toMatchObject({ provisionState: 'decommissioning' });
+    expect(await eventsOf(h, nodeId, 'node.decommissioned')).toEqual([]);
+  });
+
+  it('remediation: success cannot be recorded; escalated to maintenance once, operation failed', async () => {
+    await seedPool(h, { id: 'pool-r', tenantId: 'acme', kind: 'provider', policy: { maxUnhealthy: 5 } });
+    const { nodeId, credential } = await joinedNode(h, 'pool-r');
+    await doom(nodeId);
+    const agent = agentOf(h, credential);
+    expect((await agent.report('GpuXidError', true, 'xid-79')).body.remediation).toMatchObject({
+      status: 'running',
+    });
+    await agent.report('GpuXidError', false);
+    expect(await result(remediationWorkflowId(nodeId))).toBe('escalated');
+    const [op, ...more] = await operationsOf(nodeId);
+    expect(more).toEqual([]);
+    expect(op).toMatchObject({
+      status: 'failed',
+      error: { reason: expect.stringContaining('succeedRemediation failed') },
+    });
+    expect(await nodeRow(nodeId)).toMatchObject({ maintenance: true });
+    expect((await eventsOf(h, nodeId, 'node.remediation.')).map((e) => e.type)).toEqual([
+      'node.remediation.attempted',
+      'node.remediation.escalated',
+    ]);
+  });
+});
+
+describe('the liveness controller meets a sweep that fails for good', () => {
+  it('records the failure and keeps sweeping; once the cause is gone, sweeps succeed again', async () => {
+    // Every sweep writes its time to controller_state: refuse that write, as a broken row would.
+    await h.db.execute(
+      sql.raw(`create function refuse_sweep() returns trigger language plpgsql as $$
+        begin
+          raise exception 'injected: sweep refused' using errcode = 'check_violation';
+        end $$`),
+    );
+    await h.db.execute(
+      sql`create trigger refuse_sweep before insert or update on controller_state for each row execute function refuse_sweep()`,
+    );
+    const workflowId = `liveness-${h.taskQueue}`;
+    await ensureLivenessSweep(h.temporal, h.taskQueue, {
+      workflowId,
+      settings: {
+        sweepEveryMs: 200,
+        leaseMs: 60_000,
+        sessionTimeoutMs: 60_000,
+        outageMs: 60_000,
+        graceMs: 0,
+      },
+    });
+    const handle = h.temporal.workflow.getHandle(workflowId);
+    try {
+      const failed = await eventually(async () => {
+        const progress = await handle.query(livenessProgressQuery);
+        return progress.lastFailure ? progress : undefined;
+      });
+      expect(failed).toMatchObject({ sweeps: 0, lastFailure: { code: 'INVALID_INPUT' } });
+      expect((await handle.describe()).status.name).toBe('RUNNING');
+
+      await h.db.execute(sql`drop trigger refuse_sweep on controller_state`);
+      const recovered = await eventually(async () => {
+        const progress = await handle.query(livenessProgressQuery);
+        return progress.sweeps > 0 ? progress : undefined;
+      });
+      expect(recovered.lastSweepAt).not.toBeNull();
+      expect((await handle.describe()).status.name).toBe('RUNNING');
+    } finally {
+      await handle.terminate('test over');
+    }
+  });
+});

@@ -1,5 +1,6 @@
 import { createRoute, OpenAPIHono, z } from '@hono/zod-openapi';
 import { and, asc, eq, inArray, isNull, sql } from 'drizzle-orm';
+import { DURATION_PATTERN } from '../../domain/duration';
 import { DrydockError } from '../../domain/errors';
 import { newId } from '../../domain/ids';
 import { LABEL_KEY, LABEL_VALUE, MAX_LABELS, RESERVED_LABEL_PREFIX } from '../../domain/labels';
@@ -10,7 +11,7 @@ import type { Db } from '../../db/client';
 import { joinTokens, pools } from '../../db/schema';
 import { requireAction } from '../auth';
 import type { AppEnv } from '../env';
-import { errorResponses, idOf, json, jsonBody, slug } from '../schemas';
+import { errorResponses, idOf, json, jsonBody, slug, text } from '../schemas';
 
 export const tokensRouter = new OpenAPIHono<AppEnv>();
 
@@ -76,10 +77,14 @@ tokensRouter.openapi(
       z.strictObject({
         poolId: slug,
         tenantId: slug.optional(),
-        ttl: z.string().max(16),
+        ttl: z
+          .string()
+          .max(32, { error: 'ttl is at most 32 characters', abort: true })
+          .regex(DURATION_PATTERN, 'ttl is 0 (never) or a duration such as 24h or 30m')
+          .openapi({ description: '0 (never) or a duration from 1ms to 3650d' }),
         maxUses: z.number().int().min(0).max(1_000_000),
         labels: tokenLabels.optional(),
-        description: z.string().min(1).max(256).optional(),
+        description: text({ max: 256, description: 'what the token is for' }).optional(),
       }),
       true,
     ),

@@ -33,6 +33,25 @@ export const text = ({ max, description }: { max: number; description: string })
 
 export const reason = text({ max: 256, description: 'why, recorded on the event' });
 
+/**
+ * A JSON object of `key` → `value`. zod passes over a `__proto__` key without a word (the entry
+ * just vanishes); here it is refused like any other key of the wrong form.
+ */
+export const record = <K extends z.core.$ZodRecordKey, V extends z.ZodType>(key: K, value: V) =>
+  z.preprocess(
+    (input, ctx) => {
+      if (input !== null && typeof input === 'object' && Object.hasOwn(input, '__proto__')) {
+        ctx.addIssue({
+          code: 'custom',
+          message: '__proto__ is not a key this object takes',
+          path: ['__proto__'],
+        });
+      }
+      return input;
+    },
+    z.record(key, value),
+  );
+
 /** A positive counter Postgres stores as `integer`: versions, generations. */
 export const counter = z.number().int().positive().max(2_147_483_647);
 

@@ -11,7 +11,7 @@ import type { Db } from '../../db/client';
 import { joinTokens, pools } from '../../db/schema';
 import { requireAction } from '../auth';
 import type { AppEnv } from '../env';
-import { errorResponses, idOf, json, jsonBody, slug, text } from '../schemas';
+import { errorResponses, idOf, json, jsonBody, record, slug, text } from '../schemas';
 
 export const tokensRouter = new OpenAPIHono<AppEnv>();
 
@@ -57,11 +57,10 @@ async function managedPoolIds(db: Db, principal: Principal): Promise<string[] | 
   return rows.map((r) => r.id);
 }
 
-const tokenLabels = z
-  .record(
-    z.string().regex(LABEL_KEY, 'a label key is up to 128 of letters, digits and . _ / -'),
-    z.string().regex(LABEL_VALUE, 'a label value is up to 256 of letters, digits and . _ : / @ + = -'),
-  )
+const tokenLabels = record(
+  z.string().regex(LABEL_KEY, 'a label key is up to 128 of letters, digits and . _ / -'),
+  z.string().regex(LABEL_VALUE, 'a label value is up to 256 of letters, digits and . _ : / @ + = -'),
+)
   .refine((labels) => Object.keys(labels).length <= MAX_LABELS, `at most ${MAX_LABELS} labels`)
   .refine(
     (labels) => Object.keys(labels).every((k) => !k.startsWith(RESERVED_LABEL_PREFIX)),

@@ -2,6 +2,7 @@ import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ERROR_STATUS, type ErrorCode } from '../domain/errors';
 import { TEXT_PATTERN } from '../domain/text';
+import { call } from './support/fixtures';
 import { eventually, useHarness } from './support/harness';
 import {
   createWorld,
@@ -610,6 +611,49 @@ describe('bad input', () => {
     expect(await snapshot(h)).toEqual(before);
   }, 120_000);
 
+  it('reads query numbers as decimal digits, If-Match as "N" or N, and bounds durations and body numbers', async () => {
+    const nodeId = await world.node();
+    const before = await snapshot(h);
+    const refused = async (method: string, path: string, options: Parameters<typeof call>[3] = {}) => {
+      const reply = await call(h, method, path, options);
+      expect(
+        reply.status,
+        `${method} ${path} ${JSON.stringify(options)}: ${JSON.stringify(reply.body)}`,
+      ).toBe(400);
+      expect(reply.body.error.code).toBe('INVALID_INPUT');
+    };
+    for (const limit of ['0x10', '1e1', ' 5', '+5', '5 ', '1.0', '-1', '٣', '', '0']) {
+      await refused('GET', `/v1/nodes?limit=${encodeURIComponent(limit)}`);
+    }
+    await refused('GET', '/v1/agent/commands?wait=0x1', { token: world.agent.credential });
+    for (const ifMatch of ['"1', '1"', 'W/"1"', '"1"1', '""', '"-1"']) {
+      await refused('POST', `/v1/nodes/${nodeId}/cordon`, { headers: { 'if-match': ifMatch } });
+    }
+    for (const lostAfter of ['31d', '30.5d', '745h', '0', '1e3s', '-5m', `${'9'.repeat(40)}d`]) {
+      await refused('POST', '/v1/pools', {
+        body: { id: 'pool-bounded', kind: 'provider', siteId: 'fra1', policy: { lostAfter } },
+      });
+    }
+    for (const version of ['2147483648', '1e309', '-1e309', '9007199254740993', '0.5']) {
+      await refused('POST', `/v1/nodes/${nodeId}/cordon`, { body: `{"version":${version}}` });
+    }
+    expect(await snapshot(h)).toEqual(before);
+
+    expect((await call(h, 'GET', '/v1/nodes?limit=16')).status).toBe(200);
+    const stale = await call(h, 'POST', `/v1/nodes/${nodeId}/cordon`, { body: { version: 2_147_483_647 } });
+    expect(stale.body.error).toMatchObject({ code: 'CONFLICT', details: { currentVersion: 1 } });
+    for (const ifMatch of ['"1"', '1']) {
+      const reply = await call(h, 'POST', `/v1/nodes/${nodeId}/uncordon`, {
+        headers: { 'if-match': ifMatch },
+      });
+      expect(reply.status, ifMatch).toBe(200);
+    }
+    const pool = await call(h, 'POST', '/v1/pools', {
+      body: { id: 'pool-bounded', kind: 'provider', siteId: 'fra1', policy: { lostAfter: '30d' } },
+    });
+    expect(pool.status).toBe(201);
+  });
+
   it(`${REFUSALS} generated requests, each spoiled in one place, all answer 400 INVALID_INPUT and change nothing`, async () => {
     const spoilable = targets
       .map((target) => ({ target, spoils: spoils(target) }))
@@ -654,8 +698,8 @@ describe('bad input', () => {
       world.pending.credential,
       'garbage token',
     ];
-    const request = fc.constantFrom(...targets).chain((target) => {
-      const spoilsOf = spoils(target);
+    const withSpoils = targets.map((target) => ({ target, spoils: spoils(target) }));
+    const request = fc.constantFrom(...withSpoils).chain(({ target, spoils: spoilsOf }) => {
       return fc.record({
         target: fc.constant(target),
         spoil: spoilsOf.length ? fc.array(fc.oneof(...spoilsOf), { maxLength: 3 }) : fc.constant<Spoil[]>([]),

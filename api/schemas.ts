@@ -3,6 +3,7 @@ import { DrydockError } from '../domain/errors';
 import { idPattern, SLUG_PATTERN, type IdPrefix } from '../domain/ids';
 import { ACCESS, CONNECTIVITY, LIVENESS, PROVISION_STATES } from '../domain/node';
 import { OPERATION_KINDS, OPERATION_STATUSES } from '../domain/operation';
+import { TEXT_PATTERN, textFault } from '../domain/text';
 
 /** A path or body id of the given form (spec/api.md, Identifiers). */
 export const idOf = (prefix: IdPrefix) =>
@@ -15,10 +16,46 @@ export const slug = z.string().regex(SLUG_PATTERN, 'must be 1–63 of a-z 0-9 -,
 
 export const nodeIdParams = z.object({ id: idOf('node').openapi({ param: { name: 'id', in: 'path' } }) });
 
-export const reason = z.string().min(1).max(256, 'reason is at most 256 characters');
+/**
+ * A free-text field (domain/text.ts) of 1–`max` characters (UTF-16 code units). Too long is refused
+ * before the characters are looked at.
+ */
+export const text = ({ max, description }: { max: number; description: string }) =>
+  z
+    .string()
+    .min(1, 'must not be empty')
+    .max(max, { error: `is at most ${max} characters`, abort: true })
+    .refine((value) => textFault(value) === null, { error: (issue) => textFault(issue.input as string) })
+    .openapi({
+      pattern: TEXT_PATTERN.source,
+      description: `${description}; free text: no control characters (U+0000–U+001F, U+007F–U+009F), no lone surrogates`,
+    });
 
-/** The optimistic-concurrency version a caller read. */
-export const version = z.number().int().positive();
+export const reason = text({ max: 256, description: 'why, recorded on the event' });
+
+/**
+ * A JSON object of `key` → `value`. zod passes over a `__proto__` key without a word (the entry
+ * just vanishes); here it is refused like any other key of the wrong form.
+ */
+export const record = <K extends z.core.$ZodRecordKey, V extends z.ZodType>(key: K, value: V) =>
+  z.preprocess(
+    (input, ctx) => {
+      if (input !== null && typeof input === 'object' && Object.hasOwn(input, '__proto__')) {
+        ctx.addIssue({
+          code: 'custom',
+          message: '__proto__ is not a key this object takes',
+          path: ['__proto__'],
+        });
+      }
+      return input;
+    },
+    z.record(key, value),
+  );
+
+/** A positive counter Postgres stores as `integer`: versions, generations. */
+export const counter = z.number().int().positive().max(2_147_483_647);
+
+export const version = counter.openapi({ description: 'the node version the caller read' });
 
 /** Body of a plain node mutation. */
 export const mutationBody = z.strictObject({ reason: reason.optional(), version: version.optional() });
@@ -26,21 +63,42 @@ export const mutationBody = z.strictObject({ reason: reason.optional(), version:
 export const ifMatchHeaders = z.object({
   'if-match': z
     .string()
-    .regex(/^"?\d{1,9}"?$/, 'If-Match carries the node version, e.g. "7"')
+    .regex(/^(?:"\d{1,9}"|\d{1,9})$/, 'If-Match carries the node version, "7" or 7')
+    .transform((value) => Number(value.replaceAll('"', '')))
     .optional()
     .openapi({ description: 'the node version the caller read (optimistic concurrency)' }),
 });
 
-export const idempotencyHeaders = ifMatchHeaders.extend({
-  'idempotency-key': z
-    .string()
-    .regex(/^[A-Za-z0-9._:-]{8,128}$/, 'Idempotency-Key is 8–128 of letters, digits and . _ : -')
-    .optional()
-    .openapi({ description: 'makes a retried request return the stored operation' }),
-});
+export const idempotencyKey = z
+  .string({ error: 'Idempotency-Key is required' })
+  .regex(/^[A-Za-z0-9._:-]{8,128}$/, 'Idempotency-Key is 8–128 of letters, digits and . _ : -')
+  .openapi({ description: 'makes a retried request return the stored operation' });
 
-export const limit = (max: number, fallback: number) =>
-  z.coerce.number().int().min(1).max(max).default(fallback);
+export const idempotencyHeaders = ifMatchHeaders.extend({ 'idempotency-key': idempotencyKey.optional() });
+
+/**
+ * A number in the query: decimal digits only (no sign, exponent, hex, spaces or fraction), read as
+ * an integer from `min` to `max`.
+ */
+export const queryInteger = (min: number, max: number, fallback: number) =>
+  z
+    .string()
+    .regex(/^\d{1,9}$/, `must be a decimal integer from ${min} to ${max}`)
+    .transform(Number)
+    .pipe(z.number().min(min).max(max))
+    .default(fallback)
+    .openapi({
+      type: 'integer',
+      minimum: min,
+      maximum: max,
+      default: fallback,
+      description: 'decimal digits only',
+    });
+
+export const limit = (max: number, fallback: number) => queryInteger(1, max, fallback);
+
+/** The opaque cursor a listing handed out (base64url). */
+export const cursor = z.string().regex(/^[A-Za-z0-9_-]{1,200}$/, 'cursor is one a listing handed out');
 export const booleanString = z.enum(['true', 'false']).transform((v) => v === 'true');
 
 export const ErrorSchema = z
@@ -137,9 +195,8 @@ export const jsonBody = <T extends z.ZodType>(schema: T, required = false) => ({
 /** The version a mutation expects: body `version` or `If-Match`; both must agree. */
 export function expectedVersion(
   bodyVersion: number | undefined,
-  ifMatch: string | undefined,
+  header: number | undefined,
 ): number | undefined {
-  const header = ifMatch === undefined ? undefined : Number(ifMatch.replaceAll('"', ''));
   if (bodyVersion !== undefined && header !== undefined && bodyVersion !== header) {
     throw new DrydockError('INVALID_INPUT', `body version ${bodyVersion} and If-Match ${header} disagree`);
   }

@@ -1,10 +1,12 @@
 const UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
-const DURATION = /^(\d+(?:\.\d+)?)(ms|s|m|h|d)$/;
+
+/** `0`, or a number and a unit: `90s`, `10m`, `2h`, `1.5d`. */
+export const DURATION_PATTERN = /^(?:0|(\d+(?:\.\d+)?)(ms|s|m|h|d))$/;
 
 /** Milliseconds of a duration string such as `90s`, `10m`, `2h`, `1.5d`; null when malformed. */
 export function parseDuration(text: string): number | null {
-  if (text === '0') return 0;
-  const match = DURATION.exec(text);
+  const match = DURATION_PATTERN.exec(text);
   if (!match) return null;
+  if (match[1] === undefined) return 0;
   return Math.round(Number(match[1]) * UNITS[match[2]!]!);
 }

@@ -11,7 +11,7 @@ import { purgeAnsweredSignal, purgeWorkflowId } from '../../workflows/definition
 import { requireAgent } from '../auth';
 import type { AppEnv } from '../env';
 import { rateLimited } from '../rate-limit';
-import { errorResponses, idOf, json, jsonBody, reason } from '../schemas';
+import { errorResponses, idOf, json, jsonBody, queryInteger, reason, text } from '../schemas';
 import { signalIfRunning } from '../workflows';
 
 export const agentRouter = new OpenAPIHono<AppEnv>();
@@ -27,6 +27,11 @@ const ed25519Pem = z
     'an Ed25519 public key in PEM',
   );
 
+const storagePath = text({ max: 1024, description: 'an absolute path' }).refine(
+  (path) => path.startsWith('/'),
+  'must be an absolute path, starting with /',
+);
+
 agentRouter.openapi(
   createRoute({
     method: 'post',
@@ -35,10 +40,13 @@ agentRouter.openapi(
     security: [],
     request: jsonBody(
       z.strictObject({
-        token: z.string().min(1).max(200).optional(),
+        token: z
+          .string()
+          .regex(/^[A-Za-z0-9._~+/=-]{1,200}$/, 'a join token as `drydock token create` printed it')
+          .optional(),
         publicKey: ed25519Pem,
         hostname,
-        displayName: z.string().min(1).max(128).optional(),
+        displayName: text({ max: 128, description: 'a name for people' }).optional(),
         poolId: z
           .string()
           .regex(/^[a-z][a-z0-9-]{0,62}$/)
@@ -49,15 +57,15 @@ agentRouter.openapi(
               .array(
                 z.strictObject({
                   model: z.string().regex(/^[A-Za-z0-9._-]{1,64}$/),
-                  serial: z.string().min(1).max(128),
+                  serial: text({ max: 128, description: "the accelerator's serial number" }),
                 }),
               )
               .max(64),
             storageRoots: z
               .array(
                 z.strictObject({
-                  path: z.string().regex(/^\/[^\0]{0,1023}$/),
-                  bytes: z.number().int().min(0),
+                  path: storagePath,
+                  bytes: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER),
                 }),
               )
               .max(64),
@@ -151,7 +159,7 @@ agentRouter.openapi(
     method: 'get',
     path: '/v1/agent/commands',
     summary: "Long-poll the node's pending commands, oldest first",
-    request: { query: z.object({ wait: z.coerce.number().int().min(0).max(60).default(30) }) },
+    request: { query: z.object({ wait: queryInteger(0, 60, 30) }) },
     responses: {
       200: json(
         z.object({ items: z.array(CommandSchema), ca: CaOfferSchema }),

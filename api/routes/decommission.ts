@@ -12,7 +12,17 @@ import { LifecycleOperationKey, NodeIdKey, PoolIdKey, TenantIdKey } from '../../
 import { requireOperator } from '../auth';
 import type { AppEnv } from '../env';
 import { SingleFlight } from '../single-flight';
-import { errorResponses, json, jsonBody, nodeIdParams, OperationSchema, reason } from '../schemas';
+import {
+  counter,
+  errorResponses,
+  idempotencyKey,
+  json,
+  jsonBody,
+  nodeIdParams,
+  OperationSchema,
+  reason,
+  text,
+} from '../schemas';
 import { requestHash, startOperation } from '../workflows';
 
 export const decommissionRouter = new OpenAPIHono<AppEnv>();
@@ -52,10 +62,10 @@ decommissionRouter.openapi(
 );
 
 const executeBody = z.strictObject({
-  confirm: z.string().min(1).max(256),
-  nodeGeneration: z.number().int().positive(),
+  confirm: text({ max: 256, description: 'one of the confirmation identities of the preview' }),
+  nodeGeneration: counter,
   dependencyDigest: z.string().regex(/^sha256:[0-9a-f]{64}$/, "the preview's dependencyDigest (sha256:…)"),
-  operator: z.string().min(1).max(128),
+  operator: text({ max: 128, description: 'who runs the decommission' }),
   reason,
 });
 
@@ -67,9 +77,7 @@ decommissionRouter.openapi(
     request: {
       params: nodeIdParams,
       headers: z.object({
-        'idempotency-key': z
-          .string({ error: 'Idempotency-Key is required' })
-          .regex(/^[A-Za-z0-9._:-]{8,128}$/, 'Idempotency-Key is 8–128 of letters, digits and . _ : -'),
+        'idempotency-key': idempotencyKey,
       }),
       ...jsonBody(executeBody, true),
     },

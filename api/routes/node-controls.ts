@@ -28,6 +28,7 @@ import {
   NodeSchema,
   nodeIdParams,
   reason,
+  record,
   version,
 } from '../schemas';
 import { signalIfRunning } from '../workflows';
@@ -131,8 +132,7 @@ controlRoute({
   summary: 'Set and remove operator labels',
   action: 'compute:nodes:update',
   body: z.strictObject({
-    set: z
-      .record(labelKey, labelValue)
+    set: record(labelKey, labelValue)
       .refine((set) => Object.keys(set).length <= MAX_LABELS, `at most ${MAX_LABELS} labels`)
       .optional(),
     remove: z.array(labelKey).max(MAX_LABELS, `at most ${MAX_LABELS} keys`).optional(),

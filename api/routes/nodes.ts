@@ -11,6 +11,7 @@ import type { AppEnv } from '../env';
 import { decodeCursor, page } from '../pagination';
 import {
   booleanString,
+  cursor,
   errorResponses,
   EventSchema,
   json,
@@ -32,7 +33,7 @@ const listQuery = z.object({
   liveness: z.enum(LIVENESS).optional(),
   includeDeleted: booleanString.optional(),
   limit: limit(50, 50),
-  cursor: z.string().max(200).optional(),
+  cursor: cursor.optional(),
 });
 
 nodesRouter.openapi(
@@ -129,7 +130,7 @@ nodesRouter.openapi(
           .regex(/^[a-z][a-z0-9.-]{0,99}$/, 'type is an event type prefix such as node. or node.drained')
           .optional(),
         limit: limit(200, 200),
-        cursor: z.string().max(200).optional(),
+        cursor: cursor.optional(),
       }),
     },
     responses: {

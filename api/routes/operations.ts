@@ -11,7 +11,7 @@ import { progressQuery } from '../../workflows/definitions';
 import { requireAction } from '../auth';
 import type { AppDeps, AppEnv } from '../env';
 import { decodeCursor, page } from '../pagination';
-import { errorResponses, idOf, json, limit, OperationSchema } from '../schemas';
+import { cursor, errorResponses, idOf, json, limit, OperationSchema } from '../schemas';
 
 export const operationsRouter = new OpenAPIHono<AppEnv>();
 
@@ -71,7 +71,7 @@ operationsRouter.openapi(
         kind: z.enum(OPERATION_KINDS).optional(),
         status: z.enum(OPERATION_STATUSES).optional(),
         limit: limit(100, 50),
-        cursor: z.string().max(200).optional(),
+        cursor: cursor.optional(),
       }),
     },
     responses: {

@@ -2,7 +2,7 @@ import { createRoute, OpenAPIHono, z } from '@hono/zod-openapi';
 import { and, asc, eq, isNull, or, sql } from 'drizzle-orm';
 import { CAPACITY_BUCKETS, capacityOf } from '../../domain/capacity';
 import type { Db } from '../../db/client';
-import { parseDuration } from '../../domain/duration';
+import { DURATION_PATTERN, parseDuration } from '../../domain/duration';
 import { DrydockError } from '../../domain/errors';
 import type { Principal } from '../../domain/principal';
 import { isUniqueViolation } from '../../db/errors';
@@ -21,10 +21,21 @@ const countOrPercent = z.union([
   z.string().regex(/^(100|[1-9]?\d)%$/, 'a percent such as "40%"'),
 ]);
 
+/** A node unreachable for longer than a month is long gone; a larger value is a typo. */
+const MAX_LOST_AFTER_MS = 30 * 86_400_000;
+
 const policySchema = z.strictObject({
   lostAfter: z
     .string()
-    .refine((v) => (parseDuration(v) ?? 0) > 0, 'a positive duration such as 10m')
+    .max(32, { error: 'lostAfter is at most 32 characters', abort: true })
+    .regex(DURATION_PATTERN, 'lostAfter is a duration such as 10m')
+    .refine((v) => {
+      const ms = parseDuration(v)!;
+      return ms > 0 && ms <= MAX_LOST_AFTER_MS;
+    }, 'lostAfter is more than 0 and at most 30d')
+    .openapi({
+      description: 'how long an unreachable node stays before it is lost: more than 0, at most 30d',
+    })
     .optional(),
   maxUnavailable: countOrPercent.optional(),
   maxUnhealthy: countOrPercent.optional(),

@@ -62,7 +62,7 @@ remediationRouter.openapi(
       z.strictObject({
         type: conditionType,
         status: z.boolean(),
-        reason: z.string().min(1).max(256).optional(),
+        reason: reason.optional(),
       }),
       true,
     ),

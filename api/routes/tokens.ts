@@ -1,5 +1,6 @@
 import { createRoute, OpenAPIHono, z } from '@hono/zod-openapi';
 import { and, asc, eq, inArray, isNull, sql } from 'drizzle-orm';
+import { DURATION_PATTERN } from '../../domain/duration';
 import { DrydockError } from '../../domain/errors';
 import { newId } from '../../domain/ids';
 import { LABEL_KEY, LABEL_VALUE, MAX_LABELS, RESERVED_LABEL_PREFIX } from '../../domain/labels';
@@ -10,7 +11,7 @@ import type { Db } from '../../db/client';
 import { joinTokens, pools } from '../../db/schema';
 import { requireAction } from '../auth';
 import type { AppEnv } from '../env';
-import { errorResponses, idOf, json, jsonBody, slug } from '../schemas';
+import { errorResponses, idOf, json, jsonBody, record, slug, text } from '../schemas';
 
 export const tokensRouter = new OpenAPIHono<AppEnv>();
 
@@ -56,11 +57,10 @@ async function managedPoolIds(db: Db, principal: Principal): Promise<string[] | 
   return rows.map((r) => r.id);
 }
 
-const tokenLabels = z
-  .record(
-    z.string().regex(LABEL_KEY, 'a label key is up to 128 of letters, digits and . _ / -'),
-    z.string().regex(LABEL_VALUE, 'a label value is up to 256 of letters, digits and . _ : / @ + = -'),
-  )
+const tokenLabels = record(
+  z.string().regex(LABEL_KEY, 'a label key is up to 128 of letters, digits and . _ / -'),
+  z.string().regex(LABEL_VALUE, 'a label value is up to 256 of letters, digits and . _ : / @ + = -'),
+)
   .refine((labels) => Object.keys(labels).length <= MAX_LABELS, `at most ${MAX_LABELS} labels`)
   .refine(
     (labels) => Object.keys(labels).every((k) => !k.startsWith(RESERVED_LABEL_PREFIX)),
@@ -76,10 +76,14 @@ tokensRouter.openapi(
       z.strictObject({
         poolId: slug,
         tenantId: slug.optional(),
-        ttl: z.string().max(16),
+        ttl: z
+          .string()
+          .max(32, { error: 'ttl is at most 32 characters', abort: true })
+          .regex(DURATION_PATTERN, 'ttl is 0 (never) or a duration such as 24h or 30m')
+          .openapi({ description: '0 (never) or a duration from 1ms to 3650d' }),
         maxUses: z.number().int().min(0).max(1_000_000),
         labels: tokenLabels.optional(),
-        description: z.string().min(1).max(256).optional(),
+        description: text({ max: 256, description: 'what the token is for' }).optional(),
       }),
       true,
     ),

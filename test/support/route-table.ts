@@ -1,0 +1,615 @@
+import { newId } from '../../domain/ids';
+import { ACTIONS, type Action } from '../../domain/principal';
+import { inArray } from 'drizzle-orm';
+import { nodeCommands, nodes, operations } from '../../db/schema';
+import { createToken, join, newPublicKey } from './agents';
+import { preview, retiredNode } from './decommission';
+import { call, seedPool, tenantKey, type Reply } from './fixtures';
+import { eventually, type Harness } from './harness';
+
+/** The JSON Schema of one request part, as the OpenAPI document gives it. */
+export interface JsonSchema {
+  type?: string;
+  pattern?: string;
+  maxLength?: number;
+  properties?: Record<string, JsonSchema>;
+  items?: JsonSchema;
+  additionalProperties?: JsonSchema | boolean;
+  required?: string[];
+  anyOf?: JsonSchema[];
+  enum?: unknown[];
+  [key: string]: unknown;
+}
+
+export interface ParamSpec {
+  name: string;
+  required: boolean;
+  schema: JsonSchema;
+}
+
+/** One route of the app as its OpenAPI registry describes it. */
+export interface RouteSpec {
+  /** `METHOD /path/{param}`, the key of EXEMPLARS. */
+  key: string;
+  method: string;
+  path: string;
+  params: ParamSpec[];
+  query: ParamSpec[];
+  headers: ParamSpec[];
+  body?: { schema: JsonSchema; required: boolean };
+}
+
+interface Operation {
+  parameters?: { name: string; in: string; required?: boolean; schema: JsonSchema }[];
+  requestBody?: { required?: boolean; content: Record<string, { schema: JsonSchema }> };
+}
+
+type App = Harness['app'];
+
+/**
+ * Every route registered with the app's OpenAPI registry, with the JSON Schemas of its params,
+ * query, headers and body as the document generated from that registry shows them.
+ */
+export function routeSpecs(app: App): RouteSpec[] {
+  const doc = app.getOpenAPI31Document({ openapi: '3.1.0', info: { title: 'routes', version: '0' } });
+  const specs: RouteSpec[] = [];
+  for (const definition of app.openAPIRegistry.definitions) {
+    if (definition.type !== 'route') continue;
+    const { method, path } = definition.route;
+    const operation = (doc.paths?.[path] as Record<string, Operation>)[method]!;
+    const parameters = (where: string) =>
+      (operation.parameters ?? [])
+        .filter((p) => p.in === where)
+        .map((p) => ({ name: p.name, required: p.required ?? false, schema: p.schema }));
+    const body = operation.requestBody?.content['application/json'];
+    specs.push({
+      key: `${method.toUpperCase()} ${path}`,
+      method: method.toUpperCase(),
+      path,
+      params: parameters('path'),
+      query: parameters('query'),
+      headers: parameters('header'),
+      body: body ? { schema: body.schema, required: operation.requestBody!.required ?? false } : undefined,
+    });
+  }
+  return specs;
+}
+
+/** Routes served beside the OpenAPI ones (probes, metrics, the document itself). */
+export const PLAIN_ROUTES: RouteSpec[] = ['/healthz', '/readyz', '/metrics', '/openapi.json', '/docs'].map(
+  (path) => ({ key: `GET ${path}`, method: 'GET', path, params: [], query: [], headers: [] }),
+);
+
+/** Every method and path Hono serves, in the `{param}` form of the OpenAPI document. */
+export function servedRoutes(app: App): string[] {
+  return app.routes
+    .filter((r) => r.method !== 'ALL')
+    .map((r) => `${r.method} ${r.path.replace(/:(\w+)/g, '{$1}')}`);
+}
+
+/** Who may call a route. */
+export type Access =
+  | { kind: 'public' }
+  | { kind: 'operator' }
+  | { kind: 'tenant'; action: Action }
+  /** A node credential; `pending`: a node waiting for approval may call it too. */
+  | { kind: 'agent'; pending: boolean };
+
+export interface Call {
+  params?: Record<string, string>;
+  query?: Record<string, string>;
+  headers?: Record<string, string>;
+  body?: unknown;
+}
+
+export interface Exemplar {
+  access: Access;
+  /** What the right caller gets for `build`'s call. */
+  status: number;
+  /** A valid call on objects of the owner tenant made for it (each call its own where it changes them). */
+  build(world: World): Promise<Call>;
+  /**
+   * Tenant routes that name an owner's object: how a stranger names it (default: the same call)
+   * and how a call names a missing one (default: a missing id in the path). Routes without it are
+   * listings, which answer a stranger without any of the owner's objects.
+   */
+  named?: { stranger?(call: Call, world: World): Call; missing?(call: Call): Call };
+}
+
+/** The tenants, keys, nodes and credentials the exemplars run against. */
+export interface World {
+  h: Harness;
+  owner: string;
+  stranger: string;
+  /** The owner's pool: every node the exemplars make lives here. */
+  pool: string;
+  /** A tenant key of the stranger holding every action. */
+  strangerKey: string;
+  /** An owner key holding every action. */
+  ownerKey: string;
+  /** A revoked key of the owner that held every action. */
+  revokedKey: string;
+  /** An owner key holding only `action`. */
+  keyWith(action: Action): Promise<string>;
+  /** An owner key holding every action but `action`. */
+  keyWithout(action: Action): Promise<string>;
+  /** An adopted node that joined with a token, and its credential. */
+  agent: { nodeId: string; credential: string };
+  /** A node that joined without a token and waits for approval, and its credential. */
+  pending: { nodeId: string; credential: string };
+  /** A join token of the owner's pool without a use limit. */
+  token: string;
+  /** Ids of the owner's objects: no stranger's answer may name one. */
+  ownerIds: Set<string>;
+  /** A fresh node of the owner's pool, version 1, written straight into the database. */
+  node(options?: {
+    provisionState?: 'adopted' | 'adopting' | 'pending';
+    condition?: string;
+  }): Promise<string>;
+  /** An operation of the owner's (a drain of a fresh node), made once. */
+  operation(): Promise<string>;
+}
+
+export async function createWorld(h: Harness): Promise<World> {
+  const suffix = Math.random().toString(36).slice(2, 8);
+  const owner = `own-${suffix}`;
+  const stranger = `str-${suffix}`;
+  const pool = `pool-${owner}`;
+  await seedPool(h, { id: pool, tenantId: owner });
+  await seedPool(h, { id: `pool-${stranger}`, tenantId: stranger });
+  const ownerIds = new Set<string>([pool]);
+  const strangerKey = (await tenantKey(h, stranger, [...ACTIONS], `all-${stranger}`)).secret;
+  const ownerKey = (await tenantKey(h, owner, [...ACTIONS], `all-${owner}`)).secret;
+  const revoked = await tenantKey(h, owner, [...ACTIONS], `revoked-${owner}`);
+  await must(call(h, 'DELETE', `/v1/keys/${revoked.id}`), 200);
+  const keys = new Map<string, Promise<string>>();
+  const cachedKey = (name: string, actions: Action[]) => {
+    if (!keys.has(name))
+      keys.set(
+        name,
+        tenantKey(h, owner, actions, name).then((k) => k.secret),
+      );
+    return keys.get(name)!;
+  };
+  const token = await createToken(h, { poolId: pool, maxUses: 0 });
+  ownerIds.add(token.id);
+  const agent = await joined(h, token.secret);
+  const pending = await joined(h, undefined);
+  ownerIds.add(agent.nodeId);
+  let operation: Promise<string> | undefined;
+
+  const world: World = {
+    h,
+    owner,
+    stranger,
+    pool,
+    strangerKey,
+    ownerKey,
+    revokedKey: revoked.secret,
+    keyWith: (action) => cachedKey(`only-${action.replaceAll(':', '.')}`, [action]),
+    keyWithout: (action) =>
+      cachedKey(
+        `all-but-${action.replaceAll(':', '.')}`,
+        ACTIONS.filter((a) => a !== action),
+      ),
+    agent,
+    pending,
+    token: token.secret,
+    ownerIds,
+    async node(options = {}) {
+      const id = newId('node');
+      const pendingNode = options.provisionState === 'pending';
+      await h.db.insert(nodes).values({
+        id,
+        poolId: pendingNode ? null : pool,
+        tenantId: pendingNode ? null : owner,
+        siteId: 'fra1',
+        hostname: `host-${id.slice(-8)}`,
+        provisionState: options.provisionState ?? 'adopted',
+        connectivity: 'connected',
+        ...(options.condition
+          ? {
+              conditions: [
+                { type: options.condition, status: true, reason: 'xid-79', since: new Date().toISOString() },
+              ],
+              noScheduleReasons: [`condition:${options.condition}`],
+            }
+          : {}),
+      });
+      ownerIds.add(id);
+      return id;
+    },
+    operation() {
+      operation ??= world.node().then(async (nodeId) => {
+        const reply = await must(call(h, 'POST', `/v1/nodes/${nodeId}/drain`, { body: {} }), 202);
+        ownerIds.add(reply.body.operation.id);
+        return reply.body.operation.id as string;
+      });
+      return operation;
+    },
+  };
+  return world;
+}
+
+async function joined(h: Harness, token: string | undefined) {
+  const reply = await must(join(h, token ? { token } : {}), 201);
+  return { nodeId: reply.body.nodeId as string, credential: reply.body.credential as string };
+}
+
+async function must(reply: Promise<Reply>, status: number): Promise<Reply> {
+  const answer = await reply;
+  if (answer.status !== status) throw new Error(`expected ${status}: ${JSON.stringify(answer.body)}`);
+  return answer;
+}
+
+const fresh = (prefix: string) => `${prefix}-${Math.random().toString(36).slice(2, 10)}`;
+const REASON = 'exemplar: every field filled';
+/** The fields of a plain node mutation, on a fresh node (version 1). */
+const mutation = { reason: REASON, version: 1 };
+const ifMatch = { 'if-match': '"1"' };
+
+const tenant = (action: Action): Access => ({ kind: 'tenant', action });
+const OPERATOR: Access = { kind: 'operator' };
+const PUBLIC: Access = { kind: 'public' };
+const AGENT: Access = { kind: 'agent', pending: false };
+const NAMED = {};
+
+/** A control of a fresh node with the full mutation body and If-Match. */
+const control = (action: Action, body: Record<string, unknown> = {}): Exemplar => ({
+  access: tenant(action),
+  status: 200,
+  build: async (w) => ({ params: { id: await w.node() }, headers: ifMatch, body: { ...body, ...mutation } }),
+  named: NAMED,
+});
+
+/** An operator's decision on a fresh pending node. */
+const pendingControl = (body: (w: World) => Promise<Record<string, unknown>>): Exemplar => ({
+  access: OPERATOR,
+  status: 200,
+  build: async (w) => ({
+    params: { id: await w.node({ provisionState: 'pending' }) },
+    headers: ifMatch,
+    body: { ...(await body(w)), ...mutation },
+  }),
+});
+
+const read = (build: Exemplar['build'], named = true): Exemplar => ({
+  access: tenant('compute:nodes:read'),
+  status: 200,
+  build,
+  ...(named ? { named: NAMED } : {}),
+});
+
+async function command(w: World): Promise<string> {
+  const id = newId('cmd');
+  await w.h.db
+    .insert(nodeCommands)
+    .values({ id, nodeId: w.agent.nodeId, kind: 'remediate', action: 'reboot' });
+  return id;
+}
+
+/**
+ * A valid call per route, with every optional field filled so that each field can be spoiled in
+ * turn. The tests fail for a route without an exemplar and for an exemplar without a route.
+ */
+export const EXEMPLARS: Record<string, Exemplar> = {
+  'GET /v1/nodes': read(
+    async (w) => ({
+      query: {
+        tenantId: w.owner,
+        poolId: w.pool,
+        siteId: 'fra1',
+        cordoned: 'false',
+        provisionState: 'adopted',
+        access: 'allowed',
+        liveness: 'alive',
+        includeDeleted: 'false',
+        limit: '10',
+      },
+    }),
+    false,
+  ),
+  'GET /v1/nodes/{id}': read(async (w) => ({ params: { id: await w.node() } })),
+  'GET /v1/nodes/{id}/events': read(async (w) => ({
+    params: { id: await w.node() },
+    query: { type: 'node.', limit: '20' },
+  })),
+  'POST /v1/nodes/{id}/cordon': control('compute:nodes:cordon'),
+  'POST /v1/nodes/{id}/uncordon': control('compute:nodes:cordon'),
+  'POST /v1/nodes/{id}/taint': control('compute:nodes:update', { add: ['rma-pending'], remove: ['old'] }),
+  'POST /v1/nodes/{id}/label': control('compute:nodes:update', { set: { rack: 'b7' }, remove: ['old'] }),
+  'POST /v1/nodes/{id}/maintenance': control('compute:nodes:update', { maintenance: false }),
+  'POST /v1/nodes/{id}/adopt': control('compute:nodes:provision'),
+  'DELETE /v1/nodes/{id}': {
+    access: tenant('compute:nodes:delete'),
+    status: 200,
+    build: async (w) => ({
+      params: { id: await w.node({ provisionState: 'adopting' }) },
+      headers: ifMatch,
+      body: mutation,
+    }),
+    named: NAMED,
+  },
+  'POST /v1/nodes/{id}/drain': {
+    access: tenant('compute:nodes:drain'),
+    status: 202,
+    build: async (w) => ({
+      params: { id: await w.node() },
+      headers: { ...ifMatch, 'idempotency-key': fresh('drain-key') },
+      body: mutation,
+    }),
+    named: NAMED,
+  },
+  'POST /v1/nodes/{id}/decommission/preview': {
+    access: OPERATOR,
+    status: 200,
+    build: async (w) => ({ params: { id: await w.node() } }),
+  },
+  'POST /v1/nodes/{id}/decommission': {
+    access: OPERATOR,
+    status: 202,
+    build: async (w) => {
+      const { nodeId } = await retiredNode(w.h, w.pool);
+      w.ownerIds.add(nodeId);
+      const shown = (await preview(w.h, nodeId)).body;
+      return {
+        params: { id: nodeId },
+        headers: { 'idempotency-key': fresh('decommission-key') },
+        body: {
+          confirm: shown.hostname,
+          nodeGeneration: shown.nodeGeneration,
+          dependencyDigest: shown.dependencyDigest,
+          operator: 'alice',
+          reason: REASON,
+        },
+      };
+    },
+  },
+  'POST /v1/nodes/{id}/purge': {
+    access: OPERATOR,
+    status: 202,
+    build: async (w) => ({ params: { id: await w.node() }, body: { confirm: true, reason: REASON } }),
+  },
+  'POST /v1/agent/conditions': {
+    access: AGENT,
+    status: 200,
+    // status false: a report that starts no remediation, so the agent's node stays as it is.
+    build: async () => ({ body: { type: 'GpuXidError', status: false, reason: 'xid-79' } }),
+  },
+  'POST /v1/nodes/{id}/remediations': {
+    access: tenant('compute:nodes:remediate'),
+    status: 202,
+    build: async (w) => ({
+      params: { id: await w.node({ condition: 'GpuXidError' }) },
+      body: { condition: 'GpuXidError', reason: REASON },
+    }),
+    named: NAMED,
+  },
+  'GET /v1/operations/{id}': read(async (w) => ({ params: { id: await w.operation() } })),
+  'GET /v1/operations': read(
+    async () => ({ query: { nodeId: newId('node'), kind: 'drain', status: 'running', limit: '10' } }),
+    false,
+  ),
+  'POST /v1/allocations': {
+    access: tenant('compute:allocations:write'),
+    status: 201,
+    build: async (w) => ({
+      body: {
+        nodeId: await w.node(),
+        tenantId: w.owner,
+        kind: 'job',
+        endsAt: new Date(Date.now() + 3_600_000).toISOString(),
+      },
+    }),
+    named: {
+      stranger: (c, w) => ({ ...c, body: { ...(c.body as object), tenantId: w.stranger } }),
+      missing: (c) => ({ ...c, body: { ...(c.body as object), nodeId: newId('node') } }),
+    },
+  },
+  'POST /v1/allocations/{id}/release': {
+    access: tenant('compute:allocations:write'),
+    status: 200,
+    build: async (w) => {
+      const reply = await must(
+        call(w.h, 'POST', '/v1/allocations', {
+          body: { nodeId: await w.node(), tenantId: w.owner, kind: 'job' },
+        }),
+        201,
+      );
+      w.ownerIds.add(reply.body.id);
+      return { params: { id: reply.body.id } };
+    },
+    named: NAMED,
+  },
+  'POST /v1/pools': {
+    access: OPERATOR,
+    status: 201,
+    build: async (w) => {
+      const id = fresh('pool');
+      w.ownerIds.add(id);
+      return {
+        body: {
+          id,
+          kind: 'provider',
+          siteId: 'fra1',
+          tenantId: w.owner,
+          grants: ['partner'],
+          policy: { lostAfter: '10m', maxUnavailable: 2, maxUnhealthy: '40%' },
+        },
+      };
+    },
+  },
+  'GET /v1/pools': read(async () => ({}), false),
+  'GET /v1/pools/{id}': read(async (w) => ({ params: { id: w.pool } })),
+  'GET /v1/pools/{id}/capacity': read(async (w) => ({ params: { id: w.pool } })),
+  'POST /v1/keys': {
+    access: OPERATOR,
+    status: 201,
+    build: async (w) => ({
+      body: { name: fresh('key'), tenantId: w.owner, actions: ['compute:nodes:read'] },
+    }),
+  },
+  'GET /v1/keys': { access: OPERATOR, status: 200, build: async () => ({}) },
+  'DELETE /v1/keys/{id}': {
+    access: OPERATOR,
+    status: 200,
+    build: async (w) => ({
+      params: { id: (await tenantKey(w.h, w.owner, ['compute:nodes:read'], fresh('k'))).id },
+    }),
+  },
+  'POST /v1/keys/{id}/rotate': {
+    access: OPERATOR,
+    status: 201,
+    build: async (w) => ({
+      params: { id: (await tenantKey(w.h, w.owner, ['compute:nodes:read'], fresh('k'))).id },
+      body: { graceSeconds: 60 },
+    }),
+  },
+  'POST /v1/tokens': {
+    access: tenant('compute:tokens:write'),
+    status: 201,
+    build: async (w) => ({
+      body: {
+        poolId: w.pool,
+        ttl: '1h',
+        maxUses: 5,
+        labels: { team: 'data' },
+        description: 'exemplar token',
+      },
+    }),
+    named: { missing: (c) => ({ ...c, body: { ...(c.body as object), poolId: fresh('no-such-pool') } }) },
+  },
+  'GET /v1/tokens': { access: tenant('compute:tokens:read'), status: 200, build: async () => ({}) },
+  'DELETE /v1/tokens/{id}': {
+    access: tenant('compute:tokens:write'),
+    status: 200,
+    build: async (w) => {
+      const created = await createToken(w.h, { poolId: w.pool });
+      w.ownerIds.add(created.id);
+      return { params: { id: created.id } };
+    },
+    named: NAMED,
+  },
+  'POST /v1/nodes/{id}/block': control('compute:nodes:block'),
+  'POST /v1/nodes/{id}/unblock': control('compute:nodes:block'),
+  'POST /v1/nodes/{id}/reject': pendingControl(async () => ({})),
+  'POST /v1/nodes/{id}/approve': pendingControl(async (w) => ({ poolId: w.pool })),
+  'POST /v1/nodes/{id}/revoke-identity': control('compute:nodes:revoke-identity'),
+  'POST /v1/agent/join': {
+    access: PUBLIC,
+    status: 201,
+    build: async (w) => ({
+      body: {
+        token: w.token,
+        publicKey: newPublicKey(),
+        hostname: fresh('gpu'),
+        displayName: 'GPU exemplar',
+        poolId: w.pool,
+        inventory: {
+          accelerators: [{ model: 'H100', serial: 'GPU-0001' }],
+          storageRoots: [{ path: '/var/lib/drydock', bytes: 2_000_000_000 }],
+        },
+      },
+    }),
+  },
+  'POST /v1/agent/heartbeat': {
+    access: { kind: 'agent', pending: true },
+    status: 200,
+    build: async () => ({ body: { state: 'running' } }),
+  },
+  'GET /v1/agent/commands': {
+    access: { kind: 'agent', pending: true },
+    status: 200,
+    build: async () => ({ query: { wait: '0' } }),
+  },
+  'POST /v1/agent/commands/{id}/ack': {
+    access: AGENT,
+    status: 200,
+    build: async (w) => ({ params: { id: await command(w) }, body: {} }),
+  },
+  'POST /v1/agent/commands/{id}/refuse': {
+    access: AGENT,
+    status: 200,
+    build: async (w) => ({ params: { id: await command(w) }, body: { reason: 'not now: a job runs' } }),
+  },
+  'GET /healthz': { access: PUBLIC, status: 200, build: async () => ({}) },
+  'GET /readyz': { access: PUBLIC, status: 200, build: async () => ({}) },
+  'GET /metrics': { access: PUBLIC, status: 200, build: async () => ({}) },
+  'GET /openapi.json': { access: PUBLIC, status: 200, build: async () => ({}) },
+  'GET /docs': { access: PUBLIC, status: 200, build: async () => ({}) },
+};
+
+/** The credential the right caller of a route presents (null: none). */
+export async function rightCaller(world: World, access: Access): Promise<string | null> {
+  switch (access.kind) {
+    case 'public':
+      return null;
+    case 'operator':
+      return world.h.operatorKey;
+    case 'tenant':
+      return world.keyWith(access.action);
+    case 'agent':
+      return world.agent.credential;
+  }
+}
+
+/** The path of `route` with `call`'s params (already encoded as the caller wants them). */
+export function pathOf(route: RouteSpec, params: Record<string, string> = {}): string {
+  return route.path.replace(/\{(\w+)\}/g, (_, name: string) => {
+    const value = params[name];
+    if (value === undefined) throw new Error(`${route.key}: no value for {${name}}`);
+    return value;
+  });
+}
+
+/** `call` sent to `route` with `token` (null: no credential), through fixtures' `call`. */
+export function send(h: Harness, route: RouteSpec, c: Call, token: string | null): Promise<Reply> {
+  const encoded = Object.fromEntries(
+    Object.entries(c.params ?? {}).map(([k, v]) => [k, encodeURIComponent(v)]),
+  );
+  const search = new URLSearchParams(c.query ?? {}).toString();
+  return call(h, route.method, `${pathOf(route, encoded)}${search ? `?${search}` : ''}`, {
+    token,
+    body: c.body,
+    headers: c.headers,
+  });
+}
+
+/** Every route with its exemplar; throws naming any route without one or exemplar without a route. */
+export function routeTable(app: App): { route: RouteSpec; exemplar: Exemplar }[] {
+  const routes = [...routeSpecs(app), ...PLAIN_ROUTES];
+  const keys = new Set(routes.map((r) => r.key));
+  const unserved = servedRoutes(app).filter((key) => !keys.has(key));
+  const missing = routes.filter((r) => !EXEMPLARS[r.key]).map((r) => r.key);
+  const stale = Object.keys(EXEMPLARS).filter((key) => !keys.has(key));
+  if (unserved.length || missing.length || stale.length) {
+    throw new Error(
+      `route table out of date: served but not in the OpenAPI registry nor PLAIN_ROUTES: ${unserved.join(', ') || '-'}; ` +
+        `without an exemplar: ${missing.join(', ') || '-'}; exemplars of no route: ${stale.join(', ') || '-'}`,
+    );
+  }
+  return routes.map((route) => ({ route, exemplar: EXEMPLARS[route.key]! }));
+}
+
+/**
+ * Waits, bounded, until every operation has ended. A purge waits for its node's answer and the
+ * exemplars' nodes have no agent: deleting the node ends it `cancelled`, as an operator would.
+ */
+export async function settle(h: Harness): Promise<void> {
+  await eventually(
+    async () => {
+      const open = await h.db
+        .select({ kind: operations.kind, nodeId: operations.nodeId })
+        .from(operations)
+        .where(inArray(operations.status, ['pending', 'running']));
+      for (const op of open) {
+        if (op.kind === 'purge' && op.nodeId) {
+          await call(h, 'DELETE', `/v1/nodes/${op.nodeId}`, { body: { reason: 'the test is over' } });
+        }
+      }
+      return open.length === 0;
+    },
+    60_000,
+    100,
+  );
+}

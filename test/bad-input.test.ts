@@ -23,6 +23,8 @@ const h = useHarness({ remediation: { attemptTimeoutMs: 300 } });
 
 /** At least 20,000 generated requests in CI; FUZZ_RUNS raises both phases for a longer hunt. */
 const SCALE = Math.max(1, Number(process.env.FUZZ_RUNS ?? 0) / 20_000);
+/** FUZZ_SEED replays a failing run: fast-check prints the seed of every counterexample. */
+const REPLAY = process.env.FUZZ_SEED ? { seed: Number(process.env.FUZZ_SEED) } : {};
 const REFUSALS = Math.round(12_000 * SCALE);
 const ANYTHING = Math.round(8_000 * SCALE);
 
@@ -505,8 +507,10 @@ function spoils(target: Target): fc.Arbitrary<Spoil>[] {
         spoil(`body ${[...path, key].join('.')} added = ${shown(value)}`, (s) => {
           const body = jsonOf(s);
           const object = body && get(body.json, path);
-          // defineProperty: a key named __proto__ is an own property, as JSON.parse makes it.
-          if (object && typeof object === 'object') {
+          // defineProperty: a key named __proto__ is an own property, as JSON.parse makes it. Not
+          // on an array an earlier spoil put there: JSON has no keys on arrays, and an own
+          // `constructor` would break the array's own methods in this test.
+          if (object && typeof object === 'object' && !Array.isArray(object)) {
             Object.defineProperty(object, key, {
               value,
               enumerable: true,
@@ -680,7 +684,7 @@ describe('bad input', () => {
         if (answer.body.error?.code !== 'INVALID_INPUT')
           expect.fail(`${label}: ${answer.text.slice(0, 400)}`);
       }),
-      { numRuns: REFUSALS },
+      { numRuns: REFUSALS, ...REPLAY },
     );
     console.log(`${REFUSALS} refused requests in ${Date.now() - started} ms`);
     // Nothing was written, no workflow started: every node's version, every event, as before.
@@ -746,7 +750,7 @@ describe('bad input', () => {
           `${target.route.key} with ${spoil.map((x) => x.what).join(', ') || 'no spoil'}`,
         );
       }),
-      { numRuns: ANYTHING },
+      { numRuns: ANYTHING, ...REPLAY },
     );
     console.log(`${ANYTHING} requests of any kind in ${Date.now() - started} ms; ${sent} in this file`);
     expect(sent).toBeGreaterThanOrEqual(20_000);

@@ -16,6 +16,10 @@ const schema = z.object({
   DRYDOCK_HOME: z.string().min(1).default('.drydock'),
   /** A prebuilt workflow bundle for `worker.ts` (tests build one per run); unset, it bundles at start. */
   DRYDOCK_WORKFLOW_BUNDLE: z.string().min(1).optional(),
+  /** Fault injection for crash tests (worker.ts): SIGKILL the worker after its Nth completed step. */
+  DRYDOCK_FAULT_KILL_AFTER_STEP: z.coerce.number().int().min(1).optional(),
+  /** With the above: only the steps of this workflow id count. */
+  DRYDOCK_FAULT_KILL_WORKFLOW_ID: z.string().min(1).optional(),
 });
 
 export type Config = z.infer<typeof schema>;

@@ -11,8 +11,8 @@ const faults = useStepFaults(h);
 /** A drain of a node with one allocation, released once the drain has seen it. */
 const drainFlow: Flow<{ nodeId: string; allocationId: string }> = {
   async setup(api) {
-    await seedPool(api, { id: 'pool-k', tenantId: 'acme' });
-    const nodeId = await seedNode(api, { poolId: 'pool-k', tenantId: 'acme' });
+    await seedPool(api, { id: api.taskQueue, tenantId: 'acme' });
+    const nodeId = await seedNode(api, { poolId: api.taskQueue, tenantId: 'acme' });
     return { nodeId, allocationId: await allocate(api, nodeId, 'acme') };
   },
   workflowId: ({ nodeId }) => drainWorkflowId(nodeId),

@@ -1,9 +1,11 @@
 import type { ChildProcess } from 'node:child_process';
+import proto from '@temporalio/proto';
 import { DefaultLogger, NativeConnection, Runtime, type Worker } from '@temporalio/worker';
-import { afterAll, expect, inject } from 'vitest';
+import { afterAll, beforeAll, expect, inject } from 'vitest';
 import { asc, eq } from 'drizzle-orm';
 import { createApp } from '../../api/app';
 import { events, nodeCommands, nodes, operations } from '../../db/schema';
+import { ensureLivenessSweep } from '../../workflows/liveness-client';
 import { createWorker } from '../../worker';
 import type { Reply } from './fixtures';
 import { eventually, type Harness } from './harness';
@@ -14,7 +16,7 @@ import { killWorker, startWorkerProcess, workerExit } from './worker-process';
  * (and an API bound to it), so a worker killed in one run touches no other run.
  */
 export interface Flow<C> {
-  /** Seeds what the flow needs; no worker runs yet. */
+  /** Seeds what the flow needs; no worker runs yet. Its pool is named for the run's queue. */
   setup(api: Harness): Promise<C>;
   workflowId(context: C): string;
   /**
@@ -45,6 +47,9 @@ const RUN_TIMEOUT_MS = 150_000;
 /** Runs at a time: each holds a worker child process (its start-up dominates) and a fresh worker. */
 const PARALLEL_RUNS = 4;
 
+/** A queue no worker polls: the namespace's liveness controller waits there, sweeping nothing. */
+const PARKED_CONTROLLER_QUEUE = 'liveness-controller-parked';
+
 let runtimeInstalled = false;
 
 /**
@@ -55,6 +60,11 @@ let runtimeInstalled = false;
  */
 export function useStepFaults(h: Harness) {
   let connection: Promise<NativeConnection> | null = null;
+  // Each worker.ts child starts the namespace's liveness controller unless it runs; on a run's
+  // queue it would sweep this database and turn the flows' silent nodes unreachable mid-run.
+  beforeAll(async () => {
+    await ensureLivenessSweep(h.temporal, PARKED_CONTROLLER_QUEUE);
+  });
   afterAll(async () => {
     await (await connection)?.close();
   });
@@ -105,6 +115,9 @@ export function useStepFaults(h: Harness) {
       });
     }
     try {
+      // Driven only once the worker polls: a begin that outwaits a slow start is retried by the
+      // client, and a second begin would be a step the clean run does not have.
+      await polled(api);
       await flow.drive(api, context, (steps) => learned(api, workflowId, steps));
       const result = await bounded(
         api.temporal.workflow.getHandle(workflowId).result(),
@@ -203,6 +216,28 @@ export async function completedSteps(h: Harness, workflowId: string): Promise<st
   return steps;
 }
 
+/** Resolves once a worker polls the harness's task queue for workflow and activity tasks. */
+async function polled(h: Harness): Promise<void> {
+  await eventually(
+    async () => {
+      for (const taskQueueType of [
+        TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW,
+        TaskQueueType.TASK_QUEUE_TYPE_ACTIVITY,
+      ]) {
+        const { pollers } = await h.temporal.workflowService.describeTaskQueue({
+          namespace: 'default',
+          taskQueue: { name: h.taskQueue },
+          taskQueueType,
+        });
+        if (!pollers?.length) return false;
+      }
+      return true;
+    },
+    RUN_TIMEOUT_MS,
+    100,
+  );
+}
+
 async function bounded<T>(promise: Promise<T>, message: string): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
@@ -214,6 +249,8 @@ async function bounded<T>(promise: Promise<T>, message: string): Promise<T> {
     clearTimeout(timer);
   }
 }
+
+const TaskQueueType = proto.temporal.api.enums.v1.TaskQueueType;
 
 /** The parts of a node's state a lifecycle flow moves. */
 const NODE_STATE = [

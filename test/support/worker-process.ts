@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { createInterface } from 'node:readline';
 import { inject } from 'vitest';
 import type { Harness } from './harness';
 
@@ -12,7 +13,7 @@ export interface WorkerProcessOptions {
 /** The real worker entry point (`worker.ts`) as a child process on this file's database. */
 export function startWorkerProcess(h: Harness, options: WorkerProcessOptions = {}): ChildProcess {
   const fault = options.killAfterStep;
-  return spawn(process.execPath, ['--import', 'tsx', 'worker.ts'], {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'worker.ts'], {
     env: {
       ...process.env,
       DATABASE_URL: h.databaseUrl,
@@ -28,7 +29,20 @@ export function startWorkerProcess(h: Harness, options: WorkerProcessOptions = {
           }
         : {}),
     },
-    stdio: ['ignore', 'ignore', 'inherit'],
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  forwardUnlessInfo(child);
+  return child;
+}
+
+/** The worker's stderr without the SDK's INFO records (many workers start in a crash test). */
+function forwardUnlessInfo(child: ChildProcess): void {
+  let quiet = false;
+  createInterface({ input: child.stderr! }).on('line', (line) => {
+    const level = /^\S+Z \[(\w+)\]/.exec(line)?.[1];
+    if (level) quiet = level === 'INFO' || level === 'DEBUG' || level === 'TRACE';
+    else if (!/^[\s}]/.test(line)) quiet = false;
+    if (!quiet) process.stderr.write(`${line}\n`);
   });
 }
 

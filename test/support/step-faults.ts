@@ -45,7 +45,7 @@ interface Done extends Run {
 
 const RUN_TIMEOUT_MS = 150_000;
 /** Runs at a time: each holds a worker child process (its start-up dominates) and a fresh worker. */
-const PARALLEL_RUNS = 4;
+const PARALLEL_RUNS = 6;
 
 /** A queue no worker polls: the namespace's liveness controller waits there, sweeping nothing. */
 const PARKED_CONTROLLER_QUEUE = 'liveness-controller-parked';

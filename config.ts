@@ -58,6 +58,10 @@ const schema = z.object({
         .filter(Boolean),
     )
     .pipe(z.array(addressOrSubnet)),
+  /** Fault injection for crash tests (worker.ts): SIGKILL the worker after its Nth completed step. */
+  DRYDOCK_FAULT_KILL_AFTER_STEP: z.coerce.number().int().min(1).optional(),
+  /** With the above: only the steps of this workflow id count. */
+  DRYDOCK_FAULT_KILL_WORKFLOW_ID: z.string().min(1).optional(),
 });
 
 export type Config = z.infer<typeof schema>;

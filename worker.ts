@@ -2,7 +2,8 @@ import { fileURLToPath } from 'node:url';
 import proto from '@temporalio/proto';
 import { NativeConnection, Runtime, Worker, type WorkerOptions } from '@temporalio/worker';
 import { Client, Connection } from '@temporalio/client';
-import { createActivities } from './activities';
+import { Context } from '@temporalio/activity';
+import { createActivities, type Activities } from './activities';
 import { loadCa, type ClusterCa } from './ca';
 import { loadConfig } from './config';
 import { createDb, type Db } from './db/client';
@@ -40,17 +41,54 @@ export interface WorkerDeps {
   taskQueue: string;
   /** A prebuilt bundle (tests build it once); otherwise the workflows are bundled at start. */
   workflowBundle?: WorkerOptions['workflowBundle'];
+  /** Crash tests only: see `dieAfterStep`. */
+  fault?: FaultHook;
+}
+
+export interface FaultHook {
+  killAfterStep: number;
+  workflowId?: string;
+}
+
+/**
+ * Fault injection, off unless DRYDOCK_FAULT_KILL_AFTER_STEP is set: the worker SIGKILLs itself the
+ * moment its Nth activity (counting only DRYDOCK_FAULT_KILL_WORKFLOW_ID's, when set) has returned.
+ * Each activity is one transaction, so its effect is committed and the workflow never learns it:
+ * a crash test kills exactly at a step boundary instead of after a guessed sleep.
+ */
+function dieAfterStep(activities: Activities, fault: FaultHook): Activities {
+  let steps = 0;
+  const wrapped: Record<string, (...args: never[]) => Promise<unknown>> = {};
+  for (const [name, activity] of Object.entries(activities) as [
+    string,
+    (...args: never[]) => Promise<unknown>,
+  ][]) {
+    wrapped[name] = async (...args) => {
+      const result = await activity(...args);
+      const workflowId = Context.current().info.workflowExecution?.workflowId;
+      if (
+        (fault.workflowId === undefined || workflowId === fault.workflowId) &&
+        ++steps === fault.killAfterStep
+      ) {
+        console.error(`fault hook: killing the worker after step ${steps} (${name} of ${workflowId})`);
+        process.kill(process.pid, 'SIGKILL');
+      }
+      return result;
+    };
+  }
+  return wrapped as Activities;
 }
 
 /** The Temporal worker: every workflow and every activity of Drydock, on one task queue. */
 export async function createWorker(deps: WorkerDeps): Promise<Worker> {
   await registerSearchAttributes(deps.connection, deps.namespace);
+  const activities = createActivities({ db: deps.db, ca: deps.ca, clusterId: deps.clusterId });
   return Worker.create({
     connection: deps.connection,
     namespace: deps.namespace,
     taskQueue: deps.taskQueue,
     ...(deps.workflowBundle ? { workflowBundle: deps.workflowBundle } : { workflowsPath }),
-    activities: createActivities({ db: deps.db, ca: deps.ca, clusterId: deps.clusterId }),
+    activities: deps.fault ? dieAfterStep(activities, deps.fault) : activities,
     // Lets an activity finish its transaction on shutdown instead of being cut mid-way.
     shutdownGraceTime: '10 seconds',
   });
@@ -73,6 +111,12 @@ async function main(): Promise<void> {
     namespace: config.TEMPORAL_NAMESPACE,
     taskQueue: config.TEMPORAL_TASK_QUEUE,
     workflowBundle: bundlePath ? { codePath: bundlePath } : undefined,
+    fault: config.DRYDOCK_FAULT_KILL_AFTER_STEP
+      ? {
+          killAfterStep: config.DRYDOCK_FAULT_KILL_AFTER_STEP,
+          workflowId: config.DRYDOCK_FAULT_KILL_WORKFLOW_ID,
+        }
+      : undefined,
   });
   // The liveness controller runs once per namespace; starting it again finds the running one.
   const clientConnection = await Connection.connect({ address: config.TEMPORAL_ADDRESS });

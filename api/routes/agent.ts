@@ -7,7 +7,12 @@ import { appendEvent } from '../../db/events';
 import { joinNode } from '../../db/join';
 import type { NodeRow } from '../../db/nodes';
 import { nodeCommands } from '../../db/schema';
-import { purgeAnsweredSignal, purgeWorkflowId } from '../../workflows/definitions';
+import {
+  purgeAnsweredSignal,
+  purgeWorkflowId,
+  remediationWakeSignal,
+  remediationWorkflowId,
+} from '../../workflows/definitions';
 import { requireAgent } from '../auth';
 import type { AppEnv } from '../env';
 import { rateLimited } from '../rate-limit';
@@ -247,6 +252,10 @@ function finishCommandRoute(outcome: 'acked' | 'refused') {
       const { command, changed } = await finishCommand(db, node, id, outcome, body.reason ?? null);
       if (changed && command.kind === 'purge') {
         await signalIfRunning(temporal, purgeWorkflowId(node.id), purgeAnsweredSignal.name);
+      }
+      // A refused rung escalates now, not at the attempt's deadline (minutes later).
+      if (changed && command.kind === 'remediate') {
+        await signalIfRunning(temporal, remediationWorkflowId(node.id), remediationWakeSignal.name);
       }
       return c.json(
         {

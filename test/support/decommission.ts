@@ -52,15 +52,20 @@ export async function executeFromPreview(
   key?: string,
 ) {
   const p = (await preview(h, nodeId)).body;
-  const body = {
-    confirm: p.hostname,
-    nodeGeneration: p.nodeGeneration,
-    dependencyDigest: p.dependencyDigest,
+  const body = executeBody(p, extra);
+  return { reply: await execute(h, nodeId, body, key), body, preview: p };
+}
+
+/** The execute body that presents exactly what `shown` (a preview) showed. */
+export function executeBody(shown: Record<string, any>, extra: Record<string, unknown> = {}) {
+  return {
+    confirm: shown.hostname,
+    nodeGeneration: shown.nodeGeneration,
+    dependencyDigest: shown.dependencyDigest,
     operator: 'alice',
     reason: 'EOL: leaving the fleet',
     ...extra,
   };
-  return { reply: await execute(h, nodeId, body, key), body, preview: p };
 }
 
 export async function decommissioned(h: Harness, nodeId: string) {

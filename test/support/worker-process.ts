@@ -1,27 +1,60 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { createInterface } from 'node:readline';
 import { inject } from 'vitest';
 import type { Harness } from './harness';
 
-/** The real worker entry point (`worker.ts`) as a child process on this file's database and queue. */
-export function startWorkerProcess(h: Harness): ChildProcess {
-  return spawn(process.execPath, ['--import', 'tsx', 'worker.ts'], {
+export interface WorkerProcessOptions {
+  /** The queue it polls (default: the file's). */
+  taskQueue?: string;
+  /** The fault hook of worker.ts: die right after this many steps of `workflowId` have returned. */
+  killAfterStep?: { steps: number; workflowId: string };
+}
+
+/** The real worker entry point (`worker.ts`) as a child process on this file's database. */
+export function startWorkerProcess(h: Harness, options: WorkerProcessOptions = {}): ChildProcess {
+  const fault = options.killAfterStep;
+  const child = spawn(process.execPath, ['--import', 'tsx', 'worker.ts'], {
     env: {
       ...process.env,
       DATABASE_URL: h.databaseUrl,
       TEMPORAL_ADDRESS: h.temporalAddress,
-      TEMPORAL_TASK_QUEUE: h.taskQueue,
+      TEMPORAL_TASK_QUEUE: options.taskQueue ?? h.taskQueue,
       DRYDOCK_WORKFLOW_BUNDLE: inject('workflowBundlePath'),
       DRYDOCK_CA_KEY_FILE: h.caKeyFile,
       DRYDOCK_CLUSTER_ID: h.clusterId,
+      ...(fault
+        ? {
+            DRYDOCK_FAULT_KILL_AFTER_STEP: String(fault.steps),
+            DRYDOCK_FAULT_KILL_WORKFLOW_ID: fault.workflowId,
+          }
+        : {}),
     },
-    stdio: ['ignore', 'ignore', 'inherit'],
+    stdio: ['ignore', 'ignore', 'pipe'],
   });
+  forwardUnlessInfo(child);
+  return child;
+}
+
+/** The worker's stderr without the SDK's INFO records (many workers start in a crash test). */
+function forwardUnlessInfo(child: ChildProcess): void {
+  let quiet = false;
+  createInterface({ input: child.stderr! }).on('line', (line) => {
+    const level = /^\S+Z \[(\w+)\]/.exec(line)?.[1];
+    if (level) quiet = level === 'INFO' || level === 'DEBUG' || level === 'TRACE';
+    else if (!/^[\s}]/.test(line)) quiet = false;
+    if (!quiet) process.stderr.write(`${line}\n`);
+  });
+}
+
+/** Resolves with the signal that ended the child (null: it exited by itself). */
+export function workerExit(child: ChildProcess): Promise<NodeJS.Signals | null> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve(child.signalCode);
+  return new Promise((resolve) => child.once('exit', (_code, signal) => resolve(signal)));
 }
 
 /** SIGKILL: no shutdown, no grace, as when a machine dies. */
 export async function killWorker(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  const exited = new Promise((resolve) => child.once('exit', resolve));
-  child.kill('SIGKILL');
+  const exited = workerExit(child);
+  if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
   await exited;
 }

@@ -1,0 +1,44 @@
+import { describe, expect, it } from 'vitest';
+import { drainWorkflowId } from '../../workflows/definitions';
+import { allocate, call, seedNode, seedPool } from '../support/fixtures';
+import { useHarness } from '../support/harness';
+import { nodeOutcome, untilAnswered, useStepFaults, type Flow } from '../support/step-faults';
+
+// No in-process worker: each run starts a worker child process that kills itself after step N.
+const h = useHarness({ worker: false });
+const faults = useStepFaults(h);
+
+/** A drain of a node with one allocation, released once the drain has seen it. */
+const drainFlow: Flow<{ nodeId: string; allocationId: string }> = {
+  async setup(api) {
+    await seedPool(api, { id: api.taskQueue, tenantId: 'acme' });
+    const nodeId = await seedNode(api, { poolId: api.taskQueue, tenantId: 'acme' });
+    return { nodeId, allocationId: await allocate(api, nodeId, 'acme') };
+  },
+  workflowId: ({ nodeId }) => drainWorkflowId(nodeId),
+  async drive(api, { nodeId, allocationId }, learned) {
+    const reply = await untilAnswered(() =>
+      call(api, 'POST', `/v1/nodes/${nodeId}/drain`, {
+        body: { reason: 'fault test' },
+        headers: { 'idempotency-key': `drain-${nodeId}` },
+      }),
+    );
+    expect([200, 202]).toContain(reply.status);
+    await learned(2); // the begin, and a check that found the allocation
+    expect((await call(api, 'POST', `/v1/allocations/${allocationId}/release`)).status).toBe(200);
+  },
+  outcome: (api, { nodeId }) => nodeOutcome(api, nodeId),
+};
+
+describe('drain with its worker killed at every step boundary', () => {
+  it('ends drained once, whichever step the worker died after', async () => {
+    const clean = await faults.everyStepBoundary('drain', drainFlow);
+    expect(clean.steps).toEqual(['beginDrain', 'checkDrain', 'checkDrain']);
+    expect(clean.result).toBe('drained');
+    expect(clean.outcome).toMatchObject({
+      events: { 'node.draining': 1, 'node.drained': 1 },
+      operations: [{ kind: 'drain', status: 'succeeded' }],
+      node: { cordoned: true, deleted: false },
+    });
+  }, 240_000);
+});

@@ -1,0 +1,76 @@
+import { describe, expect, it } from 'vitest';
+import { purgeWorkflowId } from '../../workflows/definitions';
+import { joinedNode } from '../support/agents';
+import { call, seedPool } from '../support/fixtures';
+import { useHarness, type Harness } from '../support/harness';
+import { nodeOutcome, untilAnswered, useStepFaults, type Flow } from '../support/step-faults';
+
+// No in-process worker: each run starts a worker child process that kills itself after step N.
+const h = useHarness({ worker: false });
+const faults = useStepFaults(h);
+
+type Purged = { nodeId: string; credential: string };
+
+async function purgeJoinedNode(api: Harness): Promise<Purged> {
+  await seedPool(api, { id: api.taskQueue, tenantId: 'acme' });
+  return joinedNode(api, api.taskQueue);
+}
+
+async function startPurge(api: Harness, nodeId: string): Promise<void> {
+  const reply = await untilAnswered(() =>
+    call(api, 'POST', `/v1/nodes/${nodeId}/purge`, { body: { confirm: true } }),
+  );
+  expect([200, 202]).toContain(reply.status);
+}
+
+/** The node acknowledges the signed purge command once the purge waits for it. */
+const ackedFlow: Flow<Purged> = {
+  setup: purgeJoinedNode,
+  workflowId: ({ nodeId }) => purgeWorkflowId(nodeId),
+  async drive(api, { nodeId, credential }, learned) {
+    await startPurge(api, nodeId);
+    await learned(2); // the begin, and a check that found the command unanswered
+    const [command] = (await call(api, 'GET', '/v1/agent/commands?wait=0', { token: credential })).body.items;
+    const ack = await call(api, 'POST', `/v1/agent/commands/${command.id}/ack`, {
+      token: credential,
+      body: {},
+    });
+    expect(ack.status).toBe(200);
+  },
+  outcome: (api, { nodeId }) => nodeOutcome(api, nodeId),
+};
+
+/** An operator deletes the purging node instead: the purge ends cancelled. */
+const deletedFlow: Flow<Purged> = {
+  ...ackedFlow,
+  async drive(api, { nodeId }, learned) {
+    await startPurge(api, nodeId);
+    await learned(2);
+    expect((await call(api, 'DELETE', `/v1/nodes/${nodeId}`, { body: { reason: 'gone' } })).status).toBe(200);
+  },
+};
+
+describe('purge with its worker killed at every step boundary', () => {
+  it('an acknowledged purge forgets the node once, whichever step the worker died after', async () => {
+    const clean = await faults.everyStepBoundary('purge', ackedFlow);
+    expect(clean.steps).toEqual(['beginPurge', 'checkPurge', 'checkPurge', 'forgetPurgedNode']);
+    expect(clean.result).toBe('purged');
+    expect(clean.outcome).toMatchObject({
+      events: { 'node.purge.requested': 1, 'node.purged': 1 },
+      operations: [{ kind: 'purge', status: 'succeeded' }],
+      commands: [{ kind: 'purge', status: 'acked' }],
+      node: { provisionState: 'purging', deleted: true },
+    });
+  }, 240_000);
+
+  it('a purge ended by DELETE is cancelled once, whichever step the worker died after', async () => {
+    const clean = await faults.everyStepBoundary('purge-deleted', deletedFlow);
+    expect(clean.steps).toEqual(['beginPurge', 'checkPurge', 'checkPurge', 'cancelPurge']);
+    expect(clean.result).toBe('cancelled');
+    expect(clean.outcome).toMatchObject({
+      events: { 'node.purge.requested': 1 },
+      operations: [{ kind: 'purge', status: 'cancelled' }],
+      node: { deleted: true },
+    });
+  }, 240_000);
+});

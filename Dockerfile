@@ -3,6 +3,8 @@ FROM node:20-bookworm-slim
 WORKDIR /app
 ENV NODE_ENV=production
 COPY package.json package-lock.json ./
+# patch-package applies patches/ after the install (a fix to postgres.js until upstream has one).
+COPY patches ./patches
 RUN npm ci --omit=dev
 COPY . .
 EXPOSE 8080

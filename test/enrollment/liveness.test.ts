@@ -26,6 +26,18 @@ const beat = (credential: string, state?: 'offline') =>
   call(h, 'POST', '/v1/agent/heartbeat', { token: credential, body: state ? { state } : {} });
 const node = async (id: string) => (await call(h, 'GET', `/v1/nodes/${id}`)).body;
 
+/** This file's liveness controller (the task queue is known once the harness has started). */
+const sweepWorkflowId = () => `liveness-${h.taskQueue}`;
+
+/**
+ * Ends this file's liveness controller and waits out a sweep still in flight in the worker: the
+ * tests after it sweep by hand, and a sweep of the controller's between their steps would race them.
+ */
+async function stopSweeping(): Promise<void> {
+  await h.temporal.workflow.getHandle(sweepWorkflowId()).terminate('the next tests sweep by hand');
+  await eventually(async () => h.worker!.getStatus().numInFlightNonLocalActivities === 0);
+}
+
 /** Resolves once a liveness sweep has committed that started after `at`. */
 async function sweptAfter(at: Date): Promise<void> {
   await eventually(async () => {
@@ -86,7 +98,7 @@ describe('heartbeats and liveness', () => {
     await h.db.insert(nodeCommands).values({ id: command, nodeId, kind: 'remediate', action: 'reboot' });
     await ensureLivenessSweep(h.temporal, h.taskQueue, {
       settings: SETTINGS,
-      workflowId: `liveness-${h.taskQueue}`,
+      workflowId: sweepWorkflowId(),
     });
 
     await beat(credential);
@@ -143,7 +155,7 @@ describe('heartbeats and liveness', () => {
     const joinedAt = Date.now();
     await ensureLivenessSweep(h.temporal, h.taskQueue, {
       settings: SETTINGS,
-      workflowId: `liveness-${h.taskQueue}`,
+      workflowId: sweepWorkflowId(),
     });
     await eventually(async () => (await node(cloud.nodeId)).liveness === 'unreachable', 6_000);
     expect(Date.now() - joinedAt).toBeGreaterThanOrEqual(SETTINGS.leaseMs - 100);
@@ -157,9 +169,10 @@ describe('heartbeats and liveness', () => {
     await sweptAfter(new Date(since.getTime() + 1_000));
     expect((await node(metal.nodeId)).liveness).toBe('unreachable');
     expect(await eventsOf(h, metal.nodeId, 'node.lost')).toEqual([]);
-    const sweep = await h.temporal.workflow.getHandle(`liveness-${h.taskQueue}`).query(livenessProgressQuery);
+    const sweep = await h.temporal.workflow.getHandle(sweepWorkflowId()).query(livenessProgressQuery);
     expect(sweep.sweeps).toBeGreaterThan(3);
-    await recordHistory(h.temporal, `liveness-${h.taskQueue}`, 'liveness-sweep');
+    await recordHistory(h.temporal, sweepWorkflowId(), 'liveness-sweep');
+    await stopSweeping();
   });
 });
 

@@ -9,7 +9,7 @@ import { nodeCommands } from '../../db/schema';
 import { createToken } from '../support/agents';
 import { call, eventsOf, seedPool } from '../support/fixtures';
 import { eventually, useHarness } from '../support/harness';
-import { answered, answeredMore } from '../support/witnesses';
+import { answered, answeredMore, longPollWaiting } from '../support/witnesses';
 import { useAgentBench } from './agent-process';
 
 const h = useHarness({ worker: false, heartbeats: { flushEveryMs: 60_000, sessionTimeoutMs: 2_000 } });
@@ -233,7 +233,9 @@ describe('drydock-agent run and stop', () => {
     expect(row).toMatchObject({ status: 'refused', refuseReason: 'recorded before a crash' });
     expect(journal()).toEqual([expect.objectContaining({ id }), recorded]);
 
-    // A command enqueued with a wake-up (as the API does) is answered at once.
+    // A command enqueued with a wake-up (as the API does) is answered at once: once the agent's
+    // long-poll waits again (a wake-up before that finds no one to wake).
+    await longPollWaiting(h.deps.wakeups, nodeId);
     const third = newId('cmd');
     const enqueuedAt = Date.now();
     await h.db

@@ -47,6 +47,11 @@ export class NodeWakeups {
     });
   }
 
+  /** How many callers wait on the node's next wake-up here (a long-poll in its wait, for one). */
+  waiting(nodeId: string): number {
+    return this.waiters.get(nodeId)?.size ?? 0;
+  }
+
   /** Calls `fn` with every node woken (caches that must forget what they knew of it). */
   onWake(fn: (nodeId: string) => void): void {
     this.watchers.add(fn);

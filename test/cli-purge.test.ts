@@ -6,9 +6,10 @@ import { nodeCommands, operations } from '../db/schema';
 import { purgeWorkflowId } from '../workflows/definitions';
 import { joinedMachine, runMachine, useAgentBench, type RunningAgent } from './agent/agent-process';
 import { joinedNode } from './support/agents';
-import { readNode, useCli } from './support/cli';
+import { OPERATION_READ, readNode, useCli } from './support/cli';
 import { call, eventsOf, seedPool } from './support/fixtures';
 import { eventually, useHarness } from './support/harness';
+import { answered, answeredMore } from './support/witnesses';
 
 const h = useHarness();
 const cli = useCli(h);
@@ -123,8 +124,10 @@ describe('drydock nodes purge', () => {
     expect(waited.stderr).toMatch(/error: TIMEOUT: purge op_\w+ still running after 2s; it goes on/);
 
     // Deleted while someone waits: the purge ends cancelled (exit 1).
+    const reads = await answered(cli.api, OPERATION_READ);
     const waiting = drydock(['nodes', 'purge', nodeId, '--yes', '--wait', '--json']);
-    await new Promise((r) => setTimeout(r, 1_500));
+    // It has read the running purge and read it again: it waits.
+    await answeredMore(cli.api, OPERATION_READ, reads, 2);
     expect((await call(h, 'DELETE', `/v1/nodes/${nodeId}`)).status).toBe(200);
     const cancelled = await waiting;
     expect(cancelled.code).toBe(1);

@@ -1,8 +1,9 @@
 import { spawn } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
-import { BIN, readNode, rows, useCli } from './support/cli';
+import { BIN, OPERATION_READ, readNode, rows, useCli } from './support/cli';
 import { allocate, call, eventsOf, seedNode, seedPool, tenantKey } from './support/fixtures';
 import { eventually, useHarness } from './support/harness';
+import { answered, answeredMore } from './support/witnesses';
 
 const h = useHarness();
 const cli = useCli(h);
@@ -171,8 +172,8 @@ describe('drydock nodes drain and operations show', () => {
       const read = await call(h, 'GET', `/v1/operations/${op.id}`);
       return read.body.progress?.phase === 'waiting' ? (op.id as string) : undefined;
     });
-    // The command is still waiting: nothing ends it but the release.
-    await new Promise((r) => setTimeout(r, 1_200));
+    // The command is still waiting: it read the waiting drain twice more, and nothing ends it but the release.
+    await answeredMore(cli.api, OPERATION_READ, await answered(cli.api, OPERATION_READ), 2);
     expect((await call(h, 'GET', `/v1/operations/${opId}`)).body.status).toBe('running');
     expect(settled).toBe(false);
     expect((await call(h, 'POST', `/v1/allocations/${alloc}/release`)).status).toBe(200);
@@ -205,8 +206,10 @@ describe('drydock nodes drain and operations show', () => {
     expect(human.stdout).toMatch(/^Progress:\s+waiting for 1 allocation; next check \d\d:\d\dZ$/m);
     expect(JSON.parse(json.stdout)).toMatchObject({ id: opId, kind: 'drain', nodeId: id, status: 'running' });
 
+    const reads = await answered(cli.api, OPERATION_READ);
     const waiting = drydock(['operations', 'show', opId!, '--wait']);
-    await new Promise((r) => setTimeout(r, 1_500));
+    // It has shown the running drain and read it again: it waits.
+    await answeredMore(cli.api, OPERATION_READ, reads, 2);
     await call(h, 'POST', `/v1/nodes/${id}/uncordon`);
     const cancelled = await waiting;
     expect(cancelled.code).toBe(1);

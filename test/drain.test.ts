@@ -229,14 +229,22 @@ describe('drain', () => {
         },
       ],
     });
+    // The latest run's next check; a run that has not yet checked (just continued) has none.
+    const nextCheck = () =>
+      handle.query(progressQuery).then(
+        (p) => (p.phase === 'waiting' ? (p.nextCheckAt ?? undefined) : undefined),
+        () => undefined,
+      );
     const runs = new Set<string>();
     for (let i = 0; i < 6; i++) {
-      const d = await h.temporal.workflow.getHandle(drainWorkflowId(nodeId)).describe();
-      runs.add(d.runId);
-      await h.temporal.workflow
-        .getHandle(drainWorkflowId(nodeId))
-        .signal('allocationReleased', { allocationId: 'x' });
-      await new Promise((r) => setTimeout(r, 150));
+      const before = await eventually(nextCheck);
+      runs.add((await handle.describe()).runId);
+      await handle.signal('allocationReleased', { allocationId: 'x' });
+      // The wake-up was taken: the drain checked again, in this run or in the one it continued as.
+      await eventually(async () => {
+        const next = await nextCheck();
+        return next !== undefined && next !== before;
+      });
     }
     expect(runs.size).toBeGreaterThan(1);
     await call(h, 'POST', `/v1/allocations/${alloc}/release`);

@@ -8,7 +8,8 @@ import { afterAll, beforeAll } from 'vitest';
 import { closeServer, listen } from '../../api/server';
 import { createToken } from '../support/agents';
 import { seedPool } from '../support/fixtures';
-import type { Harness } from '../support/harness';
+import { eventually, type Harness } from '../support/harness';
+import { answered } from '../support/witnesses';
 
 /** The real `drydock-agent` binary. */
 export const AGENT_BIN = fileURLToPath(new URL('../../bin/drydock-agent.mjs', import.meta.url));
@@ -38,6 +39,8 @@ export interface AgentBench {
   spawnAgent(args: string[]): RunningAgent;
   /** A fresh, empty data directory, removed after the file. */
   dataDir(): string;
+  /** Resolves once the API has answered every request it received (none is still being handled). */
+  idle(): Promise<void>;
 }
 
 /**
@@ -48,6 +51,7 @@ export function useAgentBench(h: Harness): AgentBench {
   let server: ServerType | undefined;
   const children = new Set<ChildProcess>();
   const dirs: string[] = [];
+  let received = 0;
   const bench: AgentBench = {
     api: '',
     agent(args, env = {}) {
@@ -105,11 +109,19 @@ export function useAgentBench(h: Harness): AgentBench {
       dirs.push(dir);
       return join(dir, 'data');
     },
+    async idle() {
+      // The API counts a request once its handler is done; this one is counted after it renders.
+      await eventually(async () => {
+        const before = received;
+        return (await answered(bench.api, {})) >= before;
+      });
+    },
   };
 
   beforeAll(async () => {
     const listening = await listen(h.deps, 0);
     server = listening.server;
+    server.on('request', () => void received++);
     bench.api = `http://127.0.0.1:${listening.port}`;
   });
 

@@ -17,10 +17,11 @@ import { newId } from '../../domain/ids';
 import { encodePurgePayload, signPayload } from '../../domain/signing';
 import { nodeCommands } from '../../db/schema';
 import { wakeNode } from '../../db/wakeups';
-import { purgeWorkflowId } from '../../workflows/definitions';
+import { purgeAnsweredSignal, purgeWorkflowId } from '../../workflows/definitions';
 import { createToken, joinedNode } from '../support/agents';
 import { call, eventsOf, seedPool } from '../support/fixtures';
 import { eventually, useHarness } from '../support/harness';
+import { signalAndAwaitStep } from '../support/witnesses';
 import { joinedMachine, runMachine, useAgentBench, type Machine, type RunningAgent } from './agent-process';
 
 const h = useHarness();
@@ -245,7 +246,9 @@ describe('drydock-agent purge', () => {
 
     const operationId = await purge(m.nodeId);
     await eventually(async () => (await operation(operationId)).progress?.phase === 'waiting-for-node');
-    await new Promise((r) => setTimeout(r, 500));
+    // Woken, the purge looks at its command again and still waits: nothing answers for the node.
+    await signalAndAwaitStep(h.temporal, purgeWorkflowId(m.nodeId), purgeAnsweredSignal.name);
+    expect((await operation(operationId)).progress?.phase).toBe('waiting-for-node');
     expect(existsSync(join(m.dir, 'identity.json'))).toBe(true);
     expect((await operation(operationId)).status).toBe('running');
 

@@ -1,4 +1,5 @@
 import { appendFileSync, existsSync, readFileSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { eq } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
@@ -8,13 +9,15 @@ import { nodeCommands } from '../../db/schema';
 import { createToken } from '../support/agents';
 import { call, eventsOf, seedPool } from '../support/fixtures';
 import { eventually, useHarness } from '../support/harness';
+import { answered, answeredMore, longPollWaiting } from '../support/witnesses';
 import { useAgentBench } from './agent-process';
 
 const h = useHarness({ worker: false, heartbeats: { flushEveryMs: 60_000, sessionTimeoutMs: 2_000 } });
 const bench = useAgentBench(h);
 
 const node = async (id: string) => (await call(h, 'GET', `/v1/nodes/${id}`)).body;
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/** A heartbeat the API refused as blocked. */
+const REFUSED_HEARTBEAT = { method: 'POST', route: '/v1/agent/heartbeat', status: 403 };
 
 /** Joins a machine through the real binary; returns its data directory, node id and credential. */
 async function joined(poolId: string) {
@@ -34,6 +37,22 @@ async function joined(poolId: string) {
   if (run.code !== 0) throw new Error(`join failed: ${run.stderr}`);
   const identity = JSON.parse(readFileSync(join(dir, 'identity.json'), 'utf8'));
   return { dir, nodeId: identity.nodeId as string, credential: identity.credential as string };
+}
+
+/** Listens on `port` and resets every connection at once, counting them. */
+async function connectionCutter(port: number) {
+  let connections = 0;
+  const server = createServer((socket) => {
+    connections++;
+    socket.resetAndDestroy();
+  });
+  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
+  return {
+    get connections() {
+      return connections;
+    },
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
 }
 
 /** `drydock-agent run` with a fast heartbeat, once its node is connected. */
@@ -60,8 +79,7 @@ describe('drydock-agent run and stop', () => {
     expect(readFileSync(join(dir, 'agent.pid'), 'utf8').trim()).toBe(String(agent.child.pid));
 
     const seen = await lastSeen(nodeId);
-    await sleep(700);
-    expect(await lastSeen(nodeId)).toBeGreaterThan(seen);
+    await eventually(async () => (await lastSeen(nodeId)) > seen);
     // A second `run` on the same data directory is refused while the first runs.
     const second = await bench.agent(['run', '--data-dir', dir]);
     expect(second.code).toBe(1);
@@ -73,8 +91,8 @@ describe('drydock-agent run and stop', () => {
     expect(existsSync(join(dir, 'agent.pid'))).toBe(false);
     expect(await node(nodeId)).toMatchObject({ connectivity: 'disconnected', liveness: 'offline' });
     expect(await eventsOf(h, nodeId, 'node.disconnected')).toMatchObject([{ data: { reason: 'goodbye' } }]);
-    // No heartbeat of the stopped agent lands after the goodbye.
-    await sleep(800);
+    // No heartbeat of the stopped agent lands after the goodbye: the API has answered all it got.
+    await bench.idle();
     expect(await node(nodeId)).toMatchObject({ connectivity: 'disconnected', liveness: 'offline' });
     expect(await eventsOf(h, nodeId, 'node.connected')).toHaveLength(1);
 
@@ -99,7 +117,8 @@ describe('drydock-agent run and stop', () => {
 
     // While blocked its heartbeats count for nothing, it keeps running, and it says so once.
     const seenBlocked = await lastSeen(nodeId);
-    await sleep(1_500);
+    const refused = await answered(bench.api, REFUSED_HEARTBEAT);
+    await answeredMore(bench.api, REFUSED_HEARTBEAT, refused, 3);
     expect(await lastSeen(nodeId)).toBe(seenBlocked);
     expect(agent.child.exitCode).toBeNull();
     expect(agent.stderr().match(/blocked by the control plane/g)).toHaveLength(1);
@@ -114,10 +133,24 @@ describe('drydock-agent run and stop', () => {
 
   it('an unreachable API: retries with capped backoff, says so once, and stops cleanly', async () => {
     const { dir, nodeId } = await joined('pool-down');
-    const dead = `http://127.0.0.1:${await freePort()}`;
-    const agent = bench.spawnAgent(['run', '--data-dir', dir, '--api', dead, '--heartbeat-every', '300ms']);
+    const port = await freePort();
+    const agent = bench.spawnAgent([
+      'run',
+      '--data-dir',
+      dir,
+      '--api',
+      `http://127.0.0.1:${port}`,
+      '--heartbeat-every',
+      '300ms',
+    ]);
     await agent.waitForLog(/cannot reach http:\/\/127\.0\.0\.1:\d+ \(ECONNREFUSED\); retrying/);
-    await sleep(2_000);
+    // From now on the port cuts every connection it accepts: each retry is counted, none answered.
+    const cutter = await connectionCutter(port);
+    try {
+      await eventually(async () => cutter.connections >= 4, 10_000);
+    } finally {
+      await cutter.close();
+    }
     expect(agent.child.exitCode).toBeNull();
     expect(agent.stderr().match(/cannot reach/g)).toHaveLength(1);
     expect((await node(nodeId)).connectivity).toBe('disconnected');
@@ -200,7 +233,9 @@ describe('drydock-agent run and stop', () => {
     expect(row).toMatchObject({ status: 'refused', refuseReason: 'recorded before a crash' });
     expect(journal()).toEqual([expect.objectContaining({ id }), recorded]);
 
-    // A command enqueued with a wake-up (as the API does) is answered at once.
+    // A command enqueued with a wake-up (as the API does) is answered at once: once the agent's
+    // long-poll waits again (a wake-up before that finds no one to wake).
+    await longPollWaiting(h.deps.wakeups, nodeId);
     const third = newId('cmd');
     const enqueuedAt = Date.now();
     await h.db

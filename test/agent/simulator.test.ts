@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import type { ServerType } from '@hono/node-server';
 import { eq, inArray } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { AgentSession } from '../../agent/session';
 import { createSimulator, type Simulator } from '../../agent/simulator';
 import { closeServer, listen } from '../../api/server';
 import { newId } from '../../domain/ids';
@@ -38,7 +39,12 @@ async function simulate(options: Omit<Parameters<typeof createSimulator>[0], 'ap
 }
 
 const node = async (id: string) => (await call(h, 'GET', `/v1/nodes/${id}`)).body;
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Resolves once the API has accepted `count` more heartbeats of the session than it had. */
+async function moreHeartbeats(session: AgentSession, count: number): Promise<void> {
+  const from = session.heartbeats;
+  await eventually(async () => session.heartbeats >= from + count, 5_000);
+}
 
 async function lastSeen(ids: string[]): Promise<Map<string, number>> {
   await h.deps.heartbeats.flush();
@@ -80,7 +86,8 @@ describe('agent simulator', () => {
     expect(sim.agent(paused).session.state).toBe('paused');
     const beatsAtPause = sim.agent(paused).session.heartbeats;
     const before = await lastSeen([paused, other]);
-    await sleep(1_000);
+    // Two more heartbeats of another agent: a whole interval in which the paused one would have beaten.
+    await moreHeartbeats(sim.agent(other).session, 2);
     const after = await lastSeen([paused, other]);
     expect(after.get(paused)).toBe(before.get(paused));
     expect(after.get(other)).toBeGreaterThan(before.get(other)!);
@@ -95,8 +102,11 @@ describe('agent simulator', () => {
     await sim.stop(leaving);
     expect(await node(leaving)).toMatchObject({ connectivity: 'disconnected', liveness: 'offline' });
     expect(await eventsOf(h, leaving, 'node.disconnected')).toMatchObject([{ data: { reason: 'goodbye' } }]);
-    await sleep(700);
+    const beatsAtGoodbye = sim.agent(leaving).session.heartbeats;
+    await moreHeartbeats(sim.agent(other).session, 2);
     expect((await node(leaving)).liveness).toBe('offline');
+    expect(sim.agent(leaving).session.state).toBe('stopped');
+    expect(sim.agent(leaving).session.heartbeats).toBe(beatsAtGoodbye);
     await sim.close();
   });
 
@@ -126,10 +136,20 @@ describe('agent simulator', () => {
       h.deps.wakeups.wake(nodeId);
       return id;
     };
+    // Behind the ignored command, delivered in the same poll: once the node has answered it, it
+    // has gone past the ignored one.
+    const ignored = newId('cmd');
+    const behindIgnored = newId('cmd');
+    const queuedAt = Date.now();
+    await h.db.insert(nodeCommands).values([
+      { id: ignored, nodeId: ignores, kind: 'remediate', action: 'reboot', createdAt: new Date(queuedAt) },
+      { id: behindIgnored, nodeId: ignores, kind: 'purge', createdAt: new Date(queuedAt + 1) },
+    ]);
+    h.deps.wakeups.wake(ignores);
     const commands = {
       acked: await enqueue(acks, 'remediate'),
       refused: await enqueue(refuses, 'remediate'),
-      ignored: await enqueue(ignores, 'remediate'),
+      ignored,
       failed: await enqueue(bare, 'remediate'),
       unsigned: await enqueue(acks, 'purge'),
     };
@@ -153,7 +173,7 @@ describe('agent simulator', () => {
     });
     // Simulated agents have a purge handler from the start: an unsigned purge is refused.
     expect(await status(commands.unsigned)).toMatchObject({ refuseReason: 'unsigned purge command' });
-    await sleep(500);
+    await eventually(async () => (await status(behindIgnored)).status === 'refused', 5_000);
     expect((await status(commands.ignored)).status).toBe('pending');
     // Each command reached its handler once.
     expect(seen.filter((s) => s.startsWith(ignores))).toHaveLength(1);
@@ -208,7 +228,6 @@ describe('agent simulator', () => {
       server.getConnections((error, count) => (error ? reject(error) : resolve(count))),
     );
     expect(connections).toBeLessThanOrEqual(8);
-    await sleep(1_500);
-    expect(sim.agents.every((a) => a.session.heartbeats >= 2)).toBe(true);
+    await eventually(async () => sim.agents.every((a) => a.session.heartbeats >= 2), 5_000);
   });
 });

@@ -8,6 +8,7 @@ import { nodeCertificates, nodeCommands } from '../../db/schema';
 import { joinedNode, join, newPublicKey, createToken } from '../support/agents';
 import { allocate, call, eventsOf, seedPool } from '../support/fixtures';
 import { useHarness } from '../support/harness';
+import { longPollWaiting } from '../support/witnesses';
 
 const h = useHarness({ worker: false });
 
@@ -31,7 +32,11 @@ async function otherApiProcess() {
     caPublicKeyPem: h.ca.publicKeyPem,
   });
   await services.start();
-  return { app: createApp(services.deps), close: async () => (await services.stop(), await close()) };
+  return {
+    app: createApp(services.deps),
+    wakeups: services.deps.wakeups,
+    close: async () => (await services.stop(), await close()),
+  };
 }
 
 describe('block and unblock', () => {
@@ -43,7 +48,8 @@ describe('block and unblock', () => {
     try {
       const here = poll(h.app, credential);
       const there = poll(other.app, credential);
-      await new Promise((r) => setTimeout(r, 300));
+      await longPollWaiting(h.deps.wakeups, nodeId);
+      await longPollWaiting(other.wakeups, nodeId);
       const blocked = await call(h, 'POST', `/v1/nodes/${nodeId}/block`, { body: { reason: 'lost laptop' } });
       expect(blocked.body).toMatchObject({ access: 'blocked' });
       for (const closed of await Promise.all([here, there])) {
@@ -85,7 +91,7 @@ describe('revoke identity', () => {
     await seedPool(h, { id: 'pool-r', tenantId: 'acme' });
     const { nodeId, credential } = await joinedNode(h, 'pool-r');
     const open = poll(h.app, credential);
-    await new Promise((r) => setTimeout(r, 200));
+    await longPollWaiting(h.deps.wakeups, nodeId);
     const revoked = await call(h, 'POST', `/v1/nodes/${nodeId}/revoke-identity`, {
       body: { reason: 'key leaked' },
     });

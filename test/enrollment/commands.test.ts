@@ -6,6 +6,7 @@ import { wakeNode } from '../../db/wakeups';
 import { joinedNode } from '../support/agents';
 import { call, seedPool } from '../support/fixtures';
 import { useHarness } from '../support/harness';
+import { longPollWaiting } from '../support/witnesses';
 
 const h = useHarness({ worker: false });
 
@@ -24,7 +25,7 @@ describe('command stream', () => {
     const { nodeId, credential } = await joinedNode(h, 'pool-c');
     const started = Date.now();
     const waiting = call(h, 'GET', '/v1/agent/commands?wait=20', { token: credential });
-    await new Promise((r) => setTimeout(r, 200));
+    await longPollWaiting(h.deps.wakeups, nodeId);
     const first = await enqueue(nodeId, 'reset-accelerator');
     const delivered = await waiting;
     expect(delivered.status).toBe(200);

@@ -26,6 +26,29 @@ const beat = (credential: string, state?: 'offline') =>
   call(h, 'POST', '/v1/agent/heartbeat', { token: credential, body: state ? { state } : {} });
 const node = async (id: string) => (await call(h, 'GET', `/v1/nodes/${id}`)).body;
 
+/** This file's liveness controller (the task queue is known once the harness has started). */
+const sweepWorkflowId = () => `liveness-${h.taskQueue}`;
+
+/**
+ * Ends this file's liveness controller and waits out a sweep still in flight in the worker: the
+ * tests after it sweep by hand, and a sweep of the controller's between their steps would race them.
+ */
+async function stopSweeping(): Promise<void> {
+  await h.temporal.workflow.getHandle(sweepWorkflowId()).terminate('the next tests sweep by hand');
+  await eventually(async () => h.worker!.getStatus().numInFlightNonLocalActivities === 0);
+}
+
+/** Resolves once a liveness sweep has committed that started after `at`. */
+async function sweptAfter(at: Date): Promise<void> {
+  await eventually(async () => {
+    const [last] = await h.db
+      .select()
+      .from(controllerState)
+      .where(eq(controllerState.key, 'liveness.last-sweep'));
+    return last !== undefined && last.at > at;
+  }, 6_000);
+}
+
 describe('heartbeats and liveness', () => {
   it('connects on the first heartbeat, flushes last-seen in batches, and says goodbye as offline', async () => {
     await seedPool(h, { id: 'pool-hb', tenantId: 'acme' });
@@ -36,7 +59,8 @@ describe('heartbeats and liveness', () => {
     expect(await node(nodeId)).toMatchObject({ connectivity: 'connected', liveness: 'alive' });
     expect(await eventsOf(h, nodeId, 'node.connected')).toHaveLength(1);
     const seen: string = await eventually(async () => (await node(nodeId)).lastSeenAt ?? undefined);
-    await new Promise((r) => setTimeout(r, 50));
+    // The next heartbeat must be later than the one flushed.
+    await eventually(async () => Date.now() > Date.parse(seen));
     await beat(credential);
     await h.deps.heartbeats.flush();
     expect(Date.parse((await node(nodeId)).lastSeenAt)).toBeGreaterThan(Date.parse(seen));
@@ -74,7 +98,7 @@ describe('heartbeats and liveness', () => {
     await h.db.insert(nodeCommands).values({ id: command, nodeId, kind: 'remediate', action: 'reboot' });
     await ensureLivenessSweep(h.temporal, h.taskQueue, {
       settings: SETTINGS,
-      workflowId: `liveness-${h.taskQueue}`,
+      workflowId: sweepWorkflowId(),
     });
 
     await beat(credential);
@@ -131,19 +155,24 @@ describe('heartbeats and liveness', () => {
     const joinedAt = Date.now();
     await ensureLivenessSweep(h.temporal, h.taskQueue, {
       settings: SETTINGS,
-      workflowId: `liveness-${h.taskQueue}`,
+      workflowId: sweepWorkflowId(),
     });
     await eventually(async () => (await node(cloud.nodeId)).liveness === 'unreachable', 6_000);
     expect(Date.now() - joinedAt).toBeGreaterThanOrEqual(SETTINGS.leaseMs - 100);
     await eventually(async () => (await node(cloud.nodeId)).liveness === 'lost', 6_000);
     expect(await eventsOf(h, cloud.nodeId, 'node.lost')).toHaveLength(1);
-    // Bare metal is never lost.
-    await new Promise((r) => setTimeout(r, 1_500));
+    // Bare metal is never lost: a sweep after its lostAfter had passed left it unreachable.
+    const since = await eventually(async () => {
+      const [row] = await h.db.select().from(nodes).where(eq(nodes.id, metal.nodeId));
+      return row?.unreachableSince ?? undefined;
+    }, 6_000);
+    await sweptAfter(new Date(since.getTime() + 1_000));
     expect((await node(metal.nodeId)).liveness).toBe('unreachable');
     expect(await eventsOf(h, metal.nodeId, 'node.lost')).toEqual([]);
-    const sweep = await h.temporal.workflow.getHandle(`liveness-${h.taskQueue}`).query(livenessProgressQuery);
+    const sweep = await h.temporal.workflow.getHandle(sweepWorkflowId()).query(livenessProgressQuery);
     expect(sweep.sweeps).toBeGreaterThan(3);
-    await recordHistory(h.temporal, `liveness-${h.taskQueue}`, 'liveness-sweep');
+    await recordHistory(h.temporal, sweepWorkflowId(), 'liveness-sweep');
+    await stopSweeping();
   });
 });
 

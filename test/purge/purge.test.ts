@@ -7,6 +7,7 @@ import { joinedNode } from '../support/agents';
 import { call, eventsOf, seedPool, tenantKey } from '../support/fixtures';
 import { eventually, useHarness } from '../support/harness';
 import { recordHistory } from '../support/histories';
+import { longPollWaiting } from '../support/witnesses';
 
 const h = useHarness();
 
@@ -134,8 +135,12 @@ describe('purge', () => {
 
     const offline = await joinedNode(h, 'pool-p');
     await call(h, 'POST', '/v1/agent/heartbeat', { token: offline.credential, body: { state: 'offline' } });
-    await call(h, 'POST', `/v1/nodes/${offline.nodeId}/purge`, { body: { confirm: true } });
-    await new Promise((r) => setTimeout(r, 300));
+    const purging = await call(h, 'POST', `/v1/nodes/${offline.nodeId}/purge`, { body: { confirm: true } });
+    // The purge waits for the node while it is away; then it comes back.
+    await eventually(async () => {
+      const op = await call(h, 'GET', `/v1/operations/${purging.body.operation.id}`);
+      return op.body.progress?.phase === 'waiting-for-node';
+    });
     await call(h, 'POST', '/v1/agent/heartbeat', { token: offline.credential, body: {} });
     expect((await poll(offline.credential)).body.items).toMatchObject([{ kind: 'purge' }]);
   });
@@ -180,7 +185,7 @@ describe('purge', () => {
         const [command] = reply.body.items;
         return call(h, 'POST', `/v1/agent/commands/${command.id}/ack`, { token: credential, body: {} });
       });
-      await new Promise((r) => setTimeout(r, 50));
+      await longPollWaiting(h.deps.wakeups, nodeId);
       const started = await call(h, 'POST', `/v1/nodes/${nodeId}/purge`, { body: { confirm: true } });
       expect(started.status, `round ${round}: ${JSON.stringify(started.body)}`).toBe(202);
       expect((await acked).status).toBe(200);

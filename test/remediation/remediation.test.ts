@@ -1,10 +1,15 @@
 import { describe, expect, it } from 'vitest';
-import { remediationProgressQuery, remediationWorkflowId } from '../../workflows/definitions';
+import {
+  remediationProgressQuery,
+  remediationWakeSignal,
+  remediationWorkflowId,
+} from '../../workflows/definitions';
 import { joinedNode } from '../support/agents';
 import { call, eventsOf, seedPool, tenantKey } from '../support/fixtures';
 import { eventually, useHarness } from '../support/harness';
 import { recordHistory } from '../support/histories';
 import { agentOf, remediateCommands } from '../support/remediation';
+import { signalAndAwaitStep } from '../support/witnesses';
 
 const ATTEMPT_TIMEOUT_MS = 1_500;
 const h = useHarness({
@@ -42,10 +47,14 @@ describe('remediation', () => {
     });
     // An ack means the action ran; the attempt still waits for the condition to clear.
     await agent.ack(command!.id);
-    await new Promise((r) => setTimeout(r, 200));
+    // Woken, the attempt looks at the acked command and the condition again, and goes on waiting.
+    await signalAndAwaitStep(h.temporal, remediationWorkflowId(nodeId), remediationWakeSignal.name);
     expect((await h.temporal.workflow.getHandle(remediationWorkflowId(nodeId)).describe()).status.name).toBe(
       'RUNNING',
     );
+    expect(
+      await h.temporal.workflow.getHandle(remediationWorkflowId(nodeId)).query(remediationProgressQuery),
+    ).toMatchObject({ phase: 'attempting', attempt: 1 });
     await agent.report('GpuXidError', false);
     expect(await result(nodeId)).toBe('succeeded');
     await recordHistory(h.temporal, remediationWorkflowId(nodeId), 'remediation');

@@ -1,6 +1,7 @@
 import { eq } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { nodeCommands, nodes } from '../../db/schema';
+import { remediationProgressQuery, remediationWorkflowId } from '../../workflows/definitions';
 import { createToken, join } from '../support/agents';
 import { eventsOf, seedPool } from '../support/fixtures';
 import { eventually, useHarness } from '../support/harness';
@@ -15,6 +16,16 @@ async function fleet(poolId: string, size: number) {
   for (let i = 0; i < size; i++)
     joined.push((await join(h, { token: token.secret })).body as { nodeId: string; credential: string });
   return joined;
+}
+
+const workflow = (nodeId: string) => h.temporal.workflow.getHandle(remediationWorkflowId(nodeId));
+
+/** Resolves once the node's remediation has sent its first command and waits for it to clear. */
+async function attempting(nodeId: string): Promise<void> {
+  await eventually(async () => {
+    const progress = await workflow(nodeId).query(remediationProgressQuery);
+    return progress.phase === 'attempting' && progress.attempt === 1;
+  });
 }
 
 async function remediateCommandsIn(poolNodeIds: string[]) {
@@ -43,7 +54,9 @@ describe('storm protection', () => {
     ]);
     const [row] = await h.db.select().from(nodes).where(eq(nodes.id, fifth.nodeId));
     expect(row?.maintenance).toBe(true);
-    await new Promise((r) => setTimeout(r, 300));
+    // Its workflow ended without a command; each of the four sent its one and waits on it.
+    expect(await workflow(fifth.nodeId).result()).toBe('escalated');
+    for (const n of pool.slice(0, 4)) await attempting(n.nodeId);
     expect(await remediateCommandsIn(ids)).toHaveLength(4);
   });
 
@@ -58,7 +71,11 @@ describe('storm protection', () => {
     // Every report lands before the storm check of the others: most, or all, escalate at once.
     expect(running).toBeLessThanOrEqual(4);
     expect(statuses.filter((s) => s === 'failed')).toHaveLength(10 - running);
-    await new Promise((r) => setTimeout(r, 500));
+    // Every workflow has done what it will: escalated without a command, or sent one and waits on it.
+    for (const [i, n] of pool.entries()) {
+      if (statuses[i] === 'failed') expect(await workflow(n.nodeId).result()).toBe('escalated');
+      else await attempting(n.nodeId);
+    }
     expect((await remediateCommandsIn(ids)).length).toBe(running);
     const maintenance = await h.db.select().from(nodes).where(eq(nodes.maintenance, true));
     expect(maintenance.filter((n) => ids.includes(n.id))).toHaveLength(10 - running);

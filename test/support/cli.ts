@@ -59,6 +59,9 @@ export function useCli(h: Harness): Cli {
   return cli;
 }
 
+/** `GET /v1/operations/{id}`, as `--wait` asks it again and again (counted by `answered`). */
+export const OPERATION_READ = { method: 'GET', route: '/v1/operations/:id' };
+
 /** The lines of a human table, without its header. */
 export const rows = (stdout: string) => stdout.trimEnd().split('\n').slice(1);
 

@@ -32,19 +32,33 @@ export class NodeWakeups {
     };
   }
 
-  /** Resolves on the node's next wake-up or after `ms`, whichever is first. */
-  wait(nodeId: string, ms: number, signal?: AbortSignal): Promise<void> {
-    return new Promise((resolve) => {
-      const done = () => {
-        clearTimeout(timer);
-        unsubscribe();
-        signal?.removeEventListener('abort', done);
-        resolve();
-      };
-      const timer = setTimeout(done, ms);
-      const unsubscribe = this.subscribe(nodeId, done);
-      signal?.addEventListener('abort', done);
-    });
+  /**
+   * Listens for the node's next wake-up from now on; the returned `wait` resolves on it (also when
+   * it came before `wait` was called) or after `ms`, whichever is first. Arm before reading what
+   * the wake-up announces: a change committed between the read and the wait is then not missed.
+   * `cancel` stops listening without waiting.
+   */
+  arm(nodeId: string): { wait(ms: number, signal?: AbortSignal): Promise<void>; cancel(): void } {
+    let woken = false;
+    let onWake: () => void = () => {
+      woken = true;
+    };
+    const unsubscribe = this.subscribe(nodeId, () => onWake());
+    return {
+      wait: (ms, signal) =>
+        new Promise((resolve) => {
+          const done = () => {
+            clearTimeout(timer);
+            unsubscribe();
+            signal?.removeEventListener('abort', done);
+            resolve();
+          };
+          const timer = setTimeout(done, woken || signal?.aborted ? 0 : ms);
+          onWake = done;
+          signal?.addEventListener('abort', done);
+        }),
+      cancel: unsubscribe,
+    };
   }
 
   /** How many callers wait on the node's next wake-up here (a long-poll in its wait, for one). */

@@ -180,21 +180,27 @@ agentRouter.openapi(
     const credential = c.req.header('authorization')!.slice('Bearer '.length);
     const deadline = Date.now() + c.req.valid('query').wait * 1000;
     for (;;) {
-      // Each look re-checks the credential and the node: a block or revoke ends the session.
-      const current = await deps.nodeCredentials.resolve(credential);
-      if (!current) throw new DrydockError('UNAUTHENTICATED', 'the node credential was revoked');
-      const blocked = current.node.access === 'blocked';
-      requireAgent(c.get('principal'), current.node, waiting);
-      const items = await pendingCommands(deps, node.id, blocked);
-      // A blocked node still gets a purge (spec/purge.md); with none queued its session closes.
-      if (blocked && items.length === 0) {
-        requireAgent(c.get('principal'), current.node, { beforeAdmission: true });
+      // Armed before the look, so a command queued while we read is a wake-up, not a 5 s wait.
+      const wakeup = deps.wakeups.arm(node.id);
+      try {
+        // Each look re-checks the credential and the node: a block or revoke ends the session.
+        const current = await deps.nodeCredentials.resolve(credential);
+        if (!current) throw new DrydockError('UNAUTHENTICATED', 'the node credential was revoked');
+        const blocked = current.node.access === 'blocked';
+        requireAgent(c.get('principal'), current.node, waiting);
+        const items = await pendingCommands(deps, node.id, blocked);
+        // A blocked node still gets a purge (spec/purge.md); with none queued its session closes.
+        if (blocked && items.length === 0) {
+          requireAgent(c.get('principal'), current.node, { beforeAdmission: true });
+        }
+        const left = deadline - Date.now();
+        // The CA key comes with the commands: a blocked node, which may not heartbeat, still gets it.
+        if (items.length > 0 || left <= 0) return c.json({ items, ca: caOffer(deps) }, 200);
+        await wakeup.wait(Math.min(left, RECHECK_MS), c.req.raw.signal);
+        if (c.req.raw.signal.aborted) return c.json({ items: [], ca: caOffer(deps) }, 200);
+      } finally {
+        wakeup.cancel();
       }
-      const left = deadline - Date.now();
-      // The CA key comes with the commands: a blocked node, which may not heartbeat, still gets it.
-      if (items.length > 0 || left <= 0) return c.json({ items, ca: caOffer(deps) }, 200);
-      await deps.wakeups.wait(node.id, Math.min(left, RECHECK_MS), c.req.raw.signal);
-      if (c.req.raw.signal.aborted) return c.json({ items: [], ca: caOffer(deps) }, 200);
     }
   },
 );

@@ -13,6 +13,9 @@ export interface SweepResult {
   durationMs: number;
 }
 
+/** The event of a session the sweep closed (no heartbeat within the session timeout). */
+const NO_SESSION = { type: 'node.disconnected', data: { reason: 'no-session' } };
+
 const LAST_SWEEP = 'liveness.last-sweep';
 const GRACE_UNTIL = 'liveness.grace-until';
 
@@ -115,21 +118,27 @@ export function createLivenessActivities(db: Db) {
                   },
                 ],
               },
-              event: {
-                type: 'node.unreachable',
-                data: { lastSeenAt: node.lastSeenAt?.toISOString() ?? null },
-              },
+              // A sweep that finds a connected node already past its lease (sweeps spaced out by
+              // load, or a lease shorter than the session timeout) closes the session as well.
+              events: [
+                ...(node.connectivity === 'connected' ? [NO_SESSION] : []),
+                {
+                  type: 'node.unreachable',
+                  data: { lastSeenAt: node.lastSeenAt?.toISOString() ?? null },
+                },
+              ],
             });
             result.unreachable++;
+            if (node.connectivity === 'connected') result.disconnected++;
           } else if (step === 'disconnect') {
             changes.push({
               node,
               patch: { connectivity: 'disconnected' },
-              event: { type: 'node.disconnected', data: { reason: 'no-session' } },
+              events: [NO_SESSION],
             });
             result.disconnected++;
           } else {
-            changes.push({ node, patch: { liveness: 'lost' }, event: { type: 'node.lost' } });
+            changes.push({ node, patch: { liveness: 'lost' }, events: [{ type: 'node.lost' }] });
             result.lost++;
           }
         }

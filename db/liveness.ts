@@ -35,12 +35,13 @@ export interface LivenessChange {
     NodePatch,
     'liveness' | 'connectivity' | 'unreachableSince' | 'noScheduleReasons' | 'conditions'
   >;
-  event: { type: string; data?: Record<string, unknown> };
+  /** Oldest first: a node that went silent past its lease at once loses its session too. */
+  events: { type: string; data?: Record<string, unknown> }[];
 }
 
 /**
  * `applyNodeChange` for many nodes in two statements, whatever their number: each node's liveness
- * columns (its row merged with its patch), `version + 1` and `updated_at`, then its event. The rows
+ * columns (its row merged with its patch), `version + 1` and `updated_at`, then its events. The rows
  * must have been locked and read in `tx` (a sweep's candidates are), so writing the merged columns
  * is writing the patch.
  */
@@ -66,12 +67,14 @@ export async function applyLivenessChanges(tx: Tx, changes: LivenessChange[], ac
       connectivity text, unreachable_since timestamptz, no_schedule_reasons text[], conditions jsonb,
       version integer)
     where ${nodes.id} = v.id`);
-  const appended = changes.map(({ node, event }) => ({
-    node_id: node.id,
-    tenant_id: node.tenantId,
-    type: event.type,
-    data: event.data ?? {},
-  }));
+  const appended = changes.flatMap(({ node, events }) =>
+    events.map((event) => ({
+      node_id: node.id,
+      tenant_id: node.tenantId,
+      type: event.type,
+      data: event.data ?? {},
+    })),
+  );
   await tx.execute(sql`
     insert into ${events} (node_id, tenant_id, type, actor, data)
     select e.node_id, e.tenant_id, e.type, ${actor}, e.data

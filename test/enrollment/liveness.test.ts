@@ -177,7 +177,7 @@ describe('heartbeats and liveness', () => {
 });
 
 describe('a sweep that changes many nodes', () => {
-  it('writes each its own columns, one version bump and one event, whatever else it holds', async () => {
+  it('writes each its own columns and one version bump, whatever else it holds; a connected node past its lease loses its session too', async () => {
     await seedPool(h, { id: 'pool-many', tenantId: 'acme', kind: 'provider', policy: { lostAfter: '1s' } });
     const silent = await Promise.all([1, 2, 3].map(() => joinedNode(h, 'pool-many')));
     const gone = await joinedNode(h, 'pool-many');
@@ -220,8 +220,11 @@ describe('a sweep that changes many nodes', () => {
       });
       expect(n.unreachableSince).toBeInstanceOf(Date);
       expect(n.updatedAt.getTime()).toBeGreaterThan(before.get(nodeId)!.updatedAt.getTime());
-      expect(await eventsOf(h, nodeId, 'node.unreachable')).toEqual([
-        expect.objectContaining({ actor: 'system:liveness', data: { lastSeenAt: seenAt.toISOString() } }),
+      // It was connected: the one sweep that found it past its lease closed its session as well.
+      const swept = (await eventsOf(h, nodeId)).filter((e) => e.actor === 'system:liveness');
+      expect(swept).toEqual([
+        expect.objectContaining({ type: 'node.disconnected', data: { reason: 'no-session' } }),
+        expect.objectContaining({ type: 'node.unreachable', data: { lastSeenAt: seenAt.toISOString() } }),
       ]);
     }
     expect(after.get(gone.nodeId)).toMatchObject({

@@ -23,6 +23,7 @@ import { operationsRouter } from './routes/operations';
 import { poolsRouter } from './routes/pools';
 import { limitFailedAuthentications } from './rate-limit';
 import { newRequestId } from './request-id';
+import { requireUtf8Body } from './utf8-body';
 
 /** The Drydock HTTP API, wired to the services in `deps`. */
 export function createApp(deps: AppDeps) {
@@ -49,6 +50,7 @@ export function createApp(deps: AppDeps) {
   });
   app.use('*', limitFailedAuthentications);
   app.use('*', limitBody);
+  app.use('*', requireUtf8Body);
   app.onError(toResponse);
   app.notFound((c) => toResponse(new DrydockError('NOT_FOUND', `no route ${c.req.method} ${c.req.path}`), c));
 

@@ -151,6 +151,7 @@ async function sweepKilledAfter(h: Harness, killAfter: 1 | 2) {
     });
     expect(await version(h, nodeId)).toBe(seeded + 3);
   } finally {
+    // Not found when the test failed before the controller started: nothing to end then.
     await h.temporal.workflow
       .getHandle(workflowId)
       .terminate('test over')

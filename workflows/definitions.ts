@@ -81,6 +81,11 @@ export interface LivenessSweepInput {
   settings: LivenessSettings;
   /** Sweeps before continuing as new (keeps the history small). */
   continueAsNewAfter?: number;
+  /**
+   * How long one sweep may run before it is retried elsewhere (default 30 s): a worker that died
+   * mid-sweep holds the controller up this long. Crash tests shorten it.
+   */
+  sweepTimeoutMs?: number;
 }
 
 export interface LivenessProgress {

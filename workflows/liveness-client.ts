@@ -7,9 +7,12 @@ import { LifecycleOperationKey } from './search-attributes';
 export async function ensureLivenessSweep(
   client: Client,
   taskQueue: string,
-  options: { settings?: LivenessSettings; workflowId?: string } = {},
+  options: { settings?: LivenessSettings; workflowId?: string; sweepTimeoutMs?: number } = {},
 ): Promise<void> {
-  const input: LivenessSweepInput = { settings: options.settings ?? DEFAULT_LIVENESS };
+  const input: LivenessSweepInput = {
+    settings: options.settings ?? DEFAULT_LIVENESS,
+    ...(options.sweepTimeoutMs === undefined ? {} : { sweepTimeoutMs: options.sweepTimeoutMs }),
+  };
   await client.workflow.start('livenessSweep', {
     workflowId: options.workflowId ?? LIVENESS_SWEEP_WORKFLOW_ID,
     taskQueue,

@@ -3,10 +3,8 @@ import type { Activities } from '../activities';
 import { stepFailure } from './refusal';
 import { livenessProgressQuery, type LivenessProgress, type LivenessSweepInput } from './definitions';
 
-const { sweepLiveness } = proxyActivities<Activities>({
-  startToCloseTimeout: '30 seconds',
-  retry: { initialInterval: '1 second', maximumInterval: '5 seconds' },
-});
+/** How long one sweep may take before Temporal gives it to another worker (its worker died). */
+const SWEEP_TIMEOUT_MS = 30_000;
 
 /** liveness-sweep: the one liveness controller; a sweep every few seconds, one transaction each. */
 export async function livenessSweep(input: LivenessSweepInput): Promise<void> {
@@ -18,6 +16,10 @@ export async function livenessSweep(input: LivenessSweepInput): Promise<void> {
     lastFailure: null,
   };
   setHandler(livenessProgressQuery, () => progress);
+  const { sweepLiveness } = proxyActivities<Activities>({
+    startToCloseTimeout: input.sweepTimeoutMs ?? SWEEP_TIMEOUT_MS,
+    retry: { initialInterval: '1 second', maximumInterval: '5 seconds' },
+  });
   const limit = input.continueAsNewAfter ?? 500;
   for (let i = 0; i < limit; i++) {
     const result = await sweepLiveness(input.settings).catch((error: unknown) => {

@@ -66,8 +66,9 @@ const schema = z.object({
 
 export type Config = z.infer<typeof schema>;
 
+/** The configuration from the environment; a variable set to the empty string counts as unset. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
-  const parsed = schema.safeParse(env);
+  const parsed = schema.safeParse(Object.fromEntries(Object.entries(env).filter(([, v]) => v !== '')));
   if (!parsed.success) {
     const problems = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
     throw new Error(`invalid configuration: ${problems}`);

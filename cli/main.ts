@@ -1,6 +1,6 @@
 import { fileURLToPath } from 'node:url';
 import { parseCommandLine } from './args';
-import { ApiClient } from './client';
+import { cliClient, cliFailure } from './client';
 import { commands } from './commands';
 import { CliError, UsageError } from './errors';
 import { resolveGlobals } from './globals';
@@ -22,7 +22,10 @@ export async function main(
     const globals = resolveGlobals(invocation.globals, env);
     const { command, args, flags } = invocation;
     const out = new Output(io, globals.json);
-    const code = await command.run({ args, flags, api: new ApiClient(globals.api, globals.token), out });
+    const api = cliClient(globals.api, globals.token);
+    const code = await command.run({ args, flags, api, out }).catch((error: unknown) => {
+      throw cliFailure(error, globals);
+    });
     return code ?? 0;
   } catch (error) {
     if (error instanceof UsageError) {

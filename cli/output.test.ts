@@ -2,16 +2,11 @@ import { describe, expect, it } from 'vitest';
 import { Output, table, type Io } from './output';
 import { commands } from './commands';
 import { usageLine } from './help';
-import {
-  capacityTable,
-  describeProgress,
-  labelsTable,
-  previewDetails,
-  taintsOf,
-  tokenDetails,
-  tokensTable,
-  type JoinToken,
-} from './views';
+import { previewDetails } from './views/decommission';
+import { labelsTable, taintsOf } from './views/nodes';
+import { describeProgress } from './views/operations';
+import { capacityTable } from './views/pools';
+import { tokenDetails, tokensTable, type JoinToken } from './views/tokens';
 import { formatElapsed } from './wait';
 
 function capture(stderrIsTTY: boolean) {

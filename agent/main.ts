@@ -6,8 +6,10 @@ import { parseDuration } from '../domain/duration';
 import { SLUG_PATTERN } from '../domain/ids';
 import { HEARTBEAT_EVERY_MS } from '../domain/liveness';
 import { flagHelp, GLOBAL_FLAGS, parseArgs, type FlagSpecs } from './args';
-import { AgentClient, ApiRefusal, Connections, Unreachable } from './client';
+import { ApiError, Unreachable } from '../client';
+import { AgentClient } from './client';
 import { defaultHandlers } from './commands';
+import { Connections } from './connections';
 import { AgentError, IdentityInvalid, UsageError } from './errors';
 import {
   dataFiles,
@@ -279,7 +281,7 @@ async function finishPurge(
   try {
     await client.ack(commandId);
   } catch (error) {
-    if (!(error instanceof ApiRefusal || error instanceof Unreachable)) throw error;
+    if (!(error instanceof ApiError || error instanceof Unreachable)) throw error;
     log('warn', `purge ${commandId}: the ack was not taken again (${error.message}); deleting all the same`);
   }
   try {
@@ -308,8 +310,8 @@ async function stop(io: Io, json: boolean, options: { dataDir: string; api?: str
   try {
     await new AgentClient(options.api ?? identity.api, identity.credential, connections).heartbeat('offline');
   } catch (error) {
-    if (error instanceof ApiRefusal && error.status === 401) throw new IdentityInvalid(error.message);
-    if (error instanceof ApiRefusal && error.status === 403) {
+    if (error instanceof ApiError && error.status === 401) throw new IdentityInvalid(error.message);
+    if (error instanceof ApiError && error.status === 403) {
       throw new AgentError(`the control plane refuses this node's goodbye: ${error.message}`);
     }
     throw error;
@@ -382,7 +384,7 @@ function checkInterval(text: string | undefined): number {
 
 function asAgentError(error: unknown): AgentError {
   if (error instanceof AgentError) return error;
-  if (error instanceof ApiRefusal || error instanceof Unreachable) return new AgentError(error.message);
+  if (error instanceof ApiError || error instanceof Unreachable) return new AgentError(error.message);
   // A bug in the agent itself: the stack is what a bug report needs.
   return new AgentError((error as Error | undefined)?.stack ?? String(error));
 }

@@ -106,13 +106,7 @@ export async function applyNodeChange(
     .where(eq(nodes.id, node.id))
     .returning();
   if (change.labels) await writeOperatorLabels(tx, node.id, change.labels);
-  await appendEvent(tx, {
-    nodeId: node.id,
-    tenantId: node.tenantId,
-    type: change.event.type,
-    data: change.event.data ?? {},
-    ...context,
-  });
+  await appendEvent(tx, { nodeId: node.id, tenantId: node.tenantId, ...change.event, ...context });
   return updated!;
 }
 

@@ -110,8 +110,7 @@ export default tseslint.config(
       'no-restricted-syntax': [
         'error',
         {
-          selector:
-            'CallExpression[callee.property.name=/^(insert|update|delete|transaction|execute|for)$/]',
+          selector: 'CallExpression[callee.property.name=/^(insert|update|delete|transaction|execute|for)$/]',
           message: 'db/queries/ only reads; a write, lock or transaction belongs in db/ or a service.',
         },
       ],

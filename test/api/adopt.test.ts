@@ -1,6 +1,7 @@
 import { eq } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { nodes } from '../../db/schema';
+import { placeAllocation, seedPoolNode } from '../support/builders';
 import { call, eventsOf, seedNode, seedPool } from '../support/fixtures';
 import { useHarness } from '../support/harness';
 import { expectNodeRouteSecured } from '../support/security';
@@ -9,8 +10,7 @@ const h = useHarness({ worker: false });
 
 describe('adopt again', () => {
   it('happy: an adopted node goes through adopting back to adopted when acceptance passes', async () => {
-    await seedPool(h, { id: 'pool-a', tenantId: 'acme' });
-    const id = await seedNode(h, { poolId: 'pool-a', tenantId: 'acme' });
+    const id = await seedPoolNode(h, 'pool-a');
     const reply = await call(h, 'POST', `/v1/nodes/${id}/adopt`, { body: { reason: 'new firmware' } });
     expect(reply.status).toBe(200);
     expect(reply.body).toMatchObject({ provisionState: 'adopted', version: 3 });
@@ -21,14 +21,11 @@ describe('adopt again', () => {
   });
 
   it('happy: a node that fails acceptance stays adopting, out of placement, until it passes', async () => {
-    await seedPool(h, { id: 'pool-a', tenantId: 'acme' });
-    const id = await seedNode(h, { poolId: 'pool-a', tenantId: 'acme' });
+    const id = await seedPoolNode(h, 'pool-a');
     await h.db.update(nodes).set({ liveness: 'unreachable' }).where(eq(nodes.id, id));
     const stuck = await call(h, 'POST', `/v1/nodes/${id}/adopt`);
     expect(stuck.body.provisionState).toBe('adopting');
-    const refused = await call(h, 'POST', '/v1/allocations', {
-      body: { nodeId: id, tenantId: 'acme', kind: 'job' },
-    });
+    const refused = await placeAllocation(h, id);
     expect(refused.body.error.details.reasons).toEqual(['provisionState:adopting']);
     const stillStuck = await call(h, 'POST', `/v1/nodes/${id}/adopt`);
     expect(stillStuck.body).toMatchObject({ provisionState: 'adopting', version: stuck.body.version });

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { newId } from '../../domain/ids';
-import { call, eventsOf, seedNode, seedPool } from '../support/fixtures';
+import { seedPoolNode } from '../support/builders';
+import { call, eventsOf } from '../support/fixtures';
 import { useHarness } from '../support/harness';
 
 const h = useHarness({ worker: false });
@@ -37,8 +38,7 @@ describe('nodes: errors', () => {
   });
 
   it('refuses a stale version with CONFLICT and the current version, changing nothing', async () => {
-    await seedPool(h, { id: 'pool-v', tenantId: 'acme' });
-    const id = await seedNode(h, { poolId: 'pool-v', tenantId: 'acme' });
+    const id = await seedPoolNode(h, 'pool-v');
     await call(h, 'POST', `/v1/nodes/${id}/cordon`);
     await call(h, 'POST', `/v1/nodes/${id}/uncordon`);
     const viaBody = await call(h, 'POST', `/v1/nodes/${id}/cordon`, { body: { version: 1 } });
@@ -61,8 +61,7 @@ describe('nodes: errors', () => {
   });
 
   it('validates bodies, queries and headers', async () => {
-    await seedPool(h, { id: 'pool-b', tenantId: 'acme' });
-    const id = await seedNode(h, { poolId: 'pool-b', tenantId: 'acme' });
+    const id = await seedPoolNode(h, 'pool-b');
     const cases: [string, string, { body?: unknown; headers?: Record<string, string> }][] = [
       ['POST', `/v1/nodes/${id}/cordon`, { body: { reason: 'x'.repeat(257) } }],
       ['POST', `/v1/nodes/${id}/cordon`, { body: { reason: '' } }],

@@ -15,6 +15,7 @@ import {
 } from '../../db/schema';
 import { join } from '../support/agents';
 import { decommissioned, execute, preview, retiredNode } from '../support/decommission';
+import { heartbeat, placeAllocation } from '../support/builders';
 import { allocate, call, eventsOf, seedPool } from '../support/fixtures';
 import { useHarness } from '../support/harness';
 import { recordHistory } from '../support/histories';
@@ -94,13 +95,11 @@ describe('decommission: the runbook Confirm list', () => {
       cordoned: true,
       access: 'blocked',
     });
-    const placed = await call(h, 'POST', '/v1/allocations', {
-      body: { nodeId, tenantId: 'acme', kind: 'job' },
-    });
+    const placed = await placeAllocation(h, nodeId);
     expect(placed.status).toBe(409);
     expect(await h.db.select().from(inventoryCurrent).where(eq(inventoryCurrent.nodeId, nodeId))).toEqual([]);
     // Old credentials 401; re-enrollment with the old identity refused.
-    expect((await call(h, 'POST', '/v1/agent/heartbeat', { token: credential, body: {} })).status).toBe(401);
+    expect((await heartbeat(h, credential)).status).toBe(401);
     const [cert] = await h.db.execute<{ public_key: string }>(
       sql`select public_key from node_certificates where node_id = ${nodeId}`,
     );

@@ -2,6 +2,7 @@ import { eq } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { accelerators, joinTokens, storageRoots } from '../../db/schema';
 import { createToken, join, newPublicKey } from '../support/agents';
+import { heartbeat } from '../support/builders';
 import { call, eventsOf, seedPool } from '../support/fixtures';
 import { useHarness } from '../support/harness';
 
@@ -46,7 +47,7 @@ describe('agent join', () => {
     expect(await h.db.select().from(storageRoots).where(eq(storageRoots.nodeId, node.id))).toHaveLength(1);
     expect((await eventsOf(h, node.id)).map((e) => e.type)).toEqual(['node.adopting', 'node.adopted']);
     // The credential works on agent routes.
-    const beat = await call(h, 'POST', '/v1/agent/heartbeat', { token: reply.body.credential, body: {} });
+    const beat = await heartbeat(h, reply.body.credential);
     expect(beat.status).toBe(200);
   });
 

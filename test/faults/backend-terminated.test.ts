@@ -2,15 +2,15 @@ import { sql } from 'drizzle-orm';
 import postgres from 'postgres';
 import { describe, expect, it } from 'vitest';
 import { drainWorkflowId } from '../../workflows/definitions';
-import { allocate, call, eventsOf, seedNode, seedPool } from '../support/fixtures';
+import { seedPoolNode } from '../support/builders';
+import { allocate, call, eventsOf } from '../support/fixtures';
 import { eventually, useHarness } from '../support/harness';
 
 const h = useHarness();
 
 describe("a Postgres backend terminated in the middle of an activity's transaction", () => {
   it('the drain check that already wrote node.drained is rolled back, retried, and drains once', async () => {
-    await seedPool(h, { id: 'pool-pg', tenantId: 'acme' });
-    const nodeId = await seedNode(h, { poolId: 'pool-pg', tenantId: 'acme' });
+    const nodeId = await seedPoolNode(h, 'pool-pg');
     const allocationId = await allocate(h, nodeId, 'acme');
     const started = await call(h, 'POST', `/v1/nodes/${nodeId}/drain`, { body: { reason: 'pg fault' } });
     expect(started.status).toBe(202);

@@ -1,7 +1,5 @@
-import { eq } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
-import { nodes } from '../../db/schema';
-import { placeAllocation, seedPoolNode } from '../support/builders';
+import { placeAllocation, readNode, seedPoolNode, setNode } from '../support/builders';
 import { call, eventsOf, seedNode, seedPool } from '../support/fixtures';
 import { useHarness } from '../support/harness';
 import { expectNodeRouteSecured } from '../support/security';
@@ -22,7 +20,7 @@ describe('adopt again', () => {
 
   it('happy: a node that fails acceptance stays adopting, out of placement, until it passes', async () => {
     const id = await seedPoolNode(h, 'pool-a');
-    await h.db.update(nodes).set({ liveness: 'unreachable' }).where(eq(nodes.id, id));
+    await setNode(h, id, { liveness: 'unreachable' });
     const stuck = await call(h, 'POST', `/v1/nodes/${id}/adopt`);
     expect(stuck.body.provisionState).toBe('adopting');
     const refused = await placeAllocation(h, id);
@@ -30,7 +28,7 @@ describe('adopt again', () => {
     const stillStuck = await call(h, 'POST', `/v1/nodes/${id}/adopt`);
     expect(stillStuck.body).toMatchObject({ provisionState: 'adopting', version: stuck.body.version });
 
-    await h.db.update(nodes).set({ liveness: 'alive' }).where(eq(nodes.id, id));
+    await setNode(h, id, { liveness: 'alive' });
     const passed = await call(h, 'POST', `/v1/nodes/${id}/adopt`);
     expect(passed.body.provisionState).toBe('adopted');
     expect((await eventsOf(h, id)).map((e) => e.type)).toEqual(['node.adopting', 'node.adopted']);
@@ -48,7 +46,7 @@ describe('adopt again', () => {
     const id = await seedNode(h, { poolId: 'pool-a', tenantId: 'acme' });
     await call(h, 'POST', `/v1/nodes/${id}/cordon`);
     expect((await call(h, 'POST', `/v1/nodes/${id}/adopt`, { body: { version: 1 } })).status).toBe(409);
-    expect((await call(h, 'GET', `/v1/nodes/${id}`)).body.provisionState).toBe('adopted');
+    expect((await readNode(h, id)).provisionState).toBe('adopted');
   });
 
   it('security: needs compute:nodes:provision on a visible node', async () => {

@@ -1,8 +1,8 @@
 import { eq } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { newId } from '../../domain/ids';
-import { allocations, nodes } from '../../db/schema';
-import { placeAllocation, seedPoolNode } from '../support/builders';
+import { allocations } from '../../db/schema';
+import { placeAllocation, seedPoolNode, setNode } from '../support/builders';
 import { allocate, call, seedNode, seedPool, tenantKey } from '../support/fixtures';
 import { useHarness } from '../support/harness';
 
@@ -37,10 +37,11 @@ describe('allocations', () => {
     await call(h, 'POST', `/v1/nodes/${cordoned}/cordon`);
     const pending = await seedNode(h, { poolId: 'pool-a', tenantId: 'acme', provisionState: 'pending' });
     const tainted = await seedNode(h, { poolId: 'pool-a', tenantId: 'acme' });
-    await h.db
-      .update(nodes)
-      .set({ noScheduleReasons: ['taint:dedicated=globex'], maintenance: true, access: 'blocked' })
-      .where(eq(nodes.id, tainted));
+    await setNode(h, tainted, {
+      noScheduleReasons: ['taint:dedicated=globex'],
+      maintenance: true,
+      access: 'blocked',
+    });
 
     const cases = [
       [cordoned, ['cordoned']],
@@ -59,10 +60,7 @@ describe('allocations', () => {
   it('a dedication admits its tenant only', async () => {
     await seedPool(h, { id: 'pool-d', tenantId: 'acme', grants: ['globex'] });
     const nodeId = await seedNode(h, { poolId: 'pool-d', tenantId: 'acme' });
-    await h.db
-      .update(nodes)
-      .set({ noScheduleReasons: ['taint:dedicated=acme'] })
-      .where(eq(nodes.id, nodeId));
+    await setNode(h, nodeId, { noScheduleReasons: ['taint:dedicated=acme'] });
     expect((await placeAllocation(h, nodeId)).status).toBe(201);
     const other = await placeAllocation(h, nodeId, 'globex');
     expect(other.status).toBe(409);

@@ -1,7 +1,5 @@
-import { eq } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
-import { nodes } from '../../db/schema';
-import { placeAllocation, seedPoolNode } from '../support/builders';
+import { placeAllocation, readNode, seedPoolNode, setNode } from '../support/builders';
 import { allocate, call, eventsOf, seedNode, seedPool, tenantKey } from '../support/fixtures';
 import { useHarness } from '../support/harness';
 import { expectNodeRouteSecured } from '../support/security';
@@ -65,7 +63,7 @@ describe('delete', () => {
       message: 'Cordon the adopted node first, then delete it once it holds nothing',
       details: { provisionState: 'adopted', cordoned: false },
     });
-    expect((await call(h, 'GET', `/v1/nodes/${id}`)).body.deletedAt).toBeNull();
+    expect((await readNode(h, id)).deletedAt).toBeNull();
   });
 
   it('error: open allocations are counted; decommissioning nodes are refused; stale versions conflict', async () => {
@@ -89,11 +87,11 @@ describe('delete', () => {
     });
 
     const idle = await seedNode(h, { poolId: 'pool-d', tenantId: 'acme', provisionState: 'retired' });
-    await h.db.update(nodes).set({ version: 5 }).where(eq(nodes.id, idle));
+    await setNode(h, idle, { version: 5 });
     expect((await call(h, 'DELETE', `/v1/nodes/${idle}`, { body: { version: 4 } })).status).toBe(409);
     expect((await call(h, 'DELETE', `/v1/nodes/${idle}`, { body: { reason: '' } })).status).toBe(400);
     for (const nodeId of [id, decommissioning, idle]) {
-      expect((await call(h, 'GET', `/v1/nodes/${nodeId}`)).body.deletedAt).toBeNull();
+      expect((await readNode(h, nodeId)).deletedAt).toBeNull();
       expect(await eventsOf(h, nodeId, 'node.deleted')).toEqual([]);
     }
   });

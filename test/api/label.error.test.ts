@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { nodeLabels } from '../../db/schema';
-import { seedPoolNode } from '../support/builders';
+import { readNode, seedPoolNode } from '../support/builders';
 import { call, eventsOf } from '../support/fixtures';
 import { useHarness } from '../support/harness';
 
@@ -42,7 +42,7 @@ describe('label: errors', () => {
       body: { set: { 'gpu.model': 'A100', rack: 'b7' } },
     });
     expect(owned.body.error.message).toContain('gpu.model (inventory)');
-    const node = (await call(h, 'GET', `/v1/nodes/${id}`)).body;
+    const node = await readNode(h, id);
     expect(node.version).toBe(1);
     expect(node.labels.map((l: { key: string }) => l.key)).toEqual(['agent.version', 'gpu.model']);
     expect(await eventsOf(h, id)).toEqual([]);
@@ -62,7 +62,7 @@ describe('label: errors', () => {
       headers: { 'if-match': '"1"' },
     });
     expect(stale.status).toBe(409);
-    expect((await call(h, 'GET', `/v1/nodes/${id}`)).body.labels).toEqual([]);
+    expect((await readNode(h, id)).labels).toEqual([]);
   });
 });
 

@@ -1,7 +1,5 @@
-import { eq } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
-import { nodes } from '../../db/schema';
-import { placeAllocation, seedPoolNode } from '../support/builders';
+import { placeAllocation, readNode, seedPoolNode, setNode } from '../support/builders';
 import { call, eventsOf } from '../support/fixtures';
 import { useHarness } from '../support/harness';
 import { expectNodeRouteSecured } from '../support/security';
@@ -11,7 +9,7 @@ const h = useHarness({ worker: false });
 describe('maintenance', () => {
   it('happy: an operator clears maintenance (one event); clearing again changes nothing', async () => {
     const id = await seedPoolNode(h, 'pool-m');
-    await h.db.update(nodes).set({ maintenance: true }).where(eq(nodes.id, id));
+    await setNode(h, id, { maintenance: true });
     const refused = await placeAllocation(h, id);
     expect(refused.body.error.details.reasons).toEqual(['maintenance']);
 
@@ -30,7 +28,7 @@ describe('maintenance', () => {
 
   it('error: only { maintenance: false } is accepted, and a stale version conflicts', async () => {
     const id = await seedPoolNode(h, 'pool-m');
-    await h.db.update(nodes).set({ maintenance: true, version: 4 }).where(eq(nodes.id, id));
+    await setNode(h, id, { maintenance: true, version: 4 });
     for (const body of [
       {},
       { maintenance: true },
@@ -44,7 +42,7 @@ describe('maintenance', () => {
       body: { maintenance: false, version: 3 },
     });
     expect(stale.status).toBe(409);
-    expect((await call(h, 'GET', `/v1/nodes/${id}`)).body).toMatchObject({ maintenance: true, version: 4 });
+    expect(await readNode(h, id)).toMatchObject({ maintenance: true, version: 4 });
     expect(await eventsOf(h, id)).toEqual([]);
   });
 

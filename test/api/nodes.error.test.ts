@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { newId } from '../../domain/ids';
-import { seedPoolNode } from '../support/builders';
+import { readNode, seedPoolNode } from '../support/builders';
 import { call, eventsOf } from '../support/fixtures';
 import { useHarness } from '../support/harness';
 
@@ -55,7 +55,7 @@ describe('nodes: errors', () => {
       headers: { 'if-match': '"2"' },
     });
     expect(disagree.status).toBe(400);
-    const node = (await call(h, 'GET', `/v1/nodes/${id}`)).body;
+    const node = await readNode(h, id);
     expect(node).toMatchObject({ cordoned: false, version: 3 });
     expect(await eventsOf(h, id)).toHaveLength(2);
   });
@@ -88,7 +88,7 @@ describe('nodes: errors', () => {
       expect(reply.body.error.code).toBe('INVALID_INPUT');
       expect(reply.body.error.message).toEqual(expect.any(String));
     }
-    expect((await call(h, 'GET', `/v1/nodes/${id}`)).body).toMatchObject({ version: 1, cordoned: false });
+    expect(await readNode(h, id)).toMatchObject({ version: 1, cordoned: false });
     expect(await eventsOf(h, id)).toEqual([]);
   });
 

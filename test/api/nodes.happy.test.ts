@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { seedPoolNode } from '../support/builders';
+import { readNode, seedPoolNode } from '../support/builders';
 import { call, eventsOf, seedNode, seedPool } from '../support/fixtures';
 import { useHarness } from '../support/harness';
 
@@ -69,7 +69,7 @@ describe('nodes: happy paths', () => {
 
   it('cordon moves one axis, bumps the version and appends one event; again changes nothing', async () => {
     const id = await seedPoolNode(h, 'pool-c');
-    const before = (await call(h, 'GET', `/v1/nodes/${id}`)).body;
+    const before = await readNode(h, id);
     const cordoned = await call(h, 'POST', `/v1/nodes/${id}/cordon`, {
       body: { reason: 'BIOS update window', version: 1 },
     });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { seedPoolNode } from '../support/builders';
+import { readNode, seedPoolNode } from '../support/builders';
 import { call, eventsOf, seedNode, seedPool, tenantKey } from '../support/fixtures';
 import { useHarness } from '../support/harness';
 
@@ -58,7 +58,7 @@ describe('nodes: security', () => {
       expect(reply.status, path).toBe(404);
       expect(reply.body.error.code).toBe('NOT_FOUND');
     }
-    expect((await call(h, 'GET', `/v1/nodes/${foreign}`)).body).toMatchObject({
+    expect(await readNode(h, foreign)).toMatchObject({
       cordoned: false,
       version: 1,
     });
@@ -78,7 +78,7 @@ describe('nodes: security', () => {
     const writer = await tenantKey(h, 'initech', ['compute:nodes:cordon'], 'writer');
     expect((await call(h, 'GET', '/v1/nodes', { token: writer.secret })).status).toBe(403);
     expect((await call(h, 'GET', `/v1/nodes/${id}`, { token: writer.secret })).status).toBe(403);
-    expect((await call(h, 'GET', `/v1/nodes/${id}`)).body).toMatchObject({ cordoned: false, version: 1 });
+    expect(await readNode(h, id)).toMatchObject({ cordoned: false, version: 1 });
     expect(await eventsOf(h, id)).toEqual([]);
   });
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { seedPoolNode } from '../support/builders';
+import { readNode, seedPoolNode } from '../support/builders';
 import { call, eventsOf } from '../support/fixtures';
 import { useHarness } from '../support/harness';
 
@@ -45,7 +45,7 @@ describe('taint: errors', () => {
     const stale = await call(h, 'POST', `/v1/nodes/${id}/taint`, { body: { add: ['b'], version: 1 } });
     expect(stale.status).toBe(409);
     expect(stale.body.error).toMatchObject({ code: 'CONFLICT', details: { currentVersion: 2 } });
-    expect((await call(h, 'GET', `/v1/nodes/${id}`)).body.noScheduleReasons).toEqual(['taint:a']);
+    expect((await readNode(h, id)).noScheduleReasons).toEqual(['taint:a']);
   });
 });
 

@@ -1,7 +1,5 @@
-import { eq } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
-import { nodes } from '../../db/schema';
-import { placeAllocation, seedPoolNode } from '../support/builders';
+import { placeAllocation, seedPoolNode, setNode } from '../support/builders';
 import { allocate, call, eventsOf, seedNode, seedPool } from '../support/fixtures';
 import { useHarness } from '../support/harness';
 
@@ -49,10 +47,9 @@ describe('taint: happy paths', () => {
 
   it('moves only operator taints: draining, unreachable and conditions stay', async () => {
     const id = await seedPoolNode(h, 'pool-t');
-    await h.db
-      .update(nodes)
-      .set({ noScheduleReasons: ['draining', 'unreachable', 'condition:GpuXidError', 'taint:rma'] })
-      .where(eq(nodes.id, id));
+    await setNode(h, id, {
+      noScheduleReasons: ['draining', 'unreachable', 'condition:GpuXidError', 'taint:rma'],
+    });
     const reply = await call(h, 'POST', `/v1/nodes/${id}/taint`, {
       body: { remove: ['draining', 'unreachable', 'condition:GpuXidError', 'rma'] },
     });

@@ -15,7 +15,7 @@ import {
 } from '../../db/schema';
 import { join } from '../support/agents';
 import { decommissioned, execute, preview, retiredNode } from '../support/decommission';
-import { heartbeat, placeAllocation } from '../support/builders';
+import { heartbeat, placeAllocation, readNode, setNode } from '../support/builders';
 import { allocate, call, eventsOf, seedPool } from '../support/fixtures';
 import { useHarness } from '../support/harness';
 import { recordHistory } from '../support/histories';
@@ -88,7 +88,7 @@ describe('decommission: the runbook Confirm list', () => {
     await recordHistory(h.temporal, decommissionWorkflowId(nodeId), 'decommission');
 
     // Node status and liveness decommissioned; all eligibility false; current inventory empty.
-    const node = (await call(h, 'GET', `/v1/nodes/${nodeId}`)).body;
+    const node = await readNode(h, nodeId);
     expect(node).toMatchObject({
       provisionState: 'decommissioned',
       liveness: 'decommissioned',
@@ -230,7 +230,7 @@ describe('decommission: blockers and conflicts', () => {
     expect(refused.status).toBe(409);
     expect(refused.body.error).toMatchObject({ code: 'INVALID_STATE' });
     expect(refused.body.error.details.blockers).toHaveLength(3);
-    expect((await call(h, 'GET', `/v1/nodes/${nodeId}`)).body.provisionState).toBe('adopted');
+    expect((await readNode(h, nodeId)).provisionState).toBe('adopted');
     expect(await eventsOf(h, nodeId, 'node.decommissioned')).toEqual([]);
   });
 
@@ -242,7 +242,7 @@ describe('decommission: blockers and conflicts', () => {
       { kind: 'liveness', id: alive.body.nodeId },
     ]);
     const purging = await retiredNode(h, 'pool-b2');
-    await h.db.update(nodes).set({ provisionState: 'purging' }).where(eq(nodes.id, purging.nodeId));
+    await setNode(h, purging.nodeId, { provisionState: 'purging' });
     expect((await preview(h, purging.nodeId)).body.blockers).toMatchObject([
       { kind: 'state', message: 'the node is purging' },
     ]);
@@ -297,7 +297,7 @@ describe('decommission: blockers and conflicts', () => {
       expect(reply.status, confirm).toBe(400);
       expect(reply.body.error.details.confirmationIdentities).toEqual([nodeId, 'gpu-c-01']);
     }
-    expect((await call(h, 'GET', `/v1/nodes/${nodeId}`)).body.provisionState).toBe('adopted');
+    expect((await readNode(h, nodeId)).provisionState).toBe('adopted');
     const ops = await h.db.select().from(operations).where(eq(operations.nodeId, nodeId));
     expect(ops.filter((o) => o.kind === 'decommission')).toEqual([]);
   });

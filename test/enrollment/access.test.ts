@@ -6,7 +6,7 @@ import { createDb } from '../../db/client';
 import { newId } from '../../domain/ids';
 import { nodeCertificates, nodeCommands } from '../../db/schema';
 import { join, newPublicKey, createToken } from '../support/agents';
-import { heartbeat, joinedPoolNode, placeAllocation } from '../support/builders';
+import { bearer, heartbeat, joinedPoolNode, placeAllocation, readNode } from '../support/builders';
 import { allocate, call, eventsOf, seedPool } from '../support/fixtures';
 import { useHarness } from '../support/harness';
 import { longPollWaiting } from '../support/witnesses';
@@ -16,7 +16,7 @@ const h = useHarness({ worker: false });
 async function poll(app: ReturnType<typeof createApp>, credential: string, wait = 30) {
   const started = Date.now();
   const response = await app.request(`/v1/agent/commands?wait=${wait}`, {
-    headers: { authorization: `Bearer ${credential}` },
+    headers: bearer(credential),
   });
   return { status: response.status, body: await response.json(), ms: Date.now() - started };
 }
@@ -65,7 +65,7 @@ describe('block and unblock', () => {
     // Out of placement; its allocation stays; the event has the reason.
     const placed = await placeAllocation(h, nodeId);
     expect(placed.body.error.details.reasons).toContain('blocked');
-    expect((await call(h, 'GET', `/v1/nodes/${nodeId}`)).body.access).toBe('blocked');
+    expect((await readNode(h, nodeId)).access).toBe('blocked');
     const allocation = await call(h, 'POST', `/v1/allocations/${alloc}/release`);
     expect(allocation.body.releasedAt).toEqual(expect.any(String));
     expect(await eventsOf(h, nodeId, 'node.blocked')).toMatchObject([{ reason: 'lost laptop' }]);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { heartbeat, joinedPoolNode } from '../support/builders';
+import { heartbeat, joinedPoolNode, readNode } from '../support/builders';
 import { call, seedNode, tenantKey } from '../support/fixtures';
 import { useHarness } from '../support/harness';
 
@@ -35,7 +35,7 @@ describe('agent routes and node credentials', () => {
       expect(reply.status, `${method} ${path}`).toBe(403);
       expect(reply.body.error.code).toBe('FORBIDDEN');
     }
-    expect((await call(h, 'GET', `/v1/nodes/${nodeId}`)).body).toMatchObject({
+    expect(await readNode(h, nodeId)).toMatchObject({
       cordoned: false,
       access: 'allowed',
     });

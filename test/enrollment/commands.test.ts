@@ -3,8 +3,8 @@ import { describe, expect, it } from 'vitest';
 import { newId } from '../../domain/ids';
 import { nodeCommands } from '../../db/schema';
 import { wakeNode } from '../../db/wakeups';
-import { joinedNode } from '../support/agents';
 import { answerCommand, heartbeat, joinedPoolNode, pollCommands } from '../support/builders';
+import { joinedNode } from '../support/agents';
 import { useHarness } from '../support/harness';
 import { longPollWaiting } from '../support/witnesses';
 

@@ -2,7 +2,7 @@ import { eq } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { accelerators, joinTokens, storageRoots } from '../../db/schema';
 import { createToken, join, newPublicKey } from '../support/agents';
-import { heartbeat } from '../support/builders';
+import { heartbeat, readNode } from '../support/builders';
 import { call, eventsOf, seedPool } from '../support/fixtures';
 import { useHarness } from '../support/harness';
 
@@ -31,7 +31,7 @@ describe('agent join', () => {
       caPublicKey: h.ca.publicKeyPem,
       provisionState: 'adopted',
     });
-    const node = (await call(h, 'GET', `/v1/nodes/${reply.body.nodeId}`)).body;
+    const node = await readNode(h, reply.body.nodeId);
     expect(node).toMatchObject({
       poolId: 'pool-j',
       tenantId: 'acme',
@@ -55,7 +55,7 @@ describe('agent join', () => {
     await seedPool(h, { id: 'pool-p', tenantId: 'acme' });
     const pending = await join(h, { hostname: 'laptop-1', poolId: 'pool-p' });
     expect(pending.body.provisionState).toBe('pending');
-    const node = (await call(h, 'GET', `/v1/nodes/${pending.body.nodeId}`)).body;
+    const node = await readNode(h, pending.body.nodeId);
     expect(node).toMatchObject({ provisionState: 'pending', poolId: null });
     const approved = await call(h, 'POST', `/v1/nodes/${node.id}/approve`, { body: {} });
     expect(approved.body).toMatchObject({ provisionState: 'adopted', poolId: 'pool-p', tenantId: 'acme' });

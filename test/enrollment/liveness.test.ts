@@ -8,7 +8,7 @@ import { controllerState, nodeCommands, nodes } from '../../db/schema';
 import { livenessProgressQuery } from '../../workflows/definitions';
 import { ensureLivenessSweep } from '../../workflows/liveness-client';
 import { joinedNode } from '../support/agents';
-import { heartbeat, joinedPoolNode, placeAllocation } from '../support/builders';
+import { heartbeat, joinedPoolNode, placeAllocation, readNode, setNode } from '../support/builders';
 import { allocate, call, eventsOf, seedPool } from '../support/fixtures';
 import { eventually, useHarness } from '../support/harness';
 import { recordHistory } from '../support/histories';
@@ -23,7 +23,7 @@ const SETTINGS: LivenessSettings = {
 
 const h = useHarness({ heartbeats: { flushEveryMs: 200, sessionTimeoutMs: SETTINGS.sessionTimeoutMs } });
 
-const node = async (id: string) => (await call(h, 'GET', `/v1/nodes/${id}`)).body;
+const node = (id: string) => readNode(h, id);
 
 /** This file's liveness controller (the task queue is known once the harness has started). */
 const sweepWorkflowId = () => `liveness-${h.taskQueue}`;
@@ -178,25 +178,19 @@ describe('a sweep that changes many nodes', () => {
     const other = { type: 'GpuXid', status: true, reason: 'Xid79', since: new Date(0).toISOString() };
     const seenAt = new Date(Date.now() - 60_000);
     for (const { nodeId } of silent) {
-      await h.db
-        .update(nodes)
-        .set({
-          connectivity: 'connected',
-          lastSeenAt: seenAt,
-          conditions: [other],
-          noScheduleReasons: ['condition:GpuXid'],
-        })
-        .where(eq(nodes.id, nodeId));
-    }
-    await h.db
-      .update(nodes)
-      .set({
-        liveness: 'unreachable',
+      await setNode(h, nodeId, {
+        connectivity: 'connected',
         lastSeenAt: seenAt,
-        unreachableSince: new Date(Date.now() - 10_000),
-        noScheduleReasons: ['unreachable'],
-      })
-      .where(eq(nodes.id, gone.nodeId));
+        conditions: [other],
+        noScheduleReasons: ['condition:GpuXid'],
+      });
+    }
+    await setNode(h, gone.nodeId, {
+      liveness: 'unreachable',
+      lastSeenAt: seenAt,
+      unreachableSince: new Date(Date.now() - 10_000),
+      noScheduleReasons: ['unreachable'],
+    });
     const before = new Map(
       (await h.db.select().from(nodes)).map((n) => [n.id, { version: n.version, updatedAt: n.updatedAt }]),
     );
@@ -236,10 +230,7 @@ describe('a sweep that changes many nodes', () => {
 describe('grace after an outage', () => {
   it('after a gap in sweeps longer than the threshold, ages do not count until the grace ends', async () => {
     const { nodeId } = await joinedPoolNode(h, 'pool-g');
-    await h.db
-      .update(nodes)
-      .set({ lastSeenAt: new Date(Date.now() - 60_000) })
-      .where(eq(nodes.id, nodeId));
+    await setNode(h, nodeId, { lastSeenAt: new Date(Date.now() - 60_000) });
     const { sweepLiveness } = createLivenessActivities(h.db);
     const settings = { ...SETTINGS, outageMs: 20_000, graceMs: 300_000 };
     await h.db

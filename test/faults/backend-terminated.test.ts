@@ -2,7 +2,7 @@ import { sql } from 'drizzle-orm';
 import postgres from 'postgres';
 import { describe, expect, it } from 'vitest';
 import { drainWorkflowId } from '../../workflows/definitions';
-import { seedPoolNode } from '../support/builders';
+import { readNode, seedPoolNode } from '../support/builders';
 import { allocate, call, eventsOf } from '../support/fixtures';
 import { eventually, useHarness } from '../support/harness';
 
@@ -57,7 +57,7 @@ describe("a Postgres backend terminated in the middle of an activity's transacti
     expect((await eventsOf(h, nodeId)).map((e) => e.type)).toEqual(['node.draining', 'node.drained']);
     const operation = await call(h, 'GET', `/v1/operations/${operationId}`);
     expect(operation.body.status).toBe('succeeded');
-    const node = (await call(h, 'GET', `/v1/nodes/${nodeId}`)).body;
+    const node = await readNode(h, nodeId);
     expect(node).toMatchObject({ cordoned: true, noScheduleReasons: [] });
   });
 });

@@ -5,7 +5,7 @@ import { controllerState, nodes } from '../../db/schema';
 import { livenessProgressQuery } from '../../workflows/definitions';
 import { ensureLivenessSweep } from '../../workflows/liveness-client';
 import { joinedNode } from '../support/agents';
-import { heartbeat } from '../support/builders';
+import { heartbeat, setNode } from '../support/builders';
 import { seedPool } from '../support/fixtures';
 import { eventually, useHarness, type Harness } from '../support/harness';
 import { nodeOutcome } from '../support/step-faults';
@@ -72,10 +72,7 @@ async function sweepKilledAfter(h: Harness, killAfter: 1 | 2) {
   const { nodeId, credential } = await joinedNode(h, 'pool-cloud');
   expect((await heartbeat(h, credential)).status).toBe(200);
   await h.deps.heartbeats.flush();
-  await h.db
-    .update(nodes)
-    .set({ lastSeenAt: new Date(Date.now() - 3_600_000) })
-    .where(eq(nodes.id, nodeId));
+  await setNode(h, nodeId, { lastSeenAt: new Date(Date.now() - 3_600_000) });
   const seeded = await version(h, nodeId);
   // The join's and the first heartbeat's events (node.connected among them); silence adds these.
   const joined = (await nodeOutcome(h, nodeId)).events;

@@ -11,6 +11,7 @@ import {
   placeAllocation,
   pollCommands,
   purge,
+  readNode,
 } from '../support/builders';
 import { call, eventsOf, seedPool, tenantKey } from '../support/fixtures';
 import { eventually, useHarness } from '../support/harness';
@@ -60,7 +61,7 @@ describe('purge', () => {
     expect((await answerCommand(h, credential, command.id)).status).toBe(200);
     expect(await h.temporal.workflow.getHandle(purgeWorkflowId(nodeId)).result()).toBe('purged');
     await recordHistory(h.temporal, purgeWorkflowId(nodeId), 'purge');
-    const node = (await call(h, 'GET', `/v1/nodes/${nodeId}`)).body;
+    const node = await readNode(h, nodeId);
     expect(node.deletedAt).toEqual(expect.any(String));
     expect((await heartbeat(h, credential)).status).toBe(401);
     expect((await eventsOf(h, nodeId)).map((e) => e.type).slice(-2)).toEqual([
@@ -85,7 +86,7 @@ describe('purge', () => {
     ]);
     const handle = h.temporal.workflow.getHandle(purgeWorkflowId(nodeId));
     await eventually(async () => (await handle.query(purgeProgressQuery)).phase === 'refused');
-    expect((await call(h, 'GET', `/v1/nodes/${nodeId}`)).body).toMatchObject({
+    expect(await readNode(h, nodeId)).toMatchObject({
       provisionState: 'purging',
       deletedAt: null,
     });
@@ -138,7 +139,7 @@ describe('purge', () => {
     expect((await purge(h, nodeId, { token: tenant.secret })).status).toBe(403);
     expect((await purge(h, nodeId, { token: credential })).status).toBe(403);
     expect((await purge(h, nodeId, { token: null })).status).toBe(401);
-    expect((await call(h, 'GET', `/v1/nodes/${nodeId}`)).body.provisionState).toBe('adopted');
+    expect((await readNode(h, nodeId)).provisionState).toBe('adopted');
     expect(await h.db.select().from(nodeCommands).where(eq(nodeCommands.nodeId, nodeId))).toEqual([]);
 
     await call(h, 'POST', `/v1/nodes/${nodeId}/cordon`);

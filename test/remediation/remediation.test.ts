@@ -5,7 +5,7 @@ import {
   remediationWorkflowId,
 } from '../../workflows/definitions';
 import { joinedNode } from '../support/agents';
-import { placeAllocation } from '../support/builders';
+import { placeAllocation, readNode } from '../support/builders';
 import { call, eventsOf, seedPool, tenantKey } from '../support/fixtures';
 import { eventually, useHarness } from '../support/harness';
 import { recordHistory } from '../support/histories';
@@ -18,7 +18,7 @@ const h = useHarness({
 });
 
 const result = (nodeId: string) => h.temporal.workflow.getHandle(remediationWorkflowId(nodeId)).result();
-const node = async (id: string) => (await call(h, 'GET', `/v1/nodes/${id}`)).body;
+const node = (id: string) => readNode(h, id);
 
 describe('remediation', () => {
   it('a reported fault gets the first rung; clearing it succeeds', async () => {

@@ -1,19 +1,15 @@
+import { eq } from 'drizzle-orm';
+import { nodes } from '../../db/schema';
 import { joinedNode } from './agents';
 import { call, seedNode, seedPool, type Reply } from './fixtures';
 import type { Harness } from './harness';
 
-/** The body of `POST /v1/allocations`: a job for `tenantId` on `nodeId`, unless `extra` says more. */
-export function allocationBody(
-  nodeId: string,
-  tenantId = 'acme',
-  extra: { kind?: 'job' | 'deployment'; endsAt?: string } = {},
-) {
-  return { nodeId, tenantId, kind: 'job' as const, ...extra };
-}
-
-/** Places an allocation and returns the reply whatever it is (`allocate` is for placements that must pass). */
+/**
+ * `POST /v1/allocations` of a job for `tenantId` on `nodeId`, whatever the answer (`allocate` is for
+ * placements that must pass).
+ */
 export function placeAllocation(h: Harness, nodeId: string, tenantId = 'acme', token?: string | null) {
-  return call(h, 'POST', '/v1/allocations', { token, body: allocationBody(nodeId, tenantId) });
+  return call(h, 'POST', '/v1/allocations', { token, body: { nodeId, tenantId, kind: 'job' } });
 }
 
 /** One agent heartbeat with `credential` (null sends none): running, or `offline` as `stop` says goodbye. */
@@ -43,15 +39,20 @@ export function purge(h: Harness, nodeId: string, options: { token?: string | nu
   return call(h, 'POST', `/v1/nodes/${nodeId}/purge`, { token, body: { confirm: true, ...rest } });
 }
 
+/** The node as `GET /v1/nodes/{id}` shows it to the operator. */
+export async function readNode(h: Harness, nodeId: string) {
+  return (await call(h, 'GET', `/v1/nodes/${nodeId}`)).body;
+}
+
+/** Writes node columns straight into the database, as a controller or a fault would have. */
+export async function setNode(h: Harness, nodeId: string, columns: Partial<typeof nodes.$inferInsert>) {
+  await h.db.update(nodes).set(columns).where(eq(nodes.id, nodeId));
+}
+
 /** A pool of `tenantId` (left as it is if it exists) and one adopted node in it; returns the node's id. */
-export async function seedPoolNode(
-  h: Harness,
-  poolId: string,
-  tenantId = 'acme',
-  node: Omit<Parameters<typeof seedNode>[1], 'poolId' | 'tenantId'> = {},
-): Promise<string> {
+export async function seedPoolNode(h: Harness, poolId: string, tenantId = 'acme'): Promise<string> {
   await seedPool(h, { id: poolId, tenantId });
-  return seedNode(h, { poolId, tenantId, ...node });
+  return seedNode(h, { poolId, tenantId });
 }
 
 /** A pool of `tenantId` (left as it is if it exists) and one node joined into it through the API. */

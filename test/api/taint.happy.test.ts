@@ -79,7 +79,7 @@ describe('taint: happy paths', () => {
       body: { add: ['dedicated=globex'], remove: ['burn-in'] },
     });
     for (const tenantId of ['acme', 'globex']) {
-      const reply = await call(h, 'POST', '/v1/allocations', { body: { nodeId: id, tenantId, kind: 'job' } });
+      const reply = await placeAllocation(h, id, tenantId);
       expect(reply.status, tenantId).toBe(409);
     }
   });

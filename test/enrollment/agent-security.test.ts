@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { heartbeat, joinedPoolNode, readNode } from '../support/builders';
+import { heartbeat, joinedPoolNode, pollCommands, readNode } from '../support/builders';
 import { call, seedNode, tenantKey } from '../support/fixtures';
 import { useHarness } from '../support/harness';
 
@@ -44,8 +44,8 @@ describe('agent routes and node credentials', () => {
   it('operator and tenant keys are refused with 403 on agent routes; no credential is 401', async () => {
     const key = await tenantKey(h, 'acme', ['compute:nodes:read', 'compute:nodes:update'], 'acme-agentish');
     for (const token of [h.operatorKey, key.secret]) {
-      expect((await call(h, 'POST', '/v1/agent/heartbeat', { token, body: {} })).status).toBe(403);
-      expect((await call(h, 'GET', '/v1/agent/commands?wait=0', { token })).status).toBe(403);
+      expect((await heartbeat(h, token)).status).toBe(403);
+      expect((await pollCommands(h, token)).status).toBe(403);
     }
     expect((await heartbeat(h, null)).status).toBe(401);
     expect((await heartbeat(h, 'ddn_forged')).status).toBe(401);

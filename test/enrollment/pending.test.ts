@@ -5,7 +5,7 @@ import { newId } from '../../domain/ids';
 import { nodes, operations } from '../../db/schema';
 import { remediationWorkflowId } from '../../workflows/definitions';
 import { join } from '../support/agents';
-import { heartbeat, pollCommands } from '../support/builders';
+import { answerCommand, heartbeat, pollCommands } from '../support/builders';
 import { call, eventsOf, seedPool } from '../support/fixtures';
 import { useHarness } from '../support/harness';
 
@@ -50,11 +50,8 @@ describe('a pending node (joined without a token, not approved)', () => {
         token: credential,
         body: { type: 'GpuXidError', status: true, reason: 'xid-79' },
       }),
-      await call(h, 'POST', `/v1/agent/commands/${newId('cmd')}/ack`, { token: credential, body: {} }),
-      await call(h, 'POST', `/v1/agent/commands/${newId('cmd')}/refuse`, {
-        token: credential,
-        body: { reason: 'no' },
-      }),
+      await answerCommand(h, credential, newId('cmd')),
+      await answerCommand(h, credential, newId('cmd'), 'refuse', { reason: 'no' }),
     ];
     for (const reply of refused) {
       expect(reply.status).toBe(403);

@@ -127,7 +127,7 @@ const LIFECYCLE_EDGES = ['pending→adopting', 'pending→rejected', 'adopting�
 const OPERATION_STEPS = ['startDrain', 'finishDrain', 'revokeIdentity'];
 
 const sorted = (reasons: string[]) => [...reasons].sort();
-const RUNS = { numRuns: 300 };
+const RUNS = { numRuns: 200 };
 
 describe('node controls (properties)', () => {
   it('never move a deleted or decommissioned node: every control is refused, nothing changes', () => {

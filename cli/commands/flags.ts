@@ -1,4 +1,3 @@
-import { SLUG_PATTERN } from '../../domain/ids';
 import { LABEL_KEY, LABEL_VALUE, MAX_LABELS, RESERVED_LABEL_PREFIX } from '../../domain/labels';
 import type { FlagSpec } from '../command';
 import { UsageError } from '../errors';
@@ -40,14 +39,7 @@ export const idempotencyKeyFlag = {
   help: 'retrying with the same K returns the same operation',
 } as const satisfies FlagSpec;
 
-export const slugFlag = (value: string, help: string) =>
-  ({
-    type: 'string',
-    value,
-    help,
-    pattern: SLUG_PATTERN,
-    patternHint: '1–63 of a-z 0-9 -, starting with a letter',
-  }) as const satisfies FlagSpec;
+export { slugFlag } from '../../cli-kit/flags';
 
 const LABEL_KEY_RULE =
   'a label key is up to 128 of letters, digits and . _ / -, starting and ending with a letter or digit';

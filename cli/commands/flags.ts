@@ -18,6 +18,9 @@ export const ifVersionFlag = {
   help: 'refuse with CONFLICT unless the node is still at version N',
 } as const satisfies FlagSpec;
 
+/** What a change to one node takes: why, and the version it must still be at. */
+export const mutationFlags = { reason: reasonFlag, 'if-version': ifVersionFlag } as const;
+
 export const waitFlag = {
   type: 'boolean',
   help: 'block until the operation ends; exit 1 unless it succeeded',

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { helpText, usageLine } from '../cli-kit/help';
 import { parseCommandLine, type Invocation } from '../cli-kit/parse';
 import type { Env, FlagSpecs } from '../cli-kit/spec';
 import type { Command } from './command';
@@ -396,5 +397,32 @@ describe('parseCommandLine: decommission', () => {
     expect(usage([...byFile, '--confirm', NODE, ...who, '--operator', 'bob']).message).toBe(
       '--operator given twice',
     );
+  });
+});
+
+describe('help', () => {
+  const help = (argv: string[]) => {
+    const invocation = parse(argv);
+    if (invocation.kind !== 'help') throw new Error(`expected help, got ${invocation.kind}`);
+    return helpText(drydock, invocation.topic);
+  };
+
+  it("lists a group's commands, and shows a command's usage, flags and the global flags with their env", () => {
+    const nodes = help(['nodes', '--help']);
+    expect(nodes).toContain('Usage: drydock nodes COMMAND [arguments] [flags]');
+    expect(nodes).toMatch(/^ {2}nodes maintenance clear +Take a node out of maintenance/m);
+    expect(nodes).not.toContain('pools list');
+    const drain = help(['nodes', 'drain', '-h']);
+    expect(drain.split('\n')[0]).toBe(
+      `Usage: ${usageLine(
+        drydock,
+        drydock.commands.find((c) => c.words[1] === 'drain')!,
+      )}`,
+    );
+    expect(drain).toMatch(/^ {2}--timeout DURATION +with --wait: give up waiting/m);
+    expect(drain).toMatch(
+      /^ {2}--api URL +API base URL \(env DRYDOCK_API; default http:\/\/localhost:8080\)$/m,
+    );
+    expect(drain).toContain('Exit codes: 0 success, 1 other failure, 2 usage error (nothing sent),');
   });
 });

@@ -30,16 +30,21 @@ const approve = defineCommand({
   },
 });
 
-const reject = defineCommand({
-  words: ['nodes', 'reject'],
-  summary: 'Turn a pending node away for good',
-  operands: NODE,
-  flags: { 'if-version': ifVersionFlag },
-  async run({ api, out, args, flags }) {
-    const node = await api.post<Node>(`/v1/nodes/${args.NODE}/reject`, { version: flags['if-version'] });
-    out.result(node, () => `${nodeName(node)}: ${node.provisionState}, version ${node.version}`);
-  },
-});
+/** reject and unblock: one POST with the version it must be at, the node back. */
+function versionedCommand(verb: 'reject' | 'unblock', summary: string, after: (node: Node) => string) {
+  return defineCommand({
+    words: ['nodes', verb],
+    summary,
+    operands: NODE,
+    flags: { 'if-version': ifVersionFlag },
+    async run({ api, out, args, flags }) {
+      const node = await api.post<Node>(`/v1/nodes/${args.NODE}/${verb}`, { version: flags['if-version'] });
+      out.result(node, () => `${nodeName(node)}: ${after(node)}, version ${node.version}`);
+    },
+  });
+}
+
+const reject = versionedCommand('reject', 'Turn a pending node away for good', (node) => node.provisionState);
 
 const block = defineCommand({
   words: ['nodes', 'block'],
@@ -55,16 +60,11 @@ const block = defineCommand({
   },
 });
 
-const unblock = defineCommand({
-  words: ['nodes', 'unblock'],
-  summary: 'Allow a blocked node again; its agent gets back in on its next retry',
-  operands: NODE,
-  flags: { 'if-version': ifVersionFlag },
-  async run({ api, out, args, flags }) {
-    const node = await api.post<Node>(`/v1/nodes/${args.NODE}/unblock`, { version: flags['if-version'] });
-    out.result(node, () => `${nodeName(node)}: access ${node.access}, version ${node.version}`);
-  },
-});
+const unblock = versionedCommand(
+  'unblock',
+  'Allow a blocked node again; its agent gets back in on its next retry',
+  (node) => `access ${node.access}`,
+);
 
 const revokeIdentity = defineCommand({
   words: ['nodes', 'revoke-identity'],

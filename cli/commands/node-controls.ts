@@ -6,10 +6,10 @@ import { dash } from '../output';
 import { labelsTable, nodeName, taintsOf, type Node, type Operation } from '../views';
 import { reportFinished, waitForOperation } from '../wait';
 import {
-  ifVersionFlag,
   labelKeyProblem,
   labelObject,
   labelPairsFlag,
+  mutationFlags,
   reasonFlag,
   refuseRepeatedLabelKeys,
   timeoutFlag,
@@ -22,8 +22,6 @@ import {
  */
 
 const NODE = [{ name: 'NODE', type: 'node' }] as const;
-
-const mutationFlags = { reason: reasonFlag, 'if-version': ifVersionFlag } as const;
 
 const TAINT_KEY_RULE =
   'a taint key is 1–128 of letters, digits and . _ / = : -, starting and ending with a letter or digit';

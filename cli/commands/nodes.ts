@@ -13,7 +13,7 @@ import {
   type Page,
 } from '../views';
 import { reportFinished, waitForOperation } from '../wait';
-import { idempotencyKeyFlag, ifVersionFlag, reasonFlag, slugFlag, timeoutFlag, waitFlag } from './flags';
+import { idempotencyKeyFlag, mutationFlags, slugFlag, timeoutFlag, waitFlag } from './flags';
 
 const NODE = [{ name: 'NODE', type: 'node' }] as const;
 
@@ -155,7 +155,7 @@ function controlCommand(verb: 'cordon' | 'uncordon', summary: string): Command {
     words: ['nodes', verb],
     summary,
     operands: NODE,
-    flags: { reason: reasonFlag, 'if-version': ifVersionFlag },
+    flags: mutationFlags,
     async run({ api, out, args, flags }) {
       const node = await api.post<Node>(`/v1/nodes/${args.NODE}/${verb}`, {
         reason: flags.reason,
@@ -171,8 +171,7 @@ const drain = defineCommand({
   summary: 'Cordon a node and wait for its allocations to end',
   operands: NODE,
   flags: {
-    reason: reasonFlag,
-    'if-version': ifVersionFlag,
+    ...mutationFlags,
     'idempotency-key': idempotencyKeyFlag,
     wait: waitFlag,
     timeout: timeoutFlag,

@@ -28,6 +28,9 @@ export function createActivities(deps: { db: Db; ca: ClusterCa; clusterId: strin
 }
 
 export type Activities = ReturnType<typeof createActivities>;
+/** The views activities answer with, named here for workflow code (which imports activity types only). */
+export type { NodeView } from '../db/nodes';
+export type { OperationView } from '../db/operations';
 
 function refusalsAreFinal<T extends Record<string, (...args: never[]) => Promise<unknown>>>(
   activities: T,

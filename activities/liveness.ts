@@ -14,7 +14,7 @@ export interface SweepResult {
 }
 
 /** The event of a session the sweep closed (no heartbeat within the session timeout). */
-const NO_SESSION = { type: 'node.disconnected', data: { reason: 'no-session' } };
+const NO_SESSION = { type: 'node.disconnected', data: { reason: 'no-session' } } as const;
 
 const LAST_SWEEP = 'liveness.last-sweep';
 const GRACE_UNTIL = 'liveness.grace-until';

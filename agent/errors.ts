@@ -9,13 +9,8 @@ export class AgentError extends Error {
   }
 }
 
-/** Bad flags or arguments, found before anything is touched (exit 2). */
-export class UsageError extends AgentError {
-  constructor(message: string) {
-    super(message, 2);
-    this.name = 'UsageError';
-  }
-}
+/** Bad flags or arguments, found before anything is touched (exit 2): one kind for both binaries. */
+export { UsageError } from '../cli-kit/usage-error';
 
 /**
  * The control plane no longer accepts this node's identity (revoked, deleted, or never known):

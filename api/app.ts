@@ -8,22 +8,41 @@ import { closeIfBodyUnread, limitBody } from './body-limit';
 import type { AppDeps, AppEnv } from './env';
 import { toResponse } from './errors';
 import { Metrics } from './metrics';
-import { allocationsRouter } from './routes/allocations';
-import { agentRouter } from './routes/agent';
-import { keysRouter } from './routes/keys';
-import { nodeAccessRouter } from './routes/node-access';
-import { tokensRouter } from './routes/tokens';
-import { decommissionRouter } from './routes/decommission';
-import { drainRouter } from './routes/drain';
-import { purgeRouter } from './routes/purge';
-import { remediationRouter } from './routes/remediation';
-import { nodeControlsRouter } from './routes/node-controls';
-import { nodesRouter } from './routes/nodes';
-import { operationsRouter } from './routes/operations';
-import { poolsRouter } from './routes/pools';
+import { keysRoutes } from './routes/keys';
+import { nodesRoutes } from './routes/nodes';
+import { operationsRoutes } from './routes/operations';
+import {
+  agentRoutes,
+  allocationsRoutes,
+  decommissionRoutes,
+  drainRoutes,
+  nodeAccessRoutes,
+  nodeControlsRoutes,
+  purgeRoutes,
+  remediationRoutes,
+} from './routes/pending';
+import { poolsRoutes } from './routes/pools';
+import { tokensRoutes } from './routes/tokens';
 import { limitFailedAuthentications } from './rate-limit';
 import { newRequestId } from './request-id';
 import { requireUtf8Body } from './utf8-body';
+
+/** The routers of the /v1 resources, in the order they are matched; each call builds a fresh one. */
+const ROUTES = [
+  nodesRoutes,
+  nodeControlsRoutes,
+  drainRoutes,
+  decommissionRoutes,
+  purgeRoutes,
+  remediationRoutes,
+  operationsRoutes,
+  allocationsRoutes,
+  poolsRoutes,
+  keysRoutes,
+  tokensRoutes,
+  nodeAccessRoutes,
+  agentRoutes,
+] as const;
 
 /** The Drydock HTTP API, wired to the services in `deps`. */
 export function createApp(deps: AppDeps) {
@@ -88,19 +107,7 @@ export function createApp(deps: AppDeps) {
 
   // Joining is the one /v1 call without a bearer credential: the join token is in the body.
   app.use('/v1/*', (c, next) => (c.req.path === '/v1/agent/join' ? next() : authenticate(c, next)));
-  app.route('/', nodesRouter);
-  app.route('/', nodeControlsRouter);
-  app.route('/', drainRouter);
-  app.route('/', decommissionRouter);
-  app.route('/', purgeRouter);
-  app.route('/', remediationRouter);
-  app.route('/', operationsRouter);
-  app.route('/', allocationsRouter);
-  app.route('/', poolsRouter);
-  app.route('/', keysRouter);
-  app.route('/', tokensRouter);
-  app.route('/', nodeAccessRouter);
-  app.route('/', agentRouter);
+  for (const routes of ROUTES) app.route('/', routes());
   return app;
 }
 

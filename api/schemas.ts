@@ -1,5 +1,6 @@
 import { z } from '@hono/zod-openapi';
 import { DrydockError } from '../domain/errors';
+import { EVENT_TYPES } from '../domain/events';
 import { idPattern, SLUG_PATTERN, type IdPrefix } from '../domain/ids';
 import { ACCESS, CONNECTIVITY, LIVENESS, PROVISION_STATES } from '../domain/node';
 import { OPERATION_KINDS, OPERATION_STATUSES } from '../domain/operation';
@@ -166,7 +167,8 @@ export const EventSchema = z
     id: z.string(),
     nodeId: z.string().nullable(),
     tenantId: z.string().nullable(),
-    type: z.string(),
+    // Documented as the types Drydock writes (domain/events.ts); read as the string it is stored as.
+    type: z.string().openapi({ enum: EVENT_TYPES }),
     actor: z.string(),
     reason: z.string().nullable(),
     data: z.record(z.string(), z.unknown()),

@@ -1,6 +1,6 @@
 import { ApiError, createApiClient, Unreachable, type ApiClient } from '../client';
 import { CliError } from './errors';
-import { API_HINT, TOKEN_HINT, type Globals } from './globals';
+import { API_HINT, TOKEN_HINT } from './globals';
 
 export type { ApiClient } from '../client';
 
@@ -17,7 +17,7 @@ export function cliClient(baseUrl: string, token: string | undefined): ApiClient
  * exit code), with a hint when no credential was given; no answer says which API and how to
  * point at another. Anything else is not the client's: it is returned as it is.
  */
-export function cliFailure(error: unknown, globals: Pick<Globals, 'api' | 'token'>): unknown {
+export function cliFailure(error: unknown, globals: { api: string; token?: string }): unknown {
   if (error instanceof Unreachable) {
     const detail = error.detail ? ` (${error.detail})` : '';
     return new CliError(

@@ -10,19 +10,10 @@ export class CliError extends Error {
   }
 }
 
-/** Bad flags or operands, found before any request is sent (exit 2). */
-export class UsageError extends CliError {
-  constructor(
-    message: string,
-    /** The command whose help the hint points at, e.g. `nodes drain`. */
-    readonly helpFor?: string,
-  ) {
-    super('usage', message, 2);
-    this.name = 'UsageError';
-  }
-}
+/** Bad flags or operands, found before any request is sent (exit 2): one kind for both binaries. */
+export { UsageError } from '../cli-kit/usage-error';
 
-/** The exit code of an API error code (spec/cli.md). */
+/** The exit code of an API error code (docs/cli.md). */
 export function exitCodeOf(code: string): number {
   switch (code) {
     case 'usage':

@@ -1,46 +1,33 @@
 import { fileURLToPath } from 'node:url';
-import { parseCommandLine } from './args';
+import { baseUrl } from '../cli-kit/flags';
+import { runCommandLine } from '../cli-kit/run';
 import { cliClient, cliFailure } from './client';
-import { commands } from './commands';
-import { CliError, UsageError } from './errors';
-import { resolveGlobals } from './globals';
-import { helpText } from './help';
+import { CliError } from './errors';
+import { DEFAULT_API } from './globals';
 import { Output, processIo, type Io } from './output';
+import { drydock } from './program';
 
-/** Runs one command line; resolves to the process exit code (spec/cli.md). */
-export async function main(
-  argv: readonly string[],
-  io: Io = processIo,
-  env: Record<string, string | undefined> = process.env,
-): Promise<number> {
-  try {
-    const invocation = parseCommandLine(argv, commands);
-    if (invocation.kind === 'help') {
-      io.stdout(`${helpText(invocation.topic, commands)}\n`);
-      return 0;
-    }
-    const globals = resolveGlobals(invocation.globals, env);
-    const { command, args, flags } = invocation;
-    const out = new Output(io, globals.json);
-    const api = cliClient(globals.api, globals.token);
-    const code = await command.run({ args, flags, api, out }).catch((error: unknown) => {
-      throw cliFailure(error, globals);
-    });
-    return code ?? 0;
-  } catch (error) {
-    if (error instanceof UsageError) {
-      const help = error.helpFor ? `drydock ${error.helpFor} --help` : 'drydock --help';
-      io.stderr(`error: usage: ${error.message}\nrun '${help}' for usage\n`);
-      return error.exitCode;
-    }
-    if (error instanceof CliError) {
-      io.stderr(`error: ${error.code}: ${error.message}\n`);
-      return error.exitCode;
-    }
-    // A bug in the command line itself: the stack is what a bug report needs.
-    io.stderr(`error: INTERNAL: ${(error as Error | undefined)?.stack ?? String(error)}\n`);
-    return 1;
-  }
+/** Runs one command line; resolves to the process exit code (docs/cli.md). */
+export function main(argv: readonly string[], io: Io = processIo, env = process.env): Promise<number> {
+  return runCommandLine(
+    drydock,
+    { argv, io, env },
+    async ({ command, args, flags, globals }) => {
+      const connection = { api: baseUrl(globals.api ?? DEFAULT_API), token: globals.token };
+      const api = cliClient(connection.api, connection.token);
+      const code = await command
+        .run({ args, flags, api, out: new Output(io, globals.json) })
+        .catch((error: unknown) => {
+          throw cliFailure(error, connection);
+        });
+      return code ?? 0;
+    },
+    (error) =>
+      error instanceof CliError
+        ? { message: `${error.code}: ${error.message}`, exitCode: error.exitCode }
+        : // A bug in the command line itself: the stack is what a bug report needs.
+          { message: `INTERNAL: ${(error as Error | undefined)?.stack ?? String(error)}`, exitCode: 1 },
+  );
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { Output, table, type Io } from './output';
 import { commands } from './commands';
-import { usageLine } from './help';
+import { usageLine } from '../cli-kit/help';
+import { drydock } from './program';
 import { previewDetails } from './views/decommission';
 import { labelsTable, taintsOf } from './views/nodes';
 import { describeProgress } from './views/operations';
@@ -177,7 +178,7 @@ describe('join token views', () => {
 describe('usageLine', () => {
   it('shows required flags without brackets and a repeatable one with ...', () => {
     const create = commands.find((c) => c.words.join(' ') === 'token create')!;
-    expect(usageLine(create)).toBe(
+    expect(usageLine(drydock, create)).toBe(
       'drydock token create --pool P [--tenant T] --ttl DURATION --max-uses N [--label K=V,…]... [--description D]',
     );
   });

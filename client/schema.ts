@@ -4599,7 +4599,36 @@ export interface components {
       id: string;
       nodeId: string | null;
       tenantId: string | null;
-      type: string;
+      /** @enum {string} */
+      type:
+        | 'node.cordoned'
+        | 'node.uncordoned'
+        | 'node.tainted'
+        | 'node.labeled'
+        | 'node.maintenance.cleared'
+        | 'node.blocked'
+        | 'node.unblocked'
+        | 'security.node.identity-revoked'
+        | 'node.adopting'
+        | 'node.adopted'
+        | 'node.approved'
+        | 'node.rejected'
+        | 'node.deleted'
+        | 'node.connected'
+        | 'node.disconnected'
+        | 'node.unreachable'
+        | 'node.lost'
+        | 'node.draining'
+        | 'node.drained'
+        | 'node.drain.cancelled'
+        | 'node.drain.failed'
+        | 'node.decommissioned'
+        | 'node.purge.requested'
+        | 'node.purge.refused'
+        | 'node.purged'
+        | 'node.remediation.attempted'
+        | 'node.remediation.succeeded'
+        | 'node.remediation.escalated';
       actor: string;
       reason: string | null;
       data: {

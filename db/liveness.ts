@@ -1,6 +1,7 @@
 import { sql } from 'drizzle-orm';
 import { NODE_UNREACHABLE } from '../domain/liveness';
 import type { NodePatch } from '../domain/controls';
+import type { DrydockEvent } from '../domain/events';
 import type { Condition } from '../domain/node';
 import type { Db, Tx } from './client';
 import { applyNodeChange, lockNode, type NodeRow } from './nodes';
@@ -36,7 +37,7 @@ export interface LivenessChange {
     'liveness' | 'connectivity' | 'unreachableSince' | 'noScheduleReasons' | 'conditions'
   >;
   /** Oldest first: a node that went silent past its lease at once loses its session too. */
-  events: { type: string; data?: Record<string, unknown> }[];
+  events: DrydockEvent[];
 }
 
 /**

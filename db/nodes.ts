@@ -1,70 +1,23 @@
-import { and, asc, eq, inArray, sql } from 'drizzle-orm';
-import { assertControllable, type Control, type NodeChange, type NodeState } from '../domain/controls';
+import { and, eq, inArray, sql } from 'drizzle-orm';
+import { assertControllable, type Control, type NodeChange } from '../domain/controls';
 import { DrydockError } from '../domain/errors';
 import { actorOf, type Principal } from '../domain/principal';
-import type { Db, DbOrTx, Tx } from './client';
+import type { Db, Tx } from './client';
 import { appendEvent } from './events';
+import { labelsOf, nodeNotFound, nodeState, nodeView, visibleTo, type NodeRow } from './queries/nodes';
 import { nodeLabels, nodes } from './schema';
 
-export type NodeRow = typeof nodes.$inferSelect;
-export type LabelRow = typeof nodeLabels.$inferSelect;
-
-/** The node object of spec/api.md. */
-export function nodeView(node: NodeRow, labels: LabelRow[]) {
-  return {
-    id: node.id,
-    tenantId: node.tenantId,
-    poolId: node.poolId,
-    siteId: node.siteId,
-    hostname: node.hostname,
-    displayName: node.displayName,
-    provisionState: node.provisionState,
-    access: node.access,
-    cordoned: node.cordoned,
-    maintenance: node.maintenance,
-    noScheduleReasons: node.noScheduleReasons,
-    connectivity: node.connectivity,
-    liveness: node.liveness,
-    lastSeenAt: node.lastSeenAt?.toISOString() ?? null,
-    labels: labels.map((l) => ({ key: l.key, value: l.value, source: l.source })),
-    conditions: node.conditions,
-    session: { connectivity: node.connectivity, lastSeenAt: node.lastSeenAt?.toISOString() ?? null },
-    identityGeneration: node.identityGeneration,
-    version: node.version,
-    createdAt: node.createdAt.toISOString(),
-    updatedAt: node.updatedAt.toISOString(),
-    deletedAt: node.deletedAt?.toISOString() ?? null,
-  };
-}
-export type NodeView = ReturnType<typeof nodeView>;
-
-/**
- * SQL that is true for nodes the principal may see: operators see every node (tombstones too);
- * a tenant sees live nodes of pools its tenant owns or is granted.
- */
-export function visibleTo(principal: Principal) {
-  if (principal.kind === 'operator') return sql`true`;
-  if (principal.kind === 'node') return sql`false`;
-  return sql`(${nodes.deletedAt} is null and ${nodes.poolId} in (select id from pools where tenant_id = ${principal.tenantId} or ${principal.tenantId} = any(grants)))`;
-}
-
-function notFound(nodeId: string): DrydockError {
-  return new DrydockError('NOT_FOUND', `node ${nodeId} not found`, { nodeId });
-}
-
-export async function labelsOf(db: DbOrTx, nodeId: string): Promise<LabelRow[]> {
-  return db.select().from(nodeLabels).where(eq(nodeLabels.nodeId, nodeId)).orderBy(asc(nodeLabels.key));
-}
-
-/** The node as the principal sees it, or NOT_FOUND. */
-export async function getVisibleNode(db: DbOrTx, nodeId: string, principal: Principal): Promise<NodeRow> {
-  const [node] = await db
-    .select()
-    .from(nodes)
-    .where(and(eq(nodes.id, nodeId), visibleTo(principal)));
-  if (!node) throw notFound(nodeId);
-  return node;
-}
+// The reads live in queries/nodes.ts (routes may import those); re-exported for the writers here.
+export {
+  getVisibleNode,
+  labelsOf,
+  nodeState,
+  nodeView,
+  visibleTo,
+  type LabelRow,
+  type NodeRow,
+  type NodeView,
+} from './queries/nodes';
 
 /** Locks the node row for the rest of the transaction; NOT_FOUND when the principal cannot see it. */
 export async function lockNode(tx: Tx, nodeId: string, principal?: Principal): Promise<NodeRow> {
@@ -74,7 +27,7 @@ export async function lockNode(tx: Tx, nodeId: string, principal?: Principal): P
     .from(nodes)
     .where(and(eq(nodes.id, nodeId), visible))
     .for('update');
-  if (!node) throw notFound(nodeId);
+  if (!node) throw nodeNotFound(nodeId);
   return node;
 }
 
@@ -106,13 +59,7 @@ export async function applyNodeChange(
     .where(eq(nodes.id, node.id))
     .returning();
   if (change.labels) await writeOperatorLabels(tx, node.id, change.labels);
-  await appendEvent(tx, {
-    nodeId: node.id,
-    tenantId: node.tenantId,
-    type: change.event.type,
-    data: change.event.data ?? {},
-    ...context,
-  });
+  await appendEvent(tx, { nodeId: node.id, tenantId: node.tenantId, ...change.event, ...context });
   return updated!;
 }
 
@@ -143,11 +90,6 @@ async function writeOperatorLabels(tx: Tx, nodeId: string, labels: NonNullable<N
         set: { value: sql`excluded.value`, updatedAt: sql`now()` },
       });
   }
-}
-
-/** The node and its labels as a control sees them. */
-export function nodeState(node: NodeRow, labels: LabelRow[]): NodeState {
-  return { ...node, labels };
 }
 
 export interface ControlInput {

@@ -1,74 +1,19 @@
 import { and, eq, inArray, sql } from 'drizzle-orm';
-import type { OperationKind, OperationStatus } from '../domain/operation';
-import { DrydockError } from '../domain/errors';
-import type { DbOrTx, Tx } from './client';
+import type { OperationStatus } from '../domain/operation';
+import type { Tx } from './client';
 import { isUniqueViolation } from './errors';
+import { keyReused, operationView, type OperationRow } from './queries/operations';
 import { operations } from './schema';
 
-export type OperationRow = typeof operations.$inferSelect;
-
-/** The operation record of spec/api.md. */
-export function operationView(op: OperationRow) {
-  return {
-    id: op.id,
-    kind: op.kind,
-    nodeId: op.nodeId,
-    poolId: op.poolId,
-    status: op.status,
-    workflowId: op.workflowId,
-    actor: op.actor,
-    reason: op.reason,
-    idempotencyKey: op.idempotencyKey,
-    result: op.result,
-    error: op.error,
-    createdAt: op.createdAt.toISOString(),
-    updatedAt: op.updatedAt.toISOString(),
-    completedAt: op.completedAt?.toISOString() ?? null,
-  };
-}
-export type OperationView = ReturnType<typeof operationView>;
-
-/** The unfinished operation of this kind on the node, if one exists (at most one can). */
-export async function openOperation(
-  tx: DbOrTx,
-  nodeId: string,
-  kind: OperationKind,
-): Promise<OperationRow | undefined> {
-  const [op] = await tx
-    .select()
-    .from(operations)
-    .where(
-      and(
-        eq(operations.nodeId, nodeId),
-        eq(operations.kind, kind),
-        inArray(operations.status, ['pending', 'running']),
-      ),
-    );
-  return op;
-}
-
-/**
- * What a caller's Idempotency-Key already stands for: the operation it made for this very request
- * (a retry gets it back), nothing when the caller never used the key, or IDEMPOTENCY_KEY_REUSED when
- * the caller used it for another request. Keys of other callers are never looked at.
- */
-export async function operationOfKey(
-  db: DbOrTx,
-  request: { idempotencyScope: string | null; idempotencyKey: string | null; requestHash: string | null },
-): Promise<OperationRow | undefined> {
-  const { idempotencyScope: scope, idempotencyKey: key } = request;
-  if (!scope || !key) return undefined;
-  const [op] = await db
-    .select()
-    .from(operations)
-    .where(and(eq(operations.idempotencyScope, scope), eq(operations.idempotencyKey, key)));
-  if (op && op.requestHash !== request.requestHash) throw keyReused();
-  return op;
-}
-
-function keyReused(): DrydockError {
-  return new DrydockError('IDEMPOTENCY_KEY_REUSED', 'this Idempotency-Key was used for another request');
-}
+// The reads live in queries/operations.ts (routes may import those); re-exported for the writers.
+export {
+  findOperation,
+  openOperation,
+  operationOfKey,
+  operationView,
+  type OperationRow,
+  type OperationView,
+} from './queries/operations';
 
 /** Moves an unfinished operation to a final status; a finished one is left as it is. */
 export async function finishOperation(
@@ -96,11 +41,6 @@ export async function insertOperation(tx: Tx, values: typeof operations.$inferIn
     }
     throw error;
   }
-}
-
-export async function findOperation(db: DbOrTx, id: string): Promise<OperationRow | undefined> {
-  const [op] = await db.select().from(operations).where(eq(operations.id, id));
-  return op;
 }
 
 /** The answer of a begin that finds the operation it created on an earlier run of itself. */

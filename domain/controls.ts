@@ -1,4 +1,5 @@
 import { DrydockError } from './errors';
+import type { DrydockEvent } from './events';
 import { checkLabelRequest, labelDiff, type Label } from './labels';
 import {
   DRAINING,
@@ -31,7 +32,7 @@ export interface NodePatch extends Partial<NodeAxes> {
 export interface NodeChange {
   patch: NodePatch;
   labels?: { set: Record<string, string>; removed: string[] };
-  event: { type: string; data?: Record<string, unknown> };
+  event: DrydockEvent;
 }
 
 /** A control: null when the node already is as asked (no version bump, no event). */

@@ -1,7 +1,7 @@
 import { eq } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { nodeLabels, nodes } from '../db/schema';
-import { readNode, rows, useCli } from './support/cli';
+import { line, readNode, rows, useCli, type Refusal } from './support/cli';
 import { call, eventsOf, seedNode, seedPool } from './support/fixtures';
 import { useHarness } from './support/harness';
 
@@ -16,16 +16,9 @@ describe('drydock nodes taint', () => {
     await seedPool(h, { id: 'pool-taint', tenantId: 'acme' });
     const id = await seedNode(h, { poolId: 'pool-taint', tenantId: 'acme', hostname: 'gpu-t-01' });
 
-    const added = await drydock([
-      'nodes',
-      'taint',
-      id,
-      '--add',
-      'rma-pending,dedicated=acme',
-      '--reason',
-      'rma',
-      '--json',
-    ]);
+    const added = await drydock(
+      line('nodes taint', id, { add: 'rma-pending,dedicated=acme', reason: 'rma', json: true }),
+    );
     expect(added).toMatchObject({ code: 0, stderr: '' });
     expect(JSON.parse(added.stdout)).toMatchObject({
       id,
@@ -64,17 +57,13 @@ describe('drydock nodes label', () => {
       .values({ nodeId: id, key: 'gpu.model', value: 'h100', source: 'inventory' });
 
     const [set, owned] = await Promise.all([
-      drydock([
-        'nodes',
-        'label',
-        id,
-        '--set',
-        'rack=b7,fabric/rail=3,note=a=b,empty=',
-        '--remove',
-        'burn-in',
-        '--reason',
-        'recabled',
-      ]),
+      drydock(
+        line('nodes label', id, {
+          set: 'rack=b7,fabric/rail=3,note=a=b,empty=',
+          remove: 'burn-in',
+          reason: 'recabled',
+        }),
+      ),
       drydock(['nodes', 'label', id, '--set', 'gpu.model=a100']),
     ]);
     expect(set).toMatchObject({ code: 0, stderr: '' });
@@ -112,7 +101,7 @@ describe('drydock nodes label', () => {
 
 describe('drydock usage errors of the node controls', () => {
   it('refuses bad keys, missing flags and a missing --yes with exit 2 before sending anything', async () => {
-    const lines: [string[], string][] = [
+    const lines: Refusal[] = [
       [
         ['nodes', 'taint', NODE, '--add', 'ok,bad key!'],
         "--add: 'bad key!' is not a taint key: a taint key is 1–128 of letters, digits and . _ / = : -",
@@ -140,14 +129,7 @@ describe('drydock usage errors of the node controls', () => {
         "POOL must be 1–63 of a-z 0-9 -, starting with a letter, got 'Pool_1'",
       ],
     ];
-    const results = await Promise.all(lines.map(([args]) => drydock(args, { api: cli.deadApi })));
-    results.forEach((result, i) => {
-      const [args, message] = lines[i]!;
-      expect(result.code, args.join(' ')).toBe(2);
-      expect(result.stdout).toBe('');
-      expect(result.stderr).toContain(`error: usage: ${message}`);
-      expect(result.stderr).toContain(`run 'drydock ${args[0]} ${args[1]} --help' for usage`);
-    });
+    await cli.refuses(lines);
   });
 });
 

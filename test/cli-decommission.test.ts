@@ -7,7 +7,7 @@ import { and, eq } from 'drizzle-orm';
 import { afterAll, describe, expect, it } from 'vitest';
 import { operations } from '../db/schema';
 import { joinedNode } from './support/agents';
-import { readNode, useCli } from './support/cli';
+import { line, readNode, useCli, type LinePart, type Refusal } from './support/cli';
 import { allocate, call, eventsOf, seedPool, tenantKey } from './support/fixtures';
 import { useHarness } from './support/harness';
 
@@ -195,135 +195,65 @@ describe('drydock decommission execute: usage errors', () => {
     const broken = file('broken.json', '{"nodeId": "node_');
     const notPreview = file('not-preview.json', { nodeId: NODE, nodeGeneration: 'fourteen' });
     const missing = joinPath(dir, 'missing.json');
-    const who = ['--operator', 'alice', '--reason', 'EOL'];
-    const byFlags = ['--generation', '14', '--digest', DIGEST];
+    const who = { operator: 'alice', reason: 'EOL' };
+    const byFlags = { generation: 14, digest: DIGEST };
+    const execute = (...rest: LinePart[]) => line('decommission execute', ...rest);
+    const confirmed = (...rest: LinePart[]) => execute(NODE, { confirm: 'gpu-b7-03' }, ...rest);
 
-    const lines: [string[], string][] = [
+    const lines: Refusal[] = [
+      [confirmed(who), "give the preview's --generation G and --digest D, or --from-preview FILE"],
       [
-        ['decommission', 'execute', NODE, '--confirm', 'gpu-b7-03', ...who],
-        "give the preview's --generation G and --digest D, or --from-preview FILE",
-      ],
-      [
-        [
-          'decommission',
-          'execute',
-          NODE,
-          '--confirm',
-          'gpu-b7-03',
-          '--from-preview',
-          good,
-          ...byFlags,
-          ...who,
-        ],
+        confirmed({ 'from-preview': good, ...byFlags, ...who }),
         'give --from-preview FILE or --generation G with --digest D, not both',
       ],
       [
-        [
-          'decommission',
-          'execute',
-          NODE,
-          '--confirm',
-          'gpu-b7-03',
-          '--from-preview',
-          good,
-          '--digest',
-          DIGEST,
-          ...who,
-        ],
+        confirmed({ 'from-preview': good, digest: DIGEST, ...who }),
         'give --from-preview FILE or --generation G with --digest D, not both',
       ],
+      [confirmed({ generation: 14, ...who }), '--generation needs --digest'],
       [
-        ['decommission', 'execute', NODE, '--confirm', 'gpu-b7-03', '--generation', '14', ...who],
-        '--generation needs --digest',
-      ],
-      [
-        [
-          'decommission',
-          'execute',
-          NODE,
-          '--confirm',
-          'gpu-b7-03',
-          '--generation',
-          '14',
-          '--digest',
-          'abc',
-          ...who,
-        ],
+        confirmed({ generation: 14, digest: 'abc', ...who }),
         "--digest must be the preview's dependencyDigest, sha256: and 64 hex digits; got 'abc'",
       ],
       [
-        [
-          'decommission',
-          'execute',
-          NODE,
-          '--confirm',
-          'gpu-b7-03',
-          '--generation',
-          '0',
-          '--digest',
-          DIGEST,
-          ...who,
-        ],
+        confirmed({ generation: 0, digest: DIGEST, ...who }),
         "--generation must be a whole number ≥ 1; got '0'",
       ],
-      [['decommission', 'execute', NODE, ...byFlags, ...who], 'missing --confirm IDENTITY'],
+      [execute(NODE, byFlags, who), 'missing --confirm IDENTITY'],
+      [confirmed(byFlags, { reason: 'EOL' }), 'missing --operator O'],
+      [confirmed(byFlags, { operator: 'alice' }), 'missing --reason R'],
+      [confirmed(byFlags, who, { timeout: '5m' }), '--timeout needs --wait'],
       [
-        ['decommission', 'execute', NODE, '--confirm', 'gpu-b7-03', ...byFlags, '--reason', 'EOL'],
-        'missing --operator O',
-      ],
-      [
-        ['decommission', 'execute', NODE, '--confirm', 'gpu-b7-03', ...byFlags, '--operator', 'alice'],
-        'missing --reason R',
-      ],
-      [
-        ['decommission', 'execute', NODE, '--confirm', 'gpu-b7-03', ...byFlags, ...who, '--timeout', '5m'],
-        '--timeout needs --wait',
-      ],
-      [
-        ['decommission', 'execute', NODE, '--confirm', 'x', ...byFlags, ...who, '--idempotency-key', 'short'],
+        execute(NODE, { confirm: 'x' }, byFlags, who, { 'idempotency-key': 'short' }),
         "--idempotency-key must be 8–128 of letters, digits and . _ : -; got 'short'",
       ],
       [
-        ['decommission', 'execute', 'gpu-b7-03', '--confirm', 'gpu-b7-03', ...byFlags, ...who],
+        execute('gpu-b7-03', { confirm: 'gpu-b7-03' }, byFlags, who),
         "NODE must look like node_ followed by 26 lowercase ULID characters, got 'gpu-b7-03'",
       ],
       [
-        ['decommission', 'execute', NODE, '--confirm', 'gpu-b7-03', '--from-preview', other, ...who],
+        confirmed({ 'from-preview': other }, who),
         `--from-preview ${other} is the preview of ${OTHER}, not of ${NODE}`,
       ],
+      [confirmed({ 'from-preview': missing }, who), `--from-preview ${missing} cannot be read (ENOENT)`],
       [
-        ['decommission', 'execute', NODE, '--confirm', 'gpu-b7-03', '--from-preview', missing, ...who],
-        `--from-preview ${missing} cannot be read (ENOENT)`,
-      ],
-      [
-        ['decommission', 'execute', NODE, '--confirm', 'gpu-b7-03', '--from-preview', broken, ...who],
+        confirmed({ 'from-preview': broken }, who),
         `--from-preview ${broken} is not a preview saved by: drydock decommission preview ${NODE} --json`,
       ],
       [
-        ['decommission', 'execute', NODE, '--confirm', 'gpu-b7-03', '--from-preview', notPreview, ...who],
+        confirmed({ 'from-preview': notPreview }, who),
         `--from-preview ${notPreview} is not a preview saved by: drydock decommission preview ${NODE} --json`,
       ],
       [
-        ['decommission', 'execute', NODE, '--confirm', 'gpu-b7-3', '--from-preview', good, ...who],
+        execute(NODE, { confirm: 'gpu-b7-3', 'from-preview': good }, who),
         `--confirm 'gpu-b7-3' is not one of the identities in ${good}: ${NODE}, gpu-b7-03, GPU B7-03 (type one exactly)`,
       ],
-      [['decommission', 'preview', NODE, '--wait'], "unknown flag '--wait'"],
+      [line('decommission preview', NODE, { wait: true }), "unknown flag '--wait'"],
     ];
-    const results = await Promise.all(lines.map(([args]) => drydock(args, { api: cli.deadApi })));
-    results.forEach((result, i) => {
-      const [args, message] = lines[i]!;
-      expect(result.code, args.join(' ')).toBe(2);
-      expect(result.stdout).toBe('');
-      expect(result.stderr).toBe(
-        `error: usage: ${message}\nrun 'drydock decommission ${args[1]} --help' for usage\n`,
-      );
-    });
+    await cli.refuses(lines, { exact: true });
 
     // The same well-formed line does send: against the dead API it fails to connect (exit 1).
-    const sent = await drydock(
-      ['decommission', 'execute', NODE, '--confirm', 'gpu-b7-03', '--from-preview', good, ...who],
-      { api: cli.deadApi },
-    );
+    const sent = await drydock(confirmed({ 'from-preview': good }, who), { api: cli.deadApi });
     expect(sent.code).toBe(1);
     expect(sent.stderr).toMatch(/^error: UNREACHABLE: /);
   });
@@ -333,20 +263,16 @@ describe('drydock decommission execute', () => {
   it('refuses a stale generation (exit 3) and remaining blockers (exit 3, listed), changing nothing', async () => {
     const { nodeId, hostname } = await liveNode('pool-dx-stale');
     const p = await previewOf(nodeId);
-    const who = ['--operator', 'alice', '--reason', 'EOL'];
+    const who = { operator: 'alice', reason: 'EOL' };
 
-    const stale = await drydock([
-      'decommission',
-      'execute',
-      nodeId,
-      '--confirm',
-      hostname,
-      '--generation',
-      String(p.nodeGeneration - 1 || p.nodeGeneration + 1),
-      '--digest',
-      p.dependencyDigest,
-      ...who,
-    ]);
+    const stale = await drydock(
+      line('decommission execute', nodeId, {
+        confirm: hostname,
+        generation: p.nodeGeneration - 1 || p.nodeGeneration + 1,
+        digest: p.dependencyDigest,
+        ...who,
+      }),
+    );
     expect(stale).toMatchObject({ code: 3, stdout: '' });
     expect(stale.stderr).toBe(
       `preview again: drydock decommission preview ${nodeId}\n` +
@@ -355,16 +281,9 @@ describe('drydock decommission execute', () => {
 
     // The agent still runs: the preview is current, but its blocker refuses the execute.
     const saved = file('blocked.json', p);
-    const blocked = await drydock([
-      'decommission',
-      'execute',
-      nodeId,
-      '--from-preview',
-      saved,
-      '--confirm',
-      nodeId,
-      ...who,
-    ]);
+    const blocked = await drydock(
+      line('decommission execute', nodeId, { 'from-preview': saved, confirm: nodeId, ...who }),
+    );
     expect(blocked).toMatchObject({ code: 3, stdout: '' });
     const lines = blocked.stderr.trimEnd().split('\n');
     expect(lines[0]!.split(/\s+/)).toEqual(['BLOCKER', 'ID', 'MESSAGE']);

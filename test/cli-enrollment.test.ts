@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { createToken, join, joinedNode } from './support/agents';
-import { readNode, rows, useCli } from './support/cli';
+import { line, readNode, rows, useCli, type Refusal } from './support/cli';
 import { call, eventsOf, seedPool, tenantKey } from './support/fixtures';
 import { useHarness } from './support/harness';
 
@@ -22,37 +22,18 @@ describe('drydock token create, list and revoke', () => {
     await seedPool(h, { id: 'pool-tok', tenantId: 'acme' });
     const before = Date.now();
     const [human, json, wrongTenant, noPool] = await Promise.all([
-      drydock([
-        'token',
-        'create',
-        '--pool',
-        'pool-tok',
-        '--tenant',
-        'acme',
-        '--ttl',
-        '24h',
-        '--max-uses',
-        '5',
-        '--label',
-        'team=data',
-        '--label',
-        'rack=b7,site=fra1',
-        '--description',
-        'data team laptops',
-      ]),
+      drydock(
+        line('token create', {
+          pool: 'pool-tok',
+          tenant: 'acme',
+          ttl: '24h',
+          'max-uses': 5,
+          label: ['team=data', 'rack=b7,site=fra1'],
+          description: 'data team laptops',
+        }),
+      ),
       drydock(['token', 'create', '--pool', 'pool-tok', '--ttl', '0', '--max-uses', '0', '--json']),
-      drydock([
-        'token',
-        'create',
-        '--pool',
-        'pool-tok',
-        '--tenant',
-        'globex',
-        '--ttl',
-        '1h',
-        '--max-uses',
-        '1',
-      ]),
+      drydock(line('token create', { pool: 'pool-tok', tenant: 'globex', ttl: '1h', 'max-uses': 1 })),
       drydock(['token', 'create', '--pool', 'pool-nowhere', '--ttl', '1h', '--max-uses', '1']),
     ]);
 
@@ -176,7 +157,7 @@ describe('drydock token create, list and revoke', () => {
 describe('drydock usage errors of tokens and node access', () => {
   it('refuses bad lines with exit 2 before sending anything', async () => {
     const create = ['token', 'create', '--pool', 'default'];
-    const lines: [string[], string][] = [
+    const lines: Refusal[] = [
       [[...create, '--max-uses', '5'], 'missing --ttl DURATION'],
       [
         [...create, '--ttl', 'tomorrow', '--max-uses', '5'],
@@ -197,14 +178,7 @@ describe('drydock usage errors of tokens and node access', () => {
         "NODE must look like node_ followed by 26 lowercase ULID characters, got 'laptop-1'",
       ],
     ];
-    const results = await Promise.all(lines.map(([args]) => drydock(args, { api: cli.deadApi })));
-    results.forEach((result, i) => {
-      const [args, message] = lines[i]!;
-      expect(result.code, args.join(' ')).toBe(2);
-      expect(result.stdout).toBe('');
-      expect(result.stderr).toContain(`error: usage: ${message}`);
-      expect(result.stderr).toContain(`run 'drydock ${args[0]} ${args[1]} --help' for usage`);
-    });
+    await cli.refuses(lines);
   });
 });
 

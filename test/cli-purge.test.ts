@@ -52,17 +52,21 @@ describe('drydock nodes purge', () => {
         'error: usage: nodes purge removes the node from its machine for good; re-run with --yes\n' +
         "run 'drydock nodes purge --help' for usage\n",
     });
-    for (const args of [
-      ['nodes', 'purge', nodeId, '--wait'],
-      ['nodes', 'purge', 'gpu-01', '--yes'],
-      ['nodes', 'purge', nodeId, '--yes', '--timeout', '1m'],
-      ['nodes', 'purge', nodeId, '--yes', '--if-version', '1'],
-    ]) {
-      // Against a dead API: a line that got as far as a request would exit 1, not 2.
-      const run = await drydock(args, { api: cli.deadApi });
-      expect(run.code, args.join(' ')).toBe(2);
-      expect(run.stdout).toBe('');
-    }
+    await cli.refuses(
+      [
+        [
+          ['nodes', 'purge', nodeId, '--wait'],
+          'nodes purge removes the node from its machine for good; re-run with --yes',
+        ],
+        [
+          ['nodes', 'purge', 'gpu-01', '--yes'],
+          "NODE must look like node_ followed by 26 lowercase ULID characters, got 'gpu-01'",
+        ],
+        [['nodes', 'purge', nodeId, '--yes', '--timeout', '1m'], '--timeout needs --wait'],
+        [['nodes', 'purge', nodeId, '--yes', '--if-version', '1'], "unknown flag '--if-version'"],
+      ],
+      { exact: true },
+    );
     expect(await readNode(h, nodeId)).toMatchObject({ provisionState: 'adopted' });
     expect(await purgeOperations(nodeId)).toEqual([]);
     expect(await h.db.select().from(nodeCommands).where(eq(nodeCommands.nodeId, nodeId))).toEqual([]);

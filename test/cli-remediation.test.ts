@@ -7,7 +7,7 @@ import { agentOf } from './support/remediation';
 
 const h = useHarness({ remediation: { attemptTimeoutMs: 30_000 } });
 const cli = useCli(h);
-const { drydock, deadApi } = cli;
+const { drydock } = cli;
 
 /** How many times the listening API answered the remediations route (its /metrics). */
 async function remediationCalls(): Promise<number> {
@@ -35,13 +35,21 @@ describe('drydock nodes remediate', () => {
 
   it('refuses usage errors before any request, and a condition the node does not report', async () => {
     const node = 'node_01k5w8v3x9q2m4n6p8r0s2t4v6';
-    const usage = await Promise.all([
-      drydock(['nodes', 'remediate', node], { api: deadApi }),
-      drydock(['nodes', 'remediate', node, '--condition', 'gpu xid'], { api: deadApi }),
-      drydock(['nodes', 'remediate', 'node_1', '--condition', 'GpuXidError'], { api: deadApi }),
-      drydock(['nodes', 'remediate', node, '--condition', 'X', '--timeout', '1m'], { api: deadApi }),
-    ]);
-    for (const run of usage) expect(run.code, run.stderr).toBe(2);
+    await cli.refuses(
+      [
+        [['nodes', 'remediate', node], 'missing --condition TYPE'],
+        [
+          ['nodes', 'remediate', node, '--condition', 'gpu xid'],
+          "--condition must be a condition type such as GpuXidError; got 'gpu xid'",
+        ],
+        [
+          ['nodes', 'remediate', 'node_1', '--condition', 'GpuXidError'],
+          "NODE must look like node_ followed by 26 lowercase ULID characters, got 'node_1'",
+        ],
+        [['nodes', 'remediate', node, '--condition', 'X', '--timeout', '1m'], '--timeout needs --wait'],
+      ],
+      { exact: true },
+    );
     await seedPool(h, { id: 'pool-cr2', tenantId: 'acme', kind: 'provider', policy: { maxUnhealthy: 5 } });
     const { nodeId } = await joinedNode(h, 'pool-cr2');
     const notReported = await drydock(['nodes', 'remediate', nodeId, '--condition', 'GpuXidError']);

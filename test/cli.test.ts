@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
-import { BIN, OPERATION_READ, readNode, rows, useCli } from './support/cli';
+import { BIN, OPERATION_READ, readNode, rows, useCli, type Refusal } from './support/cli';
 import { allocate, call, eventsOf, seedNode, seedPool, tenantKey } from './support/fixtures';
 import { eventually, useHarness } from './support/harness';
 import { answered, answeredMore } from './support/witnesses';
@@ -235,7 +235,7 @@ describe('drydock nodes drain and operations show', () => {
 describe('drydock usage errors and failures', () => {
   it('refuses a bad line with exit 2 before sending anything', async () => {
     const node = 'node_01k5w8v3x9q2m4n6p8r0s2t4v6';
-    const lines: [string[], string][] = [
+    const lines: Refusal[] = [
       [
         ['nodes', 'show', 'gpu-b7-03'],
         "NODE must look like node_ followed by 26 lowercase ULID characters, got 'gpu-b7-03'",
@@ -252,14 +252,7 @@ describe('drydock usage errors and failures', () => {
       [['operations', 'show', 'node_01k5w8v3x9q2m4n6p8r0s2t4v6'], 'OP must look like op_'],
       [['nodes', 'drain'], 'missing NODE'],
     ];
-    const results = await Promise.all(lines.map(([args]) => drydock(args, { api: cli.deadApi })));
-    results.forEach((result, i) => {
-      const [args, message] = lines[i]!;
-      expect(result.code, args.join(' ')).toBe(2);
-      expect(result.stdout).toBe('');
-      expect(result.stderr).toContain(`error: usage: ${message}`);
-      expect(result.stderr).toContain(`run 'drydock ${args[0]} ${args[1]} --help' for usage`);
-    });
+    await cli.refuses(lines);
   });
 
   it('maps UNAUTHENTICATED to 5, NOT_FOUND to 4 and an unreachable API to 1', async () => {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { drainWorkflowId } from '../workflows/definitions';
+import { readNode } from './support/builders';
 import { call, eventsOf, seedNode, seedPool } from './support/fixtures';
 import { eventually, useHarness } from './support/harness';
 
@@ -47,7 +48,7 @@ describe('a drain of a drained node', () => {
     expect(first.status).toBe(202);
     const opId = first.body.operation.id as string;
     await eventually(() => drainedBy(nodeId, opId), 5_000);
-    const before = (await call(h, 'GET', `/v1/nodes/${nodeId}`)).body;
+    const before = await readNode(h, nodeId);
 
     const again = await drain(nodeId);
     expect(again.status).toBe(200);
@@ -55,7 +56,7 @@ describe('a drain of a drained node', () => {
     expect(again.body.node).toEqual(before);
     // The run that took this begin ended at once, with nothing done.
     expect(await h.temporal.workflow.getHandle(drainWorkflowId(nodeId)).result()).toBe('already-done');
-    expect((await call(h, 'GET', `/v1/nodes/${nodeId}`)).body).toEqual(before);
+    expect(await readNode(h, nodeId)).toEqual(before);
     expect((await eventsOf(h, nodeId)).map((e) => e.type)).toEqual(['node.draining', 'node.drained']);
     expect((await drainOperations(nodeId)).map((o) => o.id)).toEqual([opId]);
   });

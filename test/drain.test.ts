@@ -2,6 +2,7 @@ import { eq } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { operations } from '../db/schema';
 import { drainWorkflowId, progressQuery } from '../workflows/definitions';
+import { readNode, seedPoolNode } from './support/builders';
 import { allocate, call, eventsOf, seedNode, seedPool } from './support/fixtures';
 import { eventually, useHarness } from './support/harness';
 import { recordHistory } from './support/histories';
@@ -66,16 +67,14 @@ describe('drain', () => {
   });
 
   it('finishes at once on a node that holds nothing', async () => {
-    await seedPool(h, { id: 'pool-a', tenantId: 'acme' });
-    const nodeId = await seedNode(h, { poolId: 'pool-a', tenantId: 'acme' });
+    const nodeId = await seedPoolNode(h, 'pool-a');
     const started = await call(h, 'POST', `/v1/nodes/${nodeId}/drain`);
     expect(started.status).toBe(202);
     await eventually(() => drainedNode(nodeId), 5_000);
   });
 
   it('wakes when an allocation reaches its end, without a release', async () => {
-    await seedPool(h, { id: 'pool-a', tenantId: 'acme' });
-    const nodeId = await seedNode(h, { poolId: 'pool-a', tenantId: 'acme' });
+    const nodeId = await seedPoolNode(h, 'pool-a');
     await allocate(h, nodeId, 'acme', new Date(Date.now() + 1_500));
     await call(h, 'POST', `/v1/nodes/${nodeId}/drain`);
     expect(await eventsOf(h, nodeId, 'node.drained')).toHaveLength(0);
@@ -83,8 +82,7 @@ describe('drain', () => {
   });
 
   it('draining a draining node returns the same operation and appends no event', async () => {
-    await seedPool(h, { id: 'pool-a', tenantId: 'acme' });
-    const nodeId = await seedNode(h, { poolId: 'pool-a', tenantId: 'acme' });
+    const nodeId = await seedPoolNode(h, 'pool-a');
     await allocate(h, nodeId, 'acme');
     const first = await call(h, 'POST', `/v1/nodes/${nodeId}/drain`);
     const version = first.body.node.version;
@@ -100,8 +98,7 @@ describe('drain', () => {
   });
 
   it('uncordon ends a drain: operation cancelled, node.drain.cancelled, workflow finished', async () => {
-    await seedPool(h, { id: 'pool-a', tenantId: 'acme' });
-    const nodeId = await seedNode(h, { poolId: 'pool-a', tenantId: 'acme' });
+    const nodeId = await seedPoolNode(h, 'pool-a');
     await allocate(h, nodeId, 'acme');
     const started = await call(h, 'POST', `/v1/nodes/${nodeId}/drain`);
     const uncordoned = await call(h, 'POST', `/v1/nodes/${nodeId}/uncordon`, {
@@ -121,8 +118,7 @@ describe('drain', () => {
   });
 
   it('a drain started again right after an uncordon gets a new operation and drains', async () => {
-    await seedPool(h, { id: 'pool-a', tenantId: 'acme' });
-    const nodeId = await seedNode(h, { poolId: 'pool-a', tenantId: 'acme' });
+    const nodeId = await seedPoolNode(h, 'pool-a');
     const alloc = await allocate(h, nodeId, 'acme');
     const first = await call(h, 'POST', `/v1/nodes/${nodeId}/drain`);
     await call(h, 'POST', `/v1/nodes/${nodeId}/uncordon`);
@@ -141,8 +137,7 @@ describe('drain', () => {
   });
 
   it('an Idempotency-Key returns the stored operation, and refuses another request', async () => {
-    await seedPool(h, { id: 'pool-a', tenantId: 'acme' });
-    const nodeId = await seedNode(h, { poolId: 'pool-a', tenantId: 'acme' });
+    const nodeId = await seedPoolNode(h, 'pool-a');
     const other = await seedNode(h, { poolId: 'pool-a', tenantId: 'acme' });
     await allocate(h, nodeId, 'acme');
     const headers = { 'idempotency-key': 'drain-key-0001' };
@@ -160,18 +155,17 @@ describe('drain', () => {
     expect(otherBody.body.error.code).toBe('IDEMPOTENCY_KEY_REUSED');
     const otherNode = await call(h, 'POST', `/v1/nodes/${other}/drain`, { headers, body: { reason: 'r' } });
     expect(otherNode.status).toBe(422);
-    expect((await call(h, 'GET', `/v1/nodes/${other}`)).body.cordoned).toBe(false);
+    expect((await readNode(h, other)).cordoned).toBe(false);
     expect(await eventsOf(h, nodeId)).toHaveLength(1);
   });
 
   it('a stale version is refused with CONFLICT before anything changes', async () => {
-    await seedPool(h, { id: 'pool-a', tenantId: 'acme' });
-    const nodeId = await seedNode(h, { poolId: 'pool-a', tenantId: 'acme' });
+    const nodeId = await seedPoolNode(h, 'pool-a');
     await call(h, 'POST', `/v1/nodes/${nodeId}/cordon`);
     const reply = await call(h, 'POST', `/v1/nodes/${nodeId}/drain`, { headers: { 'if-match': '"1"' } });
     expect(reply.status).toBe(409);
     expect(reply.body.error).toMatchObject({ code: 'CONFLICT', details: { currentVersion: 2 } });
-    expect((await call(h, 'GET', `/v1/nodes/${nodeId}`)).body.noScheduleReasons).toEqual([]);
+    expect((await readNode(h, nodeId)).noScheduleReasons).toEqual([]);
     expect((await eventsOf(h, nodeId)).map((e) => e.type)).toEqual(['node.cordoned']);
     const ops = await h.db.select().from(operations).where(eq(operations.nodeId, nodeId));
     expect(ops).toHaveLength(0);
@@ -211,8 +205,7 @@ describe('drain', () => {
   });
 
   it('continues as new while it waits, and still finishes with one drained event', async () => {
-    await seedPool(h, { id: 'pool-a', tenantId: 'acme' });
-    const nodeId = await seedNode(h, { poolId: 'pool-a', tenantId: 'acme' });
+    const nodeId = await seedPoolNode(h, 'pool-a');
     const alloc = await allocate(h, nodeId, 'acme');
     const started = await call(h, 'POST', `/v1/nodes/${nodeId}/drain`);
     // Wake the workflow repeatedly with a small continue-as-new budget: restart it under that budget.

@@ -1,13 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { call, eventsOf, seedNode, seedPool } from './support/fixtures';
+import { readNode, seedPoolNode } from './support/builders';
+import { call, eventsOf } from './support/fixtures';
 import { useHarness } from './support/harness';
 
 const h = useHarness({ worker: false });
 
 describe('optimistic concurrency under a race', () => {
   it('50 concurrent cordons carrying the same version: exactly one wins', async () => {
-    await seedPool(h, { id: 'pool-r', tenantId: 'acme' });
-    const id = await seedNode(h, { poolId: 'pool-r', tenantId: 'acme' });
+    const id = await seedPoolNode(h, 'pool-r');
     const replies = await Promise.all(
       Array.from({ length: 50 }, (_, i) =>
         call(h, 'POST', `/v1/nodes/${id}/cordon`, { body: { version: 1, reason: `racer ${i}` } }),
@@ -19,13 +19,12 @@ describe('optimistic concurrency under a race', () => {
     for (const loser of replies.filter((r) => r.status === 409)) {
       expect(loser.body.error).toMatchObject({ code: 'CONFLICT', details: { currentVersion: 2 } });
     }
-    expect((await call(h, 'GET', `/v1/nodes/${id}`)).body).toMatchObject({ cordoned: true, version: 2 });
+    expect(await readNode(h, id)).toMatchObject({ cordoned: true, version: 2 });
     expect(await eventsOf(h, id)).toHaveLength(1);
   });
 
   it('50 concurrent label calls without a version all land, one version each', async () => {
-    await seedPool(h, { id: 'pool-r', tenantId: 'acme' });
-    const id = await seedNode(h, { poolId: 'pool-r', tenantId: 'acme' });
+    const id = await seedPoolNode(h, 'pool-r');
     const replies = await Promise.all(
       Array.from({ length: 50 }, (_, i) =>
         call(h, 'POST', `/v1/nodes/${id}/label`, { body: { set: { [`k${i}`]: 'v' } } }),
@@ -33,7 +32,7 @@ describe('optimistic concurrency under a race', () => {
     );
     expect(replies.every((r) => r.status === 200)).toBe(true);
     expect(new Set(replies.map((r) => r.body.version)).size).toBe(50);
-    const node = (await call(h, 'GET', `/v1/nodes/${id}`)).body;
+    const node = await readNode(h, id);
     expect(node).toMatchObject({ version: 51 });
     expect(node.labels).toHaveLength(50);
     expect(await eventsOf(h, id)).toHaveLength(50);

@@ -1,8 +1,7 @@
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { LivenessSettings } from '../domain/liveness';
 import type { AttemptRecord, Ladders } from '../domain/remediation';
-import type { NodeView } from '../db/nodes';
-import type { OperationView } from '../db/operations';
+import type { NodeView, OperationView } from '../activities';
 
 /** What the API hands to a lifecycle workflow's `begin` update. */
 export interface BeginRequest {

@@ -1,17 +1,11 @@
 import { createRoute, OpenAPIHono, z } from '@hono/zod-openapi';
-import { and, asc, eq, isNull, or, sql } from 'drizzle-orm';
 import { CAPACITY_BUCKETS, capacityOf } from '../../domain/capacity';
-import type { Db } from '../../db/client';
 import { DURATION_PATTERN, parseDuration } from '../../domain/duration';
-import { DrydockError } from '../../domain/errors';
-import type { Principal } from '../../domain/principal';
-import { isUniqueViolation } from '../../db/errors';
-import { nodes, pools } from '../../db/schema';
+import { capacityRowsOf, getVisiblePool, listPools, type PoolRow } from '../../db/queries/pools';
 import { requireAction, requireOperator } from '../auth';
 import type { AppEnv } from '../env';
+import { createPool } from '../services/pools';
 import { errorResponses, json, jsonBody, slug } from '../schemas';
-
-export const poolsRouter = new OpenAPIHono<AppEnv>();
 
 const POOL_KINDS = ['bare-metal', 'provider', 'vps-host', 'tenant-root'] as const;
 
@@ -53,7 +47,7 @@ const PoolSchema = z
   })
   .openapi('Pool');
 
-function poolView(p: typeof pools.$inferSelect) {
+function poolView(p: PoolRow) {
   return {
     id: p.id,
     kind: p.kind,
@@ -65,130 +59,95 @@ function poolView(p: typeof pools.$inferSelect) {
   };
 }
 
-async function visiblePool(db: Db, id: string, principal: Principal) {
-  const [pool] = await db
-    .select()
-    .from(pools)
-    .where(and(eq(pools.id, id), poolVisibleTo(principal)));
-  if (!pool) throw new DrydockError('NOT_FOUND', `pool ${id} not found`, { poolId: id });
-  return pool;
-}
+const createPoolRoute = createRoute({
+  method: 'post',
+  path: '/v1/pools',
+  summary: 'Create a pool (operator)',
+  request: jsonBody(
+    z.strictObject({
+      id: slug,
+      kind: z.enum(POOL_KINDS),
+      siteId: slug,
+      tenantId: slug.optional(),
+      grants: z.array(slug).max(64).optional(),
+      policy: policySchema.optional(),
+    }),
+    true,
+  ),
+  responses: { 201: json(PoolSchema, 'the pool'), ...errorResponses },
+});
 
-function poolVisibleTo(principal: Principal) {
-  if (principal.kind === 'operator') return sql`true`;
-  if (principal.kind === 'node') return sql`false`;
-  return or(eq(pools.tenantId, principal.tenantId), sql`${principal.tenantId} = any(${pools.grants})`)!;
-}
+const listPoolsRoute = createRoute({
+  method: 'get',
+  path: '/v1/pools',
+  summary: 'List the pools the caller can see',
+  responses: { 200: json(z.object({ items: z.array(PoolSchema) }), 'pools'), ...errorResponses },
+});
 
-poolsRouter.openapi(
-  createRoute({
-    method: 'post',
-    path: '/v1/pools',
-    summary: 'Create a pool (operator)',
-    request: jsonBody(
-      z.strictObject({
-        id: slug,
-        kind: z.enum(POOL_KINDS),
-        siteId: slug,
-        tenantId: slug.optional(),
-        grants: z.array(slug).max(64).optional(),
-        policy: policySchema.optional(),
+const getPoolRoute = createRoute({
+  method: 'get',
+  path: '/v1/pools/{id}',
+  summary: 'Get a pool',
+  request: { params: z.object({ id: slug }) },
+  responses: { 200: json(PoolSchema, 'the pool'), ...errorResponses },
+});
+
+const poolCapacityRoute = createRoute({
+  method: 'get',
+  path: '/v1/pools/{id}/capacity',
+  summary: 'Live nodes of a pool counted per capacity bucket (first match wins)',
+  request: { params: z.object({ id: slug }) },
+  responses: {
+    200: json(
+      z.object({
+        poolId: z.string(),
+        total: z.number(),
+        buckets: z.record(z.enum(CAPACITY_BUCKETS), z.number()),
       }),
-      true,
+      'counts per bucket',
     ),
-    responses: { 201: json(PoolSchema, 'the pool'), ...errorResponses },
-  }),
-  async (c) => {
+    ...errorResponses,
+  },
+});
+
+/** Pools: created by operators, read by whoever they belong to or are granted to. */
+export function poolsRoutes(): OpenAPIHono<AppEnv> {
+  const router = new OpenAPIHono<AppEnv>();
+
+  router.openapi(createPoolRoute, async (c) => {
     requireOperator(c.get('principal'));
     const body = c.req.valid('json');
-    try {
-      const [pool] = await c
-        .get('deps')
-        .db.insert(pools)
-        .values({
-          id: body.id,
-          kind: body.kind,
-          siteId: body.siteId,
-          tenantId: body.tenantId ?? null,
-          grants: body.grants ?? [],
-          policy: body.policy ?? {},
-        })
-        .returning();
-      return c.json(poolView(pool!), 201);
-    } catch (error) {
-      if (isUniqueViolation(error)) throw new DrydockError('CONFLICT', `pool ${body.id} already exists`);
-      throw error;
-    }
-  },
-);
+    const pool = await createPool(c.get('deps').db, {
+      id: body.id,
+      kind: body.kind,
+      siteId: body.siteId,
+      tenantId: body.tenantId ?? null,
+      grants: body.grants ?? [],
+      policy: body.policy ?? {},
+    });
+    return c.json(poolView(pool), 201);
+  });
 
-poolsRouter.openapi(
-  createRoute({
-    method: 'get',
-    path: '/v1/pools',
-    summary: 'List the pools the caller can see',
-    responses: { 200: json(z.object({ items: z.array(PoolSchema) }), 'pools'), ...errorResponses },
-  }),
-  async (c) => {
+  router.openapi(listPoolsRoute, async (c) => {
     const principal = c.get('principal');
     requireAction(principal, 'compute:nodes:read');
-    const rows = await c
-      .get('deps')
-      .db.select()
-      .from(pools)
-      .where(poolVisibleTo(principal))
-      .orderBy(asc(pools.id));
-    return c.json({ items: rows.map(poolView) }, 200);
-  },
-);
+    return c.json({ items: (await listPools(c.get('deps').db, principal)).map(poolView) }, 200);
+  });
 
-poolsRouter.openapi(
-  createRoute({
-    method: 'get',
-    path: '/v1/pools/{id}',
-    summary: 'Get a pool',
-    request: { params: z.object({ id: slug }) },
-    responses: { 200: json(PoolSchema, 'the pool'), ...errorResponses },
-  }),
-  async (c) => {
+  router.openapi(getPoolRoute, async (c) => {
     const principal = c.get('principal');
     requireAction(principal, 'compute:nodes:read');
-    return c.json(poolView(await visiblePool(c.get('deps').db, c.req.valid('param').id, principal)), 200);
-  },
-);
+    return c.json(poolView(await getVisiblePool(c.get('deps').db, c.req.valid('param').id, principal)), 200);
+  });
 
-poolsRouter.openapi(
-  createRoute({
-    method: 'get',
-    path: '/v1/pools/{id}/capacity',
-    summary: 'Live nodes of a pool counted per capacity bucket (first match wins)',
-    request: { params: z.object({ id: slug }) },
-    responses: {
-      200: json(
-        z.object({
-          poolId: z.string(),
-          total: z.number(),
-          buckets: z.record(z.enum(CAPACITY_BUCKETS), z.number()),
-        }),
-        'counts per bucket',
-      ),
-      ...errorResponses,
-    },
-  }),
-  async (c) => {
+  router.openapi(poolCapacityRoute, async (c) => {
     const principal = c.get('principal');
     requireAction(principal, 'compute:nodes:read');
     const { db } = c.get('deps');
-    const pool = await visiblePool(db, c.req.valid('param').id, principal);
-    const rows = await db
-      .select({
-        maintenance: nodes.maintenance,
-        liveness: nodes.liveness,
-        cordoned: nodes.cordoned,
-        noScheduleReasons: nodes.noScheduleReasons,
-      })
-      .from(nodes)
-      .where(and(eq(nodes.poolId, pool.id), isNull(nodes.deletedAt)));
+    const pool = await getVisiblePool(db, c.req.valid('param').id, principal);
+    const rows = await capacityRowsOf(db, pool.id);
     return c.json({ poolId: pool.id, total: rows.length, buckets: capacityOf(rows) }, 200);
-  },
-);
+  });
+
+  return router;
+}

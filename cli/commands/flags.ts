@@ -1,4 +1,3 @@
-import { SLUG_PATTERN } from '../../domain/ids';
 import { LABEL_KEY, LABEL_VALUE, MAX_LABELS, RESERVED_LABEL_PREFIX } from '../../domain/labels';
 import type { FlagSpec } from '../command';
 import { UsageError } from '../errors';
@@ -18,6 +17,9 @@ export const ifVersionFlag = {
   min: 1,
   help: 'refuse with CONFLICT unless the node is still at version N',
 } as const satisfies FlagSpec;
+
+/** What a change to one node takes: why, and the version it must still be at. */
+export const mutationFlags = { reason: reasonFlag, 'if-version': ifVersionFlag } as const;
 
 export const waitFlag = {
   type: 'boolean',
@@ -40,14 +42,7 @@ export const idempotencyKeyFlag = {
   help: 'retrying with the same K returns the same operation',
 } as const satisfies FlagSpec;
 
-export const slugFlag = (value: string, help: string) =>
-  ({
-    type: 'string',
-    value,
-    help,
-    pattern: SLUG_PATTERN,
-    patternHint: '1–63 of a-z 0-9 -, starting with a letter',
-  }) as const satisfies FlagSpec;
+export { slugFlag } from '../../cli-kit/flags';
 
 const LABEL_KEY_RULE =
   'a label key is up to 128 of letters, digits and . _ / -, starting and ending with a letter or digit';

@@ -1,5 +1,5 @@
 import { defineCommand, type Command } from '../command';
-import { nodeName } from '../views/nodes';
+import { nodeName, type Node } from '../views/nodes';
 import { ifVersionFlag, reasonFlag, slugFlag } from './flags';
 
 /**
@@ -30,19 +30,24 @@ const approve = defineCommand({
   },
 });
 
-const reject = defineCommand({
-  words: ['nodes', 'reject'],
-  summary: 'Turn a pending node away for good',
-  operands: NODE,
-  flags: { 'if-version': ifVersionFlag },
-  async run({ api, out, args, flags }) {
-    const node = await api.POST('/v1/nodes/{id}/reject', {
-      params: { path: { id: args.NODE } },
-      body: { version: flags['if-version'] },
-    });
-    out.result(node, () => `${nodeName(node)}: ${node.provisionState}, version ${node.version}`);
-  },
-});
+/** reject and unblock: one POST with the version it must be at, the node back. */
+function versionedCommand(verb: 'reject' | 'unblock', summary: string, after: (node: Node) => string) {
+  return defineCommand({
+    words: ['nodes', verb],
+    summary,
+    operands: NODE,
+    flags: { 'if-version': ifVersionFlag },
+    async run({ api, out, args, flags }) {
+      const node = await api.POST(`/v1/nodes/{id}/${verb}`, {
+        params: { path: { id: args.NODE } },
+        body: { version: flags['if-version'] },
+      });
+      out.result(node, () => `${nodeName(node)}: ${after(node)}, version ${node.version}`);
+    },
+  });
+}
+
+const reject = versionedCommand('reject', 'Turn a pending node away for good', (node) => node.provisionState);
 
 const block = defineCommand({
   words: ['nodes', 'block'],
@@ -58,19 +63,11 @@ const block = defineCommand({
   },
 });
 
-const unblock = defineCommand({
-  words: ['nodes', 'unblock'],
-  summary: 'Allow a blocked node again; its agent gets back in on its next retry',
-  operands: NODE,
-  flags: { 'if-version': ifVersionFlag },
-  async run({ api, out, args, flags }) {
-    const node = await api.POST('/v1/nodes/{id}/unblock', {
-      params: { path: { id: args.NODE } },
-      body: { version: flags['if-version'] },
-    });
-    out.result(node, () => `${nodeName(node)}: access ${node.access}, version ${node.version}`);
-  },
-});
+const unblock = versionedCommand(
+  'unblock',
+  'Allow a blocked node again; its agent gets back in on its next retry',
+  (node) => `access ${node.access}`,
+);
 
 const revokeIdentity = defineCommand({
   words: ['nodes', 'revoke-identity'],

@@ -7,10 +7,10 @@ import { labelsTable, nodeName, taintsOf } from '../views/nodes';
 import type { Operation } from '../views/operations';
 import { reportFinished, waitForOperation } from '../wait';
 import {
-  ifVersionFlag,
   labelKeyProblem,
   labelObject,
   labelPairsFlag,
+  mutationFlags,
   reasonFlag,
   refuseRepeatedLabelKeys,
   timeoutFlag,
@@ -23,8 +23,6 @@ import {
  */
 
 const NODE = [{ name: 'NODE', type: 'node' }] as const;
-
-const mutationFlags = { reason: reasonFlag, 'if-version': ifVersionFlag } as const;
 
 const TAINT_KEY_RULE =
   'a taint key is 1–128 of letters, digits and . _ / = : -, starting and ending with a letter or digit';

@@ -4,7 +4,7 @@ import type { ApiClient } from '../client';
 import { defineCommand, type Command } from '../command';
 import { EVENT_HEADER, eventLine, nodeDetails, nodeName, nodesTable, type NodeEvent } from '../views/nodes';
 import { reportFinished, waitForOperation } from '../wait';
-import { idempotencyKeyFlag, ifVersionFlag, reasonFlag, slugFlag, timeoutFlag, waitFlag } from './flags';
+import { idempotencyKeyFlag, mutationFlags, slugFlag, timeoutFlag, waitFlag } from './flags';
 
 const NODE = [{ name: 'NODE', type: 'node' }] as const;
 
@@ -145,7 +145,7 @@ function controlCommand(verb: 'cordon' | 'uncordon', summary: string): Command {
     words: ['nodes', verb],
     summary,
     operands: NODE,
-    flags: { reason: reasonFlag, 'if-version': ifVersionFlag },
+    flags: mutationFlags,
     async run({ api, out, args, flags }) {
       const node = await api.POST(`/v1/nodes/{id}/${verb}`, {
         params: { path: { id: args.NODE } },
@@ -161,8 +161,7 @@ const drain = defineCommand({
   summary: 'Cordon a node and wait for its allocations to end',
   operands: NODE,
   flags: {
-    reason: reasonFlag,
-    'if-version': ifVersionFlag,
+    ...mutationFlags,
     'idempotency-key': idempotencyKeyFlag,
     wait: waitFlag,
     timeout: timeoutFlag,

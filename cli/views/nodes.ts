@@ -71,6 +71,9 @@ export function taintsOf(n: Pick<Node, 'noScheduleReasons'>): string[] {
 /** `gpu-a-01 (node_…)`. */
 export const nodeName = (n: Pick<Node, 'id' | 'hostname'>) => `${n.hostname} (${n.id})`;
 
+/** What a line shows of an event; the header line puts the column names in its places. */
+type EventColumns = Pick<NodeEvent, 'createdAt' | 'actor' | 'reason' | 'operationId'> & { type: string };
+
 export const EVENT_HEADER = eventLine({
   createdAt: 'TIME',
   type: 'TYPE',
@@ -80,9 +83,7 @@ export const EVENT_HEADER = eventLine({
 });
 
 /** One event per line in fixed columns, so a followed stream lines up with what came before. */
-export function eventLine(
-  e: Pick<NodeEvent, 'createdAt' | 'type' | 'actor' | 'reason' | 'operationId'>,
-): string {
+export function eventLine(e: EventColumns): string {
   const reason = [e.reason, e.operationId ? `[${e.operationId}]` : null].filter(Boolean).join(' ');
   return [e.createdAt.padEnd(24), e.type.padEnd(24), e.actor.padEnd(24), reason].join('  ').trimEnd();
 }

@@ -1,6 +1,5 @@
-import { eq } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
-import { nodes } from '../../db/schema';
+import { placeAllocation, readNode, seedPoolNode, setNode } from '../support/builders';
 import { call, eventsOf, seedNode, seedPool } from '../support/fixtures';
 import { useHarness } from '../support/harness';
 import { expectNodeRouteSecured } from '../support/security';
@@ -9,8 +8,7 @@ const h = useHarness({ worker: false });
 
 describe('adopt again', () => {
   it('happy: an adopted node goes through adopting back to adopted when acceptance passes', async () => {
-    await seedPool(h, { id: 'pool-a', tenantId: 'acme' });
-    const id = await seedNode(h, { poolId: 'pool-a', tenantId: 'acme' });
+    const id = await seedPoolNode(h, 'pool-a');
     const reply = await call(h, 'POST', `/v1/nodes/${id}/adopt`, { body: { reason: 'new firmware' } });
     expect(reply.status).toBe(200);
     expect(reply.body).toMatchObject({ provisionState: 'adopted', version: 3 });
@@ -21,19 +19,16 @@ describe('adopt again', () => {
   });
 
   it('happy: a node that fails acceptance stays adopting, out of placement, until it passes', async () => {
-    await seedPool(h, { id: 'pool-a', tenantId: 'acme' });
-    const id = await seedNode(h, { poolId: 'pool-a', tenantId: 'acme' });
-    await h.db.update(nodes).set({ liveness: 'unreachable' }).where(eq(nodes.id, id));
+    const id = await seedPoolNode(h, 'pool-a');
+    await setNode(h, id, { liveness: 'unreachable' });
     const stuck = await call(h, 'POST', `/v1/nodes/${id}/adopt`);
     expect(stuck.body.provisionState).toBe('adopting');
-    const refused = await call(h, 'POST', '/v1/allocations', {
-      body: { nodeId: id, tenantId: 'acme', kind: 'job' },
-    });
+    const refused = await placeAllocation(h, id);
     expect(refused.body.error.details.reasons).toEqual(['provisionState:adopting']);
     const stillStuck = await call(h, 'POST', `/v1/nodes/${id}/adopt`);
     expect(stillStuck.body).toMatchObject({ provisionState: 'adopting', version: stuck.body.version });
 
-    await h.db.update(nodes).set({ liveness: 'alive' }).where(eq(nodes.id, id));
+    await setNode(h, id, { liveness: 'alive' });
     const passed = await call(h, 'POST', `/v1/nodes/${id}/adopt`);
     expect(passed.body.provisionState).toBe('adopted');
     expect((await eventsOf(h, id)).map((e) => e.type)).toEqual(['node.adopting', 'node.adopted']);
@@ -51,7 +46,7 @@ describe('adopt again', () => {
     const id = await seedNode(h, { poolId: 'pool-a', tenantId: 'acme' });
     await call(h, 'POST', `/v1/nodes/${id}/cordon`);
     expect((await call(h, 'POST', `/v1/nodes/${id}/adopt`, { body: { version: 1 } })).status).toBe(409);
-    expect((await call(h, 'GET', `/v1/nodes/${id}`)).body.provisionState).toBe('adopted');
+    expect((await readNode(h, id)).provisionState).toBe('adopted');
   });
 
   it('security: needs compute:nodes:provision on a visible node', async () => {

@@ -1,7 +1,8 @@
 import { eq } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { newId } from '../../domain/ids';
-import { allocations, nodes } from '../../db/schema';
+import { allocations } from '../../db/schema';
+import { placeAllocation, seedPoolNode, setNode } from '../support/builders';
 import { allocate, call, seedNode, seedPool, tenantKey } from '../support/fixtures';
 import { useHarness } from '../support/harness';
 
@@ -9,8 +10,7 @@ const h = useHarness({ worker: false });
 
 describe('allocations', () => {
   it('places on a schedulable node and releases idempotently', async () => {
-    await seedPool(h, { id: 'pool-a', tenantId: 'acme' });
-    const nodeId = await seedNode(h, { poolId: 'pool-a', tenantId: 'acme' });
+    const nodeId = await seedPoolNode(h, 'pool-a');
     const endsAt = new Date(Date.now() + 60_000).toISOString();
     const created = await call(h, 'POST', '/v1/allocations', {
       body: { nodeId, tenantId: 'acme', kind: 'deployment', endsAt },
@@ -33,15 +33,15 @@ describe('allocations', () => {
   });
 
   it('refuses a node placement does not accept with NOT_SCHEDULABLE and the reasons', async () => {
-    await seedPool(h, { id: 'pool-a', tenantId: 'acme' });
-    const cordoned = await seedNode(h, { poolId: 'pool-a', tenantId: 'acme' });
+    const cordoned = await seedPoolNode(h, 'pool-a');
     await call(h, 'POST', `/v1/nodes/${cordoned}/cordon`);
     const pending = await seedNode(h, { poolId: 'pool-a', tenantId: 'acme', provisionState: 'pending' });
     const tainted = await seedNode(h, { poolId: 'pool-a', tenantId: 'acme' });
-    await h.db
-      .update(nodes)
-      .set({ noScheduleReasons: ['taint:dedicated=globex'], maintenance: true, access: 'blocked' })
-      .where(eq(nodes.id, tainted));
+    await setNode(h, tainted, {
+      noScheduleReasons: ['taint:dedicated=globex'],
+      maintenance: true,
+      access: 'blocked',
+    });
 
     const cases = [
       [cordoned, ['cordoned']],
@@ -49,9 +49,7 @@ describe('allocations', () => {
       [tainted, ['blocked', 'maintenance', 'taint:dedicated=globex']],
     ] as const;
     for (const [nodeId, reasons] of cases) {
-      const reply = await call(h, 'POST', '/v1/allocations', {
-        body: { nodeId, tenantId: 'acme', kind: 'job' },
-      });
+      const reply = await placeAllocation(h, nodeId);
       expect(reply.status).toBe(409);
       expect(reply.body.error).toMatchObject({ code: 'NOT_SCHEDULABLE', details: { reasons } });
     }
@@ -62,23 +60,15 @@ describe('allocations', () => {
   it('a dedication admits its tenant only', async () => {
     await seedPool(h, { id: 'pool-d', tenantId: 'acme', grants: ['globex'] });
     const nodeId = await seedNode(h, { poolId: 'pool-d', tenantId: 'acme' });
-    await h.db
-      .update(nodes)
-      .set({ noScheduleReasons: ['taint:dedicated=acme'] })
-      .where(eq(nodes.id, nodeId));
-    expect(
-      (await call(h, 'POST', '/v1/allocations', { body: { nodeId, tenantId: 'acme', kind: 'job' } })).status,
-    ).toBe(201);
-    const other = await call(h, 'POST', '/v1/allocations', {
-      body: { nodeId, tenantId: 'globex', kind: 'job' },
-    });
+    await setNode(h, nodeId, { noScheduleReasons: ['taint:dedicated=acme'] });
+    expect((await placeAllocation(h, nodeId)).status).toBe(201);
+    const other = await placeAllocation(h, nodeId, 'globex');
     expect(other.status).toBe(409);
     expect(other.body.error.details.reasons).toEqual(['taint:dedicated=acme']);
   });
 
   it('validates input', async () => {
-    await seedPool(h, { id: 'pool-a', tenantId: 'acme' });
-    const nodeId = await seedNode(h, { poolId: 'pool-a', tenantId: 'acme' });
+    const nodeId = await seedPoolNode(h, 'pool-a');
     for (const body of [
       {},
       { nodeId, tenantId: 'acme' },
@@ -95,42 +85,22 @@ describe('allocations', () => {
     }
     expect((await call(h, 'POST', '/v1/allocations/alloc_x/release')).status).toBe(400);
     expect((await call(h, 'POST', `/v1/allocations/${newId('alloc')}/release`)).status).toBe(404);
-    expect(
-      (
-        await call(h, 'POST', '/v1/allocations', {
-          body: { nodeId: newId('node'), tenantId: 'acme', kind: 'job' },
-        })
-      ).status,
-    ).toBe(404);
+    expect((await placeAllocation(h, newId('node'))).status).toBe(404);
   });
 
   it('tenant keys act for their own tenant on nodes they can see', async () => {
-    await seedPool(h, { id: 'pool-t', tenantId: 'hooli' });
-    await seedPool(h, { id: 'pool-x', tenantId: 'piedpiper' });
-    const nodeId = await seedNode(h, { poolId: 'pool-t', tenantId: 'hooli' });
-    const foreignNode = await seedNode(h, { poolId: 'pool-x', tenantId: 'piedpiper' });
+    const nodeId = await seedPoolNode(h, 'pool-t', 'hooli');
+    const foreignNode = await seedPoolNode(h, 'pool-x', 'piedpiper');
     const writer = await tenantKey(h, 'hooli', ['compute:allocations:write'], 'hooli-writer');
     const reader = await tenantKey(h, 'hooli', ['compute:nodes:read'], 'hooli-reader');
 
-    const own = await call(h, 'POST', '/v1/allocations', {
-      token: writer.secret,
-      body: { nodeId, tenantId: 'hooli', kind: 'job' },
-    });
+    const own = await placeAllocation(h, nodeId, 'hooli', writer.secret);
     expect(own.status).toBe(201);
-    const forOther = await call(h, 'POST', '/v1/allocations', {
-      token: writer.secret,
-      body: { nodeId, tenantId: 'piedpiper', kind: 'job' },
-    });
+    const forOther = await placeAllocation(h, nodeId, 'piedpiper', writer.secret);
     expect(forOther.status).toBe(403);
-    const onForeign = await call(h, 'POST', '/v1/allocations', {
-      token: writer.secret,
-      body: { nodeId: foreignNode, tenantId: 'hooli', kind: 'job' },
-    });
+    const onForeign = await placeAllocation(h, foreignNode, 'hooli', writer.secret);
     expect(onForeign.status).toBe(404);
-    const noAction = await call(h, 'POST', '/v1/allocations', {
-      token: reader.secret,
-      body: { nodeId, tenantId: 'hooli', kind: 'job' },
-    });
+    const noAction = await placeAllocation(h, nodeId, 'hooli', reader.secret);
     expect(noAction.status).toBe(403);
     expect(
       (await call(h, 'POST', `/v1/allocations/${own.body.id}/release`, { token: reader.secret })).status,
@@ -141,13 +111,6 @@ describe('allocations', () => {
     ).toBe(404);
     const [stillLive] = await h.db.select().from(allocations).where(eq(allocations.id, foreignAlloc));
     expect(stillLive?.releasedAt).toBeNull();
-    expect(
-      (
-        await call(h, 'POST', '/v1/allocations', {
-          token: null,
-          body: { nodeId, tenantId: 'hooli', kind: 'job' },
-        })
-      ).status,
-    ).toBe(401);
+    expect((await placeAllocation(h, nodeId, 'hooli', null)).status).toBe(401);
   });
 });

@@ -1,6 +1,6 @@
-import { eq } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
-import { nodes } from '../../db/schema';
+import type { nodes } from '../../db/schema';
+import { setNode } from '../support/builders';
 import { call, seedNode, seedPool, tenantKey } from '../support/fixtures';
 import { useHarness } from '../support/harness';
 
@@ -22,10 +22,7 @@ describe('pool capacity', () => {
     ];
     for (const patch of axes) {
       const id = await seedNode(h, { poolId: 'pool-c', tenantId: 'acme' });
-      await h.db
-        .update(nodes)
-        .set({ ...patch, version: 1 })
-        .where(eq(nodes.id, id));
+      await setNode(h, id, { ...patch, version: 1 });
     }
     const reply = await call(h, 'GET', '/v1/pools/pool-c/capacity');
     expect(reply.status).toBe(200);

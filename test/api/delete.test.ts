@@ -1,6 +1,5 @@
-import { eq } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
-import { nodes } from '../../db/schema';
+import { placeAllocation, readNode, seedPoolNode, setNode } from '../support/builders';
 import { allocate, call, eventsOf, seedNode, seedPool, tenantKey } from '../support/fixtures';
 import { useHarness } from '../support/harness';
 import { expectNodeRouteSecured } from '../support/security';
@@ -9,8 +8,7 @@ const h = useHarness({ worker: false });
 
 describe('delete', () => {
   it('happy: tombstones a cordoned adopted node once; a retry answers deleted: false', async () => {
-    await seedPool(h, { id: 'pool-d', tenantId: 'acme' });
-    const id = await seedNode(h, { poolId: 'pool-d', tenantId: 'acme' });
+    const id = await seedPoolNode(h, 'pool-d');
     const alloc = await allocate(h, id, 'acme');
     await call(h, 'POST', `/v1/nodes/${id}/cordon`);
     await call(h, 'POST', `/v1/allocations/${alloc}/release`);
@@ -30,9 +28,7 @@ describe('delete', () => {
     // No control applies to a deleted node, and placement refuses it.
     const cordon = await call(h, 'POST', `/v1/nodes/${id}/uncordon`);
     expect(cordon.body.error.code).toBe('INVALID_STATE');
-    const placed = await call(h, 'POST', '/v1/allocations', {
-      body: { nodeId: id, tenantId: 'acme', kind: 'job' },
-    });
+    const placed = await placeAllocation(h, id);
     expect(placed.body.error.details.reasons).toContain('deleted');
     // For tenant keys it is gone.
     const key = await tenantKey(h, 'acme', ['compute:nodes:read', 'compute:nodes:delete'], 'acme-deleter');
@@ -59,8 +55,7 @@ describe('delete', () => {
   });
 
   it('error: an uncordoned adopted node is told to cordon first', async () => {
-    await seedPool(h, { id: 'pool-d', tenantId: 'acme' });
-    const id = await seedNode(h, { poolId: 'pool-d', tenantId: 'acme' });
+    const id = await seedPoolNode(h, 'pool-d');
     const reply = await call(h, 'DELETE', `/v1/nodes/${id}`);
     expect(reply.status).toBe(409);
     expect(reply.body.error).toMatchObject({
@@ -68,12 +63,11 @@ describe('delete', () => {
       message: 'Cordon the adopted node first, then delete it once it holds nothing',
       details: { provisionState: 'adopted', cordoned: false },
     });
-    expect((await call(h, 'GET', `/v1/nodes/${id}`)).body.deletedAt).toBeNull();
+    expect((await readNode(h, id)).deletedAt).toBeNull();
   });
 
   it('error: open allocations are counted; decommissioning nodes are refused; stale versions conflict', async () => {
-    await seedPool(h, { id: 'pool-d', tenantId: 'acme' });
-    const id = await seedNode(h, { poolId: 'pool-d', tenantId: 'acme' });
+    const id = await seedPoolNode(h, 'pool-d');
     await allocate(h, id, 'acme');
     await allocate(h, id, 'acme', new Date(Date.now() + 60_000));
     await call(h, 'POST', `/v1/nodes/${id}/cordon`);
@@ -93,11 +87,11 @@ describe('delete', () => {
     });
 
     const idle = await seedNode(h, { poolId: 'pool-d', tenantId: 'acme', provisionState: 'retired' });
-    await h.db.update(nodes).set({ version: 5 }).where(eq(nodes.id, idle));
+    await setNode(h, idle, { version: 5 });
     expect((await call(h, 'DELETE', `/v1/nodes/${idle}`, { body: { version: 4 } })).status).toBe(409);
     expect((await call(h, 'DELETE', `/v1/nodes/${idle}`, { body: { reason: '' } })).status).toBe(400);
     for (const nodeId of [id, decommissioning, idle]) {
-      expect((await call(h, 'GET', `/v1/nodes/${nodeId}`)).body.deletedAt).toBeNull();
+      expect((await readNode(h, nodeId)).deletedAt).toBeNull();
       expect(await eventsOf(h, nodeId, 'node.deleted')).toEqual([]);
     }
   });

@@ -1,6 +1,7 @@
 import { eq } from 'drizzle-orm';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { operations } from '../../db/schema';
+import { readNode } from '../support/builders';
 import { allocate, call, eventsOf, seedNode, seedPool, tenantKey } from '../support/fixtures';
 import { useHarness } from '../support/harness';
 
@@ -70,7 +71,7 @@ describe('Idempotency-Keys are scoped to the caller', () => {
     const [aNode, bNode] = [await nodeOf('acme'), await nodeOf('globex')];
     const first = await drain('acme', aNode, key);
     expect(first.status).toBe(202);
-    const before = (await call(h, 'GET', `/v1/nodes/${aNode}`)).body.version;
+    const before = (await readNode(h, aNode)).version;
 
     const other = await drain('acme', aNode, key, 'another reason');
     expect(other.status).toBe(422);
@@ -78,7 +79,7 @@ describe('Idempotency-Keys are scoped to the caller', () => {
     const b = await drain('globex', bNode, key, 'another reason');
     expect(b.status).toBe(202);
 
-    expect((await call(h, 'GET', `/v1/nodes/${aNode}`)).body.version).toBe(before);
+    expect((await readNode(h, aNode)).version).toBe(before);
     expect((await eventsOf(h, aNode)).map((e) => e.type)).toEqual(['node.draining']);
     expect((await operationsWithKey(key)).map((op) => op.id).sort()).toEqual(
       [first.body.operation.id, b.body.operation.id].sort(),

@@ -2,8 +2,8 @@ import { count, eq } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { newId } from '../../domain/ids';
 import { apiKeys } from '../../db/schema';
-import { joinedNode } from '../support/agents';
-import { call, seedPool, tenantKey } from '../support/fixtures';
+import { joinedPoolNode } from '../support/builders';
+import { call, tenantKey } from '../support/fixtures';
 import { eventually, useHarness } from '../support/harness';
 
 const h = useHarness({ worker: false });
@@ -102,8 +102,7 @@ describe('API key rotation', () => {
     const old = await tenantKey(h, 'acme', ['compute:nodes:read', 'compute:tokens:write'], 'not-admin');
     const before = await keyCount();
     expect((await rotate(old.id, undefined, old.secret)).status).toBe(403);
-    await seedPool(h, { id: 'pool-keys', tenantId: 'acme' });
-    const node = await joinedNode(h, 'pool-keys');
+    const node = await joinedPoolNode(h, 'pool-keys');
     expect((await rotate(old.id, undefined, node.credential)).status).toBe(403);
     for (const body of [
       { graceSeconds: -1 },

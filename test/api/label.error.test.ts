@@ -1,14 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { nodeLabels } from '../../db/schema';
-import { call, eventsOf, seedNode, seedPool } from '../support/fixtures';
+import { readNode, seedPoolNode } from '../support/builders';
+import { call, eventsOf } from '../support/fixtures';
 import { useHarness } from '../support/harness';
 
 const h = useHarness({ worker: false });
 
 describe('label: errors', () => {
   it('refuses grammar, limits, reserved keys, overlaps and keys owned by inventory or the system', async () => {
-    await seedPool(h, { id: 'pool-l', tenantId: 'acme' });
-    const id = await seedNode(h, { poolId: 'pool-l', tenantId: 'acme' });
+    const id = await seedPoolNode(h, 'pool-l');
     await h.db.insert(nodeLabels).values([
       { nodeId: id, key: 'gpu.model', value: 'H100', source: 'inventory' },
       { nodeId: id, key: 'agent.version', value: '1.2', source: 'system' },
@@ -42,7 +42,7 @@ describe('label: errors', () => {
       body: { set: { 'gpu.model': 'A100', rack: 'b7' } },
     });
     expect(owned.body.error.message).toContain('gpu.model (inventory)');
-    const node = (await call(h, 'GET', `/v1/nodes/${id}`)).body;
+    const node = await readNode(h, id);
     expect(node.version).toBe(1);
     expect(node.labels.map((l: { key: string }) => l.key)).toEqual(['agent.version', 'gpu.model']);
     expect(await eventsOf(h, id)).toEqual([]);
@@ -55,15 +55,14 @@ describe('label: errors', () => {
   });
 
   it('refuses a stale If-Match with CONFLICT', async () => {
-    await seedPool(h, { id: 'pool-l', tenantId: 'acme' });
-    const id = await seedNode(h, { poolId: 'pool-l', tenantId: 'acme' });
+    const id = await seedPoolNode(h, 'pool-l');
     await call(h, 'POST', `/v1/nodes/${id}/cordon`);
     const stale = await call(h, 'POST', `/v1/nodes/${id}/label`, {
       body: { set: { rack: 'b7' } },
       headers: { 'if-match': '"1"' },
     });
     expect(stale.status).toBe(409);
-    expect((await call(h, 'GET', `/v1/nodes/${id}`)).body.labels).toEqual([]);
+    expect((await readNode(h, id)).labels).toEqual([]);
   });
 });
 

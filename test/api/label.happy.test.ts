@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { nodeLabels } from '../../db/schema';
+import { seedPoolNode } from '../support/builders';
 import { call, eventsOf, seedNode, seedPool } from '../support/fixtures';
 import { useHarness } from '../support/harness';
 
@@ -7,8 +8,7 @@ const h = useHarness({ worker: false });
 
 describe('label: happy paths', () => {
   it('sets and removes operator labels and returns the node with its labels', async () => {
-    await seedPool(h, { id: 'pool-l', tenantId: 'acme' });
-    const id = await seedNode(h, { poolId: 'pool-l', tenantId: 'acme' });
+    const id = await seedPoolNode(h, 'pool-l');
     await h.db
       .insert(nodeLabels)
       .values({ nodeId: id, key: 'gpu.model', value: 'H100', source: 'inventory' });

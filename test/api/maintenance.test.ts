@@ -1,7 +1,6 @@
-import { eq } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
-import { nodes } from '../../db/schema';
-import { call, eventsOf, seedNode, seedPool } from '../support/fixtures';
+import { placeAllocation, readNode, seedPoolNode, setNode } from '../support/builders';
+import { call, eventsOf } from '../support/fixtures';
 import { useHarness } from '../support/harness';
 import { expectNodeRouteSecured } from '../support/security';
 
@@ -9,12 +8,9 @@ const h = useHarness({ worker: false });
 
 describe('maintenance', () => {
   it('happy: an operator clears maintenance (one event); clearing again changes nothing', async () => {
-    await seedPool(h, { id: 'pool-m', tenantId: 'acme' });
-    const id = await seedNode(h, { poolId: 'pool-m', tenantId: 'acme' });
-    await h.db.update(nodes).set({ maintenance: true }).where(eq(nodes.id, id));
-    const refused = await call(h, 'POST', '/v1/allocations', {
-      body: { nodeId: id, tenantId: 'acme', kind: 'job' },
-    });
+    const id = await seedPoolNode(h, 'pool-m');
+    await setNode(h, id, { maintenance: true });
+    const refused = await placeAllocation(h, id);
     expect(refused.body.error.details.reasons).toEqual(['maintenance']);
 
     const cleared = await call(h, 'POST', `/v1/nodes/${id}/maintenance`, {
@@ -27,16 +23,12 @@ describe('maintenance', () => {
     expect(await eventsOf(h, id)).toMatchObject([
       { type: 'node.maintenance.cleared', reason: 'PSU swapped' },
     ]);
-    expect(
-      (await call(h, 'POST', '/v1/allocations', { body: { nodeId: id, tenantId: 'acme', kind: 'job' } }))
-        .status,
-    ).toBe(201);
+    expect((await placeAllocation(h, id)).status).toBe(201);
   });
 
   it('error: only { maintenance: false } is accepted, and a stale version conflicts', async () => {
-    await seedPool(h, { id: 'pool-m', tenantId: 'acme' });
-    const id = await seedNode(h, { poolId: 'pool-m', tenantId: 'acme' });
-    await h.db.update(nodes).set({ maintenance: true, version: 4 }).where(eq(nodes.id, id));
+    const id = await seedPoolNode(h, 'pool-m');
+    await setNode(h, id, { maintenance: true, version: 4 });
     for (const body of [
       {},
       { maintenance: true },
@@ -50,7 +42,7 @@ describe('maintenance', () => {
       body: { maintenance: false, version: 3 },
     });
     expect(stale.status).toBe(409);
-    expect((await call(h, 'GET', `/v1/nodes/${id}`)).body).toMatchObject({ maintenance: true, version: 4 });
+    expect(await readNode(h, id)).toMatchObject({ maintenance: true, version: 4 });
     expect(await eventsOf(h, id)).toEqual([]);
   });
 

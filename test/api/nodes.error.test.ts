@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { newId } from '../../domain/ids';
-import { call, eventsOf, seedNode, seedPool } from '../support/fixtures';
+import { readNode, seedPoolNode } from '../support/builders';
+import { call, eventsOf } from '../support/fixtures';
 import { useHarness } from '../support/harness';
 
 const h = useHarness({ worker: false });
@@ -37,8 +38,7 @@ describe('nodes: errors', () => {
   });
 
   it('refuses a stale version with CONFLICT and the current version, changing nothing', async () => {
-    await seedPool(h, { id: 'pool-v', tenantId: 'acme' });
-    const id = await seedNode(h, { poolId: 'pool-v', tenantId: 'acme' });
+    const id = await seedPoolNode(h, 'pool-v');
     await call(h, 'POST', `/v1/nodes/${id}/cordon`);
     await call(h, 'POST', `/v1/nodes/${id}/uncordon`);
     const viaBody = await call(h, 'POST', `/v1/nodes/${id}/cordon`, { body: { version: 1 } });
@@ -55,14 +55,13 @@ describe('nodes: errors', () => {
       headers: { 'if-match': '"2"' },
     });
     expect(disagree.status).toBe(400);
-    const node = (await call(h, 'GET', `/v1/nodes/${id}`)).body;
+    const node = await readNode(h, id);
     expect(node).toMatchObject({ cordoned: false, version: 3 });
     expect(await eventsOf(h, id)).toHaveLength(2);
   });
 
   it('validates bodies, queries and headers', async () => {
-    await seedPool(h, { id: 'pool-b', tenantId: 'acme' });
-    const id = await seedNode(h, { poolId: 'pool-b', tenantId: 'acme' });
+    const id = await seedPoolNode(h, 'pool-b');
     const cases: [string, string, { body?: unknown; headers?: Record<string, string> }][] = [
       ['POST', `/v1/nodes/${id}/cordon`, { body: { reason: 'x'.repeat(257) } }],
       ['POST', `/v1/nodes/${id}/cordon`, { body: { reason: '' } }],
@@ -89,7 +88,7 @@ describe('nodes: errors', () => {
       expect(reply.body.error.code).toBe('INVALID_INPUT');
       expect(reply.body.error.message).toEqual(expect.any(String));
     }
-    expect((await call(h, 'GET', `/v1/nodes/${id}`)).body).toMatchObject({ version: 1, cordoned: false });
+    expect(await readNode(h, id)).toMatchObject({ version: 1, cordoned: false });
     expect(await eventsOf(h, id)).toEqual([]);
   });
 

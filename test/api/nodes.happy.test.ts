@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { readNode, seedPoolNode } from '../support/builders';
 import { call, eventsOf, seedNode, seedPool } from '../support/fixtures';
 import { useHarness } from '../support/harness';
 
@@ -67,9 +68,8 @@ describe('nodes: happy paths', () => {
   });
 
   it('cordon moves one axis, bumps the version and appends one event; again changes nothing', async () => {
-    await seedPool(h, { id: 'pool-c', tenantId: 'acme' });
-    const id = await seedNode(h, { poolId: 'pool-c', tenantId: 'acme' });
-    const before = (await call(h, 'GET', `/v1/nodes/${id}`)).body;
+    const id = await seedPoolNode(h, 'pool-c');
+    const before = await readNode(h, id);
     const cordoned = await call(h, 'POST', `/v1/nodes/${id}/cordon`, {
       body: { reason: 'BIOS update window', version: 1 },
     });
@@ -94,8 +94,7 @@ describe('nodes: happy paths', () => {
   });
 
   it('pages events oldest first and filters them by type prefix', async () => {
-    await seedPool(h, { id: 'pool-e', tenantId: 'acme' });
-    const id = await seedNode(h, { poolId: 'pool-e', tenantId: 'acme' });
+    const id = await seedPoolNode(h, 'pool-e');
     for (let i = 0; i < 3; i++) {
       await call(h, 'POST', `/v1/nodes/${id}/cordon`);
       await call(h, 'POST', `/v1/nodes/${id}/uncordon`);

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { readNode, seedPoolNode } from '../support/builders';
 import { call, eventsOf, seedNode, seedPool, tenantKey } from '../support/fixtures';
 import { useHarness } from '../support/harness';
 
@@ -6,8 +7,7 @@ const h = useHarness({ worker: false });
 
 describe('nodes: security', () => {
   it('refuses missing, malformed, unknown and revoked credentials with 401', async () => {
-    await seedPool(h, { id: 'pool-s', tenantId: 'acme' });
-    const id = await seedNode(h, { poolId: 'pool-s', tenantId: 'acme' });
+    const id = await seedPoolNode(h, 'pool-s');
     const key = await tenantKey(h, 'acme', ['compute:nodes:read']);
     await call(h, 'DELETE', `/v1/keys/${key.id}`);
     for (const authorization of [
@@ -58,7 +58,7 @@ describe('nodes: security', () => {
       expect(reply.status, path).toBe(404);
       expect(reply.body.error.code).toBe('NOT_FOUND');
     }
-    expect((await call(h, 'GET', `/v1/nodes/${foreign}`)).body).toMatchObject({
+    expect(await readNode(h, foreign)).toMatchObject({
       cordoned: false,
       version: 1,
     });
@@ -68,8 +68,7 @@ describe('nodes: security', () => {
   });
 
   it('a tenant key without the action is FORBIDDEN, and nothing changes', async () => {
-    await seedPool(h, { id: 'pool-f', tenantId: 'initech' });
-    const id = await seedNode(h, { poolId: 'pool-f', tenantId: 'initech' });
+    const id = await seedPoolNode(h, 'pool-f', 'initech');
     const reader = await tenantKey(h, 'initech', ['compute:nodes:read'], 'reader');
     for (const path of [`/v1/nodes/${id}/cordon`, `/v1/nodes/${id}/uncordon`, `/v1/nodes/${id}/drain`]) {
       const reply = await call(h, 'POST', path, { token: reader.secret });
@@ -79,7 +78,7 @@ describe('nodes: security', () => {
     const writer = await tenantKey(h, 'initech', ['compute:nodes:cordon'], 'writer');
     expect((await call(h, 'GET', '/v1/nodes', { token: writer.secret })).status).toBe(403);
     expect((await call(h, 'GET', `/v1/nodes/${id}`, { token: writer.secret })).status).toBe(403);
-    expect((await call(h, 'GET', `/v1/nodes/${id}`)).body).toMatchObject({ cordoned: false, version: 1 });
+    expect(await readNode(h, id)).toMatchObject({ cordoned: false, version: 1 });
     expect(await eventsOf(h, id)).toEqual([]);
   });
 

@@ -1,13 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { call, eventsOf, seedNode, seedPool } from '../support/fixtures';
+import { readNode, seedPoolNode } from '../support/builders';
+import { call, eventsOf } from '../support/fixtures';
 import { useHarness } from '../support/harness';
 
 const h = useHarness({ worker: false });
 
 describe('taint: errors', () => {
   it('refuses bad keys, limits, overlaps and empty calls before anything changes', async () => {
-    await seedPool(h, { id: 'pool-t', tenantId: 'acme' });
-    const id = await seedNode(h, { poolId: 'pool-t', tenantId: 'acme' });
+    const id = await seedPoolNode(h, 'pool-t');
     const keys = (n: number) => Array.from({ length: n }, (_, i) => `k${i}`);
     const bad: [string, unknown][] = [
       ['empty call', {}],
@@ -40,13 +40,12 @@ describe('taint: errors', () => {
   });
 
   it('refuses a stale version with CONFLICT', async () => {
-    await seedPool(h, { id: 'pool-t', tenantId: 'acme' });
-    const id = await seedNode(h, { poolId: 'pool-t', tenantId: 'acme' });
+    const id = await seedPoolNode(h, 'pool-t');
     await call(h, 'POST', `/v1/nodes/${id}/taint`, { body: { add: ['a'] } });
     const stale = await call(h, 'POST', `/v1/nodes/${id}/taint`, { body: { add: ['b'], version: 1 } });
     expect(stale.status).toBe(409);
     expect(stale.body.error).toMatchObject({ code: 'CONFLICT', details: { currentVersion: 2 } });
-    expect((await call(h, 'GET', `/v1/nodes/${id}`)).body.noScheduleReasons).toEqual(['taint:a']);
+    expect((await readNode(h, id)).noScheduleReasons).toEqual(['taint:a']);
   });
 });
 

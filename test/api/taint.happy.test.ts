@@ -1,6 +1,5 @@
-import { eq } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
-import { nodes } from '../../db/schema';
+import { placeAllocation, seedPoolNode, setNode } from '../support/builders';
 import { allocate, call, eventsOf, seedNode, seedPool } from '../support/fixtures';
 import { useHarness } from '../support/harness';
 
@@ -8,8 +7,7 @@ const h = useHarness({ worker: false });
 
 describe('taint: happy paths', () => {
   it('adds and removes operator taints as taint:<key>, one event with both lists', async () => {
-    await seedPool(h, { id: 'pool-t', tenantId: 'acme' });
-    const id = await seedNode(h, { poolId: 'pool-t', tenantId: 'acme' });
+    const id = await seedPoolNode(h, 'pool-t');
     const added = await call(h, 'POST', `/v1/nodes/${id}/taint`, {
       body: { add: ['rma-pending', 'burn-in', 'gpu.xid/79=true:now'], reason: 'RMA opened' },
     });
@@ -37,8 +35,7 @@ describe('taint: happy paths', () => {
   });
 
   it('changes nothing when every key is already as asked', async () => {
-    await seedPool(h, { id: 'pool-t', tenantId: 'acme' });
-    const id = await seedNode(h, { poolId: 'pool-t', tenantId: 'acme' });
+    const id = await seedPoolNode(h, 'pool-t');
     await call(h, 'POST', `/v1/nodes/${id}/taint`, { body: { add: ['rma'] } });
     const again = await call(h, 'POST', `/v1/nodes/${id}/taint`, {
       body: { add: ['rma', 'rma'], remove: ['never-there'] },
@@ -49,12 +46,10 @@ describe('taint: happy paths', () => {
   });
 
   it('moves only operator taints: draining, unreachable and conditions stay', async () => {
-    await seedPool(h, { id: 'pool-t', tenantId: 'acme' });
-    const id = await seedNode(h, { poolId: 'pool-t', tenantId: 'acme' });
-    await h.db
-      .update(nodes)
-      .set({ noScheduleReasons: ['draining', 'unreachable', 'condition:GpuXidError', 'taint:rma'] })
-      .where(eq(nodes.id, id));
+    const id = await seedPoolNode(h, 'pool-t');
+    await setNode(h, id, {
+      noScheduleReasons: ['draining', 'unreachable', 'condition:GpuXidError', 'taint:rma'],
+    });
     const reply = await call(h, 'POST', `/v1/nodes/${id}/taint`, {
       body: { remove: ['draining', 'unreachable', 'condition:GpuXidError', 'rma'] },
     });
@@ -69,9 +64,7 @@ describe('taint: happy paths', () => {
     const id = await seedNode(h, { poolId: 'pool-shared', tenantId: 'acme' });
     await call(h, 'POST', `/v1/nodes/${id}/taint`, { body: { add: ['dedicated=acme'] } });
     expect(await allocate(h, id, 'acme')).toMatch(/^alloc_/);
-    const other = await call(h, 'POST', '/v1/allocations', {
-      body: { nodeId: id, tenantId: 'globex', kind: 'job' },
-    });
+    const other = await placeAllocation(h, id, 'globex');
     expect(other.status).toBe(409);
     expect(other.body.error).toMatchObject({
       code: 'NOT_SCHEDULABLE',
@@ -80,15 +73,13 @@ describe('taint: happy paths', () => {
 
     // Any other reason with the dedication blocks its tenant too; so do two dedications.
     await call(h, 'POST', `/v1/nodes/${id}/taint`, { body: { add: ['burn-in'] } });
-    const blocked = await call(h, 'POST', '/v1/allocations', {
-      body: { nodeId: id, tenantId: 'acme', kind: 'job' },
-    });
+    const blocked = await placeAllocation(h, id);
     expect(blocked.body.error.details.reasons).toEqual(['taint:dedicated=acme', 'taint:burn-in']);
     await call(h, 'POST', `/v1/nodes/${id}/taint`, {
       body: { add: ['dedicated=globex'], remove: ['burn-in'] },
     });
     for (const tenantId of ['acme', 'globex']) {
-      const reply = await call(h, 'POST', '/v1/allocations', { body: { nodeId: id, tenantId, kind: 'job' } });
+      const reply = await placeAllocation(h, id, tenantId);
       expect(reply.status, tenantId).toBe(409);
     }
   });

@@ -2,7 +2,8 @@ import { connect, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { closeServer, listen } from '../../api/server';
 import { joinedNode, newPublicKey } from '../support/agents';
-import { call, seedPool } from '../support/fixtures';
+import { bearer, readNode } from '../support/builders';
+import { seedPool } from '../support/fixtures';
 import { useHarness } from '../support/harness';
 
 const h = useHarness({ worker: false });
@@ -149,7 +150,7 @@ describe('request bodies over 64 KiB', () => {
     expect(answer.serverBytesRead).toBeLessThan(2 * MiB);
     expect(answer.ms).toBeLessThan(3_000);
     // Nothing changed.
-    expect((await call(h, 'GET', `/v1/nodes/${nodeId}`)).body.cordoned).toBe(false);
+    expect((await readNode(h, nodeId)).cordoned).toBe(false);
   });
 
   it('a declared Content-Length over the limit is refused at once, before any of the body is read', async () => {
@@ -258,7 +259,7 @@ describe('server timeouts', () => {
     const { credential } = await joinedNode(h, 'pool-lp');
     const started = Date.now();
     const response = await fetch(`http://127.0.0.1:${port}/v1/agent/commands?wait=2`, {
-      headers: { authorization: `Bearer ${credential}` },
+      headers: bearer(credential),
     });
     expect(response.status).toBe(200);
     expect(await response.json()).toMatchObject({ items: [] });
@@ -297,7 +298,7 @@ describe('X-Request-Id', () => {
     await seedPool(h, { id: 'pool-id' });
     const { credential } = await joinedNode(h, 'pool-id');
     const base = `http://127.0.0.1:${port}`;
-    const operator = { authorization: `Bearer ${h.operatorKey}` };
+    const operator = bearer(h.operatorKey);
     const cases: [number, string, RequestInit][] = [
       [200, '/healthz', {}],
       [200, '/v1/nodes', { headers: operator }],
@@ -305,7 +306,7 @@ describe('X-Request-Id', () => {
       [400, '/v1/agent/join', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{' }],
       [401, '/v1/nodes', {}],
       [401, '/v1/nodes', { headers: { authorization: 'Bearer nope' } }],
-      [403, '/v1/nodes', { headers: { authorization: `Bearer ${credential}` } }],
+      [403, '/v1/nodes', { headers: bearer(credential) }],
       [404, '/no/such/route', {}],
       [404, '/v1/nodes/node_01k5w8v3x9q2m4n6p8r0s2t4v6', { headers: operator }],
     ];

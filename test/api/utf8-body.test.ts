@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { bearer } from '../support/builders';
 import { eventsOf, seedNode, seedPool } from '../support/fixtures';
 import { useHarness } from '../support/harness';
 
@@ -16,7 +17,7 @@ async function cordon(nodeId: string, bytes: Uint8Array, chunked = false) {
     : bytes;
   const response = await h.app.request(`/v1/nodes/${nodeId}/cordon`, {
     method: 'POST',
-    headers: { authorization: `Bearer ${h.operatorKey}`, 'content-type': 'application/json' },
+    headers: { ...bearer(h.operatorKey), 'content-type': 'application/json' },
     body,
     ...(chunked ? { duplex: 'half' } : {}),
   } as RequestInit);

@@ -15,6 +15,7 @@ import {
 } from '../../db/schema';
 import { join } from '../support/agents';
 import { decommissioned, execute, preview, retiredNode } from '../support/decommission';
+import { heartbeat, placeAllocation, readNode, setNode } from '../support/builders';
 import { allocate, call, eventsOf, seedPool } from '../support/fixtures';
 import { useHarness } from '../support/harness';
 import { recordHistory } from '../support/histories';
@@ -87,20 +88,18 @@ describe('decommission: the runbook Confirm list', () => {
     await recordHistory(h.temporal, decommissionWorkflowId(nodeId), 'decommission');
 
     // Node status and liveness decommissioned; all eligibility false; current inventory empty.
-    const node = (await call(h, 'GET', `/v1/nodes/${nodeId}`)).body;
+    const node = await readNode(h, nodeId);
     expect(node).toMatchObject({
       provisionState: 'decommissioned',
       liveness: 'decommissioned',
       cordoned: true,
       access: 'blocked',
     });
-    const placed = await call(h, 'POST', '/v1/allocations', {
-      body: { nodeId, tenantId: 'acme', kind: 'job' },
-    });
+    const placed = await placeAllocation(h, nodeId);
     expect(placed.status).toBe(409);
     expect(await h.db.select().from(inventoryCurrent).where(eq(inventoryCurrent.nodeId, nodeId))).toEqual([]);
     // Old credentials 401; re-enrollment with the old identity refused.
-    expect((await call(h, 'POST', '/v1/agent/heartbeat', { token: credential, body: {} })).status).toBe(401);
+    expect((await heartbeat(h, credential)).status).toBe(401);
     const [cert] = await h.db.execute<{ public_key: string }>(
       sql`select public_key from node_certificates where node_id = ${nodeId}`,
     );
@@ -231,7 +230,7 @@ describe('decommission: blockers and conflicts', () => {
     expect(refused.status).toBe(409);
     expect(refused.body.error).toMatchObject({ code: 'INVALID_STATE' });
     expect(refused.body.error.details.blockers).toHaveLength(3);
-    expect((await call(h, 'GET', `/v1/nodes/${nodeId}`)).body.provisionState).toBe('adopted');
+    expect((await readNode(h, nodeId)).provisionState).toBe('adopted');
     expect(await eventsOf(h, nodeId, 'node.decommissioned')).toEqual([]);
   });
 
@@ -243,7 +242,7 @@ describe('decommission: blockers and conflicts', () => {
       { kind: 'liveness', id: alive.body.nodeId },
     ]);
     const purging = await retiredNode(h, 'pool-b2');
-    await h.db.update(nodes).set({ provisionState: 'purging' }).where(eq(nodes.id, purging.nodeId));
+    await setNode(h, purging.nodeId, { provisionState: 'purging' });
     expect((await preview(h, purging.nodeId)).body.blockers).toMatchObject([
       { kind: 'state', message: 'the node is purging' },
     ]);
@@ -298,7 +297,7 @@ describe('decommission: blockers and conflicts', () => {
       expect(reply.status, confirm).toBe(400);
       expect(reply.body.error.details.confirmationIdentities).toEqual([nodeId, 'gpu-c-01']);
     }
-    expect((await call(h, 'GET', `/v1/nodes/${nodeId}`)).body.provisionState).toBe('adopted');
+    expect((await readNode(h, nodeId)).provisionState).toBe('adopted');
     const ops = await h.db.select().from(operations).where(eq(operations.nodeId, nodeId));
     expect(ops.filter((o) => o.kind === 'decommission')).toEqual([]);
   });

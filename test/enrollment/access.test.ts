@@ -5,7 +5,8 @@ import { createApiServices } from '../../api/services';
 import { createDb } from '../../db/client';
 import { newId } from '../../domain/ids';
 import { nodeCertificates, nodeCommands } from '../../db/schema';
-import { joinedNode, join, newPublicKey, createToken } from '../support/agents';
+import { join, newPublicKey, createToken } from '../support/agents';
+import { bearer, heartbeat, joinedPoolNode, placeAllocation, readNode } from '../support/builders';
 import { allocate, call, eventsOf, seedPool } from '../support/fixtures';
 import { useHarness } from '../support/harness';
 import { longPollWaiting } from '../support/witnesses';
@@ -15,7 +16,7 @@ const h = useHarness({ worker: false });
 async function poll(app: ReturnType<typeof createApp>, credential: string, wait = 30) {
   const started = Date.now();
   const response = await app.request(`/v1/agent/commands?wait=${wait}`, {
-    headers: { authorization: `Bearer ${credential}` },
+    headers: bearer(credential),
   });
   return { status: response.status, body: await response.json(), ms: Date.now() - started };
 }
@@ -41,8 +42,7 @@ async function otherApiProcess() {
 
 describe('block and unblock', () => {
   it("closes the agent's open long-poll within two seconds, on another API process too, and refuses its calls", async () => {
-    await seedPool(h, { id: 'pool-b', tenantId: 'acme' });
-    const { nodeId, credential } = await joinedNode(h, 'pool-b');
+    const { nodeId, credential } = await joinedPoolNode(h, 'pool-b');
     const alloc = await allocate(h, nodeId, 'acme');
     const other = await otherApiProcess();
     try {
@@ -56,25 +56,23 @@ describe('block and unblock', () => {
         expect(closed.status).toBe(403);
         expect(closed.ms).toBeLessThan(2_300);
       }
-      const beat = await call(h, 'POST', '/v1/agent/heartbeat', { token: credential, body: {} });
+      const beat = await heartbeat(h, credential);
       expect(beat.status).toBe(403);
       expect((await poll(other.app, credential, 0)).status).toBe(403);
     } finally {
       await other.close();
     }
     // Out of placement; its allocation stays; the event has the reason.
-    const placed = await call(h, 'POST', '/v1/allocations', {
-      body: { nodeId, tenantId: 'acme', kind: 'job' },
-    });
+    const placed = await placeAllocation(h, nodeId);
     expect(placed.body.error.details.reasons).toContain('blocked');
-    expect((await call(h, 'GET', `/v1/nodes/${nodeId}`)).body.access).toBe('blocked');
+    expect((await readNode(h, nodeId)).access).toBe('blocked');
     const allocation = await call(h, 'POST', `/v1/allocations/${alloc}/release`);
     expect(allocation.body.releasedAt).toEqual(expect.any(String));
     expect(await eventsOf(h, nodeId, 'node.blocked')).toMatchObject([{ reason: 'lost laptop' }]);
 
     const unblocked = await call(h, 'POST', `/v1/nodes/${nodeId}/unblock`);
     expect(unblocked.body.access).toBe('allowed');
-    expect((await call(h, 'POST', '/v1/agent/heartbeat', { token: credential, body: {} })).status).toBe(200);
+    expect((await heartbeat(h, credential)).status).toBe(200);
     expect(await eventsOf(h, nodeId, 'node.unblocked')).toHaveLength(1);
     // Blocking twice changes nothing; block needs a reason.
     await call(h, 'POST', `/v1/nodes/${nodeId}/block`, { body: { reason: 'again' } });
@@ -88,8 +86,7 @@ describe('block and unblock', () => {
 
 describe('revoke identity', () => {
   it('revokes certificates and credentials, raises the generation, and closes the session within a second', async () => {
-    await seedPool(h, { id: 'pool-r', tenantId: 'acme' });
-    const { nodeId, credential } = await joinedNode(h, 'pool-r');
+    const { nodeId, credential } = await joinedPoolNode(h, 'pool-r');
     const open = poll(h.app, credential);
     await longPollWaiting(h.deps.wakeups, nodeId);
     const revoked = await call(h, 'POST', `/v1/nodes/${nodeId}/revoke-identity`, {
@@ -100,7 +97,7 @@ describe('revoke identity', () => {
     const closed = await open;
     expect(closed.status).toBe(401);
     expect(closed.ms).toBeLessThan(1_300);
-    expect((await call(h, 'POST', '/v1/agent/heartbeat', { token: credential, body: {} })).status).toBe(401);
+    expect((await heartbeat(h, credential)).status).toBe(401);
     const certs = await h.db.select().from(nodeCertificates).where(eq(nodeCertificates.nodeId, nodeId));
     expect(certs).toMatchObject([{ revokedReason: 'key leaked' }]);
     expect(await eventsOf(h, nodeId, 'security.')).toMatchObject([
@@ -132,7 +129,7 @@ describe('delete revokes the identity', () => {
     await h.db.insert(nodeCommands).values({ id: newId('cmd'), nodeId, kind: 'remediate', action: 'reboot' });
     await call(h, 'POST', `/v1/nodes/${nodeId}/cordon`);
     expect((await call(h, 'DELETE', `/v1/nodes/${nodeId}`)).body.deleted).toBe(true);
-    expect((await call(h, 'POST', '/v1/agent/heartbeat', { token: credential, body: {} })).status).toBe(401);
+    expect((await heartbeat(h, credential)).status).toBe(401);
     const commands = await h.db.select().from(nodeCommands).where(eq(nodeCommands.nodeId, nodeId));
     expect(commands.map((c) => c.status)).toEqual(['cancelled']);
     const certs = await h.db

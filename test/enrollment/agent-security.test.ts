@@ -1,14 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { joinedNode } from '../support/agents';
-import { call, seedNode, seedPool, tenantKey } from '../support/fixtures';
+import { heartbeat, joinedPoolNode, pollCommands, readNode } from '../support/builders';
+import { call, seedNode, tenantKey } from '../support/fixtures';
 import { useHarness } from '../support/harness';
 
 const h = useHarness({ worker: false });
 
 describe('agent routes and node credentials', () => {
   it('node credentials are refused with 403 on every non-agent route', async () => {
-    await seedPool(h, { id: 'pool-s', tenantId: 'acme' });
-    const { nodeId, credential } = await joinedNode(h, 'pool-s');
+    const { nodeId, credential } = await joinedPoolNode(h, 'pool-s');
     const other = await seedNode(h, { poolId: 'pool-s', tenantId: 'acme' });
     const routes: [string, string, unknown?][] = [
       ['GET', '/v1/nodes'],
@@ -36,7 +35,7 @@ describe('agent routes and node credentials', () => {
       expect(reply.status, `${method} ${path}`).toBe(403);
       expect(reply.body.error.code).toBe('FORBIDDEN');
     }
-    expect((await call(h, 'GET', `/v1/nodes/${nodeId}`)).body).toMatchObject({
+    expect(await readNode(h, nodeId)).toMatchObject({
       cordoned: false,
       access: 'allowed',
     });
@@ -45,12 +44,10 @@ describe('agent routes and node credentials', () => {
   it('operator and tenant keys are refused with 403 on agent routes; no credential is 401', async () => {
     const key = await tenantKey(h, 'acme', ['compute:nodes:read', 'compute:nodes:update'], 'acme-agentish');
     for (const token of [h.operatorKey, key.secret]) {
-      expect((await call(h, 'POST', '/v1/agent/heartbeat', { token, body: {} })).status).toBe(403);
-      expect((await call(h, 'GET', '/v1/agent/commands?wait=0', { token })).status).toBe(403);
+      expect((await heartbeat(h, token)).status).toBe(403);
+      expect((await pollCommands(h, token)).status).toBe(403);
     }
-    expect((await call(h, 'POST', '/v1/agent/heartbeat', { token: null, body: {} })).status).toBe(401);
-    expect((await call(h, 'POST', '/v1/agent/heartbeat', { token: 'ddn_forged', body: {} })).status).toBe(
-      401,
-    );
+    expect((await heartbeat(h, null)).status).toBe(401);
+    expect((await heartbeat(h, 'ddn_forged')).status).toBe(401);
   });
 });

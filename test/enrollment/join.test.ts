@@ -2,6 +2,7 @@ import { eq } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { accelerators, joinTokens, storageRoots } from '../../db/schema';
 import { createToken, join, newPublicKey } from '../support/agents';
+import { heartbeat, readNode } from '../support/builders';
 import { call, eventsOf, seedPool } from '../support/fixtures';
 import { useHarness } from '../support/harness';
 
@@ -30,7 +31,7 @@ describe('agent join', () => {
       caPublicKey: h.ca.publicKeyPem,
       provisionState: 'adopted',
     });
-    const node = (await call(h, 'GET', `/v1/nodes/${reply.body.nodeId}`)).body;
+    const node = await readNode(h, reply.body.nodeId);
     expect(node).toMatchObject({
       poolId: 'pool-j',
       tenantId: 'acme',
@@ -46,7 +47,7 @@ describe('agent join', () => {
     expect(await h.db.select().from(storageRoots).where(eq(storageRoots.nodeId, node.id))).toHaveLength(1);
     expect((await eventsOf(h, node.id)).map((e) => e.type)).toEqual(['node.adopting', 'node.adopted']);
     // The credential works on agent routes.
-    const beat = await call(h, 'POST', '/v1/agent/heartbeat', { token: reply.body.credential, body: {} });
+    const beat = await heartbeat(h, reply.body.credential);
     expect(beat.status).toBe(200);
   });
 
@@ -54,7 +55,7 @@ describe('agent join', () => {
     await seedPool(h, { id: 'pool-p', tenantId: 'acme' });
     const pending = await join(h, { hostname: 'laptop-1', poolId: 'pool-p' });
     expect(pending.body.provisionState).toBe('pending');
-    const node = (await call(h, 'GET', `/v1/nodes/${pending.body.nodeId}`)).body;
+    const node = await readNode(h, pending.body.nodeId);
     expect(node).toMatchObject({ provisionState: 'pending', poolId: null });
     const approved = await call(h, 'POST', `/v1/nodes/${node.id}/approve`, { body: {} });
     expect(approved.body).toMatchObject({ provisionState: 'adopted', poolId: 'pool-p', tenantId: 'acme' });

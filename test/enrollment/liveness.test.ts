@@ -8,6 +8,7 @@ import { controllerState, nodeCommands, nodes } from '../../db/schema';
 import { livenessProgressQuery } from '../../workflows/definitions';
 import { ensureLivenessSweep } from '../../workflows/liveness-client';
 import { joinedNode } from '../support/agents';
+import { heartbeat, joinedPoolNode, placeAllocation, readNode, setNode } from '../support/builders';
 import { allocate, call, eventsOf, seedPool } from '../support/fixtures';
 import { eventually, useHarness } from '../support/harness';
 import { recordHistory } from '../support/histories';
@@ -22,9 +23,7 @@ const SETTINGS: LivenessSettings = {
 
 const h = useHarness({ heartbeats: { flushEveryMs: 200, sessionTimeoutMs: SETTINGS.sessionTimeoutMs } });
 
-const beat = (credential: string, state?: 'offline') =>
-  call(h, 'POST', '/v1/agent/heartbeat', { token: credential, body: state ? { state } : {} });
-const node = async (id: string) => (await call(h, 'GET', `/v1/nodes/${id}`)).body;
+const node = (id: string) => readNode(h, id);
 
 /** This file's liveness controller (the task queue is known once the harness has started). */
 const sweepWorkflowId = () => `liveness-${h.taskQueue}`;
@@ -51,33 +50,31 @@ async function sweptAfter(at: Date): Promise<void> {
 
 describe('heartbeats and liveness', () => {
   it('connects on the first heartbeat, flushes last-seen in batches, and says goodbye as offline', async () => {
-    await seedPool(h, { id: 'pool-hb', tenantId: 'acme' });
-    const { nodeId, credential } = await joinedNode(h, 'pool-hb');
+    const { nodeId, credential } = await joinedPoolNode(h, 'pool-hb');
     expect(await node(nodeId)).toMatchObject({ connectivity: 'disconnected', lastSeenAt: null });
-    await beat(credential);
-    await beat(credential);
+    await heartbeat(h, credential);
+    await heartbeat(h, credential);
     expect(await node(nodeId)).toMatchObject({ connectivity: 'connected', liveness: 'alive' });
     expect(await eventsOf(h, nodeId, 'node.connected')).toHaveLength(1);
     const seen: string = await eventually(async () => (await node(nodeId)).lastSeenAt ?? undefined);
     // The next heartbeat must be later than the one flushed.
     await eventually(async () => Date.now() > Date.parse(seen));
-    await beat(credential);
+    await heartbeat(h, credential);
     await h.deps.heartbeats.flush();
     expect(Date.parse((await node(nodeId)).lastSeenAt)).toBeGreaterThan(Date.parse(seen));
     // Flushing does not count as a control change.
     const version = (await node(nodeId)).version;
-    await beat(credential);
+    await heartbeat(h, credential);
     await h.deps.heartbeats.flush();
     expect((await node(nodeId)).version).toBe(version);
 
-    await beat(credential, 'offline');
+    await heartbeat(h, credential, 'offline');
     expect(await node(nodeId)).toMatchObject({ connectivity: 'disconnected', liveness: 'offline' });
     expect(await eventsOf(h, nodeId, 'node.disconnected')).toMatchObject([{ data: { reason: 'goodbye' } }]);
   });
 
   it('tells onFlush how many nodes each flush wrote and how long it took; nothing pending, no call', async () => {
-    await seedPool(h, { id: 'pool-hf', tenantId: 'acme' });
-    const a = await joinedNode(h, 'pool-hf');
+    const a = await joinedPoolNode(h, 'pool-hf');
     const b = await joinedNode(h, 'pool-hf');
     const flushes: { rows: number; durationMs: number }[] = [];
     const heartbeats = new Heartbeats(h.db, { onFlush: (f) => flushes.push(f) });
@@ -91,8 +88,7 @@ describe('heartbeats and liveness', () => {
   });
 
   it('a silent node is disconnected, then unreachable after the lease; a heartbeat brings it back', async () => {
-    await seedPool(h, { id: 'pool-lv', tenantId: 'acme' });
-    const { nodeId, credential } = await joinedNode(h, 'pool-lv');
+    const { nodeId, credential } = await joinedPoolNode(h, 'pool-lv');
     const alloc = await allocate(h, nodeId, 'acme');
     const command = newId('cmd');
     await h.db.insert(nodeCommands).values({ id: command, nodeId, kind: 'remediate', action: 'reboot' });
@@ -101,7 +97,7 @@ describe('heartbeats and liveness', () => {
       workflowId: sweepWorkflowId(),
     });
 
-    await beat(credential);
+    await heartbeat(h, credential);
     const lastBeat = Date.now();
     await h.deps.heartbeats.flush();
     const unreachable = await eventually(async () => {
@@ -121,9 +117,7 @@ describe('heartbeats and liveness', () => {
       'node.unreachable',
     ]);
     // Nothing is released by silence: the allocation and the queued command stay.
-    const placed = await call(h, 'POST', '/v1/allocations', {
-      body: { nodeId, tenantId: 'acme', kind: 'job' },
-    });
+    const placed = await placeAllocation(h, nodeId);
     expect(placed.body.error.details.reasons).toContain('unreachable');
     const [cmd] = await h.db.select().from(nodeCommands).where(eq(nodeCommands.id, command));
     expect(cmd?.status).toBe('pending');
@@ -133,7 +127,7 @@ describe('heartbeats and liveness', () => {
     expect(open[0]?.liveness).toBe('unreachable');
     expect((await call(h, 'POST', `/v1/allocations/${alloc}/release`)).status).toBe(200);
 
-    await beat(credential);
+    await heartbeat(h, credential);
     expect(await node(nodeId)).toMatchObject({
       liveness: 'alive',
       connectivity: 'connected',
@@ -184,25 +178,19 @@ describe('a sweep that changes many nodes', () => {
     const other = { type: 'GpuXid', status: true, reason: 'Xid79', since: new Date(0).toISOString() };
     const seenAt = new Date(Date.now() - 60_000);
     for (const { nodeId } of silent) {
-      await h.db
-        .update(nodes)
-        .set({
-          connectivity: 'connected',
-          lastSeenAt: seenAt,
-          conditions: [other],
-          noScheduleReasons: ['condition:GpuXid'],
-        })
-        .where(eq(nodes.id, nodeId));
-    }
-    await h.db
-      .update(nodes)
-      .set({
-        liveness: 'unreachable',
+      await setNode(h, nodeId, {
+        connectivity: 'connected',
         lastSeenAt: seenAt,
-        unreachableSince: new Date(Date.now() - 10_000),
-        noScheduleReasons: ['unreachable'],
-      })
-      .where(eq(nodes.id, gone.nodeId));
+        conditions: [other],
+        noScheduleReasons: ['condition:GpuXid'],
+      });
+    }
+    await setNode(h, gone.nodeId, {
+      liveness: 'unreachable',
+      lastSeenAt: seenAt,
+      unreachableSince: new Date(Date.now() - 10_000),
+      noScheduleReasons: ['unreachable'],
+    });
     const before = new Map(
       (await h.db.select().from(nodes)).map((n) => [n.id, { version: n.version, updatedAt: n.updatedAt }]),
     );
@@ -241,12 +229,8 @@ describe('a sweep that changes many nodes', () => {
 
 describe('grace after an outage', () => {
   it('after a gap in sweeps longer than the threshold, ages do not count until the grace ends', async () => {
-    await seedPool(h, { id: 'pool-g', tenantId: 'acme' });
-    const { nodeId } = await joinedNode(h, 'pool-g');
-    await h.db
-      .update(nodes)
-      .set({ lastSeenAt: new Date(Date.now() - 60_000) })
-      .where(eq(nodes.id, nodeId));
+    const { nodeId } = await joinedPoolNode(h, 'pool-g');
+    await setNode(h, nodeId, { lastSeenAt: new Date(Date.now() - 60_000) });
     const { sweepLiveness } = createLivenessActivities(h.db);
     const settings = { ...SETTINGS, outageMs: 20_000, graceMs: 300_000 };
     await h.db

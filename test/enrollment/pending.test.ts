@@ -5,6 +5,7 @@ import { newId } from '../../domain/ids';
 import { nodes, operations } from '../../db/schema';
 import { remediationWorkflowId } from '../../workflows/definitions';
 import { join } from '../support/agents';
+import { answerCommand, heartbeat, pollCommands } from '../support/builders';
 import { call, eventsOf, seedPool } from '../support/fixtures';
 import { useHarness } from '../support/harness';
 
@@ -34,11 +35,11 @@ describe('a pending node (joined without a token, not approved)', () => {
   it('may heartbeat and long-poll commands, and nothing else: conditions, ack and refuse are 403', async () => {
     const { nodeId, credential } = await pendingNode();
 
-    const beat = await call(h, 'POST', '/v1/agent/heartbeat', { token: credential, body: {} });
+    const beat = await heartbeat(h, credential);
     expect(beat).toMatchObject({ status: 200, body: { nodeId, ok: true } });
 
     const started = Date.now();
-    const poll = await call(h, 'GET', '/v1/agent/commands?wait=1', { token: credential });
+    const poll = await pollCommands(h, credential, 1);
     expect(poll).toMatchObject({ status: 200, body: { items: [] } });
     expect(Date.now() - started).toBeGreaterThanOrEqual(1_000 - 50);
 
@@ -49,11 +50,8 @@ describe('a pending node (joined without a token, not approved)', () => {
         token: credential,
         body: { type: 'GpuXidError', status: true, reason: 'xid-79' },
       }),
-      await call(h, 'POST', `/v1/agent/commands/${newId('cmd')}/ack`, { token: credential, body: {} }),
-      await call(h, 'POST', `/v1/agent/commands/${newId('cmd')}/refuse`, {
-        token: credential,
-        body: { reason: 'no' },
-      }),
+      await answerCommand(h, credential, newId('cmd')),
+      await answerCommand(h, credential, newId('cmd'), 'refuse', { reason: 'no' }),
     ];
     for (const reply of refused) {
       expect(reply.status).toBe(403);
@@ -95,8 +93,8 @@ describe('a pending node (joined without a token, not approved)', () => {
       (await call(h, 'POST', `/v1/nodes/${nodeId}/reject`, { body: { reason: 'unknown machine' } })).status,
     ).toBe(200);
     const replies = [
-      await call(h, 'POST', '/v1/agent/heartbeat', { token: credential, body: {} }),
-      await call(h, 'GET', '/v1/agent/commands?wait=0', { token: credential }),
+      await heartbeat(h, credential),
+      await pollCommands(h, credential),
       await call(h, 'POST', '/v1/agent/conditions', {
         token: credential,
         body: { type: 'GpuXidError', status: true },

@@ -4,6 +4,7 @@ import { DrydockError } from '../../domain/errors';
 import { joinNode } from '../../db/join';
 import { joinTokens, nodeCertificates, nodePublicKeys, nodes } from '../../db/schema';
 import { createToken, join, newPublicKey } from '../support/agents';
+import { heartbeat } from '../support/builders';
 import { call, seedPool } from '../support/fixtures';
 import { useHarness } from '../support/harness';
 
@@ -87,7 +88,7 @@ describe('a public key is its SPKI bytes, and belongs to one node ever', () => {
       await join(h, { token: token.secret, hostname: 'copycat', publicKey: respell(key, { width: 30 }) }),
     );
     expect(await nodesNamed('copycat')).toEqual([]);
-    const beat = await call(h, 'POST', '/v1/agent/heartbeat', { token: first.body.credential, body: {} });
+    const beat = await heartbeat(h, first.body.credential);
     expect(beat.status).toBe(200);
   });
 

@@ -14,6 +14,7 @@ import {
 import { ensureLivenessSweep } from '../../workflows/liveness-client';
 import { LifecycleOperationKey, NodeIdKey } from '../../workflows/search-attributes';
 import { joinedNode } from '../support/agents';
+import { joinedPoolNode, pollCommands, purge, seedPoolNode, setNode } from '../support/builders';
 import { executeFromPreview, preview, retiredNode } from '../support/decommission';
 import { call, eventsOf, seedNode, seedPool } from '../support/fixtures';
 import { eventually, useHarness } from '../support/harness';
@@ -79,14 +80,9 @@ describe('a begin the database refuses ends the workflow at once', () => {
     const drained = await seedNode(h, { poolId: 'pool-b', tenantId: 'acme' });
     const purged = await seedNode(h, { poolId: 'pool-b', tenantId: 'acme' });
     const remediated = await seedNode(h, { poolId: 'pool-b', tenantId: 'acme' });
-    await h.db
-      .update(nodes)
-      .set({
-        conditions: [
-          { type: 'GpuXidError', status: true, reason: 'xid-79', since: new Date().toISOString() },
-        ],
-      })
-      .where(eq(nodes.id, remediated));
+    await setNode(h, remediated, {
+      conditions: [{ type: 'GpuXidError', status: true, reason: 'xid-79', since: new Date().toISOString() }],
+    });
     const retired = (await retiredNode(h, 'pool-b')).nodeId;
     const p = (await preview(h, retired)).body;
 
@@ -135,8 +131,7 @@ describe('a begin the database refuses ends the workflow at once', () => {
 
 describe('a later step that fails for good ends the operation failed', () => {
   it('drain: operation failed with the reason, draining lifted (still cordoned), one node.drain.failed', async () => {
-    await seedPool(h, { id: 'pool-d', tenantId: 'acme' });
-    const nodeId = await seedNode(h, { poolId: 'pool-d', tenantId: 'acme' });
+    const nodeId = await seedPoolNode(h, 'pool-d');
     await doom(nodeId);
     const started = await call(h, 'POST', `/v1/nodes/${nodeId}/drain`, { body: { reason: 'replace PSU' } });
     expect(started.status).toBe(202);
@@ -166,12 +161,11 @@ describe('a later step that fails for good ends the operation failed', () => {
   });
 
   it('purge: the ack cannot be recorded; operation failed, the node stays purging, not forgotten', async () => {
-    await seedPool(h, { id: 'pool-p', tenantId: 'acme' });
-    const { nodeId, credential } = await joinedNode(h, 'pool-p');
+    const { nodeId, credential } = await joinedPoolNode(h, 'pool-p');
     await doom(nodeId);
-    const started = await call(h, 'POST', `/v1/nodes/${nodeId}/purge`, { body: { confirm: true } });
+    const started = await purge(h, nodeId);
     expect(started.status).toBe(202);
-    const [command] = (await call(h, 'GET', '/v1/agent/commands?wait=0', { token: credential })).body.items;
+    const [command] = (await pollCommands(h, credential)).body.items;
     await agentOf(h, credential).ack(command.id);
     expect(await result(purgeWorkflowId(nodeId))).toBe('failed');
     const [op, ...more] = await operationsOf(nodeId);

@@ -10,8 +10,7 @@ import { newId } from '../../domain/ids';
 import { nodeCommands } from '../../db/schema';
 import { wakeNode } from '../../db/wakeups';
 import { freePort } from '../../scripts/services/process';
-import { joinedNode } from '../support/agents';
-import { seedPool } from '../support/fixtures';
+import { joinedPoolNode } from '../support/builders';
 import { eventually, useHarness, type Harness } from '../support/harness';
 import { killWorker as killProcess } from '../support/worker-process';
 
@@ -85,8 +84,7 @@ const statusOf = async (id: string) =>
 
 describe('the API restarted while an agent long-polls', () => {
   it('a command queued while the API is down is delivered once it is back, exactly once', async () => {
-    await seedPool(h, { id: 'pool-api', tenantId: 'acme' });
-    const { nodeId, credential } = await joinedNode(h, 'pool-api');
+    const { nodeId, credential } = await joinedPoolNode(h, 'pool-api');
     const port = await freePort();
     let api = await startApi(port);
     const connections = new Connections();

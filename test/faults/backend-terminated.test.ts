@@ -2,15 +2,15 @@ import { sql } from 'drizzle-orm';
 import postgres from 'postgres';
 import { describe, expect, it } from 'vitest';
 import { drainWorkflowId } from '../../workflows/definitions';
-import { allocate, call, eventsOf, seedNode, seedPool } from '../support/fixtures';
+import { readNode, seedPoolNode } from '../support/builders';
+import { allocate, call, eventsOf } from '../support/fixtures';
 import { eventually, useHarness } from '../support/harness';
 
 const h = useHarness();
 
 describe("a Postgres backend terminated in the middle of an activity's transaction", () => {
   it('the drain check that already wrote node.drained is rolled back, retried, and drains once', async () => {
-    await seedPool(h, { id: 'pool-pg', tenantId: 'acme' });
-    const nodeId = await seedNode(h, { poolId: 'pool-pg', tenantId: 'acme' });
+    const nodeId = await seedPoolNode(h, 'pool-pg');
     const allocationId = await allocate(h, nodeId, 'acme');
     const started = await call(h, 'POST', `/v1/nodes/${nodeId}/drain`, { body: { reason: 'pg fault' } });
     expect(started.status).toBe(202);
@@ -57,7 +57,7 @@ describe("a Postgres backend terminated in the middle of an activity's transacti
     expect((await eventsOf(h, nodeId)).map((e) => e.type)).toEqual(['node.draining', 'node.drained']);
     const operation = await call(h, 'GET', `/v1/operations/${operationId}`);
     expect(operation.body.status).toBe('succeeded');
-    const node = (await call(h, 'GET', `/v1/nodes/${nodeId}`)).body;
+    const node = await readNode(h, nodeId);
     expect(node).toMatchObject({ cordoned: true, noScheduleReasons: [] });
   });
 });

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { drainWorkflowId } from '../../workflows/definitions';
-import { allocate, call, seedNode, seedPool } from '../support/fixtures';
+import { seedPoolNode } from '../support/builders';
+import { allocate, call } from '../support/fixtures';
 import { useHarness } from '../support/harness';
 import { nodeOutcome, untilAnswered, useStepFaults, type Flow } from '../support/step-faults';
 
@@ -11,8 +12,7 @@ const faults = useStepFaults(h);
 /** A drain of a node with one allocation, released once the drain has seen it. */
 const drainFlow: Flow<{ nodeId: string; allocationId: string }> = {
   async setup(api) {
-    await seedPool(api, { id: api.taskQueue, tenantId: 'acme' });
-    const nodeId = await seedNode(api, { poolId: api.taskQueue, tenantId: 'acme' });
+    const nodeId = await seedPoolNode(api, api.taskQueue);
     return { nodeId, allocationId: await allocate(api, nodeId, 'acme') };
   },
   workflowId: ({ nodeId }) => drainWorkflowId(nodeId),

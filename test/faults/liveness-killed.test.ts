@@ -5,7 +5,8 @@ import { controllerState, nodes } from '../../db/schema';
 import { livenessProgressQuery } from '../../workflows/definitions';
 import { ensureLivenessSweep } from '../../workflows/liveness-client';
 import { joinedNode } from '../support/agents';
-import { call, seedPool } from '../support/fixtures';
+import { heartbeat, setNode } from '../support/builders';
+import { seedPool } from '../support/fixtures';
 import { eventually, useHarness, type Harness } from '../support/harness';
 import { nodeOutcome } from '../support/step-faults';
 import { killWorker, startWorkerProcess, workerExit } from '../support/worker-process';
@@ -34,9 +35,6 @@ const BOUND_MS = 60_000;
 // One database each: a controller sweeps every node of its database, so two in one would race.
 // The API's session timeout is short so that the node's heartbeat at the end opens a new session.
 const harnesses = [1, 2].map(() => useHarness({ worker: false, heartbeats: { sessionTimeoutMs: 1_000 } }));
-
-const beat = (h: Harness, credential: string) =>
-  call(h, 'POST', '/v1/agent/heartbeat', { token: credential, body: {} });
 
 async function version(h: Harness, nodeId: string): Promise<number> {
   const [node] = await h.db.select({ version: nodes.version }).from(nodes).where(eq(nodes.id, nodeId));
@@ -72,12 +70,9 @@ async function sweepKilledAfter(h: Harness, killAfter: 1 | 2) {
     policy: { lostAfter: LOST_AFTER },
   });
   const { nodeId, credential } = await joinedNode(h, 'pool-cloud');
-  expect((await beat(h, credential)).status).toBe(200);
+  expect((await heartbeat(h, credential)).status).toBe(200);
   await h.deps.heartbeats.flush();
-  await h.db
-    .update(nodes)
-    .set({ lastSeenAt: new Date(Date.now() - 3_600_000) })
-    .where(eq(nodes.id, nodeId));
+  await setNode(h, nodeId, { lastSeenAt: new Date(Date.now() - 3_600_000) });
   const seeded = await version(h, nodeId);
   // The join's and the first heartbeat's events (node.connected among them); silence adds these.
   const joined = (await nodeOutcome(h, nodeId)).events;
@@ -142,7 +137,7 @@ async function sweepKilledAfter(h: Harness, killAfter: 1 | 2) {
     expect(progress.sweeps).toBeGreaterThan(killAfter);
 
     // The node comes back: connected once, and a later sweep leaves it so.
-    expect((await beat(h, credential)).status).toBe(200);
+    expect((await heartbeat(h, credential)).status).toBe(200);
     await sweptAfter(h, new Date());
     expect(await nodeOutcome(h, nodeId)).toEqual({
       ...lost,

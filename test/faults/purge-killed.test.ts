@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { purgeWorkflowId } from '../../workflows/definitions';
-import { joinedNode } from '../support/agents';
-import { call, seedPool } from '../support/fixtures';
+import { answerCommand, joinedPoolNode, pollCommands, purge } from '../support/builders';
+import { call } from '../support/fixtures';
 import { useHarness, type Harness } from '../support/harness';
 import { nodeOutcome, untilAnswered, useStepFaults, type Flow } from '../support/step-faults';
 
@@ -12,14 +12,11 @@ const faults = useStepFaults(h);
 type Purged = { nodeId: string; credential: string };
 
 async function purgeJoinedNode(api: Harness): Promise<Purged> {
-  await seedPool(api, { id: api.taskQueue, tenantId: 'acme' });
-  return joinedNode(api, api.taskQueue);
+  return joinedPoolNode(api, api.taskQueue);
 }
 
 async function startPurge(api: Harness, nodeId: string): Promise<void> {
-  const reply = await untilAnswered(() =>
-    call(api, 'POST', `/v1/nodes/${nodeId}/purge`, { body: { confirm: true } }),
-  );
+  const reply = await untilAnswered(() => purge(api, nodeId));
   expect([200, 202]).toContain(reply.status);
 }
 
@@ -30,11 +27,8 @@ const ackedFlow: Flow<Purged> = {
   async drive(api, { nodeId, credential }, learned) {
     await startPurge(api, nodeId);
     await learned(2); // the begin, and a check that found the command unanswered
-    const [command] = (await call(api, 'GET', '/v1/agent/commands?wait=0', { token: credential })).body.items;
-    const ack = await call(api, 'POST', `/v1/agent/commands/${command.id}/ack`, {
-      token: credential,
-      body: {},
-    });
+    const [command] = (await pollCommands(api, credential)).body.items;
+    const ack = await answerCommand(api, credential, command.id);
     expect(ack.status).toBe(200);
   },
   outcome: (api, { nodeId }) => nodeOutcome(api, nodeId),

@@ -5,6 +5,7 @@ import {
   remediationWorkflowId,
 } from '../../workflows/definitions';
 import { joinedNode } from '../support/agents';
+import { placeAllocation, readNode } from '../support/builders';
 import { call, eventsOf, seedPool, tenantKey } from '../support/fixtures';
 import { eventually, useHarness } from '../support/harness';
 import { recordHistory } from '../support/histories';
@@ -17,7 +18,7 @@ const h = useHarness({
 });
 
 const result = (nodeId: string) => h.temporal.workflow.getHandle(remediationWorkflowId(nodeId)).result();
-const node = async (id: string) => (await call(h, 'GET', `/v1/nodes/${id}`)).body;
+const node = (id: string) => readNode(h, id);
 
 describe('remediation', () => {
   it('a reported fault gets the first rung; clearing it succeeds', async () => {
@@ -90,9 +91,7 @@ describe('remediation', () => {
     const [op] = (await call(h, 'GET', `/v1/operations?nodeId=${nodeId}&kind=remediation`)).body.items;
     expect(op.status).toBe('failed');
     // Placement refuses it; an operator clears maintenance.
-    const placed = await call(h, 'POST', '/v1/allocations', {
-      body: { nodeId, tenantId: 'acme', kind: 'job' },
-    });
+    const placed = await placeAllocation(h, nodeId);
     expect(placed.body.error.details.reasons).toEqual(expect.arrayContaining(['maintenance']));
     expect(
       (await call(h, 'POST', `/v1/nodes/${nodeId}/maintenance`, { body: { maintenance: false } })).body

@@ -1,19 +1,24 @@
 import { describe, expect, it } from 'vitest';
-import { parseCommandLine, type Invocation } from './args';
-import { commands } from './commands';
+import { helpText, usageLine } from '../cli-kit/help';
+import { parseCommandLine, type Invocation } from '../cli-kit/parse';
+import type { Env, FlagSpecs } from '../cli-kit/spec';
+import type { Command } from './command';
 import { UsageError } from './errors';
+import { drydock } from './program';
 
 const NODE = 'node_01k5w8v3x9q2m4n6p8r0s2t4v6';
 
-function run(argv: string[]) {
-  const invocation = parseCommandLine(argv, commands);
+const parse = (argv: string[], env?: Env) => parseCommandLine(drydock, argv, env);
+
+function run(argv: string[], env?: Env) {
+  const invocation = parse(argv, env);
   if (invocation.kind !== 'run') throw new Error(`expected a command, got ${JSON.stringify(invocation)}`);
   return invocation;
 }
 
-function usage(argv: string[]): UsageError {
+function usage(argv: string[], env?: Env): UsageError {
   try {
-    parseCommandLine(argv, commands);
+    parse(argv, env);
   } catch (error) {
     if (error instanceof UsageError) return error;
     throw error;
@@ -21,9 +26,9 @@ function usage(argv: string[]): UsageError {
   throw new Error(`expected a usage error for ${argv.join(' ')}`);
 }
 
-const topicOf = (invocation: Invocation) =>
+const topicOf = (invocation: Invocation<Command, FlagSpecs>) =>
   invocation.kind === 'help'
-    ? { group: invocation.topic.group, command: invocation.topic.command?.words.join(' ') }
+    ? { words: invocation.topic.words.join(' '), command: invocation.topic.command?.words.join(' ') }
     : null;
 
 describe('parseCommandLine', () => {
@@ -55,8 +60,34 @@ describe('parseCommandLine', () => {
       api: 'http://x:1',
       token: 's',
       json: true,
+      help: false,
     });
-    expect(run(['nodes', 'list']).globals).toEqual({ api: undefined, token: undefined, json: false });
+    expect(run(['nodes', 'list']).globals).toEqual({
+      api: undefined,
+      token: undefined,
+      json: false,
+      help: false,
+    });
+    expect(usage(['--reason', 'x', 'nodes', 'list']).message).toBe("unknown flag '--reason'");
+    expect(usage(['--api', 'ftp://x', 'nodes', 'list']).message).toBe(
+      "--api must be an http(s) URL; got 'ftp://x'",
+    );
+  });
+
+  it('reads --api and --token from DRYDOCK_API and DRYDOCK_TOKEN unless given; empty is unset', () => {
+    const env = { DRYDOCK_API: 'https://api.example:8443/', DRYDOCK_TOKEN: 'from-env' };
+    expect(run(['nodes', 'list'], env).globals).toMatchObject({ api: env.DRYDOCK_API, token: 'from-env' });
+    expect(run(['nodes', 'list', '--token', 't', '--api=http://y'], env).globals).toMatchObject({
+      api: 'http://y',
+      token: 't',
+    });
+    expect(run(['nodes', 'list'], { DRYDOCK_API: '', DRYDOCK_TOKEN: '' }).globals).toMatchObject({
+      api: undefined,
+      token: undefined,
+    });
+    expect(usage(['nodes', 'list'], { DRYDOCK_API: 'localhost:8080' }).message).toBe(
+      "--api must be an http(s) URL; got 'localhost:8080'",
+    );
   });
 
   it('takes a value that starts with a dash after --, and refuses a forgotten value', () => {
@@ -259,8 +290,8 @@ describe('parseCommandLine', () => {
     );
     expect(usage(['nodes', 'maintenance']).message).toBe('name a nodes maintenance command: clear');
     expect(usage(['nodes', 'maintenance', 'clear']).helpFor).toBe('nodes maintenance clear');
-    expect(topicOf(parseCommandLine(['nodes', 'maintenance', '--help'], commands))).toEqual({
-      group: 'nodes',
+    expect(topicOf(parse(['nodes', 'maintenance', '--help']))).toEqual({
+      words: 'nodes maintenance',
       command: 'nodes maintenance clear',
     });
     expect(run(['pools', 'capacity', 'pool-h100-east']).args).toEqual({ POOL: 'pool-h100-east' });
@@ -283,14 +314,15 @@ describe('parseCommandLine', () => {
   });
 
   it('answers --help for everything, a group, or one command, whatever else the line holds', () => {
-    expect(topicOf(parseCommandLine(['--help'], commands))).toEqual({ group: undefined, command: undefined });
-    expect(topicOf(parseCommandLine(['nodes', '--help'], commands))).toEqual({
-      group: 'nodes',
-      command: undefined,
-    });
-    expect(topicOf(parseCommandLine(['nodes', 'drain', 'bad-id', '--nope', '-h'], commands))).toEqual({
-      group: 'nodes',
+    expect(topicOf(parse(['--help']))).toEqual({ words: '', command: undefined });
+    expect(topicOf(parse(['nodes', '--help']))).toEqual({ words: 'nodes', command: undefined });
+    expect(topicOf(parse(['nodes', 'drain', 'bad-id', '--nope', '-h']))).toEqual({
+      words: 'nodes drain',
       command: 'nodes drain',
+    });
+    expect(topicOf(parse(['--api', 'http://x', '-h', 'nodes']))).toEqual({
+      words: 'nodes',
+      command: undefined,
     });
   });
 });
@@ -365,5 +397,32 @@ describe('parseCommandLine: decommission', () => {
     expect(usage([...byFile, '--confirm', NODE, ...who, '--operator', 'bob']).message).toBe(
       '--operator given twice',
     );
+  });
+});
+
+describe('help', () => {
+  const help = (argv: string[]) => {
+    const invocation = parse(argv);
+    if (invocation.kind !== 'help') throw new Error(`expected help, got ${invocation.kind}`);
+    return helpText(drydock, invocation.topic);
+  };
+
+  it("lists a group's commands, and shows a command's usage, flags and the global flags with their env", () => {
+    const nodes = help(['nodes', '--help']);
+    expect(nodes).toContain('Usage: drydock nodes COMMAND [arguments] [flags]');
+    expect(nodes).toMatch(/^ {2}nodes maintenance clear +Take a node out of maintenance/m);
+    expect(nodes).not.toContain('pools list');
+    const drain = help(['nodes', 'drain', '-h']);
+    expect(drain.split('\n')[0]).toBe(
+      `Usage: ${usageLine(
+        drydock,
+        drydock.commands.find((c) => c.words[1] === 'drain')!,
+      )}`,
+    );
+    expect(drain).toMatch(/^ {2}--timeout DURATION +with --wait: give up waiting/m);
+    expect(drain).toMatch(
+      /^ {2}--api URL +API base URL \(env DRYDOCK_API; default http:\/\/localhost:8080\)$/m,
+    );
+    expect(drain).toContain('Exit codes: 0 success, 1 other failure, 2 usage error (nothing sent),');
   });
 });

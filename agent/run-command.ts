@@ -1,0 +1,140 @@
+import { lstatSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { baseUrl } from '../cli-kit/flags';
+import { HEARTBEAT_EVERY_MS } from '../domain/liveness';
+import { ApiError, Unreachable } from '../client';
+import { AgentClient } from './client';
+import { Connections } from './connections';
+import { dataDirFlag, defineAgentCommand, joinedApiFlag } from './command';
+import { defaultHandlers } from './commands';
+import { AgentError, IdentityInvalid, UsageError } from './errors';
+import { dataFiles, requireIdentity, updateCaPublicKey } from './identity';
+import { FileJournal } from './journal';
+import { stderrLog, type Log } from './log';
+import { AGENT_COMMAND, claimPidFile, releasePidFile } from './pid-file';
+import { removeNode } from './purge';
+import { AgentSession } from './session';
+
+/** `drydock-agent run`: the node's session with the control plane, until stopped. */
+export const runCommand = defineAgentCommand({
+  words: ['run'],
+  summary: 'heartbeat and carry out commands until stopped',
+  operands: [],
+  flags: {
+    'data-dir': dataDirFlag,
+    api: joinedApiFlag,
+    'heartbeat-every': {
+      type: 'duration',
+      value: 'DURATION',
+      min: 100,
+      help: 'how often to heartbeat',
+      default: `${HEARTBEAT_EVERY_MS / 1000}s`,
+    },
+    binary: {
+      type: 'string',
+      value: 'PATH',
+      help: "the agent's binary, which a purge deletes last",
+      default: 'the launcher this runs from',
+    },
+  },
+  async run({ flags, json }) {
+    const dataDir = resolve(flags['data-dir']);
+    const binary = checkBinary(flags.binary ?? ownLauncher());
+    const heartbeatEveryMs = flags['heartbeat-every'] ?? HEARTBEAT_EVERY_MS;
+    const identity = requireIdentity(dataDir);
+    const files = dataFiles(dataDir);
+    const log = stderrLog(json);
+    claimPidFile(files.pid);
+    const connections = new Connections({ maxSockets: 4 });
+    const api = flags.api === undefined ? identity.api : baseUrl(flags.api);
+    const client = new AgentClient(api, identity.credential, connections);
+    const journal = new FileJournal(files.journal);
+    const session = new AgentSession({
+      client,
+      identity,
+      persistCaKey: (caPublicKey) => updateCaPublicKey(dataDir, caPublicKey),
+      dataDir,
+      heartbeatEveryMs,
+      handlers: defaultHandlers({ binary }),
+      journal,
+      log,
+    });
+    const onSignal = () => void session.stop();
+    process.once('SIGTERM', onSignal);
+    process.once('SIGINT', onSignal);
+    try {
+      const purge = journal.entries.find((e) => e.kind === 'purge' && e.outcome === 'acked');
+      if (purge) {
+        await finishPurge(client, log, purge.id, { nodeId: identity.nodeId, dataDir, binary });
+        return 0;
+      }
+      log('info', `running as ${identity.nodeId}; heartbeat every ${heartbeatEveryMs} ms`, {
+        nodeId: identity.nodeId,
+      });
+      session.start();
+      const end = await session.ended;
+      if (end.reason === 'revoked') throw new IdentityInvalid(end.message);
+      if (end.reason === 'final') {
+        if (end.error) throw new AgentError(`${end.kind} ${end.commandId} acknowledged, but: ${end.error}`);
+        return 0;
+      }
+      log('info', 'stopped');
+      return 0;
+    } finally {
+      process.off('SIGTERM', onSignal);
+      process.off('SIGINT', onSignal);
+      releasePidFile(files.pid);
+      connections.close();
+    }
+  },
+});
+
+/**
+ * Finishes a purge this node acknowledged before the agent stopped (killed between the ack and
+ * the end of the deletion): the ack is sent again, in case it never reached the API (it answers
+ * the same ack again as accepted, or 401 once it forgot the node), then the node is deleted.
+ */
+async function finishPurge(
+  client: AgentClient,
+  log: Log,
+  commandId: string,
+  target: { nodeId: string; dataDir: string; binary?: string },
+): Promise<void> {
+  log('info', `finishing purge ${commandId}, acknowledged before the agent stopped`, { commandId });
+  try {
+    await client.ack(commandId);
+  } catch (error) {
+    if (!(error instanceof ApiError || error instanceof Unreachable)) throw error;
+    log('warn', `purge ${commandId}: the ack was not taken again (${error.message}); deleting all the same`);
+  }
+  try {
+    removeNode(target, log);
+  } catch (error) {
+    throw new AgentError(`purge ${commandId} acknowledged, but: ${(error as Error).message}`);
+  }
+}
+
+/**
+ * The launcher this agent runs from (`process.argv[1]`), which a purge deletes unless `--binary`
+ * names another; none when the process is not an agent's (main called in-process, as by a test).
+ */
+function ownLauncher(): string | undefined {
+  const entry = process.argv[1];
+  return entry && AGENT_COMMAND.test(entry) ? entry : undefined;
+}
+
+/** The binary a purge deletes: an existing file (or link), never a directory; none when unknown. */
+function checkBinary(path: string | undefined): string | undefined {
+  if (path === undefined) return undefined;
+  const binary = resolve(path);
+  let stat;
+  try {
+    stat = lstatSync(binary);
+  } catch {
+    throw new UsageError(`--binary must name the agent's binary; ${binary} does not exist`);
+  }
+  if (stat.isDirectory()) {
+    throw new UsageError(`--binary must name the agent's binary; ${binary} is a directory`);
+  }
+  return binary;
+}

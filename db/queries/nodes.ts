@@ -1,0 +1,129 @@
+import { and, asc, eq, gt, inArray, isNull, sql, type SQL } from 'drizzle-orm';
+import type { NodeState } from '../../domain/controls';
+import { DrydockError } from '../../domain/errors';
+import type { Access, Liveness, ProvisionState } from '../../domain/node';
+import type { Principal } from '../../domain/principal';
+import type { DbOrTx } from '../client';
+import { nodeLabels, nodes } from '../schema';
+import { isoOrNull, stamps } from './dates';
+
+export type NodeRow = typeof nodes.$inferSelect;
+export type LabelRow = typeof nodeLabels.$inferSelect;
+
+/** The node object of the API (docs/api.md). */
+export function nodeView(node: NodeRow, labels: LabelRow[]) {
+  return {
+    id: node.id,
+    tenantId: node.tenantId,
+    poolId: node.poolId,
+    siteId: node.siteId,
+    hostname: node.hostname,
+    displayName: node.displayName,
+    provisionState: node.provisionState,
+    access: node.access,
+    cordoned: node.cordoned,
+    maintenance: node.maintenance,
+    noScheduleReasons: node.noScheduleReasons,
+    connectivity: node.connectivity,
+    liveness: node.liveness,
+    lastSeenAt: isoOrNull(node.lastSeenAt),
+    labels: labels.map((l) => ({ key: l.key, value: l.value, source: l.source })),
+    conditions: node.conditions,
+    session: { connectivity: node.connectivity, lastSeenAt: isoOrNull(node.lastSeenAt) },
+    identityGeneration: node.identityGeneration,
+    version: node.version,
+    ...stamps(node),
+    deletedAt: isoOrNull(node.deletedAt),
+  };
+}
+export type NodeView = ReturnType<typeof nodeView>;
+
+/** The node and its labels as a control sees them. */
+export function nodeState(node: NodeRow, labels: LabelRow[]): NodeState {
+  return { ...node, labels };
+}
+
+/**
+ * SQL that is true for nodes the principal may see: operators see every node (tombstones too);
+ * a tenant sees live nodes of pools its tenant owns or is granted.
+ */
+export function visibleTo(principal: Principal) {
+  if (principal.kind === 'operator') return sql`true`;
+  if (principal.kind === 'node') return sql`false`;
+  return sql`(${nodes.deletedAt} is null and ${nodes.poolId} in (select id from pools where tenant_id = ${principal.tenantId} or ${principal.tenantId} = any(grants)))`;
+}
+
+export function nodeNotFound(nodeId: string): DrydockError {
+  return new DrydockError('NOT_FOUND', `node ${nodeId} not found`, { nodeId });
+}
+
+export async function labelsOf(db: DbOrTx, nodeId: string): Promise<LabelRow[]> {
+  return db.select().from(nodeLabels).where(eq(nodeLabels.nodeId, nodeId)).orderBy(asc(nodeLabels.key));
+}
+
+/** The node as the principal sees it, or NOT_FOUND. */
+export async function getVisibleNode(db: DbOrTx, nodeId: string, principal: Principal): Promise<NodeRow> {
+  const [node] = await db
+    .select()
+    .from(nodes)
+    .where(and(eq(nodes.id, nodeId), visibleTo(principal)));
+  if (!node) throw nodeNotFound(nodeId);
+  return node;
+}
+
+export interface NodeFilter {
+  tenantId?: string;
+  poolId?: string;
+  siteId?: string;
+  cordoned?: boolean;
+  provisionState?: ProvisionState;
+  access?: Access;
+  liveness?: Liveness;
+  includeDeleted?: boolean;
+  /** The last id of the page before. */
+  after?: string;
+  limit: number;
+}
+
+/** The nodes the principal sees that match, by id. */
+export async function listNodes(db: DbOrTx, principal: Principal, q: NodeFilter): Promise<NodeRow[]> {
+  const filters: (SQL | undefined)[] = [
+    visibleTo(principal),
+    q.includeDeleted ? undefined : isNull(nodes.deletedAt),
+    q.tenantId ? eq(nodes.tenantId, q.tenantId) : undefined,
+    q.poolId ? eq(nodes.poolId, q.poolId) : undefined,
+    q.siteId ? eq(nodes.siteId, q.siteId) : undefined,
+    q.cordoned === undefined ? undefined : eq(nodes.cordoned, q.cordoned),
+    q.provisionState ? eq(nodes.provisionState, q.provisionState) : undefined,
+    q.access ? eq(nodes.access, q.access) : undefined,
+    q.liveness ? eq(nodes.liveness, q.liveness) : undefined,
+    q.after ? gt(nodes.id, q.after) : undefined,
+  ];
+  return db
+    .select()
+    .from(nodes)
+    .where(and(...filters))
+    .orderBy(asc(nodes.id))
+    .limit(q.limit);
+}
+
+/** The views of `rows`, each with its labels (one query for all of them). */
+export async function nodeViews(db: DbOrTx, rows: NodeRow[]): Promise<NodeView[]> {
+  if (rows.length === 0) return [];
+  const labels = await db
+    .select()
+    .from(nodeLabels)
+    .where(
+      inArray(
+        nodeLabels.nodeId,
+        rows.map((n) => n.id),
+      ),
+    )
+    .orderBy(asc(nodeLabels.key));
+  return rows.map((n) =>
+    nodeView(
+      n,
+      labels.filter((l) => l.nodeId === n.id),
+    ),
+  );
+}

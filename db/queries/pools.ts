@@ -1,0 +1,46 @@
+import { and, asc, eq, isNull, or, sql } from 'drizzle-orm';
+import { DrydockError } from '../../domain/errors';
+import type { Principal } from '../../domain/principal';
+import type { DbOrTx } from '../client';
+import { nodes, pools } from '../schema';
+
+export type PoolRow = typeof pools.$inferSelect;
+
+function poolVisibleTo(principal: Principal) {
+  if (principal.kind === 'operator') return sql`true`;
+  if (principal.kind === 'node') return sql`false`;
+  return or(eq(pools.tenantId, principal.tenantId), sql`${principal.tenantId} = any(${pools.grants})`)!;
+}
+
+/** The pool as the principal sees it (its own tenant's, or granted), or NOT_FOUND. */
+export async function getVisiblePool(db: DbOrTx, id: string, principal: Principal): Promise<PoolRow> {
+  const [pool] = await db
+    .select()
+    .from(pools)
+    .where(and(eq(pools.id, id), poolVisibleTo(principal)));
+  if (!pool) throw new DrydockError('NOT_FOUND', `pool ${id} not found`, { poolId: id });
+  return pool;
+}
+
+/** The pools the principal sees, by id. */
+export async function listPools(db: DbOrTx, principal: Principal): Promise<PoolRow[]> {
+  return db.select().from(pools).where(poolVisibleTo(principal)).orderBy(asc(pools.id));
+}
+
+export async function findPool(db: DbOrTx, id: string): Promise<PoolRow | undefined> {
+  const [pool] = await db.select().from(pools).where(eq(pools.id, id));
+  return pool;
+}
+
+/** The live nodes of a pool, as much of them as capacity counting reads. */
+export async function capacityRowsOf(db: DbOrTx, poolId: string) {
+  return db
+    .select({
+      maintenance: nodes.maintenance,
+      liveness: nodes.liveness,
+      cordoned: nodes.cordoned,
+      noScheduleReasons: nodes.noScheduleReasons,
+    })
+    .from(nodes)
+    .where(and(eq(nodes.poolId, poolId), isNull(nodes.deletedAt)));
+}

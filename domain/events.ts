@@ -1,0 +1,101 @@
+import type { Connectivity, Liveness } from './node';
+import type { AttemptRecord } from './remediation';
+
+/** The `data` of an event that carries none. */
+type NoData = Record<string, never>;
+
+/**
+ * Every event Drydock writes, by type, with the shape of its `data`. The events table is the audit
+ * log and the feed (docs/api.md); a new event type is added here first, with its line in
+ * `EVENT_DESCRIPTIONS`.
+ */
+export interface EventPayloads {
+  'node.cordoned': NoData;
+  'node.uncordoned': { endedDrain: boolean };
+  'node.tainted': { added: string[]; removed: string[] };
+  'node.labeled': { set: Record<string, string>; removed: string[] };
+  'node.maintenance.cleared': NoData;
+  'node.blocked': NoData;
+  'node.unblocked': NoData;
+  'security.node.identity-revoked': { revokedCertificates: number; identityGeneration: number };
+
+  'node.adopting': { joinToken?: string; hostname?: string };
+  'node.adopted': NoData;
+  'node.approved': { poolId: string };
+  'node.rejected': NoData;
+  'node.deleted': NoData;
+
+  'node.connected': { was: { connectivity: Connectivity; liveness: Liveness } };
+  'node.disconnected': { reason: 'goodbye' | 'no-session' };
+  'node.unreachable': { lastSeenAt: string | null };
+  'node.lost': NoData;
+
+  'node.draining': NoData;
+  'node.drained': NoData;
+  'node.drain.cancelled': NoData;
+  'node.drain.failed': { code: string; step: string };
+
+  'node.decommissioned': { operator?: string; nodeGeneration?: number; dependencyDigest?: string };
+
+  'node.purge.requested': { commandId: string };
+  'node.purge.refused': { commandId: string };
+  'node.purged': NoData;
+
+  'node.remediation.attempted': { attempt: number; action: string; condition: string; commandId: string };
+  'node.remediation.succeeded': { attempts: AttemptRecord[] };
+  'node.remediation.escalated': {
+    reason: string;
+    condition: string;
+    attempts: AttemptRecord[];
+    /** Present when the pool was over its `maxUnhealthy`: the counts that said so. */
+    storm?: unknown;
+  };
+}
+
+export type EventType = keyof EventPayloads;
+
+/** What each event records; also the list of event types the API documents. */
+export const EVENT_DESCRIPTIONS: Record<EventType, string> = {
+  'node.cordoned': 'the node was cordoned: no new placements',
+  'node.uncordoned': 'the cordon came off (and a drain in progress ended)',
+  'node.tainted': 'operator taints were added or removed',
+  'node.labeled': 'operator labels were set or removed',
+  'node.maintenance.cleared': 'an operator took the node out of maintenance',
+  'node.blocked': 'access blocked: the node is refused all but its purge command',
+  'node.unblocked': 'access allowed again',
+  'security.node.identity-revoked': "the node's credentials and certificates were revoked",
+  'node.adopting': 'the node joined, or was adopted again, and waits for acceptance',
+  'node.adopted': 'acceptance passed: the node may take placements',
+  'node.approved': 'an operator let a pending node in, into a pool',
+  'node.rejected': 'an operator turned a pending node away',
+  'node.deleted': 'the node was deleted (its row stays as a tombstone)',
+  'node.connected': "the node's agent started a session",
+  'node.disconnected': "the node's agent said goodbye, or its session timed out",
+  'node.unreachable': 'no heartbeat within the lease',
+  'node.lost': "unreachable for longer than its pool's lostAfter",
+  'node.draining': 'a drain began: cordoned, waiting for its allocations to end',
+  'node.drained': 'the drain finished: the node holds nothing',
+  'node.drain.cancelled': 'the drain ended before it finished (`draining` was taken off)',
+  'node.drain.failed': 'the drain failed for good; `draining` came off',
+  'node.decommissioned': 'the node was decommissioned for good',
+  'node.purge.requested': 'a signed purge command was queued for the node',
+  'node.purge.refused': 'the node refused the purge command',
+  'node.purged': 'the node confirmed the purge and was forgotten',
+  'node.remediation.attempted': 'a remediation action was sent to the node',
+  'node.remediation.succeeded': 'the condition cleared',
+  'node.remediation.escalated': 'remediation gave up: the node is in maintenance',
+};
+
+export const EVENT_TYPES = Object.keys(EVENT_DESCRIPTIONS) as [EventType, ...EventType[]];
+
+/**
+ * One event as a change carries it: its type and its payload, which may be left out when every
+ * field of it is optional. A union on `type`, so a misspelt type or a wrong payload does not compile.
+ */
+export type DrydockEvent = {
+  [T in EventType]: Record<never, never> extends EventPayloads[T]
+    ? { type: T; data?: EventPayloads[T] }
+    : { type: T; data: EventPayloads[T] };
+}[EventType];
+
+export type EventOf<T extends EventType> = Extract<DrydockEvent, { type: T }>;

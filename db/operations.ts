@@ -102,8 +102,3 @@ export async function findOperation(db: DbOrTx, id: string): Promise<OperationRo
   const [op] = await db.select().from(operations).where(eq(operations.id, id));
   return op;
 }
-
-/** The answer of a begin that finds the operation it created on an earlier run of itself. */
-export function ownBegin<N>(operation: OperationRow, node: N) {
-  return { operation: operationView(operation), node, created: true };
-}

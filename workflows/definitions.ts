@@ -38,6 +38,9 @@ export interface BeginResult {
 
 export const beginUpdate = defineUpdate<BeginResult, [BeginRequest]>('begin');
 
+/** The lifecycle operations that run as a workflow of their own, one per node at a time. */
+export type LifecycleKind = 'drain' | 'decommission' | 'purge' | 'remediation';
+
 /**
  * A lifecycle workflow as the API starts it: `kind` is its workflow type (the exported workflow
  * function of that name) and its operations' kind; `begin` types the request and the answer.
@@ -47,7 +50,7 @@ export interface LifecycleWorkflow<
   Request extends BeginRequest,
   Result extends BeginResult,
 > {
-  kind: 'drain' | 'decommission' | 'purge' | 'remediation';
+  kind: LifecycleKind;
   workflowId: (nodeId: string) => string;
   begin: UpdateDefinition<Result, [Request]>;
   /** Never set: it carries the type of the workflow's argument. */

@@ -29,12 +29,7 @@ export async function awaitBegin<R extends BeginRequest, A extends BeginResult>(
   const state: { first: A | null; refused: boolean } = { first: null, refused: false };
   setHandler(update, async (request) => {
     try {
-      const result = await begin({
-        ...request,
-        nodeId,
-        workflowId: workflowInfo().workflowId,
-        operationId: beginOperationId(request),
-      });
+      const result = await begin(beginInput(request, nodeId));
       if (state.first === null) {
         state.first = result;
         upsertSearchAttributes([{ key: OperationIdKey, value: result.operation.id }]);
@@ -50,6 +45,16 @@ export async function awaitBegin<R extends BeginRequest, A extends BeginResult>(
   await condition(allHandlersFinished);
   if (state.first !== null) return { begun: state.first };
   return { begun: null, outcome: arrived ? 'refused' : 'never-began' };
+}
+
+/** What a begin activity gets for a request: the node, this workflow, and the operation's id. */
+export function beginInput<R extends BeginRequest>(request: R, nodeId: string): BeginInput<R> {
+  return {
+    ...request,
+    nodeId,
+    workflowId: workflowInfo().workflowId,
+    operationId: beginOperationId(request),
+  };
 }
 
 /**

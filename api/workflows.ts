@@ -1,3 +1,4 @@
+import { z } from '@hono/zod-openapi';
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { actorOf, idempotencyScope, type Principal } from '../domain/principal';
 import { labelsOf, nodeView, type NodeRow } from '../db/nodes';
@@ -5,6 +6,7 @@ import { operationOfKey, operationView } from '../db/operations';
 import type { BeginRequest, BeginResult, LifecycleWorkflow } from '../workflows/definitions';
 import { LifecycleOperationKey, NodeIdKey, PoolIdKey, TenantIdKey } from '../workflows/search-attributes';
 import type { AppDeps } from './env';
+import { errorResponses, json, NodeSchema, OperationSchema } from './schemas';
 import type { SingleFlight } from './single-flight';
 import { requestHash, updateWithStart } from './update-with-start';
 
@@ -80,6 +82,16 @@ export async function startOperation<
   const { result, leader } = await start.inFlight.run(`${scope}/${key}`, hash!, begin);
   return { ...result, created: leader && result.created };
 }
+
+/** What a route that starts an operation answers: 202 when this request began it, else 200. */
+export const startResponses = <T extends z.ZodType>(schema: T, began: string, found: string) => ({
+  202: json(schema, began),
+  200: json(schema, found),
+  ...errorResponses,
+});
+
+/** The answer of a start that names the node too (drain, purge). */
+export const NodeOperationSchema = z.object({ node: NodeSchema, operation: OperationSchema });
 
 /** How long a route waits for a signal to be taken: the change is committed whether or not it is. */
 const SIGNAL_TIMEOUT_MS = 2_000;

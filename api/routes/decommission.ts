@@ -16,7 +16,7 @@ import {
   reason,
   text,
 } from '../schemas';
-import { startOperation } from '../workflows';
+import { startOperation, startResponses } from '../workflows';
 
 const PreviewSchema = z
   .object({
@@ -60,11 +60,11 @@ const executeRoute = createRoute({
     }),
     ...jsonBody(executeBody, true),
   },
-  responses: {
-    202: json(OperationSchema, 'admitted: the decommission runs'),
-    200: json(OperationSchema, 'this Idempotency-Key already has its operation'),
-    ...errorResponses,
-  },
+  responses: startResponses(
+    OperationSchema,
+    'admitted: the decommission runs',
+    'this Idempotency-Key already has its operation',
+  ),
 });
 
 export function decommissionRoutes(): OpenAPIHono<AppEnv> {

@@ -3,19 +3,8 @@ import { getVisibleNode } from '../../db/nodes';
 import { drainWorkflow } from '../../workflows/definitions';
 import { requireAction } from '../auth';
 import type { AppEnv } from '../env';
-import {
-  errorResponses,
-  expectedVersion,
-  idempotencyHeaders,
-  json,
-  jsonBody,
-  NodeSchema,
-  nodeIdParams,
-  OperationSchema,
-  reason,
-  version,
-} from '../schemas';
-import { startOperation } from '../workflows';
+import { expectedVersion, idempotencyHeaders, jsonBody, nodeIdParams, reason, version } from '../schemas';
+import { NodeOperationSchema, startOperation, startResponses } from '../workflows';
 
 const drainBody = z.strictObject({ reason: reason.optional(), version: version.optional() });
 
@@ -24,11 +13,7 @@ const drainRoute = createRoute({
   path: '/v1/nodes/{id}/drain',
   summary: 'Cordon a node and wait for it to empty (workflow drain/<nodeId>)',
   request: { params: nodeIdParams, headers: idempotencyHeaders, ...jsonBody(drainBody) },
-  responses: {
-    202: json(z.object({ node: NodeSchema, operation: OperationSchema }), 'the drain began'),
-    200: json(z.object({ node: NodeSchema, operation: OperationSchema }), 'the drain already runs'),
-    ...errorResponses,
-  },
+  responses: startResponses(NodeOperationSchema, 'the drain began', 'the drain already runs'),
 });
 
 export function drainRoutes(): OpenAPIHono<AppEnv> {

@@ -3,16 +3,8 @@ import { getVisibleNode } from '../../db/nodes';
 import { purgeWorkflow } from '../../workflows/definitions';
 import { requireOperator } from '../auth';
 import type { AppEnv } from '../env';
-import {
-  errorResponses,
-  json,
-  jsonBody,
-  NodeSchema,
-  nodeIdParams,
-  OperationSchema,
-  reason,
-} from '../schemas';
-import { startOperation } from '../workflows';
+import { jsonBody, nodeIdParams, reason } from '../schemas';
+import { NodeOperationSchema, startOperation, startResponses } from '../workflows';
 
 const purgeBody = z.strictObject({
   confirm: z.literal(true, { error: 'purge cannot be undone: send "confirm": true' }),
@@ -24,14 +16,11 @@ const purgeRoute = createRoute({
   path: '/v1/nodes/{id}/purge',
   summary: 'Make a node wipe itself from its machine (operator; cannot be undone)',
   request: { params: nodeIdParams, ...jsonBody(purgeBody, true) },
-  responses: {
-    202: json(
-      z.object({ node: NodeSchema, operation: OperationSchema }),
-      'the signed purge command is queued',
-    ),
-    200: json(z.object({ node: NodeSchema, operation: OperationSchema }), 'a purge already runs'),
-    ...errorResponses,
-  },
+  responses: startResponses(
+    NodeOperationSchema,
+    'the signed purge command is queued',
+    'a purge already runs',
+  ),
 });
 
 export function purgeRoutes(): OpenAPIHono<AppEnv> {

@@ -14,7 +14,7 @@ import {
 import { requireAction, requireAgent } from '../auth';
 import type { AppDeps, AppEnv } from '../env';
 import { errorResponses, json, jsonBody, nodeIdParams, OperationSchema, reason } from '../schemas';
-import { signalIfRunning, startOperation } from '../workflows';
+import { signalIfRunning, startOperation, startResponses } from '../workflows';
 
 const conditionType = z
   .string()
@@ -69,11 +69,11 @@ const remediateRoute = createRoute({
     params: nodeIdParams,
     ...jsonBody(z.strictObject({ condition: conditionType, reason: reason.optional() }), true),
   },
-  responses: {
-    202: json(z.object({ operation: OperationSchema }), 'the remediation began'),
-    200: json(z.object({ operation: OperationSchema }), 'a remediation already runs'),
-    ...errorResponses,
-  },
+  responses: startResponses(
+    z.object({ operation: OperationSchema }),
+    'the remediation began',
+    'a remediation already runs',
+  ),
 });
 
 export function remediationRoutes(): OpenAPIHono<AppEnv> {

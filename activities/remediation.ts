@@ -11,9 +11,9 @@ import { nodeCommands, nodes, operations, pools } from '../db/schema';
 import { wakeNode } from '../db/wakeups';
 import type {
   AttemptCheck,
+  BeginInput,
   RemediationBegun,
   RemediationRequest,
-  BeginInput,
 } from '../workflows/definitions';
 import { beginOperation } from './begin';
 
@@ -23,9 +23,9 @@ export function createRemediationActivities(db: Db) {
      * Begin, in one transaction: the operation, unless one runs. An automatic remediation in a pool
      * already past `maxUnhealthy` escalates at once (`remediation-storm`): no command is sent.
      */
-    async beginRemediation(input: BeginInput<RemediationRequest>): Promise<RemediationBegun> {
+    async beginRemediation(input: BeginInput<RemediationRequest>) {
       let storm: Storm | null = null;
-      return beginOperation(db, input, {
+      return beginOperation<RemediationRequest, RemediationBegun>(db, input, {
         kind: 'remediation',
         async admit(tx, node) {
           assertControllable(node);

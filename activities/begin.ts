@@ -32,7 +32,7 @@ export interface BeginPlan<A extends BeginResult> {
   admit: (tx: Tx, node: NodeRow) => Promise<OperationRow | undefined | void>;
   /** The new operation's `result`, when it has one from the start. */
   result?: Record<string, unknown>;
-  /** What the begin changes once its operation is recorded: the node as it is now, and the operation if changed. */
+  /** The begin's change once its operation is recorded: the node as it now is, the operation if changed. */
   apply: (
     tx: Tx,
     node: NodeRow,

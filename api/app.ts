@@ -14,13 +14,13 @@ import { operationsRoutes } from './routes/operations';
 import {
   agentRoutes,
   allocationsRoutes,
-  decommissionRoutes,
-  drainRoutes,
   nodeAccessRoutes,
   nodeControlsRoutes,
-  purgeRoutes,
-  remediationRoutes,
 } from './routes/pending';
+import { decommissionRoutes } from './routes/decommission';
+import { drainRoutes } from './routes/drain';
+import { purgeRoutes } from './routes/purge';
+import { remediationRoutes } from './routes/remediation';
 import { poolsRoutes } from './routes/pools';
 import { tokensRoutes } from './routes/tokens';
 import { limitFailedAuthentications } from './rate-limit';

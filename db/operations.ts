@@ -2,7 +2,7 @@ import { and, eq, inArray, sql } from 'drizzle-orm';
 import type { OperationStatus } from '../domain/operation';
 import type { Tx } from './client';
 import { isUniqueViolation } from './errors';
-import { keyReused, operationView, type OperationRow } from './queries/operations';
+import { keyReused, type OperationRow } from './queries/operations';
 import { operations } from './schema';
 
 // The reads live in queries/operations.ts (routes may import those); re-exported for the writers.
@@ -41,9 +41,4 @@ export async function insertOperation(tx: Tx, values: typeof operations.$inferIn
     }
     throw error;
   }
-}
-
-/** The answer of a begin that finds the operation it created on an earlier run of itself. */
-export function ownBegin<N>(operation: OperationRow, node: N) {
-  return { operation: operationView(operation), node, created: true };
 }

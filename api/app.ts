@@ -8,16 +8,16 @@ import { closeIfBodyUnread, limitBody } from './body-limit';
 import type { AppDeps, AppEnv } from './env';
 import { toResponse } from './errors';
 import { Metrics } from './metrics';
-import { allocationsRouter } from './routes/allocations';
-import { agentRouter } from './routes/agent';
+import { allocationsRoutes } from './routes/allocations';
+import { agentRoutes } from './routes/agent';
 import { keysRouter } from './routes/keys';
-import { nodeAccessRouter } from './routes/node-access';
+import { nodeAccessRoutes } from './routes/node-access';
 import { tokensRouter } from './routes/tokens';
 import { decommissionRouter } from './routes/decommission';
 import { drainRouter } from './routes/drain';
 import { purgeRouter } from './routes/purge';
 import { remediationRouter } from './routes/remediation';
-import { nodeControlsRouter } from './routes/node-controls';
+import { nodeControlsRoutes } from './routes/node-controls';
 import { nodesRouter } from './routes/nodes';
 import { operationsRouter } from './routes/operations';
 import { poolsRouter } from './routes/pools';
@@ -89,18 +89,18 @@ export function createApp(deps: AppDeps) {
   // Joining is the one /v1 call without a bearer credential: the join token is in the body.
   app.use('/v1/*', (c, next) => (c.req.path === '/v1/agent/join' ? next() : authenticate(c, next)));
   app.route('/', nodesRouter);
-  app.route('/', nodeControlsRouter);
+  app.route('/', nodeControlsRoutes());
   app.route('/', drainRouter);
   app.route('/', decommissionRouter);
   app.route('/', purgeRouter);
   app.route('/', remediationRouter);
   app.route('/', operationsRouter);
-  app.route('/', allocationsRouter);
+  app.route('/', allocationsRoutes());
   app.route('/', poolsRouter);
   app.route('/', keysRouter);
   app.route('/', tokensRouter);
-  app.route('/', nodeAccessRouter);
-  app.route('/', agentRouter);
+  app.route('/', nodeAccessRoutes());
+  app.route('/', agentRoutes());
   return app;
 }
 

@@ -1,6 +1,8 @@
 import type { z } from '@hono/zod-openapi';
 import { createRoute } from '@hono/zod-openapi';
+import type { Context } from 'hono';
 import type { Principal } from '../domain/principal';
+import type { AppEnv } from './env';
 import {
   errorResponses,
   expectedVersion,
@@ -45,19 +47,25 @@ export interface NodeTarget {
   reason?: string | null;
 }
 
+type NodeRouteContext = Context<
+  AppEnv,
+  string,
+  {
+    out: {
+      param: { id: string };
+      header: { 'if-match'?: number };
+      json: { version?: number; reason?: string };
+    };
+  }
+>;
+
 /** The target of a `nodeRoute` call, from its validated path, headers and body. */
-export function nodeTarget(
-  principal: Principal,
-  request: {
-    param: { id: string };
-    header: { 'if-match'?: number };
-    body: { version?: number; reason?: string };
-  },
-): NodeTarget {
+export function nodeTarget(c: NodeRouteContext): NodeTarget {
+  const body = c.req.valid('json');
   return {
-    nodeId: request.param.id,
-    principal,
-    version: expectedVersion(request.body.version, request.header['if-match']),
-    reason: request.body.reason,
+    nodeId: c.req.valid('param').id,
+    principal: c.get('principal'),
+    version: expectedVersion(body.version, c.req.valid('header')['if-match']),
+    reason: body.reason,
   };
 }

@@ -67,38 +67,20 @@ export function nodeAccessRoutes(): OpenAPIHono<AppEnv> {
       const principal = c.get('principal');
       if (spec.action === 'operator') requireOperator(principal);
       else requireAction(principal, spec.action);
-      const body = c.req.valid('json');
-      const target = nodeTarget(principal, {
-        param: c.req.valid('param'),
-        header: c.req.valid('header'),
-        body,
-      });
+      const target = nodeTarget(c);
       return c.json(await controlAccess(c.get('deps'), target, spec.control), 200);
     });
   }
 
   router.openapi(approveRoute, async (c) => {
-    const principal = c.get('principal');
-    requireOperator(principal);
-    const body = c.req.valid('json');
-    const target = nodeTarget(principal, {
-      param: c.req.valid('param'),
-      header: c.req.valid('header'),
-      body,
-    });
-    return c.json(await approveNode(c.get('deps'), { ...target, poolId: body.poolId }), 200);
+    requireOperator(c.get('principal'));
+    const target = { ...nodeTarget(c), poolId: c.req.valid('json').poolId };
+    return c.json(await approveNode(c.get('deps'), target), 200);
   });
 
   router.openapi(revokeIdentityRoute, async (c) => {
-    const principal = c.get('principal');
-    requireAction(principal, 'compute:nodes:revoke-identity');
-    const body = c.req.valid('json');
-    const target = nodeTarget(principal, {
-      param: c.req.valid('param'),
-      header: c.req.valid('header'),
-      body,
-    });
-    return c.json(await revokeNodeIdentity(c.get('deps'), target), 200);
+    requireAction(c.get('principal'), 'compute:nodes:revoke-identity');
+    return c.json(await revokeNodeIdentity(c.get('deps'), nodeTarget(c)), 200);
   });
   return router;
 }

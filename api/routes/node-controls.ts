@@ -131,37 +131,19 @@ export function nodeControlsRoutes(): OpenAPIHono<AppEnv> {
       const body = c.req.valid('json');
       // The control is built first, so body rules are checked before any lookup.
       const control = spec.control(body);
-      const target = nodeTarget(principal, {
-        param: c.req.valid('param'),
-        header: c.req.valid('header'),
-        body,
-      });
+      const target = nodeTarget(c);
       return c.json(await controlNode(c.get('deps'), target, control), 200);
     });
   }
 
   router.openapi(adoptRoute, async (c) => {
-    const principal = c.get('principal');
-    requireAction(principal, 'compute:nodes:provision');
-    const body = c.req.valid('json');
-    const target = nodeTarget(principal, {
-      param: c.req.valid('param'),
-      header: c.req.valid('header'),
-      body,
-    });
-    return c.json(await adoptNode(c.get('deps'), target), 200);
+    requireAction(c.get('principal'), 'compute:nodes:provision');
+    return c.json(await adoptNode(c.get('deps'), nodeTarget(c)), 200);
   });
 
   router.openapi(deleteRoute, async (c) => {
-    const principal = c.get('principal');
-    requireAction(principal, 'compute:nodes:delete');
-    const body = c.req.valid('json');
-    const target = nodeTarget(principal, {
-      param: c.req.valid('param'),
-      header: c.req.valid('header'),
-      body,
-    });
-    return c.json(await deleteNodeOf(c.get('deps'), target), 200);
+    requireAction(c.get('principal'), 'compute:nodes:delete');
+    return c.json(await deleteNodeOf(c.get('deps'), nodeTarget(c)), 200);
   });
   return router;
 }

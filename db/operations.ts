@@ -1,5 +1,6 @@
 import { and, eq, inArray, sql } from 'drizzle-orm';
-import type { OperationKind, OperationStatus } from '../domain/operation';
+import type { OperationKind } from '../domain/operation';
+import { OPEN_OPERATION_STATUSES, type FinalOperationStatus } from '../domain/operation-status';
 import { DrydockError } from '../domain/errors';
 import type { DbOrTx, Tx } from './client';
 import { isUniqueViolation } from './errors';
@@ -41,7 +42,7 @@ export async function openOperation(
       and(
         eq(operations.nodeId, nodeId),
         eq(operations.kind, kind),
-        inArray(operations.status, ['pending', 'running']),
+        inArray(operations.status, OPEN_OPERATION_STATUSES),
       ),
     );
   return op;
@@ -74,13 +75,13 @@ function keyReused(): DrydockError {
 export async function finishOperation(
   tx: Tx,
   id: string,
-  status: Extract<OperationStatus, 'succeeded' | 'failed' | 'cancelled'>,
+  status: FinalOperationStatus,
   outcome: { result?: Record<string, unknown>; error?: Record<string, unknown> } = {},
 ): Promise<OperationRow | undefined> {
   const [op] = await tx
     .update(operations)
     .set({ status, ...outcome, updatedAt: sql`now()`, completedAt: sql`now()` })
-    .where(and(eq(operations.id, id), inArray(operations.status, ['pending', 'running'])))
+    .where(and(eq(operations.id, id), inArray(operations.status, OPEN_OPERATION_STATUSES)))
     .returning();
   return op;
 }

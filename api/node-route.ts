@@ -1,5 +1,4 @@
-import type { z } from '@hono/zod-openapi';
-import { createRoute } from '@hono/zod-openapi';
+import { createRoute, type z } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 import type { Principal } from '../domain/principal';
 import type { AppEnv } from './env';

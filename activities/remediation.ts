@@ -1,4 +1,5 @@
 import { and, count, eq, inArray, isNull, sql } from 'drizzle-orm';
+import { OPEN_COMMAND_STATUSES } from '../domain/command-status';
 import { assertControllable } from '../domain/controls';
 import { DrydockError } from '../domain/errors';
 import { newId } from '../domain/ids';
@@ -195,7 +196,9 @@ async function cancelRungCommands(tx: Tx, operationId: string) {
   await tx
     .update(nodeCommands)
     .set({ status: 'cancelled', finishedAt: sql`now()` })
-    .where(and(eq(nodeCommands.operationId, operationId), inArray(nodeCommands.status, ['pending'])));
+    .where(
+      and(eq(nodeCommands.operationId, operationId), inArray(nodeCommands.status, OPEN_COMMAND_STATUSES)),
+    );
 }
 
 async function escalate(

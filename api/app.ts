@@ -11,12 +11,10 @@ import { Metrics } from './metrics';
 import { keysRoutes } from './routes/keys';
 import { nodesRoutes } from './routes/nodes';
 import { operationsRoutes } from './routes/operations';
-import {
-  agentRoutes,
-  allocationsRoutes,
-  nodeAccessRoutes,
-  nodeControlsRoutes,
-} from './routes/pending';
+import { agentRoutes } from './routes/agent';
+import { allocationsRoutes } from './routes/allocations';
+import { nodeAccessRoutes } from './routes/node-access';
+import { nodeControlsRoutes } from './routes/node-controls';
 import { decommissionRoutes } from './routes/decommission';
 import { drainRoutes } from './routes/drain';
 import { purgeRoutes } from './routes/purge';

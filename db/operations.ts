@@ -1,5 +1,5 @@
 import { and, eq, inArray, sql } from 'drizzle-orm';
-import type { OperationStatus } from '../domain/operation';
+import { OPEN_OPERATION_STATUSES, type FinalOperationStatus } from '../domain/operation-status';
 import type { Tx } from './client';
 import { isUniqueViolation } from './errors';
 import { keyReused, type OperationRow } from './queries/operations';
@@ -19,13 +19,13 @@ export {
 export async function finishOperation(
   tx: Tx,
   id: string,
-  status: Extract<OperationStatus, 'succeeded' | 'failed' | 'cancelled'>,
+  status: FinalOperationStatus,
   outcome: { result?: Record<string, unknown>; error?: Record<string, unknown> } = {},
 ): Promise<OperationRow | undefined> {
   const [op] = await tx
     .update(operations)
     .set({ status, ...outcome, updatedAt: sql`now()`, completedAt: sql`now()` })
-    .where(and(eq(operations.id, id), inArray(operations.status, ['pending', 'running'])))
+    .where(and(eq(operations.id, id), inArray(operations.status, OPEN_OPERATION_STATUSES)))
     .returning();
   return op;
 }

@@ -1,7 +1,7 @@
 import { and, eq, ne, sql } from 'drizzle-orm';
 import { DrydockError } from '../domain/errors';
 import type { Db } from '../db/client';
-import { previewOf } from '../db/decommission';
+import { previewOf } from '../db/queries/decommission';
 import { revokeIdentity } from '../db/identity';
 import { applyNodeChange, lockNode, type NodeRow } from '../db/nodes';
 import { finishOperation } from '../db/operations';

@@ -1,5 +1,5 @@
 import { and, asc, desc, eq, inArray, sql } from 'drizzle-orm';
-import { isOpen } from '../db/allocations';
+import { isOpen } from '../db/queries/allocations';
 import { finishDrain, startDrain, assertControllable } from '../domain/controls';
 import { isDraining } from '../domain/node';
 import { isFinished } from '../domain/operation';

@@ -1,6 +1,6 @@
 import { createRoute, OpenAPIHono, z } from '@hono/zod-openapi';
 import type { CommandAnswer } from '../../domain/command-status';
-import { commandView } from '../../db/commands';
+import { commandView } from '../../db/queries/commands';
 import { requireAgent } from '../auth';
 import type { AppEnv } from '../env';
 import { errorResponses, idOf, json, jsonBody, queryInteger, reason, text } from '../schemas';

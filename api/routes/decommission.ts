@@ -1,6 +1,6 @@
 import { createRoute, OpenAPIHono, z } from '@hono/zod-openapi';
-import { previewOf } from '../../db/decommission';
-import { getVisibleNode } from '../../db/nodes';
+import { previewOf } from '../../db/queries/decommission';
+import { getVisibleNode } from '../../db/queries/nodes';
 import { decommissionWorkflow, type BeginResult } from '../../workflows/definitions';
 import { requireOperator } from '../auth';
 import type { AppEnv } from '../env';

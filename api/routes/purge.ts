@@ -1,5 +1,5 @@
 import { createRoute, OpenAPIHono, z } from '@hono/zod-openapi';
-import { getVisibleNode } from '../../db/nodes';
+import { getVisibleNode } from '../../db/queries/nodes';
 import { purgeWorkflow } from '../../workflows/definitions';
 import { requireOperator } from '../auth';
 import type { AppEnv } from '../env';

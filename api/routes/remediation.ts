@@ -1,40 +1,15 @@
 import { createRoute, OpenAPIHono, z } from '@hono/zod-openapi';
-import { DrydockError } from '../../domain/errors';
-import type { Principal } from '../../domain/principal';
 import { CONDITION_TYPE } from '../../domain/remediation';
-import { reportCondition } from '../../db/conditions';
-import { getVisibleNode, type NodeRow } from '../../db/nodes';
-import type { OperationView } from '../../db/operations';
-import {
-  remediationWakeSignal,
-  remediationWorkflow,
-  remediationWorkflowId,
-  type BeginResult,
-} from '../../workflows/definitions';
+import { getVisibleNode } from '../../db/queries/nodes';
 import { requireAction, requireAgent } from '../auth';
-import type { AppDeps, AppEnv } from '../env';
+import type { AppEnv } from '../env';
 import { errorResponses, json, jsonBody, nodeIdParams, OperationSchema, reason } from '../schemas';
-import { signalIfRunning, startOperation, startResponses } from '../workflows';
+import { reportNodeCondition, startRemediation } from '../services/remediation';
+import { startResponses } from '../workflows';
 
 const conditionType = z
   .string()
   .regex(CONDITION_TYPE, 'a condition type such as GpuXidError: a letter, then letters and digits');
-
-/** Starts (or joins) remediation/<nodeId> for a condition; see workflows/remediation.ts. */
-function startRemediation(
-  deps: AppDeps,
-  node: NodeRow,
-  principal: Principal,
-  request: { condition: string; automatic: boolean; reason: string | null },
-): Promise<BeginResult> {
-  return startOperation(deps, remediationWorkflow, {
-    node,
-    principal,
-    request,
-    input: { settings: deps.remediation },
-    summary: `remediate ${request.condition} on ${node.hostname} (${node.id})${request.reason ? `: ${request.reason}` : ''}`,
-  });
-}
 
 const conditionsRoute = createRoute({
   method: 'post',
@@ -84,29 +59,12 @@ export function remediationRoutes(): OpenAPIHono<AppEnv> {
     const node = requireAgent(principal, c.get('agentNode'));
     const body = c.req.valid('json');
     const deps = c.get('deps');
-    const report = await reportCondition(deps.db, node.id, {
+    const answer = await reportNodeCondition(deps, node, principal, {
       type: body.type,
       status: body.status,
       reason: body.reason ?? null,
     });
-    let remediation: OperationView | null = null;
-    if (report.becameTrue) {
-      try {
-        remediation = (
-          await startRemediation(deps, report.node, principal, {
-            condition: body.type,
-            automatic: true,
-            reason: body.reason ?? null,
-          })
-        ).operation;
-      } catch (error) {
-        // The report stands; a remediation that cannot start now is retried by the next report.
-        if (!(error instanceof DrydockError)) throw error;
-      }
-    }
-    if (report.cleared)
-      await signalIfRunning(deps.temporal, remediationWorkflowId(node.id), remediationWakeSignal.name);
-    return c.json({ nodeId: node.id, conditions: report.node.conditions, remediation }, 200);
+    return c.json(answer, 200);
   });
 
   router.openapi(remediateRoute, async (c) => {

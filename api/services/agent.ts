@@ -4,7 +4,7 @@ import { assertNever } from '../../domain/assert-never';
 import { answerEffect, type CommandAnswer } from '../../domain/command-status';
 import { DrydockError } from '../../domain/errors';
 import type { Principal } from '../../domain/principal';
-import { openCommands, type CommandRow } from '../../db/commands';
+import { openCommands, type CommandRow } from '../../db/queries/commands';
 import { appendEvent } from '../../db/events';
 import { joinNode, type JoinRequest } from '../../db/join';
 import type { NodeRow } from '../../db/nodes';

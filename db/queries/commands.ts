@@ -1,7 +1,7 @@
 import { and, asc, eq, inArray } from 'drizzle-orm';
-import { OPEN_COMMAND_STATUSES } from '../domain/command-status';
-import type { DbOrTx } from './client';
-import { nodeCommands } from './schema';
+import { OPEN_COMMAND_STATUSES } from '../../domain/command-status';
+import type { DbOrTx } from '../client';
+import { nodeCommands } from '../schema';
 
 export type CommandRow = typeof nodeCommands.$inferSelect;
 

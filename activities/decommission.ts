@@ -1,10 +1,10 @@
 import { and, eq, ne, sql } from 'drizzle-orm';
 import { DrydockError } from '../domain/errors';
 import type { Db } from '../db/client';
-import { previewOf } from '../db/decommission';
+import { previewOf } from '../db/queries/decommission';
 import { revokeIdentity } from '../db/identity';
-import { applyNodeChange, labelsOf, lockNode, nodeView } from '../db/nodes';
-import { finishOperation, insertOperation, operationOfKey, operationView } from '../db/operations';
+import { applyNodeChange, lockNode, type NodeRow } from '../db/nodes';
+import { finishOperation } from '../db/operations';
 import {
   accelerators,
   inventoryCurrent,
@@ -16,6 +16,7 @@ import {
 } from '../db/schema';
 import { wakeNode } from '../db/wakeups';
 import type { BeginInput, BeginResult, DecommissionRequest } from '../workflows/definitions';
+import { beginOperation } from './begin';
 
 export function createDecommissionActivities(db: Db) {
   return {
@@ -25,74 +26,27 @@ export function createDecommissionActivities(db: Db) {
      * once) and the operation `running`.
      */
     async admitDecommission(input: BeginInput<DecommissionRequest>): Promise<BeginResult> {
-      return db.transaction(async (tx) => {
-        const node = await lockNode(tx, input.nodeId);
-        const already = await operationOfKey(tx, input);
-        if (already) {
-          return {
-            operation: operationView(already),
-            node: nodeView(node, await labelsOf(tx, node.id)),
-            created: false,
-          };
-        }
-        const preview = await previewOf(tx, node);
-        if (!preview.confirmationIdentities.includes(input.confirm)) {
-          throw new DrydockError(
-            'INVALID_INPUT',
-            `confirm must be exactly one of: ${preview.confirmationIdentities.join(', ')}`,
-            {
-              confirmationIdentities: preview.confirmationIdentities,
-            },
-          );
-        }
-        if (
-          input.nodeGeneration !== preview.nodeGeneration ||
-          input.dependencyDigest !== preview.dependencyDigest
-        ) {
-          throw new DrydockError(
-            'CONFLICT',
-            'the node or its dependencies changed since the preview: preview again',
-            {
-              nodeGeneration: preview.nodeGeneration,
-              dependencyDigest: preview.dependencyDigest,
-            },
-          );
-        }
-        if (preview.blockers.length > 0) {
-          throw new DrydockError('INVALID_STATE', `${preview.blockers.length} blocker(s) remain`, {
-            provisionState: node.provisionState,
-            blockers: preview.blockers,
-          });
-        }
-        const operation = await insertOperation(tx, {
-          id: input.operationId,
-          kind: 'decommission',
-          nodeId: node.id,
-          poolId: node.poolId,
-          status: 'running',
-          workflowId: input.workflowId,
-          actor: input.actor,
-          reason: input.reason,
-          idempotencyScope: input.idempotencyScope,
-          idempotencyKey: input.idempotencyKey,
-          requestHash: input.requestHash,
-          result: {
-            operator: input.operator,
-            nodeGeneration: input.nodeGeneration,
-            dependencyDigest: input.dependencyDigest,
-          },
-        });
-        // Admission is recorded by the operation; the audit event is the one `node.decommissioned`.
-        const [admitted] = await tx
-          .update(nodes)
-          .set({ provisionState: 'decommissioning', version: node.version + 1, updatedAt: sql`now()` })
-          .where(eq(nodes.id, node.id))
-          .returning();
-        return {
-          operation: operationView(operation),
-          node: nodeView(admitted!, await labelsOf(tx, node.id)),
-          created: true,
-        };
+      return beginOperation(db, input, {
+        kind: 'decommission',
+        // A begin run again finds its operation by the Idempotency-Key every execute has; another
+        // execute meets admission, and the admitted node (its version moved on) matches no preview.
+        findOwn: false,
+        open: false,
+        admit: async (tx, node) => refuseUnlessPreviewed(node, await previewOf(tx, node), input),
+        result: {
+          operator: input.operator,
+          nodeGeneration: input.nodeGeneration,
+          dependencyDigest: input.dependencyDigest,
+        },
+        async apply(tx, node) {
+          // Admission is recorded by the operation; the audit event is the one `node.decommissioned`.
+          const [admitted] = await tx
+            .update(nodes)
+            .set({ provisionState: 'decommissioning', version: node.version + 1, updatedAt: sql`now()` })
+            .where(eq(nodes.id, node.id))
+            .returning();
+          return { node: admitted! };
+        },
       });
     },
 
@@ -177,4 +131,40 @@ export function createDecommissionActivities(db: Db) {
       });
     },
   };
+}
+
+/** Admission's refusals: a confirmation not in the preview, a preview out of date, blockers left. */
+function refuseUnlessPreviewed(
+  node: NodeRow,
+  preview: Awaited<ReturnType<typeof previewOf>>,
+  input: DecommissionRequest,
+): void {
+  if (!preview.confirmationIdentities.includes(input.confirm)) {
+    throw new DrydockError(
+      'INVALID_INPUT',
+      `confirm must be exactly one of: ${preview.confirmationIdentities.join(', ')}`,
+      {
+        confirmationIdentities: preview.confirmationIdentities,
+      },
+    );
+  }
+  if (
+    input.nodeGeneration !== preview.nodeGeneration ||
+    input.dependencyDigest !== preview.dependencyDigest
+  ) {
+    throw new DrydockError(
+      'CONFLICT',
+      'the node or its dependencies changed since the preview: preview again',
+      {
+        nodeGeneration: preview.nodeGeneration,
+        dependencyDigest: preview.dependencyDigest,
+      },
+    );
+  }
+  if (preview.blockers.length > 0) {
+    throw new DrydockError('INVALID_STATE', `${preview.blockers.length} blocker(s) remain`, {
+      provisionState: node.provisionState,
+      blockers: preview.blockers,
+    });
+  }
 }

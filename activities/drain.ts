@@ -1,23 +1,15 @@
 import { and, asc, desc, eq, inArray, sql } from 'drizzle-orm';
-import { isOpen } from '../db/allocations';
+import { isOpen } from '../db/queries/allocations';
 import { finishDrain, startDrain, assertControllable } from '../domain/controls';
 import { isDraining } from '../domain/node';
 import { isFinished } from '../domain/operation';
 import type { Db, Tx } from '../db/client';
 import { appendEvent } from '../db/events';
-import { applyNodeChange, checkVersion, labelsOf, lockNode, nodeView, type NodeRow } from '../db/nodes';
-import {
-  finishOperation,
-  insertOperation,
-  openOperation,
-  operationView,
-  findOperation,
-  operationOfKey,
-  ownBegin,
-  type OperationRow,
-} from '../db/operations';
+import { applyNodeChange, checkVersion, lockNode, type NodeRow } from '../db/nodes';
+import { finishOperation, findOperation, type OperationRow } from '../db/operations';
 import { allocations, events, operations } from '../db/schema';
 import type { BeginInput, BeginResult } from '../workflows/definitions';
+import { beginOperation } from './begin';
 
 /** How many live allocations a check reports by id (the count is always exact). */
 const REPORTED_ALLOCATIONS = 20;
@@ -35,50 +27,29 @@ export function createDrainActivities(db: Db) {
   return {
     /** The drain fence, in one transaction: cordon, `draining`, the operation, `node.draining`. */
     async beginDrain(input: BeginInput): Promise<BeginResult> {
-      return db.transaction(async (tx) => {
-        const node = await lockNode(tx, input.nodeId);
-        const mine = await findOperation(tx, input.operationId);
-        if (mine) return ownBegin(mine, nodeView(node, await labelsOf(tx, node.id)));
-        const existing = async (op: OperationRow): Promise<BeginResult> => ({
-          operation: operationView(op),
-          node: nodeView(node, await labelsOf(tx, node.id)),
-          created: false,
-        });
-        const retried = await operationOfKey(tx, input);
-        if (retried) return existing(retried);
-        const open = await openOperation(tx, node.id, 'drain');
-        if (open && isDraining(node)) return existing(open);
-        assertControllable(node);
-        const drainedBy = await drainThatDrained(tx, node);
-        if (drainedBy) return existing(drainedBy);
-        checkVersion(node, input.version);
-        if (open) {
+      return beginOperation(db, input, {
+        kind: 'drain',
+        open: {
           // The node left `draining` (uncordon) before the workflow noticed; that drain is over.
-          await cancelDrainOperation(tx, open.id, node, input.actor);
-        }
-        const operation = await insertOperation(tx, {
-          id: input.operationId,
-          kind: 'drain',
-          nodeId: node.id,
-          poolId: node.poolId,
-          status: 'running',
-          workflowId: input.workflowId,
-          actor: input.actor,
-          reason: input.reason,
-          idempotencyScope: input.idempotencyScope,
-          idempotencyKey: input.idempotencyKey,
-          requestHash: input.requestHash,
-        });
-        const updated = await applyNodeChange(tx, node, startDrain(node), {
-          actor: input.actor,
-          reason: input.reason,
-          operationId: operation.id,
-        });
-        return {
-          operation: operationView(operation),
-          node: nodeView(updated, await labelsOf(tx, node.id)),
-          created: true,
-        };
+          staleWhen: (node) => !isDraining(node),
+          end: (tx, open, node) => cancelDrainOperation(tx, open.id, node, input.actor),
+        },
+        async admit(tx, node) {
+          assertControllable(node);
+          const drainedBy = await drainThatDrained(tx, node);
+          if (drainedBy) return drainedBy;
+          checkVersion(node, input.version);
+        },
+        async apply(tx, node, operation) {
+          const change = startDrain(node);
+          return {
+            node: await applyNodeChange(tx, node, change, {
+              actor: input.actor,
+              reason: input.reason,
+              operationId: operation.id,
+            }),
+          };
+        },
       });
     },
 

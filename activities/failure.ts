@@ -1,4 +1,5 @@
-import { and, eq, sql } from 'drizzle-orm';
+import { and, eq, inArray, sql } from 'drizzle-orm';
+import { OPEN_COMMAND_STATUSES } from '../domain/command-status';
 import { finishDrain } from '../domain/controls';
 import { isDraining } from '../domain/node';
 import type { Db } from '../db/client';
@@ -35,7 +36,9 @@ export function createFailureActivities(db: Db) {
         await tx
           .update(nodeCommands)
           .set({ status: 'cancelled', finishedAt: sql`now()` })
-          .where(and(eq(nodeCommands.operationId, failed.id), eq(nodeCommands.status, 'pending')));
+          .where(
+            and(eq(nodeCommands.operationId, failed.id), inArray(nodeCommands.status, OPEN_COMMAND_STATUSES)),
+          );
         if (failed.kind === 'drain' && isDraining(node)) {
           await applyNodeChange(
             tx,

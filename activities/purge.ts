@@ -5,18 +5,12 @@ import { newId } from '../domain/ids';
 import { encodePurgePayload, signPayload } from '../domain/signing';
 import type { Db } from '../db/client';
 import { cancelPendingCommands, revokeIdentity } from '../db/identity';
-import { applyNodeChange, checkVersion, labelsOf, lockNode, nodeView } from '../db/nodes';
-import {
-  finishOperation,
-  insertOperation,
-  openOperation,
-  operationView,
-  findOperation,
-  ownBegin,
-} from '../db/operations';
+import { applyNodeChange, checkVersion, lockNode } from '../db/nodes';
+import { finishOperation } from '../db/operations';
 import { nodeCommands, nodes } from '../db/schema';
 import { wakeNode } from '../db/wakeups';
 import type { BeginInput, BeginResult, PurgeCheck } from '../workflows/definitions';
+import { beginOperation } from './begin';
 
 export function createPurgeActivities(db: Db, signer: { ca: ClusterCa; clusterId: string }) {
   return {
@@ -25,63 +19,41 @@ export function createPurgeActivities(db: Db, signer: { ca: ClusterCa; clusterId
      * signed with the cluster CA queued for the node, `node.purge.requested`, operation `running`.
      */
     async beginPurge(input: BeginInput): Promise<BeginResult> {
-      return db.transaction(async (tx) => {
-        const node = await lockNode(tx, input.nodeId);
-        const mine = await findOperation(tx, input.operationId);
-        if (mine) return ownBegin(mine, nodeView(node, await labelsOf(tx, node.id)));
-        const open = await openOperation(tx, node.id, 'purge');
-        if (open)
-          return {
-            operation: operationView(open),
-            node: nodeView(node, await labelsOf(tx, node.id)),
-            created: false,
-          };
-        assertControllable(node);
-        checkVersion(node, input.version);
-        const operation = await insertOperation(tx, {
-          id: input.operationId,
-          kind: 'purge',
-          nodeId: node.id,
-          poolId: node.poolId,
-          status: 'running',
-          workflowId: input.workflowId,
-          actor: input.actor,
-          reason: input.reason,
-          idempotencyScope: input.idempotencyScope,
-          idempotencyKey: input.idempotencyKey,
-          requestHash: input.requestHash,
-        });
-        const commandId = newId('cmd');
-        const payload = encodePurgePayload({
-          clusterId: signer.clusterId,
-          nodeId: node.id,
-          commandId,
-          kind: 'purge',
-          issuedAt: new Date().toISOString(),
-        });
-        await tx.insert(nodeCommands).values({
-          id: commandId,
-          nodeId: node.id,
-          kind: 'purge',
-          payload,
-          signature: signPayload(signer.ca.privateKey, payload),
-          operationId: operation.id,
-        });
-        const updated = await applyNodeChange(
-          tx,
-          node,
-          {
-            patch: { provisionState: 'purging' },
-            event: { type: 'node.purge.requested', data: { commandId } },
-          },
-          { actor: input.actor, reason: input.reason, operationId: operation.id },
-        );
-        await wakeNode(tx, node.id);
-        return {
-          operation: operationView(operation),
-          node: nodeView(updated, await labelsOf(tx, node.id)),
-          created: true,
-        };
+      return beginOperation(db, input, {
+        kind: 'purge',
+        async admit(_tx, node) {
+          assertControllable(node);
+          checkVersion(node, input.version);
+        },
+        async apply(tx, node, operation) {
+          const commandId = newId('cmd');
+          const payload = encodePurgePayload({
+            clusterId: signer.clusterId,
+            nodeId: node.id,
+            commandId,
+            kind: 'purge',
+            issuedAt: new Date().toISOString(),
+          });
+          await tx.insert(nodeCommands).values({
+            id: commandId,
+            nodeId: node.id,
+            kind: 'purge',
+            payload,
+            signature: signPayload(signer.ca.privateKey, payload),
+            operationId: operation.id,
+          });
+          const updated = await applyNodeChange(
+            tx,
+            node,
+            {
+              patch: { provisionState: 'purging' },
+              event: { type: 'node.purge.requested', data: { commandId } },
+            },
+            { actor: input.actor, reason: input.reason, operationId: operation.id },
+          );
+          await wakeNode(tx, node.id);
+          return { node: updated };
+        },
       });
     },
 

@@ -1,27 +1,22 @@
 import { and, count, eq, inArray, isNull, sql } from 'drizzle-orm';
+import { OPEN_COMMAND_STATUSES } from '../domain/command-status';
 import { assertControllable } from '../domain/controls';
 import { DrydockError } from '../domain/errors';
 import { newId } from '../domain/ids';
 import { conditionReason, isStorm, type AttemptRecord } from '../domain/remediation';
 import type { Db, Tx } from '../db/client';
 import { appendEvent } from '../db/events';
-import { applyNodeChange, labelsOf, lockNode, nodeView, type NodeRow } from '../db/nodes';
-import {
-  finishOperation,
-  insertOperation,
-  openOperation,
-  operationView,
-  findOperation,
-  ownBegin,
-} from '../db/operations';
+import { applyNodeChange, lockNode, type NodeRow } from '../db/nodes';
+import { finishOperation } from '../db/operations';
 import { nodeCommands, nodes, operations, pools } from '../db/schema';
 import { wakeNode } from '../db/wakeups';
 import type {
   AttemptCheck,
+  BeginInput,
   RemediationBegun,
   RemediationRequest,
-  BeginInput,
 } from '../workflows/definitions';
+import { beginOperation } from './begin';
 
 export function createRemediationActivities(db: Db) {
   return {
@@ -29,82 +24,38 @@ export function createRemediationActivities(db: Db) {
      * Begin, in one transaction: the operation, unless one runs. An automatic remediation in a pool
      * already past `maxUnhealthy` escalates at once (`remediation-storm`): no command is sent.
      */
-    async beginRemediation(input: BeginInput<RemediationRequest>): Promise<RemediationBegun> {
-      return db.transaction(async (tx) => {
-        const node = await lockNode(tx, input.nodeId);
-        const mine = await findOperation(tx, input.operationId);
-        if (mine) {
-          const { condition } = (mine.result ?? {}) as { condition?: string };
-          const storm = (mine.error as { reason?: string } | null)?.reason === 'remediation-storm';
-          return {
-            ...ownBegin(mine, nodeView(node, await labelsOf(tx, node.id))),
-            escalated: storm,
-            condition: condition ?? input.condition,
-          };
-        }
-        const open = await openOperation(tx, node.id, 'remediation');
-        const view = async (n: NodeRow) => nodeView(n, await labelsOf(tx, n.id));
-        if (open) {
-          const condition = String(
-            (open.result as { condition?: string } | null)?.condition ?? input.condition,
-          );
-          return {
-            operation: operationView(open),
-            node: await view(node),
-            created: false,
-            escalated: false,
-            condition,
-          };
-        }
-        assertControllable(node);
-        const active = node.conditions.some((c) => c.type === input.condition && c.status);
-        if (!active) {
-          throw new DrydockError(
-            'INVALID_STATE',
-            `condition ${input.condition} is not reported true on this node`,
-            {
-              condition: input.condition,
-            },
-          );
-        }
-        const storm = input.automatic && node.poolId ? await stormInPool(tx, node.poolId) : null;
-        const operation = await insertOperation(tx, {
-          id: input.operationId,
-          kind: 'remediation',
-          nodeId: node.id,
-          poolId: node.poolId,
-          status: 'running',
-          workflowId: input.workflowId,
-          actor: input.actor,
-          reason: input.reason,
-          idempotencyScope: input.idempotencyScope,
-          idempotencyKey: input.idempotencyKey,
-          requestHash: input.requestHash,
-          result: { condition: input.condition, automatic: input.automatic },
-        });
-        if (storm) {
-          const escalated = await escalate(tx, node, operation.id, {
+    async beginRemediation(input: BeginInput<RemediationRequest>) {
+      let storm: Storm | null = null;
+      return beginOperation<RemediationRequest, RemediationBegun>(db, input, {
+        kind: 'remediation',
+        async admit(tx, node) {
+          assertControllable(node);
+          if (!node.conditions.some((c) => c.type === input.condition && c.status)) {
+            throw new DrydockError(
+              'INVALID_STATE',
+              `condition ${input.condition} is not reported true on this node`,
+              { condition: input.condition },
+            );
+          }
+          // Counted before this operation is recorded, so it does not count itself.
+          storm = input.automatic && node.poolId ? await stormInPool(tx, node.poolId) : null;
+        },
+        result: { condition: input.condition, automatic: input.automatic },
+        async apply(tx, node, operation) {
+          if (!storm) return { node };
+          return escalate(tx, node, operation.id, {
             reason: 'remediation-storm',
             condition: input.condition,
             attempts: [],
             status: 'failed',
             storm,
           });
-          return {
-            operation: operationView(escalated.operation),
-            node: await view(escalated.node),
-            created: true,
-            escalated: true,
-            condition: input.condition,
-          };
-        }
-        return {
-          operation: operationView(operation),
-          node: await view(node),
-          created: true,
-          escalated: false,
-          condition: input.condition,
-        };
+        },
+        answer: (result, operation) => ({
+          ...result,
+          escalated: (operation.error as { reason?: string } | null)?.reason === 'remediation-storm',
+          condition: (operation.result as { condition?: string } | null)?.condition ?? input.condition,
+        }),
       });
     },
 
@@ -211,8 +162,10 @@ export function createRemediationActivities(db: Db) {
   };
 }
 
+type Storm = { liveNodes: number; unhealthyNodes: number; maxUnhealthy: number | string };
+
 /** Counts the pool's live nodes and those unhealthy or in remediation; a storm answer when over. */
-async function stormInPool(tx: Tx, poolId: string) {
+async function stormInPool(tx: Tx, poolId: string): Promise<Storm | null> {
   // One automatic start per pool at a time: concurrent reports cannot all slip under the limit.
   const [pool] = await tx.select().from(pools).where(eq(pools.id, poolId)).for('update');
   const [live] = await tx
@@ -243,7 +196,9 @@ async function cancelRungCommands(tx: Tx, operationId: string) {
   await tx
     .update(nodeCommands)
     .set({ status: 'cancelled', finishedAt: sql`now()` })
-    .where(and(eq(nodeCommands.operationId, operationId), inArray(nodeCommands.status, ['pending'])));
+    .where(
+      and(eq(nodeCommands.operationId, operationId), inArray(nodeCommands.status, OPEN_COMMAND_STATUSES)),
+    );
 }
 
 async function escalate(

@@ -11,16 +11,14 @@ import { Metrics } from './metrics';
 import { keysRoutes } from './routes/keys';
 import { nodesRoutes } from './routes/nodes';
 import { operationsRoutes } from './routes/operations';
-import {
-  agentRoutes,
-  allocationsRoutes,
-  decommissionRoutes,
-  drainRoutes,
-  nodeAccessRoutes,
-  nodeControlsRoutes,
-  purgeRoutes,
-  remediationRoutes,
-} from './routes/pending';
+import { agentRoutes } from './routes/agent';
+import { allocationsRoutes } from './routes/allocations';
+import { nodeAccessRoutes } from './routes/node-access';
+import { nodeControlsRoutes } from './routes/node-controls';
+import { decommissionRoutes } from './routes/decommission';
+import { drainRoutes } from './routes/drain';
+import { purgeRoutes } from './routes/purge';
+import { remediationRoutes } from './routes/remediation';
 import { poolsRoutes } from './routes/pools';
 import { tokensRoutes } from './routes/tokens';
 import { limitFailedAuthentications } from './rate-limit';

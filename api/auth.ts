@@ -3,7 +3,7 @@ import { createMiddleware } from 'hono/factory';
 import { DrydockError } from '../domain/errors';
 import { hashSecret } from '../domain/secrets';
 import { may, type Action, type Principal } from '../domain/principal';
-import type { ProvisionState } from '../domain/node';
+import { provisionRules } from '../domain/provision';
 import type { NodeRow } from '../db/nodes';
 import { apiKeys } from '../db/schema';
 import type { AppEnv } from './env';
@@ -76,32 +76,9 @@ function nodeCredentialHere(): DrydockError {
 }
 
 /**
- * Which agent routes a node may call, by its provision state:
- * - not yet admitted (`pending`, `enrolling`): only heartbeats and the command long-poll (routes
- *   that pass `beforeAdmission`), so an operator sees it is alive while deciding; nothing it says
- *   (conditions, command answers) may start or steer work on a machine nobody approved;
- * - turned away or gone (`rejected`, `decommissioned`): nothing — the operator said no, or the
- *   machine has left (its credentials are revoked too);
- * - every other state (adopting, adopted, failed, retired, purging, decommissioning): every route;
- *   acceptance needs its condition reports, purge and decommission its heartbeats and answers.
- */
-const ADMISSION: Record<ProvisionState, 'none' | 'wait' | 'full'> = {
-  pending: 'wait',
-  enrolling: 'wait',
-  rejected: 'none',
-  decommissioned: 'none',
-  adopting: 'full',
-  adopted: 'full',
-  failed: 'full',
-  retired: 'full',
-  purging: 'full',
-  decommissioning: 'full',
-};
-
-/**
  * The node an agent route acts for: 403 for API keys, for a node whose provision state does not
- * allow the route (above), and for a node whose access is blocked (its files and identity stay;
- * `unblock` lets it back).
+ * allow the route (`provisionRules(state).agent`), and for a node whose access is blocked (its
+ * files and identity stay; `unblock` lets it back).
  */
 export function requireAgent(
   principal: Principal,
@@ -111,7 +88,7 @@ export function requireAgent(
   if (principal.kind !== 'node' || !node) {
     throw new DrydockError('FORBIDDEN', 'agent routes take a node credential', { role: 'agent' });
   }
-  const admission = ADMISSION[node.provisionState];
+  const admission = provisionRules(node.provisionState).agent;
   if (admission === 'none' || (admission === 'wait' && !options.beforeAdmission)) {
     const allowed = admission === 'wait' ? ['POST /v1/agent/heartbeat', 'GET /v1/agent/commands'] : [];
     const message =

@@ -2,9 +2,10 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { fileURLToPath } from 'node:url';
 import { serve, type ServerType } from '@hono/node-server';
 import { Client, Connection } from '@temporalio/client';
+import type { Sql } from 'postgres';
 import { loadConfig, type Config } from '../config';
-import { caOffer, loadCa } from '../ca';
-import { createDb } from '../db/client';
+import { caOffer, loadCa, type ClusterCa } from '../ca';
+import { createDb, type Db } from '../db/client';
 import { migrateDatabase } from '../db/migrate';
 import { hashSecret } from '../domain/secrets';
 import { createApp } from './app';
@@ -67,6 +68,25 @@ export async function listen(
   });
 }
 
+/** An API process's services as `config` sets them, over the connections and CA its caller holds. */
+export function apiServicesOf(
+  config: Config,
+  held: { db: Db; sql: Sql; temporal: Client; ca: ClusterCa; operatorKey?: string },
+) {
+  const offer = caOffer(held.ca, config.DRYDOCK_CA_PREVIOUS_KEY_FILES, config.DRYDOCK_CLUSTER_ID);
+  return createApiServices({
+    db: held.db,
+    sql: held.sql,
+    temporal: held.temporal,
+    taskQueue: config.TEMPORAL_TASK_QUEUE,
+    clusterId: config.DRYDOCK_CLUSTER_ID,
+    caPublicKeyPem: offer.publicKey,
+    caEndorsements: offer.endorsements,
+    bootstrapKeyHash: held.operatorKey ? hashSecret(held.operatorKey) : undefined,
+    rateLimits: rateLimitsOf(config),
+  });
+}
+
 /** Closes the server, waiting for requests in flight. */
 export function closeServer(server: ServerType): Promise<void> {
   return new Promise((resolve) => server.close(() => resolve()));
@@ -83,23 +103,13 @@ async function main(): Promise<void> {
   const { db, sql, close } = createDb(config.DATABASE_URL);
   const connection = await Connection.connect({ address: config.TEMPORAL_ADDRESS });
   const temporal = new Client({ connection, namespace: config.TEMPORAL_NAMESPACE });
-  const ca = caOffer(
-    loadCa({ file: config.DRYDOCK_CA_KEY_FILE, home: config.DRYDOCK_HOME }),
-    config.DRYDOCK_CA_PREVIOUS_KEY_FILES,
-    config.DRYDOCK_CLUSTER_ID,
-  );
-  const services = createApiServices({
+  const ca = loadCa({ file: config.DRYDOCK_CA_KEY_FILE, home: config.DRYDOCK_HOME });
+  const services = apiServicesOf(config, {
     db,
     sql,
     temporal,
-    taskQueue: config.TEMPORAL_TASK_QUEUE,
-    clusterId: config.DRYDOCK_CLUSTER_ID,
-    caPublicKeyPem: ca.publicKey,
-    caEndorsements: ca.endorsements,
-    bootstrapKeyHash: config.DRYDOCK_BOOTSTRAP_OPERATOR_KEY
-      ? hashSecret(config.DRYDOCK_BOOTSTRAP_OPERATOR_KEY)
-      : undefined,
-    rateLimits: rateLimitsOf(config),
+    ca,
+    operatorKey: config.DRYDOCK_BOOTSTRAP_OPERATOR_KEY,
   });
   await services.start();
   const { server, port } = await listen(services.deps, config.PORT, transportOf(config));

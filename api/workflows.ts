@@ -1,110 +1,97 @@
-import { createHash } from 'node:crypto';
-import {
-  WithStartWorkflowOperation,
-  WorkflowNotFoundError,
-  WorkflowUpdateFailedError,
-  type Client,
-} from '@temporalio/client';
-import { ApplicationFailure, type TypedSearchAttributes, type SearchAttributePair } from '@temporalio/common';
-import { ulid } from 'ulid';
-import { DrydockError, isErrorCode } from '../domain/errors';
-import { newId } from '../domain/ids';
-import { beginUpdate, type BeginRequest, type BeginResult } from '../workflows/definitions';
+import { z } from '@hono/zod-openapi';
+import { WorkflowNotFoundError, type Client } from '@temporalio/client';
+import { actorOf, idempotencyScope, type Principal } from '../domain/principal';
+import { labelsOf, nodeView, type NodeRow } from '../db/nodes';
+import { operationOfKey, operationView } from '../db/operations';
+import type { BeginRequest, BeginResult, LifecycleWorkflow } from '../workflows/definitions';
+import { LifecycleOperationKey, NodeIdKey, PoolIdKey, TenantIdKey } from '../workflows/search-attributes';
 import type { AppDeps } from './env';
-import { classifyTemporalError, grpcCode } from './temporal-errors';
+import { errorResponses, json, NodeSchema, OperationSchema } from './schemas';
+import type { SingleFlight } from './single-flight';
+import { requestHash, updateWithStart } from './update-with-start';
 
-/** SHA-256 over a request's canonical JSON: what an Idempotency-Key is bound to. */
-export function requestHash(request: unknown): string {
-  return createHash('sha256').update(canonicalJson(request)).digest('hex');
-}
+/** A begin request's own fields: the actor and the Idempotency-Key's are filled in by the start. */
+export type BeginFields<R extends BeginRequest> = Omit<
+  R,
+  'actor' | 'idempotencyScope' | 'idempotencyKey' | 'requestHash' | 'operationId'
+>;
 
-function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
-  if (value && typeof value === 'object') {
-    const entries = Object.entries(value)
-      .filter(([, v]) => v !== undefined)
-      .sort(([a], [b]) => (a < b ? -1 : 1));
-    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
-  }
-  return JSON.stringify(value);
-}
-
-/**
- * The begin's update id, which Temporal deduplicates within a run: the same caller, key and request
- * share one; another caller's same key, or the same key with another body, never does (so a retry
- * sees its own answer and a conflicting one reaches the begin, which refuses it). No key: a fresh id.
- */
-function beginUpdateId(request: BeginRequest): string {
-  if (!request.idempotencyKey) return ulid();
-  return createHash('sha256')
-    .update(canonicalJson([request.idempotencyScope, request.idempotencyKey, request.requestHash]))
-    .digest('hex');
-}
-
-export interface StartOperation<Input> {
-  workflowType: string;
-  workflowId: string;
-  input: Input;
-  searchAttributes: SearchAttributePair[];
-  summary: string;
-  request: BeginRequest;
+/** What a route starts an operation with; the rest follows from the workflow, the node and the caller. */
+export interface OperationStart<Input extends { nodeId: string }, Request extends BeginRequest> {
+  /** The node, as the caller may see it. */
+  node: NodeRow;
+  principal: Principal;
+  request: BeginFields<Request>;
+  /** The workflow's argument beside the node's id. */
+  input?: Omit<Input, 'nodeId'>;
+  /** The workflow's summary in the Web UI; by default its kind, the node and the reason. */
+  summary?: string;
+  /**
+   * The caller's Idempotency-Key and the request fields it is bound to (with the kind and node):
+   * the request it already stands for answers that operation (not created), another one
+   * IDEMPOTENCY_KEY_REUSED. Without it the operation has no key.
+   */
+  idempotency?: { key: string | null | undefined; binds: Record<string, unknown> };
+  /** Racing requests with one key share the first one's start; only that one is `created`. */
+  inFlight?: SingleFlight<BeginResult>;
 }
 
 /**
- * Starts (or joins) a lifecycle workflow the one way DESIGN.md rule 4 describes: update-with-start
- * of its `begin` update, conflict policy USE_EXISTING, update id = `beginUpdateId`.
- * A refused begin comes back as the DrydockError whose code the workflow named; any other failure
- * of the Temporal client as UNAVAILABLE (its cause kept for the server's log).
+ * Starts (or joins) a lifecycle operation the one way (docs/architecture.md, rule 4): the answer
+ * an Idempotency-Key already stands for, else update-with-start of the workflow's `begin`, with the
+ * node's search attributes and a summary for the Web UI.
  */
-export async function startOperation<Input>(
+export async function startOperation<
+  Input extends { nodeId: string },
+  Request extends BeginRequest,
+  Result extends BeginResult,
+>(
   deps: AppDeps,
-  start: StartOperation<Input>,
+  workflow: LifecycleWorkflow<Input, Request, Result>,
+  start: OperationStart<Input, Request>,
 ): Promise<BeginResult> {
-  const deadline = Date.now() + (deps.beginTimeoutMs ?? 15_000);
-  const updateId = beginUpdateId(start.request);
-  const request: BeginRequest = { ...start.request, operationId: newId('op') };
-  for (let attempt = 1; ; attempt++) {
-    // A WithStartWorkflowOperation is single-use: a retry needs a new one.
-    const startWorkflowOperation = new WithStartWorkflowOperation(start.workflowType, {
-      workflowId: start.workflowId,
-      taskQueue: deps.taskQueue,
-      args: [start.input],
-      workflowIdConflictPolicy: 'USE_EXISTING',
-      typedSearchAttributes: start.searchAttributes as unknown as TypedSearchAttributes,
-      staticSummary: start.summary,
+  const { node, principal } = start;
+  const key = start.idempotency?.key ?? null;
+  const scope = key ? idempotencyScope(principal) : null;
+  const hash = key
+    ? requestHash({ route: workflow.kind, nodeId: node.id, ...start.idempotency?.binds })
+    : null;
+  const keyed = { idempotencyScope: scope, idempotencyKey: key, requestHash: hash };
+  const existing = await operationOfKey(deps.db, keyed);
+  if (existing) {
+    const labels = await labelsOf(deps.db, node.id);
+    return { operation: operationView(existing), node: nodeView(node, labels), created: false };
+  }
+  const begin = () =>
+    updateWithStart(deps, {
+      workflow,
+      workflowId: workflow.workflowId(node.id),
+      input: { nodeId: node.id, ...start.input } as Input,
+      searchAttributes: [
+        { key: NodeIdKey, value: node.id },
+        { key: TenantIdKey, value: node.tenantId ?? '' },
+        { key: PoolIdKey, value: node.poolId ?? '' },
+        { key: LifecycleOperationKey, value: workflow.kind },
+      ],
+      summary:
+        start.summary ??
+        `${workflow.kind} ${node.hostname} (${node.id}): ${start.request.reason ?? 'no reason given'}`,
+      request: { actor: actorOf(principal), ...start.request, ...keyed } as Request,
     });
-    try {
-      return await deps.temporal.withDeadline(deadline, () =>
-        deps.temporal.workflow.executeUpdateWithStart(beginUpdate, {
-          args: [request],
-          updateId,
-          startWorkflowOperation,
-        }),
-      );
-    } catch (error) {
-      // The server refuses the pair while the previous run of this id is closing: try again.
-      if (grpcCode(error) === FAILED_PRECONDITION && attempt < START_ATTEMPTS && Date.now() < deadline) {
-        await new Promise((resolve) => setTimeout(resolve, 200 * attempt));
-        continue;
-      }
-      throw refusalOf(error) ?? classifyTemporalError(error) ?? error;
-    }
-  }
+  if (!start.inFlight || !key) return begin();
+  const { result, leader } = await start.inFlight.run(`${scope}/${key}`, hash!, begin);
+  return { ...result, created: leader && result.created };
 }
 
-const START_ATTEMPTS = 5;
-const FAILED_PRECONDITION = 9;
+/** What a route that starts an operation answers: 202 when this request began it, else 200. */
+export const startResponses = <T extends z.ZodType>(schema: T, began: string, found: string) => ({
+  202: json(schema, began),
+  200: json(schema, found),
+  ...errorResponses,
+});
 
-function refusalOf(error: unknown): DrydockError | null {
-  if (!(error instanceof WorkflowUpdateFailedError)) return null;
-  for (let cause: unknown = error.cause; cause instanceof Error; cause = cause.cause) {
-    if (cause instanceof ApplicationFailure && isErrorCode(cause.type)) {
-      const [details] = (cause.details ?? []) as [Record<string, unknown> | undefined];
-      return new DrydockError(cause.type, cause.message, details ?? {});
-    }
-  }
-  return null;
-}
+/** The answer of a start that names the node too (drain, purge). */
+export const NodeOperationSchema = z.object({ node: NodeSchema, operation: OperationSchema });
 
 /** How long a route waits for a signal to be taken: the change is committed whether or not it is. */
 const SIGNAL_TIMEOUT_MS = 2_000;

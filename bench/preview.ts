@@ -39,7 +39,7 @@ import { parseArgs } from 'node:util';
 import { drizzle } from 'drizzle-orm/postgres-js';
 import postgres from 'postgres';
 import { createDb } from '../db/client';
-import { previewOf } from '../db/decommission';
+import { previewOf } from '../db/queries/decommission';
 import type { NodeRow } from '../db/nodes';
 import * as schema from '../db/schema';
 import { nodes, pools } from '../db/schema';

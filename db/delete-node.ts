@@ -1,6 +1,6 @@
 import { assertControllable, deletionRefusal } from '../domain/controls';
 import { actorOf, type Principal } from '../domain/principal';
-import { countOpenAllocations } from './allocations';
+import { countOpenAllocations } from './queries/allocations';
 import type { Db } from './client';
 import { cancelPendingCommands, revokeIdentity } from './identity';
 import { wakeNode } from './wakeups';

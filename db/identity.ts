@@ -1,5 +1,6 @@
 import { createHash, createPublicKey, randomBytes, type KeyObject } from 'node:crypto';
-import { and, eq, isNull, sql } from 'drizzle-orm';
+import { and, eq, inArray, isNull, sql } from 'drizzle-orm';
+import { OPEN_COMMAND_STATUSES } from '../domain/command-status';
 import { DrydockError } from '../domain/errors';
 import { newId } from '../domain/ids';
 import { hashSecret, newSecret } from '../domain/secrets';
@@ -87,12 +88,12 @@ export async function revokeIdentity(tx: Tx, nodeId: string, reason: string): Pr
   return revoked.length;
 }
 
-/** Cancels the node's pending commands (delete, purge completion). */
+/** Cancels the node's open commands (delete, purge completion). */
 export async function cancelPendingCommands(tx: Tx, nodeId: string): Promise<number> {
   const cancelled = await tx
     .update(nodeCommands)
     .set({ status: 'cancelled', finishedAt: sql`now()` })
-    .where(and(eq(nodeCommands.nodeId, nodeId), eq(nodeCommands.status, 'pending')))
+    .where(and(eq(nodeCommands.nodeId, nodeId), inArray(nodeCommands.status, OPEN_COMMAND_STATUSES)))
     .returning({ id: nodeCommands.id });
   return cancelled.length;
 }

@@ -62,7 +62,7 @@ async function spendToken(tx: Tx, secret: string) {
  * a certificate for its public key and a node credential, all in one transaction.
  */
 export async function joinNode(db: Db, request: JoinRequest): Promise<JoinResult> {
-  const { nodeId, credential } = await db.transaction(async (tx) => {
+  return db.transaction(async (tx): Promise<JoinResult> => {
     const token = request.token ? await spendToken(tx, request.token) : null;
     const [pool] = token ? await tx.select().from(pools).where(eq(pools.id, token.poolId)) : [];
     if (token && !pool)
@@ -103,10 +103,14 @@ export async function joinNode(db: Db, request: JoinRequest): Promise<JoinResult
       });
     }
     const identity = await issueIdentity(tx, node!, request.publicKey);
-    return { nodeId: id, credential: identity.credential };
+    // Acceptance in the same transaction: a join is adopted, or waits, or never happened.
+    const accepted = await acceptIn(tx, id);
+    return {
+      nodeId: id,
+      credential: identity.credential,
+      provisionState: accepted.provisionState as JoinResult['provisionState'],
+    };
   });
-  const provisionState = await runAcceptance(db, nodeId);
-  return { nodeId, credential, provisionState };
 }
 
 async function writeInventory(tx: Tx, nodeId: string, inventory: JoinRequest['inventory']) {
@@ -131,22 +135,22 @@ async function writeInventory(tx: Tx, nodeId: string, inventory: JoinRequest['in
   }
 }
 
-/** Acceptance, its own transaction: an `adopting` node whose checks pass becomes `adopted`. */
-export async function runAcceptance(db: Db, nodeId: string): Promise<JoinResult['provisionState']> {
-  return db.transaction(async (tx) => {
-    const node = await lockNode(tx, nodeId);
-    const change = accept(nodeState(node, await labelsOf(tx, nodeId)));
-    const after = change ? await applyNodeChange(tx, node, change, { actor: 'system:acceptance' }) : node;
-    if (change) {
-      // The scheduler's current entry for a node it may place on.
-      await tx
-        .insert(schedulerEntries)
-        .values({ nodeId, poolId: after.poolId })
-        .onConflictDoUpdate({
-          target: schedulerEntries.nodeId,
-          set: { poolId: after.poolId, updatedAt: new Date() },
-        });
-    }
-    return after.provisionState as JoinResult['provisionState'];
-  });
+/**
+ * Acceptance, inside the caller's transaction: an `adopting` node whose checks pass becomes
+ * `adopted` and gets its scheduler entry. Returns the node as it is after.
+ */
+export async function acceptIn(tx: Tx, nodeId: string) {
+  const node = await lockNode(tx, nodeId);
+  const change = accept(nodeState(node, await labelsOf(tx, nodeId)));
+  if (!change) return node;
+  const after = await applyNodeChange(tx, node, change, { actor: 'system:acceptance' });
+  // The scheduler's current entry for a node it may place on.
+  await tx
+    .insert(schedulerEntries)
+    .values({ nodeId, poolId: after.poolId })
+    .onConflictDoUpdate({
+      target: schedulerEntries.nodeId,
+      set: { poolId: after.poolId, updatedAt: new Date() },
+    });
+  return after;
 }

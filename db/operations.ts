@@ -1,8 +1,8 @@
 import { and, eq, inArray, sql } from 'drizzle-orm';
-import type { OperationStatus } from '../domain/operation';
+import { OPEN_OPERATION_STATUSES, type FinalOperationStatus } from '../domain/operation-status';
 import type { Tx } from './client';
 import { isUniqueViolation } from './errors';
-import { keyReused, operationView, type OperationRow } from './queries/operations';
+import { keyReused, type OperationRow } from './queries/operations';
 import { operations } from './schema';
 
 // The reads live in queries/operations.ts (routes may import those); re-exported for the writers.
@@ -19,13 +19,13 @@ export {
 export async function finishOperation(
   tx: Tx,
   id: string,
-  status: Extract<OperationStatus, 'succeeded' | 'failed' | 'cancelled'>,
+  status: FinalOperationStatus,
   outcome: { result?: Record<string, unknown>; error?: Record<string, unknown> } = {},
 ): Promise<OperationRow | undefined> {
   const [op] = await tx
     .update(operations)
     .set({ status, ...outcome, updatedAt: sql`now()`, completedAt: sql`now()` })
-    .where(and(eq(operations.id, id), inArray(operations.status, ['pending', 'running'])))
+    .where(and(eq(operations.id, id), inArray(operations.status, OPEN_OPERATION_STATUSES)))
     .returning();
   return op;
 }
@@ -41,9 +41,4 @@ export async function insertOperation(tx: Tx, values: typeof operations.$inferIn
     }
     throw error;
   }
-}
-
-/** The answer of a begin that finds the operation it created on an earlier run of itself. */
-export function ownBegin<N>(operation: OperationRow, node: N) {
-  return { operation: operationView(operation), node, created: true };
 }

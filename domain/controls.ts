@@ -9,6 +9,7 @@ import {
   type Connectivity,
   type NodeAxes,
 } from './node';
+import { canMove, moveTarget, provisionRules, type ProvisionMove } from './provision';
 import { checkTaintRequest, taintReason } from './taints';
 
 /** A node as a control sees it: its axes and its labels. */
@@ -110,16 +111,8 @@ export const clearMaintenance: Control = (node) =>
 /** Adopt again: an adopted node goes back to `adopting` (out of placement) until acceptance passes. */
 export const readopt: Control = (node) => {
   if (node.provisionState === 'adopting') return null;
-  if (node.provisionState !== 'adopted') {
-    throw new DrydockError(
-      'INVALID_STATE',
-      `adopt needs a node in adopting or adopted, not ${node.provisionState}`,
-      {
-        provisionState: node.provisionState,
-      },
-    );
-  }
-  return { patch: { provisionState: 'adopting' }, event: { type: 'node.adopting' } };
+  requireMove(node, 'readopt', 'adopt needs a node in adopting or adopted');
+  return { patch: { provisionState: moveTarget('readopt') }, event: { type: 'node.adopting' } };
 };
 
 /** Why acceptance cannot pass yet; empty when the node may become `adopted`. */
@@ -135,28 +128,18 @@ export function acceptanceFailures(node: NodeState): string[] {
 
 /** Acceptance: an `adopting` node whose checks pass becomes `adopted`. */
 export const accept: Control = (node) => {
-  if (node.provisionState !== 'adopting') return null;
+  if (!canMove(node.provisionState, 'accept')) return null;
   const failures = acceptanceFailures(node);
   if (failures.length > 0) return null;
-  return { patch: { provisionState: 'adopted' }, event: { type: 'node.adopted' } };
+  return { patch: { provisionState: moveTarget('accept') }, event: { type: 'node.adopted' } };
 };
-
-const DELETABLE_STATES = new Set([
-  'retired',
-  'pending',
-  'enrolling',
-  'adopting',
-  'failed',
-  'rejected',
-  'purging',
-]);
 
 /** Why the node may not be deleted now, or null; `openAllocations` counts its live allocations. */
 export function deletionRefusal(node: NodeState, openAllocations: number): DrydockError | null {
-  const adoptedAndCordoned = node.provisionState === 'adopted' && node.cordoned;
-  if (!adoptedAndCordoned && !DELETABLE_STATES.has(node.provisionState)) {
+  const deletable = provisionRules(node.provisionState).delete;
+  if (deletable === 'no' || (deletable === 'cordoned' && !node.cordoned)) {
     const message =
-      node.provisionState === 'adopted'
+      deletable === 'cordoned'
         ? 'Cordon the adopted node first, then delete it once it holds nothing'
         : `a node in ${node.provisionState} cannot be deleted`;
     return new DrydockError('INVALID_STATE', message, {
@@ -174,9 +157,10 @@ export function deletionRefusal(node: NodeState, openAllocations: number): Drydo
   return null;
 }
 
-function requirePending(node: NodeState, call: string): void {
-  if (node.provisionState !== 'pending') {
-    throw new DrydockError('INVALID_STATE', `${call} needs a pending node, not ${node.provisionState}`, {
+/** INVALID_STATE unless the provision state table allows `move` from the node's state. */
+function requireMove(node: NodeState, move: ProvisionMove, needs: string): void {
+  if (!canMove(node.provisionState, move)) {
+    throw new DrydockError('INVALID_STATE', `${needs}, not ${node.provisionState}`, {
       provisionState: node.provisionState,
     });
   }
@@ -185,17 +169,22 @@ function requirePending(node: NodeState, call: string): void {
 /** An operator lets a pending node in, into `pool`; acceptance then makes it `adopted`. */
 export function approve(pool: { id: string; tenantId: string | null; siteId: string }): Control {
   return (node) => {
-    requirePending(node, 'approve');
+    requireMove(node, 'approve', 'approve needs a pending node');
     return {
-      patch: { provisionState: 'adopting', poolId: pool.id, tenantId: pool.tenantId, siteId: pool.siteId },
+      patch: {
+        provisionState: moveTarget('approve'),
+        poolId: pool.id,
+        tenantId: pool.tenantId,
+        siteId: pool.siteId,
+      },
       event: { type: 'node.approved', data: { poolId: pool.id } },
     };
   };
 }
 
 export const reject: Control = (node) => {
-  requirePending(node, 'reject');
-  return { patch: { provisionState: 'rejected' }, event: { type: 'node.rejected' } };
+  requireMove(node, 'reject', 'reject needs a pending node');
+  return { patch: { provisionState: moveTarget('reject') }, event: { type: 'node.rejected' } };
 };
 
 export const block: Control = (node) =>

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Liveness, ProvisionState } from './node';
+import { canMove } from './provision';
 
 /** Everything a decommission decision depends on, as read in one transaction. */
 export interface DecommissionDependencies {
@@ -39,7 +40,7 @@ export function decommissionBlockers(deps: DecommissionDependencies): Blocker[] 
   const { node } = deps;
   const blockers: Blocker[] = [];
   if (node.deleted) blockers.push({ kind: 'state', id: node.id, message: 'the node is deleted' });
-  if (['decommissioned', 'purging'].includes(node.provisionState)) {
+  if (!canMove(node.provisionState, 'decommission')) {
     blockers.push({ kind: 'state', id: node.id, message: `the node is ${node.provisionState}` });
   }
   if (!STOPPED.includes(node.liveness) && node.liveness !== 'decommissioned') {

@@ -1,18 +1,8 @@
-/** The node model: independent axes, each moved by its own control (DESIGN.md). */
+/** The node model: independent axes, each moved by its own control (docs/concepts.md). */
 
-export const PROVISION_STATES = [
-  'pending',
-  'enrolling',
-  'adopting',
-  'adopted',
-  'rejected',
-  'failed',
-  'retired',
-  'purging',
-  'decommissioning',
-  'decommissioned',
-] as const;
-export type ProvisionState = (typeof PROVISION_STATES)[number];
+import { isTerminal, type ProvisionState } from './provision';
+
+export { PROVISION_STATES, isTerminal, type ProvisionState } from './provision';
 
 export const ACCESS = ['allowed', 'blocked'] as const;
 export type Access = (typeof ACCESS)[number];
@@ -41,11 +31,6 @@ export interface NodeAxes {
   noScheduleReasons: string[];
   liveness: Liveness;
   deletedAt: Date | null;
-}
-
-/** States from which no control moves a node any more. */
-export function isTerminal(state: ProvisionState): boolean {
-  return state === 'decommissioned';
 }
 
 export function isDraining(node: Pick<NodeAxes, 'noScheduleReasons'>): boolean {

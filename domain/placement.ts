@@ -1,4 +1,5 @@
 import type { NodeAxes } from './node';
+import { provisionRules } from './provision';
 
 const DEDICATED_PREFIX = 'taint:dedicated=';
 
@@ -9,7 +10,7 @@ const DEDICATED_PREFIX = 'taint:dedicated=';
 export function placementRefusals(node: NodeAxes, tenantId: string): string[] {
   const reasons: string[] = [];
   if (node.deletedAt) reasons.push('deleted');
-  if (node.provisionState !== 'adopted') reasons.push(`provisionState:${node.provisionState}`);
+  if (!provisionRules(node.provisionState).placeable) reasons.push(`provisionState:${node.provisionState}`);
   if (node.access !== 'allowed') reasons.push('blocked');
   if (node.cordoned) reasons.push('cordoned');
   if (node.maintenance) reasons.push('maintenance');

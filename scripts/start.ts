@@ -2,11 +2,9 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
-import { hashSecret, newSecret } from '../domain/secrets';
-import { rateLimitsOf } from '../api/rate-limit';
-import { closeServer, listen, transportOf } from '../api/server';
-import { createApiServices } from '../api/services';
-import { caOffer, loadCa } from '../ca';
+import { newSecret } from '../domain/secrets';
+import { apiServicesOf, closeServer, listen, transportOf } from '../api/server';
+import { loadCa } from '../ca';
 import { loadConfig } from '../config';
 import { ensureLivenessSweep } from '../workflows/liveness-client';
 import { createDb } from '../db/client';
@@ -75,18 +73,7 @@ async function main(): Promise<void> {
     stops.push(() => connection.close());
     const temporal = new Client({ connection, namespace: config.TEMPORAL_NAMESPACE });
     const operatorKey = config.DRYDOCK_BOOTSTRAP_OPERATOR_KEY ?? developmentOperatorKey(home);
-    const services = createApiServices({
-      db,
-      sql,
-      temporal,
-      taskQueue: config.TEMPORAL_TASK_QUEUE,
-      clusterId: config.DRYDOCK_CLUSTER_ID,
-      caPublicKeyPem: ca.publicKeyPem,
-      caEndorsements: caOffer(ca, config.DRYDOCK_CA_PREVIOUS_KEY_FILES, config.DRYDOCK_CLUSTER_ID)
-        .endorsements,
-      bootstrapKeyHash: hashSecret(operatorKey),
-      rateLimits: rateLimitsOf(config),
-    });
+    const services = apiServicesOf(config, { db, sql, temporal, ca, operatorKey });
     await services.start();
     stops.push(() => services.stop());
     await ensureLivenessSweep(temporal, config.TEMPORAL_TASK_QUEUE);

@@ -16,8 +16,8 @@ import { OperationIdKey } from './search-attributes';
 const BEGIN_TIMEOUT = '1 minute';
 
 /**
- * Serves a lifecycle workflow's `begin` update (DESIGN.md rule 4) and waits for the first one.
- * Each begin creates its operation under the id of `beginOperationId`, so a begin activity run
+ * Serves a lifecycle workflow's `begin` update (docs/architecture.md, rule 4) and waits for the
+ * first one. Each begin creates its operation under the id of `beginOperationId`, so a begin activity run
  * again (a retried workflow task, a re-sent update) finds its own operation.
  * Resolves to the first begin's answer, or to why there is none.
  */
@@ -29,12 +29,7 @@ export async function awaitBegin<R extends BeginRequest, A extends BeginResult>(
   const state: { first: A | null; refused: boolean } = { first: null, refused: false };
   setHandler(update, async (request) => {
     try {
-      const result = await begin({
-        ...request,
-        nodeId,
-        workflowId: workflowInfo().workflowId,
-        operationId: beginOperationId(request),
-      });
+      const result = await begin(beginInput(request, nodeId));
       if (state.first === null) {
         state.first = result;
         upsertSearchAttributes([{ key: OperationIdKey, value: result.operation.id }]);
@@ -50,6 +45,16 @@ export async function awaitBegin<R extends BeginRequest, A extends BeginResult>(
   await condition(allHandlersFinished);
   if (state.first !== null) return { begun: state.first };
   return { begun: null, outcome: arrived ? 'refused' : 'never-began' };
+}
+
+/** What a begin activity gets for a request: the node, this workflow, and the operation's id. */
+export function beginInput<R extends BeginRequest>(request: R, nodeId: string): BeginInput<R> {
+  return {
+    ...request,
+    nodeId,
+    workflowId: workflowInfo().workflowId,
+    operationId: beginOperationId(request),
+  };
 }
 
 /**

@@ -1,3 +1,4 @@
+import type { UpdateDefinition } from '@temporalio/common';
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { LivenessSettings } from '../domain/liveness';
 import type { AttemptRecord, Ladders } from '../domain/remediation';
@@ -35,6 +36,25 @@ export interface BeginResult {
 }
 
 export const beginUpdate = defineUpdate<BeginResult, [BeginRequest]>('begin');
+
+/** The lifecycle operations that run as a workflow of their own, one per node at a time. */
+export type LifecycleKind = 'drain' | 'decommission' | 'purge' | 'remediation';
+
+/**
+ * A lifecycle workflow as the API starts it: `kind` is its workflow type (the exported workflow
+ * function of that name) and its operations' kind; `begin` types the request and the answer.
+ */
+export interface LifecycleWorkflow<
+  Input extends { nodeId: string },
+  Request extends BeginRequest,
+  Result extends BeginResult,
+> {
+  kind: LifecycleKind;
+  workflowId: (nodeId: string) => string;
+  begin: UpdateDefinition<Result, [Request]>;
+  /** Never set: it carries the type of the workflow's argument. */
+  readonly input?: Input;
+}
 /** Every workflow answers `progress`; each family types its own answer. */
 export const progressQuery = defineQuery<DrainProgress>('progress');
 
@@ -68,6 +88,12 @@ export interface DrainProgress {
 export const allocationReleasedSignal = defineSignal<[{ allocationId: string }]>('allocationReleased');
 /** Sent by uncordon so a drain notices at once that it was ended. */
 export const drainCancelledSignal = defineSignal('cancel');
+
+export const drainWorkflow: LifecycleWorkflow<DrainInput, BeginRequest, BeginResult> = {
+  kind: 'drain',
+  workflowId: drainWorkflowId,
+  begin: beginUpdate,
+};
 
 /** The longest a drain sleeps between looks at its node (spec/drain.md). */
 export const DRAIN_MAX_SLEEP_MS = 5 * 60_000;
@@ -112,6 +138,12 @@ export interface DecommissionRequest extends BeginRequest {
 
 export const beginDecommissionUpdate = defineUpdate<BeginResult, [DecommissionRequest]>('begin');
 
+export const decommissionWorkflow: LifecycleWorkflow<{ nodeId: string }, DecommissionRequest, BeginResult> = {
+  kind: 'decommission',
+  workflowId: decommissionWorkflowId,
+  begin: beginDecommissionUpdate,
+};
+
 export const DECOMMISSION_STEPS = [
   'revokeNodeIdentity',
   'decommissionAccelerators',
@@ -131,6 +163,12 @@ export const decommissionProgressQuery = defineQuery<DecommissionProgress>('prog
 // ── purge ────────────────────────────────────────────────────────────────────────────────────
 
 export const purgeWorkflowId = (nodeId: string) => `purge/${nodeId}`;
+
+export const purgeWorkflow: LifecycleWorkflow<{ nodeId: string }, BeginRequest, BeginResult> = {
+  kind: 'purge',
+  workflowId: purgeWorkflowId,
+  begin: beginUpdate,
+};
 
 export type PurgeCheck =
   | { state: 'deleted' }
@@ -162,6 +200,11 @@ export interface RemediationSettings {
   attemptTimeoutMs?: number;
 }
 
+export interface RemediationInput {
+  nodeId: string;
+  settings?: RemediationSettings;
+}
+
 export interface RemediationBegun extends BeginResult {
   /** Set when storm protection escalated at once: no command is sent and the workflow ends. */
   escalated: boolean;
@@ -169,6 +212,13 @@ export interface RemediationBegun extends BeginResult {
 }
 
 export const beginRemediationUpdate = defineUpdate<RemediationBegun, [RemediationRequest]>('begin');
+
+export const remediationWorkflow: LifecycleWorkflow<RemediationInput, RemediationRequest, RemediationBegun> =
+  {
+    kind: 'remediation',
+    workflowId: remediationWorkflowId,
+    begin: beginRemediationUpdate,
+  };
 
 export interface RemediationProgress {
   phase: 'starting' | 'attempting' | 'succeeded' | 'escalated' | 'cancelled';

@@ -20,7 +20,7 @@ import {
   type DrainProgress,
 } from './definitions';
 import { isFinished } from '../domain/operation';
-import { beginOperationId } from './begin';
+import { beginInput } from './begin';
 import { asRefusal, unlessGivenUp } from './refusal';
 import { OperationIdKey } from './search-attributes';
 
@@ -55,12 +55,7 @@ export async function drain(input: DrainInput): Promise<DrainOutcome> {
 
   setHandler(beginUpdate, async (request) => {
     try {
-      const result = await beginDrain({
-        ...request,
-        nodeId: input.nodeId,
-        workflowId: workflowInfo().workflowId,
-        operationId: beginOperationId(request),
-      });
+      const result = await beginDrain(beginInput(request, input.nodeId));
       // The node is still drained by an earlier drain, or an Idempotency-Key named a finished one:
       // the answer is that operation, and this run must not take it on (nor touch anything).
       if (!result.created && isFinished(result.operation.status)) {

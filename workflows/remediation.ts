@@ -18,8 +18,8 @@ import {
   beginRemediationUpdate,
   remediationProgressQuery,
   remediationWakeSignal,
+  type RemediationInput,
   type RemediationProgress,
-  type RemediationSettings,
 } from './definitions';
 import { awaitBegin } from './begin';
 import { stepFailure } from './refusal';
@@ -36,10 +36,7 @@ type Result = 'succeeded' | 'escalated' | 'cancelled' | 'refused' | 'never-began
  * node), until the condition clears; a failed, cancelled or twice-uncleared remediation escalates
  * the node to maintenance in one transaction.
  */
-export async function remediation(input: {
-  nodeId: string;
-  settings?: RemediationSettings;
-}): Promise<Result> {
+export async function remediation(input: RemediationInput): Promise<Result> {
   let wakes = 0;
   const progress: RemediationProgress = {
     phase: 'starting',

@@ -1,39 +1,13 @@
-import { createRoute, OpenAPIHono, z } from '@hono/zod-openapi';
-import {
-  accept,
-  clearMaintenance,
-  cordon,
-  label,
-  readopt,
-  taint,
-  uncordon,
-  type Control,
-} from '../../domain/controls';
+import { OpenAPIHono, z } from '@hono/zod-openapi';
+import { clearMaintenance, cordon, label, taint, uncordon, type Control } from '../../domain/controls';
 import { LABEL_KEY, LABEL_VALUE, MAX_LABELS } from '../../domain/labels';
-import { DRAINING } from '../../domain/node';
 import type { Action } from '../../domain/principal';
-import { deleteNode } from '../../db/delete-node';
-import { changeNode } from '../../db/nodes';
 import { MAX_TAINT_KEYS, TAINT_KEY } from '../../domain/taints';
-import { drainWorkflowId, purgeAnsweredSignal, purgeWorkflowId } from '../../workflows/definitions';
 import { requireAction } from '../auth';
 import type { AppEnv } from '../env';
-import {
-  errorResponses,
-  expectedVersion,
-  ifMatchHeaders,
-  json,
-  jsonBody,
-  mutationBody,
-  NodeSchema,
-  nodeIdParams,
-  reason,
-  record,
-  version,
-} from '../schemas';
-import { signalIfRunning } from '../workflows';
-
-export const nodeControlsRouter = new OpenAPIHono<AppEnv>();
+import { nodeAnswer, nodeRoute, nodeTarget } from '../node-route';
+import { json, mutationBody, reason, record, version } from '../schemas';
+import { adoptNode, controlNode, deleteNodeOf } from '../services/node-controls';
 
 type Body = { reason?: string; version?: number };
 
@@ -50,37 +24,10 @@ interface ControlRoute<B extends Body> {
   control(body: B): Control;
 }
 
-function controlRoute<B extends Body>(spec: ControlRoute<B>) {
-  nodeControlsRouter.openapi(
-    createRoute({
-      method: 'post',
-      path: spec.path,
-      summary: spec.summary,
-      request: { params: nodeIdParams, headers: ifMatchHeaders, ...jsonBody(spec.body) },
-      responses: { 200: json(NodeSchema, 'the node'), ...errorResponses },
-    }),
-    async (c) => {
-      const principal = c.get('principal');
-      requireAction(principal, spec.action);
-      const body = c.req.valid('json') as B;
-      const control = spec.control(body);
-      const { db, temporal } = c.get('deps');
-      const { before, after, view } = await changeNode(db, {
-        nodeId: c.req.valid('param').id,
-        principal,
-        version: expectedVersion(body.version, c.req.valid('header')['if-match']),
-        control,
-        reason: body.reason,
-      });
-      if (before.noScheduleReasons.includes(DRAINING) && !after.noScheduleReasons.includes(DRAINING)) {
-        await signalIfRunning(temporal, drainWorkflowId(after.id), 'cancel');
-      }
-      return c.json(view, 200);
-    },
-  );
-}
+/** Infers each spec's body type, so its `control` takes what its own schema produced. */
+const controlRoute = <B extends Body>(spec: ControlRoute<B>) => spec;
 
-controlRoute({
+const cordonRoute = controlRoute({
   path: '/v1/nodes/{id}/cordon',
   summary: 'Cordon a node: no new placement',
   action: 'compute:nodes:cordon',
@@ -88,7 +35,7 @@ controlRoute({
   control: () => cordon,
 });
 
-controlRoute({
+const uncordonRoute = controlRoute({
   path: '/v1/nodes/{id}/uncordon',
   summary: 'Uncordon a node; ends a drain in progress',
   action: 'compute:nodes:cordon',
@@ -104,7 +51,7 @@ const taintKey = z
   );
 const taintKeys = z.array(taintKey).max(MAX_TAINT_KEYS, `at most ${MAX_TAINT_KEYS} keys`);
 
-controlRoute({
+const taintRoute = controlRoute({
   path: '/v1/nodes/{id}/taint',
   summary: 'Add and remove operator taints (NoSchedule reasons taint:<key>)',
   action: 'compute:nodes:update',
@@ -127,7 +74,7 @@ const labelValue = z
   .string()
   .regex(LABEL_VALUE, 'a label value is up to 256 of letters, digits and . _ : / @ + = -');
 
-controlRoute({
+const labelRoute = controlRoute({
   path: '/v1/nodes/{id}/label',
   summary: 'Set and remove operator labels',
   action: 'compute:nodes:update',
@@ -142,7 +89,7 @@ controlRoute({
   control: (body) => label(body.set ?? {}, unique(body.remove)),
 });
 
-controlRoute({
+const maintenanceRoute = controlRoute({
   path: '/v1/nodes/{id}/maintenance',
   summary: 'Clear maintenance (only the system turns it on)',
   action: 'compute:nodes:update',
@@ -156,62 +103,50 @@ controlRoute({
   control: () => clearMaintenance,
 });
 
-nodeControlsRouter.openapi(
-  createRoute({
-    method: 'post',
-    path: '/v1/nodes/{id}/adopt',
-    summary: 'Adopt again: back to adopting, then adopted once acceptance passes',
-    request: { params: nodeIdParams, headers: ifMatchHeaders, ...jsonBody(mutationBody) },
-    responses: { 200: json(NodeSchema, 'the node'), ...errorResponses },
-  }),
-  async (c) => {
-    const principal = c.get('principal');
-    requireAction(principal, 'compute:nodes:provision');
-    const body = c.req.valid('json');
-    const { db } = c.get('deps');
-    const input = { nodeId: c.req.valid('param').id, principal, reason: body.reason };
-    await changeNode(db, {
-      ...input,
-      version: expectedVersion(body.version, c.req.valid('header')['if-match']),
-      control: readopt,
-    });
-    // Acceptance is its own step: the node stays out of placement until its checks pass.
-    const { view } = await changeNode(db, { ...input, control: accept });
-    return c.json(view, 200);
-  },
-);
+const CONTROLS: ControlRoute<Body>[] = [cordonRoute, uncordonRoute, taintRoute, labelRoute, maintenanceRoute];
 
-nodeControlsRouter.openapi(
-  createRoute({
-    method: 'delete',
-    path: '/v1/nodes/{id}',
-    summary: 'Delete a node: a tombstone that keeps its history',
-    request: { params: nodeIdParams, headers: ifMatchHeaders, ...jsonBody(mutationBody) },
-    responses: {
-      200: json(z.object({ nodeId: z.string(), deleted: z.boolean() }), 'deleted now, or already'),
-      ...errorResponses,
-    },
-  }),
-  async (c) => {
-    const principal = c.get('principal');
-    requireAction(principal, 'compute:nodes:delete');
-    const body = c.req.valid('json');
-    const { db, temporal } = c.get('deps');
-    const nodeId = c.req.valid('param').id;
-    const result = await deleteNode(db, {
-      nodeId,
-      principal,
-      version: expectedVersion(body.version, c.req.valid('header')['if-match']),
-      reason: body.reason,
+const adoptRoute = nodeRoute({
+  path: '/v1/nodes/{id}/adopt',
+  summary: 'Adopt again: back to adopting, then adopted once acceptance passes',
+  body: mutationBody,
+  answer: nodeAnswer,
+});
+
+const deleteRoute = nodeRoute({
+  method: 'delete',
+  path: '/v1/nodes/{id}',
+  summary: 'Delete a node: a tombstone that keeps its history',
+  body: mutationBody,
+  answer: json(z.object({ nodeId: z.string(), deleted: z.boolean() }), 'deleted now, or already'),
+});
+
+/** The controls that change one node at once: cordon, taint, label, maintenance, adopt, delete. */
+export function nodeControlsRoutes(): OpenAPIHono<AppEnv> {
+  const router = new OpenAPIHono<AppEnv>();
+  for (const spec of CONTROLS) {
+    const route = nodeRoute({ path: spec.path, summary: spec.summary, body: spec.body, answer: nodeAnswer });
+    router.openapi(route, async (c) => {
+      const principal = c.get('principal');
+      requireAction(principal, spec.action);
+      const body = c.req.valid('json');
+      // The control is built first, so body rules are checked before any lookup.
+      const control = spec.control(body);
+      const target = nodeTarget(c);
+      return c.json(await controlNode(c.get('deps'), target, control), 200);
     });
-    if (result.deleted) {
-      await signalIfRunning(temporal, drainWorkflowId(nodeId), 'cancel');
-      // Deleting a purging node forgets it: its purge ends `cancelled`.
-      await signalIfRunning(temporal, purgeWorkflowId(nodeId), purgeAnsweredSignal.name);
-    }
-    return c.json(result, 200);
-  },
-);
+  }
+
+  router.openapi(adoptRoute, async (c) => {
+    requireAction(c.get('principal'), 'compute:nodes:provision');
+    return c.json(await adoptNode(c.get('deps'), nodeTarget(c)), 200);
+  });
+
+  router.openapi(deleteRoute, async (c) => {
+    requireAction(c.get('principal'), 'compute:nodes:delete');
+    return c.json(await deleteNodeOf(c.get('deps'), nodeTarget(c)), 200);
+  });
+  return router;
+}
 
 function unique(keys: string[] | undefined): string[] {
   return [...new Set(keys ?? [])];

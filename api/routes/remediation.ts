@@ -1,130 +1,73 @@
 import { createRoute, OpenAPIHono, z } from '@hono/zod-openapi';
-import { DrydockError } from '../../domain/errors';
-import { actorOf, type Principal } from '../../domain/principal';
 import { CONDITION_TYPE } from '../../domain/remediation';
-import { reportCondition } from '../../db/conditions';
-import { getVisibleNode, type NodeRow } from '../../db/nodes';
-import {
-  remediationWakeSignal,
-  remediationWorkflowId,
-  type RemediationBegun,
-  type RemediationRequest,
-} from '../../workflows/definitions';
-import { LifecycleOperationKey, NodeIdKey, PoolIdKey, TenantIdKey } from '../../workflows/search-attributes';
+import { getVisibleNode } from '../../db/queries/nodes';
 import { requireAction, requireAgent } from '../auth';
-import type { AppDeps, AppEnv } from '../env';
+import type { AppEnv } from '../env';
 import { errorResponses, json, jsonBody, nodeIdParams, OperationSchema, reason } from '../schemas';
-import { signalIfRunning, startOperation } from '../workflows';
-
-export const remediationRouter = new OpenAPIHono<AppEnv>();
+import { reportNodeCondition, startRemediation } from '../services/remediation';
+import { startResponses } from '../workflows';
 
 const conditionType = z
   .string()
   .regex(CONDITION_TYPE, 'a condition type such as GpuXidError: a letter, then letters and digits');
 
-/** Starts (or joins) remediation/<nodeId> for a condition; see workflows/remediation.ts. */
-async function startRemediation(
-  deps: AppDeps,
-  node: NodeRow,
-  principal: Principal,
-  request: { condition: string; automatic: boolean; reason: string | null },
-): Promise<RemediationBegun> {
-  const begin: RemediationRequest = {
-    actor: actorOf(principal),
-    reason: request.reason,
-    idempotencyScope: null,
-    idempotencyKey: null,
-    requestHash: null,
-    condition: request.condition,
-    automatic: request.automatic,
-  };
-  return (await startOperation(deps, {
-    workflowType: 'remediation',
-    workflowId: remediationWorkflowId(node.id),
-    input: { nodeId: node.id, settings: deps.remediation },
-    searchAttributes: [
-      { key: NodeIdKey, value: node.id },
-      { key: TenantIdKey, value: node.tenantId ?? '' },
-      { key: PoolIdKey, value: node.poolId ?? '' },
-      { key: LifecycleOperationKey, value: 'remediation' },
-    ],
-    summary: `remediate ${request.condition} on ${node.hostname} (${node.id})${request.reason ? `: ${request.reason}` : ''}`,
-    request: begin,
-  })) as RemediationBegun;
-}
-
-remediationRouter.openapi(
-  createRoute({
-    method: 'post',
-    path: '/v1/agent/conditions',
-    summary: 'The agent reports a fault condition; a true one starts remediation unless one runs',
-    request: jsonBody(
-      z.strictObject({
-        type: conditionType,
-        status: z.boolean(),
-        reason: reason.optional(),
+const conditionsRoute = createRoute({
+  method: 'post',
+  path: '/v1/agent/conditions',
+  summary: 'The agent reports a fault condition; a true one starts remediation unless one runs',
+  request: jsonBody(
+    z.strictObject({
+      type: conditionType,
+      status: z.boolean(),
+      reason: reason.optional(),
+    }),
+    true,
+  ),
+  responses: {
+    200: json(
+      z.object({
+        nodeId: z.string(),
+        conditions: z.array(z.unknown()),
+        remediation: OperationSchema.nullable(),
       }),
-      true,
+      'the node conditions, and the remediation the report started or joined',
     ),
-    responses: {
-      200: json(
-        z.object({
-          nodeId: z.string(),
-          conditions: z.array(z.unknown()),
-          remediation: OperationSchema.nullable(),
-        }),
-        'the node conditions, and the remediation the report started or joined',
-      ),
-      ...errorResponses,
-    },
-  }),
-  async (c) => {
+    ...errorResponses,
+  },
+});
+
+const remediateRoute = createRoute({
+  method: 'post',
+  path: '/v1/nodes/{id}/remediations',
+  summary: 'Remediate a condition reported on the node (workflow remediation/<nodeId>)',
+  request: {
+    params: nodeIdParams,
+    ...jsonBody(z.strictObject({ condition: conditionType, reason: reason.optional() }), true),
+  },
+  responses: startResponses(
+    z.object({ operation: OperationSchema }),
+    'the remediation began',
+    'a remediation already runs',
+  ),
+});
+
+export function remediationRoutes(): OpenAPIHono<AppEnv> {
+  const router = new OpenAPIHono<AppEnv>();
+
+  router.openapi(conditionsRoute, async (c) => {
     const principal = c.get('principal');
     const node = requireAgent(principal, c.get('agentNode'));
     const body = c.req.valid('json');
     const deps = c.get('deps');
-    const report = await reportCondition(deps.db, node.id, {
+    const answer = await reportNodeCondition(deps, node, principal, {
       type: body.type,
       status: body.status,
       reason: body.reason ?? null,
     });
-    let remediation: RemediationBegun['operation'] | null = null;
-    if (report.becameTrue) {
-      try {
-        remediation = (
-          await startRemediation(deps, report.node, principal, {
-            condition: body.type,
-            automatic: true,
-            reason: body.reason ?? null,
-          })
-        ).operation;
-      } catch (error) {
-        // The report stands; a remediation that cannot start now is retried by the next report.
-        if (!(error instanceof DrydockError)) throw error;
-      }
-    }
-    if (report.cleared)
-      await signalIfRunning(deps.temporal, remediationWorkflowId(node.id), remediationWakeSignal.name);
-    return c.json({ nodeId: node.id, conditions: report.node.conditions, remediation }, 200);
-  },
-);
+    return c.json(answer, 200);
+  });
 
-remediationRouter.openapi(
-  createRoute({
-    method: 'post',
-    path: '/v1/nodes/{id}/remediations',
-    summary: 'Remediate a condition reported on the node (workflow remediation/<nodeId>)',
-    request: {
-      params: nodeIdParams,
-      ...jsonBody(z.strictObject({ condition: conditionType, reason: reason.optional() }), true),
-    },
-    responses: {
-      202: json(z.object({ operation: OperationSchema }), 'the remediation began'),
-      200: json(z.object({ operation: OperationSchema }), 'a remediation already runs'),
-      ...errorResponses,
-    },
-  }),
-  async (c) => {
+  router.openapi(remediateRoute, async (c) => {
     const principal = c.get('principal');
     requireAction(principal, 'compute:nodes:remediate');
     const deps = c.get('deps');
@@ -136,5 +79,6 @@ remediationRouter.openapi(
       reason: body.reason ?? null,
     });
     return c.json({ operation: result.operation }, result.created ? 202 : 200);
-  },
-);
+  });
+  return router;
+}

@@ -1,6 +1,7 @@
 import { and, desc, eq, inArray, lt, sql, type SQL } from 'drizzle-orm';
 import { DrydockError } from '../../domain/errors';
 import type { OperationKind, OperationStatus } from '../../domain/operation';
+import { OPEN_OPERATION_STATUSES } from '../../domain/operation-status';
 import type { Principal } from '../../domain/principal';
 import type { DbOrTx } from '../client';
 import { nodes, operations } from '../schema';
@@ -42,7 +43,7 @@ export async function openOperation(
       and(
         eq(operations.nodeId, nodeId),
         eq(operations.kind, kind),
-        inArray(operations.status, ['pending', 'running']),
+        inArray(operations.status, OPEN_OPERATION_STATUSES),
       ),
     );
   return op;

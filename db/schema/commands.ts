@@ -1,10 +1,10 @@
 import { sql } from 'drizzle-orm';
 import { index, jsonb, pgTable, text } from 'drizzle-orm/pg-core';
+import { COMMAND_STATUSES } from '../../domain/command-status';
 import { tz } from './columns';
 import { nodes } from './nodes';
 
 export const COMMAND_KINDS = ['purge', 'remediate'] as const;
-export const COMMAND_STATUSES = ['pending', 'acked', 'refused', 'cancelled'] as const;
 
 /** Commands queued for a node's agent, delivered oldest first on its command stream. */
 export const nodeCommands = pgTable(

@@ -1,15 +1,20 @@
 import { eq, sql } from 'drizzle-orm';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { startOperation } from '../../api/workflows';
+import { updateWithStart } from '../../api/update-with-start';
 import { nodes, operations } from '../../db/schema';
 import { DrydockError } from '../../domain/errors';
 import {
+  decommissionWorkflow,
   decommissionWorkflowId,
+  drainWorkflow,
   drainWorkflowId,
   livenessProgressQuery,
+  purgeWorkflow,
   purgeWorkflowId,
+  remediationWorkflow,
   remediationWorkflowId,
   type BeginRequest,
+  type LifecycleWorkflow,
 } from '../../workflows/definitions';
 import { ensureLivenessSweep } from '../../workflows/liveness-client';
 import { LifecycleOperationKey, NodeIdKey } from '../../workflows/search-attributes';
@@ -28,7 +33,11 @@ const nodeRow = async (nodeId: string) => (await h.db.select().from(nodes).where
 const result = (workflowId: string) => h.temporal.workflow.getHandle(workflowId).result();
 
 /** A start that skips the route (and its schema), so the begin activity meets the database's refusal. */
-function begin(kind: string, workflowId: string, nodeId: string, extra: Record<string, unknown> = {}) {
+function begin(
+  workflow: LifecycleWorkflow<any, any, any>,
+  nodeId: string,
+  extra: Record<string, unknown> = {},
+) {
   const request: BeginRequest = {
     actor: 'test',
     reason: NUL_REASON,
@@ -36,15 +45,15 @@ function begin(kind: string, workflowId: string, nodeId: string, extra: Record<s
     idempotencyScope: null,
     requestHash: null,
   };
-  return startOperation(h.deps, {
-    workflowType: kind,
-    workflowId,
+  return updateWithStart(h.deps, {
+    workflow,
+    workflowId: workflow.workflowId(nodeId),
     input: { nodeId },
     searchAttributes: [
       { key: NodeIdKey, value: nodeId },
-      { key: LifecycleOperationKey, value: kind },
+      { key: LifecycleOperationKey, value: workflow.kind },
     ],
-    summary: `${kind} ${nodeId}`,
+    summary: `${workflow.kind} ${nodeId}`,
     request: { ...request, ...extra },
   }).then(
     () => {
@@ -87,17 +96,15 @@ describe('a begin the database refuses ends the workflow at once', () => {
     const p = (await preview(h, retired)).body;
 
     const cases = [
-      { kind: 'drain', workflowId: drainWorkflowId(drained), nodeId: drained, extra: {} },
-      { kind: 'purge', workflowId: purgeWorkflowId(purged), nodeId: purged, extra: {} },
+      { workflow: drainWorkflow, nodeId: drained, extra: {} },
+      { workflow: purgeWorkflow, nodeId: purged, extra: {} },
       {
-        kind: 'remediation',
-        workflowId: remediationWorkflowId(remediated),
+        workflow: remediationWorkflow,
         nodeId: remediated,
         extra: { condition: 'GpuXidError', automatic: false },
       },
       {
-        kind: 'decommission',
-        workflowId: decommissionWorkflowId(retired),
+        workflow: decommissionWorkflow,
         nodeId: retired,
         extra: {
           confirm: p.hostname,
@@ -107,11 +114,13 @@ describe('a begin the database refuses ends the workflow at once', () => {
         },
       },
     ];
-    for (const { kind, workflowId, nodeId, extra } of cases) {
+    for (const { workflow, nodeId, extra } of cases) {
+      const { kind } = workflow;
+      const workflowId = workflow.workflowId(nodeId);
       const before = await nodeRow(nodeId);
       const eventsBefore = await eventsOf(h, nodeId);
       const started = Date.now();
-      const refused = await begin(kind, workflowId, nodeId, extra);
+      const refused = await begin(workflow, nodeId, extra);
       // Well inside the 10 s the harness gives a begin: no retry ran out the clock.
       expect(Date.now() - started, kind).toBeLessThan(5_000);
       expect(refused, kind).toBeInstanceOf(DrydockError);

@@ -1,6 +1,6 @@
 import { and, count, eq, gt, isNull, or, sql } from 'drizzle-orm';
-import type { DbOrTx } from './client';
-import { allocations } from './schema';
+import type { DbOrTx } from '../client';
+import { allocations } from '../schema';
 
 /** SQL true for allocations that still hold their node: not released, not past their end. */
 export const isOpen = and(

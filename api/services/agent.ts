@@ -1,0 +1,153 @@
+import { createPublicKey } from 'node:crypto';
+import { and, eq, sql } from 'drizzle-orm';
+import { assertNever } from '../../domain/assert-never';
+import { answerEffect, type CommandAnswer } from '../../domain/command-status';
+import { DrydockError } from '../../domain/errors';
+import type { Principal } from '../../domain/principal';
+import { openCommands, type CommandRow } from '../../db/queries/commands';
+import { appendEvent } from '../../db/events';
+import { joinNode, type JoinRequest } from '../../db/join';
+import type { NodeRow } from '../../db/nodes';
+import { nodeCommands } from '../../db/schema';
+import {
+  purgeAnsweredSignal,
+  purgeWorkflowId,
+  remediationWakeSignal,
+  remediationWorkflowId,
+} from '../../workflows/definitions';
+import { requireAgent } from '../auth';
+import type { AppDeps } from '../env';
+import { rateLimited } from '../rate-limit';
+import { signalIfRunning } from '../workflows';
+
+/**
+ * A machine joins (db/join.ts). A token-less join creates a pending node with no credential
+ * checked: the one unauthenticated write, so it is limited per address (`source`). A join with a
+ * token is bounded by the token's uses.
+ */
+export async function join(deps: AppDeps, request: JoinRequest, source: string) {
+  assertEd25519(request.publicKey);
+  if (request.token === undefined) {
+    const wait = deps.rateLimits.tokenlessJoins.take(source);
+    if (wait > 0) {
+      throw rateLimited(wait, `too many joins without a token from this address; retry in ${wait} s`);
+    }
+  }
+  return joinNode(deps.db, request);
+}
+
+function assertEd25519(pem: string): void {
+  try {
+    const key = createPublicKey(pem);
+    if (key.asymmetricKeyType === 'ed25519') return;
+  } catch {
+    // fall through: not a key at all
+  }
+  throw new DrydockError(
+    'INVALID_INPUT',
+    'publicKey must be an Ed25519 public key in PEM (SubjectPublicKeyInfo)',
+  );
+}
+
+/** How often a long-poll looks again even without a wake-up (another process's NOTIFY lost). */
+const RECHECK_MS = 5_000;
+
+/** What `requireAgent` asks of a node waiting for commands: it may be blocked (purge) or not admitted. */
+const WAITING = { purgeOnly: true, beforeAdmission: true };
+
+/**
+ * The agent's long-poll: the node's open commands as soon as it has any, or none once `waitMs`
+ * passed or the caller went away. Each look re-checks the credential and the node, so a block or
+ * a revoke ends the session; a blocked node still gets a purge (docs/lifecycle/purge.md).
+ */
+export async function waitForCommands(
+  deps: AppDeps,
+  input: { principal: Principal; node: NodeRow; credential: string; waitMs: number; signal: AbortSignal },
+): Promise<CommandRow[]> {
+  const { principal, node, signal } = input;
+  const deadline = Date.now() + input.waitMs;
+  for (;;) {
+    // Armed before the look, so a command queued while we read is a wake-up, not a 5 s wait.
+    const wakeup = deps.wakeups.arm(node.id);
+    try {
+      const current = await deps.nodeCredentials.resolve(input.credential);
+      if (!current) throw new DrydockError('UNAUTHENTICATED', 'the node credential was revoked');
+      const blocked = current.node.access === 'blocked';
+      requireAgent(principal, current.node, WAITING);
+      const items = await openCommands(deps.db, node.id, blocked);
+      // With no purge queued, a blocked node's session closes.
+      if (blocked && items.length === 0) requireAgent(principal, current.node, { beforeAdmission: true });
+      const left = deadline - Date.now();
+      if (items.length > 0 || left <= 0) return items;
+      await wakeup.wait(Math.min(left, RECHECK_MS), signal);
+      if (signal.aborted) return [];
+    } finally {
+      wakeup.cancel();
+    }
+  }
+}
+
+/**
+ * The node's answer to one of its commands, in one transaction: final for the command, the same
+ * answer again changes nothing, another is INVALID_STATE (`answerEffect`). A purge refusal also
+ * appends `node.purge.refused` with the reason. Then the workflow waiting on the answer is woken.
+ */
+export async function answerCommand(
+  deps: Pick<AppDeps, 'db' | 'temporal'>,
+  input: { node: NodeRow; commandId: string; answer: CommandAnswer; reason: string | null },
+): Promise<CommandRow> {
+  const { node, commandId: id, answer, reason } = input;
+  const { command, changed } = await deps.db.transaction(async (tx) => {
+    const [command] = await tx
+      .select()
+      .from(nodeCommands)
+      .where(and(eq(nodeCommands.id, id), eq(nodeCommands.nodeId, node.id)))
+      .for('update');
+    if (!command || (node.access === 'blocked' && command.kind !== 'purge')) {
+      throw new DrydockError('NOT_FOUND', `command ${id} not found`, { commandId: id });
+    }
+    const effect = answerEffect(command.status, answer);
+    if (effect === 'repeat') return { command, changed: false };
+    if (effect === 'conflict') {
+      throw new DrydockError('INVALID_STATE', `command ${id} is already ${command.status}`, {
+        status: command.status,
+      });
+    }
+    const [updated] = await tx
+      .update(nodeCommands)
+      .set({ status: answer, finishedAt: sql`now()`, refuseReason: reason })
+      .where(eq(nodeCommands.id, id))
+      .returning();
+    if (command.kind === 'purge' && answer === 'refused') {
+      await appendEvent(tx, {
+        nodeId: node.id,
+        tenantId: node.tenantId,
+        type: 'node.purge.refused',
+        actor: `node:${node.id}`,
+        reason,
+        operationId: command.operationId,
+        data: { commandId: id },
+      });
+    }
+    return { command: updated!, changed: true };
+  });
+  if (changed) await wakeWaitingWorkflow(deps, node.id, command.kind);
+  return command;
+}
+
+/** The workflow that waits on a command of this kind hears the answer now, not at its next check. */
+async function wakeWaitingWorkflow(
+  deps: Pick<AppDeps, 'temporal'>,
+  nodeId: string,
+  kind: CommandRow['kind'],
+): Promise<void> {
+  switch (kind) {
+    case 'purge':
+      return signalIfRunning(deps.temporal, purgeWorkflowId(nodeId), purgeAnsweredSignal.name);
+    case 'remediate':
+      // A refused rung escalates now, not at the attempt's deadline (minutes later).
+      return signalIfRunning(deps.temporal, remediationWorkflowId(nodeId), remediationWakeSignal.name);
+    default:
+      return assertNever(kind);
+  }
+}

@@ -1,0 +1,93 @@
+import { and, eq, isNull, sql } from 'drizzle-orm';
+import { DrydockError } from '../../domain/errors';
+import { newId } from '../../domain/ids';
+import { isDraining } from '../../domain/node';
+import type { AllocationKind } from '../../domain/operation';
+import { placementRefusals } from '../../domain/placement';
+import { actorOf, type Principal } from '../../domain/principal';
+import { visibleTo } from '../../db/nodes';
+import { allocations, nodes } from '../../db/schema';
+import { allocationReleasedSignal, drainWorkflowId } from '../../workflows/definitions';
+import type { AppDeps } from '../env';
+import { signalIfRunning } from '../workflows';
+
+export type AllocationRow = typeof allocations.$inferSelect;
+
+/** A tenant key acts for its own tenant only. */
+function requireTenant(principal: Principal, tenantId: string): void {
+  if (principal.kind === 'tenant' && principal.tenantId !== tenantId) {
+    throw new DrydockError('FORBIDDEN', `this key acts for tenant ${principal.tenantId}, not ${tenantId}`);
+  }
+}
+
+/** Places an allocation on a node, in one transaction, if placement accepts it (`placementRefusals`). */
+export async function placeAllocation(
+  deps: Pick<AppDeps, 'db'>,
+  principal: Principal,
+  request: { nodeId: string; tenantId: string; kind: AllocationKind; endsAt: Date | null },
+): Promise<AllocationRow> {
+  const { nodeId, tenantId, kind, endsAt } = request;
+  requireTenant(principal, tenantId);
+  if (endsAt && endsAt.getTime() <= Date.now()) {
+    throw new DrydockError('INVALID_INPUT', 'endsAt must be in the future');
+  }
+  return deps.db.transaction(async (tx) => {
+    // FOR SHARE: a concurrent cordon or drain waits for this placement, or this one sees it.
+    const [node] = await tx
+      .select()
+      .from(nodes)
+      .where(and(eq(nodes.id, nodeId), visibleTo(principal)))
+      .for('share');
+    if (!node) throw new DrydockError('NOT_FOUND', `node ${nodeId} not found`, { nodeId });
+    const reasons = placementRefusals(node, tenantId);
+    if (reasons.length > 0) {
+      throw new DrydockError('NOT_SCHEDULABLE', `node ${node.id} does not accept work for ${tenantId}`, {
+        reasons,
+      });
+    }
+    const [row] = await tx
+      .insert(allocations)
+      .values({ id: newId('alloc'), nodeId: node.id, tenantId, kind, endsAt })
+      .returning();
+    return row!;
+  });
+}
+
+/**
+ * Releases an allocation, in one transaction; a release of a released one answers it as it is.
+ * A drain waiting on the node is signalled at once: the node row is read FOR SHARE, so a drain that
+ * began before is seen here, and one that begins meanwhile waits for this commit and then sees
+ * the release on its first check.
+ */
+export async function releaseAllocation(
+  deps: Pick<AppDeps, 'db' | 'temporal'>,
+  principal: Principal,
+  id: string,
+): Promise<AllocationRow> {
+  const { allocation, wakeDrain } = await deps.db.transaction(async (tx) => {
+    const [found] = await tx
+      .select({ allocation: allocations })
+      .from(allocations)
+      .innerJoin(nodes, eq(nodes.id, allocations.nodeId))
+      .where(and(eq(allocations.id, id), visibleTo(principal)));
+    if (!found) throw new DrydockError('NOT_FOUND', `allocation ${id} not found`, { allocationId: id });
+    requireTenant(principal, found.allocation.tenantId);
+    const [node] = await tx
+      .select({ noScheduleReasons: nodes.noScheduleReasons })
+      .from(nodes)
+      .where(eq(nodes.id, found.allocation.nodeId))
+      .for('share');
+    const [released] = await tx
+      .update(allocations)
+      .set({ releasedAt: sql`now()`, releasedBy: actorOf(principal) })
+      .where(and(eq(allocations.id, id), isNull(allocations.releasedAt)))
+      .returning();
+    return { allocation: released ?? found.allocation, wakeDrain: !!released && isDraining(node!) };
+  });
+  if (wakeDrain) {
+    await signalIfRunning(deps.temporal, drainWorkflowId(allocation.nodeId), allocationReleasedSignal.name, [
+      { allocationId: id },
+    ]);
+  }
+  return allocation;
+}

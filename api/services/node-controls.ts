@@ -1,0 +1,47 @@
+import { accept, readopt, type Control } from '../../domain/controls';
+import { isDraining } from '../../domain/node';
+import { deleteNode } from '../../db/delete-node';
+import { changeNode, changeNodeIn, type NodeView } from '../../db/nodes';
+import { drainWorkflowId, purgeAnsweredSignal, purgeWorkflowId } from '../../workflows/definitions';
+import type { AppDeps } from '../env';
+import type { NodeTarget } from '../node-route';
+import { signalIfRunning } from '../workflows';
+
+type Deps = Pick<AppDeps, 'db' | 'temporal'>;
+
+/**
+ * One control on one node in one transaction (`changeNode`); the node back, unchanged when it
+ * already was as asked. A control that ended a drain (uncordon) tells the drain to cancel.
+ */
+export async function controlNode(deps: Deps, target: NodeTarget, control: Control): Promise<NodeView> {
+  const { before, after, view } = await changeNode(deps.db, { ...target, control });
+  if (isDraining(before) && !isDraining(after)) {
+    await signalIfRunning(deps.temporal, drainWorkflowId(after.id), 'cancel');
+  }
+  return view;
+}
+
+/**
+ * Adopt again: back to `adopting`, then acceptance, in one transaction, so the node never stays
+ * `adopting` because a crash came between the two. A node whose checks fail stays `adopting`,
+ * out of placement, until an adopt finds them passing.
+ */
+export async function adoptNode(deps: Pick<AppDeps, 'db'>, target: NodeTarget): Promise<NodeView> {
+  return deps.db.transaction(async (tx) => {
+    await changeNodeIn(tx, { ...target, control: readopt });
+    // The version was checked by the first step; acceptance runs on what that step left.
+    const { view } = await changeNodeIn(tx, { ...target, version: undefined, control: accept });
+    return view;
+  });
+}
+
+/** Deletes a node (db/delete-node.ts); a drain or purge it interrupts is told at once. */
+export async function deleteNodeOf(deps: Deps, target: NodeTarget) {
+  const result = await deleteNode(deps.db, target);
+  if (result.deleted) {
+    await signalIfRunning(deps.temporal, drainWorkflowId(target.nodeId), 'cancel');
+    // Deleting a purging node forgets it: its purge ends `cancelled`.
+    await signalIfRunning(deps.temporal, purgeWorkflowId(target.nodeId), purgeAnsweredSignal.name);
+  }
+  return result;
+}

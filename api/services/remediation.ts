@@ -1,0 +1,62 @@
+import { DrydockError } from '../../domain/errors';
+import type { Principal } from '../../domain/principal';
+import { reportCondition } from '../../db/conditions';
+import type { NodeRow } from '../../db/nodes';
+import type { OperationView } from '../../db/operations';
+import {
+  remediationWakeSignal,
+  remediationWorkflow,
+  remediationWorkflowId,
+  type BeginResult,
+} from '../../workflows/definitions';
+import type { AppDeps } from '../env';
+import { signalIfRunning, startOperation } from '../workflows';
+
+export interface RemediationRequest {
+  condition: string;
+  automatic: boolean;
+  reason: string | null;
+}
+
+/** Starts (or joins) remediation/<nodeId> for a condition; see workflows/remediation.ts. */
+export function startRemediation(
+  deps: AppDeps,
+  node: NodeRow,
+  principal: Principal,
+  request: RemediationRequest,
+): Promise<BeginResult> {
+  return startOperation(deps, remediationWorkflow, {
+    node,
+    principal,
+    request,
+    input: { settings: deps.remediation },
+    summary: `remediate ${request.condition} on ${node.hostname} (${node.id})${request.reason ? `: ${request.reason}` : ''}`,
+  });
+}
+
+/**
+ * Records an agent's condition report; a condition that became true starts (or joins) a
+ * remediation, and one that cleared wakes the running remediation so it can see it.
+ */
+export async function reportNodeCondition(
+  deps: AppDeps,
+  node: NodeRow,
+  principal: Principal,
+  condition: { type: string; status: boolean; reason: string | null },
+) {
+  const report = await reportCondition(deps.db, node.id, condition);
+  let remediation: OperationView | null = null;
+  if (report.becameTrue) {
+    try {
+      const request = { condition: condition.type, automatic: true, reason: condition.reason };
+      remediation = (await startRemediation(deps, report.node, principal, request)).operation;
+    } catch (error) {
+      // The report stands; a remediation that cannot start now is retried by the next report.
+      if (!(error instanceof DrydockError)) throw error;
+    }
+  }
+  if (report.cleared) {
+    await signalIfRunning(deps.temporal, remediationWorkflowId(node.id), remediationWakeSignal.name);
+  }
+  return { nodeId: node.id, conditions: report.node.conditions, remediation };
+}

@@ -1,15 +1,9 @@
+import type { Schemas } from '../client';
 import type { Log } from './log';
 import { purgeHandler } from './purge';
 
-/** One command of the node's command stream (spec/enrollment.md, Command stream). */
-export interface AgentCommand {
-  id: string;
-  kind: string;
-  action: string | null;
-  payload: string | null;
-  signature: string | null;
-  createdAt: string;
-}
+/** One command of the node's command stream (docs/lifecycle/enrollment.md, Command stream). */
+export type AgentCommand = Schemas['AgentCommand'];
 
 /**
  * What a handler decided. `ack`: carried out (`after` runs once the API has the ack — a purge

@@ -1,7 +1,8 @@
 import { resolve } from 'node:path';
 import { hostname as machineHostname } from 'node:os';
 import { baseUrl, slugFlag, urlFlag } from '../cli-kit/flags';
-import { AgentClient, Connections } from './client';
+import { AgentClient } from './client';
+import { Connections } from './connections';
 import { dataDirFlag, defineAgentCommand } from './command';
 import { AgentError, UsageError } from './errors';
 import { dataFiles, moveAside, prepareDataDir, readIdentity } from './identity';

@@ -1,6 +1,6 @@
 import { fileURLToPath } from 'node:url';
 import { runCommandLine, type Io } from '../cli-kit/run';
-import { ApiRefusal, Unreachable } from './client';
+import { ApiError, Unreachable } from '../client';
 import { AgentError } from './errors';
 import { drydockAgent } from './program';
 
@@ -24,7 +24,7 @@ export function main(argv: readonly string[], io: Io = processIo, env = process.
 
 function asAgentError(error: unknown): AgentError {
   if (error instanceof AgentError) return error;
-  if (error instanceof ApiRefusal || error instanceof Unreachable) return new AgentError(error.message);
+  if (error instanceof ApiError || error instanceof Unreachable) return new AgentError(error.message);
   // A bug in the agent itself: the stack is what a bug report needs.
   return new AgentError((error as Error | undefined)?.stack ?? String(error));
 }

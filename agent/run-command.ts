@@ -2,7 +2,9 @@ import { lstatSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { baseUrl } from '../cli-kit/flags';
 import { HEARTBEAT_EVERY_MS } from '../domain/liveness';
-import { AgentClient, ApiRefusal, Connections, Unreachable } from './client';
+import { ApiError, Unreachable } from '../client';
+import { AgentClient } from './client';
+import { Connections } from './connections';
 import { dataDirFlag, defineAgentCommand, joinedApiFlag } from './command';
 import { defaultHandlers } from './commands';
 import { AgentError, IdentityInvalid, UsageError } from './errors';
@@ -102,7 +104,7 @@ async function finishPurge(
   try {
     await client.ack(commandId);
   } catch (error) {
-    if (!(error instanceof ApiRefusal || error instanceof Unreachable)) throw error;
+    if (!(error instanceof ApiError || error instanceof Unreachable)) throw error;
     log('warn', `purge ${commandId}: the ack was not taken again (${error.message}); deleting all the same`);
   }
   try {

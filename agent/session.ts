@@ -1,13 +1,16 @@
+import { ApiError } from '../client';
 import { HEARTBEAT_EVERY_MS } from '../domain/liveness';
-import { caFingerprint, followCaOffer } from '../domain/signing';
 import { Backoff, sleep } from './backoff';
-import { ApiRefusal, Unreachable, type AgentClient, type OfferedCa } from './client';
-import { CommandHandlers, type AgentCommand, type CommandContext, type CommandOutcome } from './commands';
+import { CaTrust } from './ca-trust';
+import type { AgentClient } from './client';
+import { CommandOutcomes } from './command-outcomes';
+import { CommandHandlers, type AgentCommand } from './commands';
 import type { Identity } from './identity';
-import { MemoryJournal, type Journal, type JournalEntry } from './journal';
+import { MemoryJournal, type Journal } from './journal';
 import { silentLog, type Log } from './log';
+import { Reach } from './reach';
 
-/** The long-poll wait the agent asks for (spec/enrollment.md: `?wait=30`). */
+/** The long-poll wait the agent asks for (docs/lifecycle/enrollment.md: `?wait=30`). */
 export const POLL_WAIT_SECONDS = 30;
 /** When a poll brings back only commands a handler chose to ignore, look again after this long. */
 const IGNORED_RECHECK_MS = 5_000;
@@ -41,12 +44,6 @@ export type SessionEnd =
   | { reason: 'revoked'; message: string }
   | { reason: 'final'; commandId: string; kind: string; error?: string };
 
-/** What is left to do once the API has an ack. */
-type AfterAck = Pick<Extract<CommandOutcome, { outcome: 'ack' }>, 'after' | 'final'>;
-
-/** How the control plane last answered: accepted, refused as blocked, or not at all. */
-type Reach = 'unknown' | 'ok' | 'blocked' | 'unreachable' | 'failing';
-
 interface Running {
   /** Ends sleeps, long-polls and acks; an in-flight heartbeat completes (see `stop`). */
   soft: AbortController;
@@ -71,26 +68,20 @@ export class AgentSession {
   private running: Running | null = null;
   private end: SessionEnd | null = null;
   private resolveEnded!: (end: SessionEnd) => void;
-  private reach: Reach = 'unknown';
+  private readonly reach: Reach;
   private paused = false;
-  private readonly ignored = new Set<string>();
-  /** The cluster CA key signed commands are checked against: the join's, or one rotated to since. */
-  private caPublicKey: string;
-  /** The last CA offer refused, so that a refusal is logged once, not on every heartbeat. */
-  private refusedOffer: string | null = null;
-  /** Acks whose after-ack step waits for the API to take them (kept across a failed report). */
-  private readonly afterAcks = new Map<string, AfterAck>();
+  private readonly ca: CaTrust;
   /** A final ack being reported: a heartbeat refused as revoked now may mean the API took it. */
   private finalAck: string | null = null;
-  private readonly handlers: CommandHandlers;
-  private readonly journal: Journal;
+  private readonly outcomes: CommandOutcomes;
   private readonly log: Log;
 
   constructor(private readonly options: SessionOptions) {
-    this.handlers = options.handlers ?? new CommandHandlers();
-    this.journal = options.journal ?? new MemoryJournal();
     this.log = options.log ?? silentLog;
-    this.caPublicKey = options.identity.caPublicKey;
+    const handlers = options.handlers ?? new CommandHandlers();
+    this.outcomes = new CommandOutcomes(handlers, options.journal ?? new MemoryJournal(), this.log);
+    this.ca = new CaTrust(options.identity, options.persistCaKey, this.log);
+    this.reach = new Reach(options.client.api, options.identity.nodeId, this.log);
     this.ended = new Promise((resolve) => (this.resolveEnded = resolve));
   }
 
@@ -155,16 +146,16 @@ export class AgentSession {
       let wait: number;
       try {
         const ca = await this.options.client.heartbeat('running', hard);
-        this.followCa(ca);
+        this.ca.follow(ca);
         this.heartbeats++;
         this.lastHeartbeatAt = new Date();
-        this.reached();
+        this.reach.reached();
         backoff.reset();
         wait = every - (Date.now() - started);
       } catch (error) {
         if (hard.aborted) return;
         // The API may have forgotten the node on its final ack: the ack's answer decides, not this.
-        if (this.finalAck !== null && error instanceof ApiRefusal && error.status === 401) return;
+        if (this.finalAck !== null && error instanceof ApiError && error.status === 401) return;
         if (this.failed(error)) return;
         wait = backoff.next();
       }
@@ -179,8 +170,8 @@ export class AgentSession {
       try {
         const { items, ca } = await this.options.client.commands(wait, signal);
         // Before any command: a purge signed with a rotated-to key is checked against that key.
-        this.followCa(ca);
-        this.reached();
+        this.ca.follow(ca);
+        this.reach.reached();
         backoff.reset();
         let answered = 0;
         for (const command of items) {
@@ -196,51 +187,26 @@ export class AgentSession {
     }
   }
 
-  /**
-   * Handles one command and reports its outcome; true once the API has it. A command already in
-   * the journal is not carried out again: its recorded outcome is reported again.
-   */
+  /** Handles one command and reports its outcome; true once the API has it. */
   private async dispatch(command: AgentCommand, signal: AbortSignal): Promise<boolean> {
-    let entry = this.journal.find(command.id);
-    if (!entry) {
-      if (this.ignored.has(command.id)) return false;
-      const context: CommandContext = {
-        nodeId: this.options.identity.nodeId,
-        clusterId: this.options.identity.clusterId,
-        caPublicKey: this.caPublicKey,
-        dataDir: this.options.dataDir,
-        log: this.log,
-        signal,
-      };
-      const decided = await this.handlers.handle(command, context);
-      if (decided.outcome === 'ignore') {
-        this.ignored.add(command.id);
-        this.log('info', `command ${command.id} (${command.kind}) ignored`, { commandId: command.id });
-        return false;
-      }
-      entry = {
-        id: command.id,
-        kind: command.kind,
-        outcome: decided.outcome === 'ack' ? 'acked' : 'refused',
-        ...(decided.outcome === 'refuse' ? { reason: decided.reason } : {}),
-        at: new Date().toISOString(),
-      };
-      // Recorded even when the agent is stopping: what the handler did is done.
-      this.journal.append(entry);
-      if (decided.outcome === 'ack' && (decided.after || decided.final)) {
-        this.afterAcks.set(command.id, { after: decided.after, final: decided.final });
-      }
-    }
+    const entry = await this.outcomes.decide(command, {
+      nodeId: this.options.identity.nodeId,
+      clusterId: this.options.identity.clusterId,
+      caPublicKey: this.ca.publicKey,
+      dataDir: this.options.dataDir,
+      log: this.log,
+      signal,
+    });
+    if (!entry) return false;
     // An ack whose report failed before comes back from the journal: its step is still due.
-    const next = this.afterAcks.get(command.id);
+    const next = this.outcomes.afterAck(command.id);
     if (next?.final) this.finalAck = command.id;
     let reported: boolean;
     try {
-      reported = await this.report(entry, signal);
+      reported = await this.outcomes.report(this.options.client, entry, signal);
     } finally {
       this.finalAck = null;
     }
-    if (next) this.afterAcks.delete(command.id);
     if (!reported || !next) return true;
     // The node's last word is in: nothing goes out again (a heartbeat would only be refused).
     if (next.final) this.running?.hard.abort();
@@ -262,101 +228,12 @@ export class AgentSession {
     return true;
   }
 
-  /** Sends the outcome; true when the API took it, false when the command was already final. */
-  private async report(entry: JournalEntry, signal: AbortSignal): Promise<boolean> {
-    const { client } = this.options;
-    try {
-      if (entry.outcome === 'acked') await client.ack(entry.id, signal);
-      else await client.refuse(entry.id, entry.reason ?? 'refused', signal);
-    } catch (error) {
-      // Cancelled, answered before, or gone: the command is final elsewhere; nothing to retry.
-      if (error instanceof ApiRefusal && [400, 404, 409].includes(error.status)) {
-        this.log('warn', `command ${entry.id} (${entry.kind}): ${error.message}`, { commandId: entry.id });
-        return false;
-      }
-      throw error;
-    }
-    this.log(
-      'info',
-      `command ${entry.id} (${entry.kind}) ${entry.outcome}${entry.reason ? `: ${entry.reason}` : ''}`,
-      { commandId: entry.id, kind: entry.kind, outcome: entry.outcome },
-    );
-    return true;
-  }
-
-  /**
-   * Follows a CA rotation the API offers, when the key this node trusts endorses the new one
-   * (domain/signing.ts): stored first, then used. Anything else is refused and the node keeps its
-   * key: an API answer alone — without a signature by a CA key the node trusts — moves nothing.
-   */
-  private followCa(offer: OfferedCa): void {
-    if (offer === undefined) return;
-    const verdict = offer
-      ? followCaOffer(this.caPublicKey, offer, this.options.identity.clusterId)
-      : ({ ok: false, reason: 'a malformed CA offer' } as const);
-    if (verdict.ok && !verdict.changed) return;
-    if (!verdict.ok) {
-      const key = offer?.publicKey ?? 'malformed';
-      if (this.refusedOffer === key) return;
-      this.refusedOffer = key;
-      this.log(
-        'warn',
-        `CA key not followed: ${verdict.reason}; still trusting ${caFingerprint(this.caPublicKey)}`,
-      );
-      return;
-    }
-    try {
-      this.options.persistCaKey?.(verdict.publicKey);
-    } catch (error) {
-      this.log(
-        'error',
-        `CA key rotation not stored (${(error as Error).message}); retrying on the next answer`,
-      );
-      return;
-    }
-    this.caPublicKey = verdict.publicKey;
-    this.refusedOffer = null;
-    this.log('info', `the cluster CA key rotated: trusting ${caFingerprint(verdict.publicKey)} from now on`);
-  }
-
-  /** A call succeeded: says so once after a failure, or on the first contact. */
-  private reached(): void {
-    const was = this.reach;
-    this.reach = 'ok';
-    if (was === 'ok') return;
-    const api = this.options.client.api;
-    if (was === 'unknown') this.log('info', `connected to ${api} as ${this.options.identity.nodeId}`);
-    else if (was === 'blocked') this.log('info', 'unblocked: the control plane accepts this node again');
-    else this.log('info', `reconnected to ${api}`);
-  }
-
   /** Classifies a failed call; true when the session has ended (the identity is not accepted). */
   private failed(error: unknown): boolean {
-    if (error instanceof ApiRefusal && error.status === 401) {
-      this.running?.hard.abort();
-      this.running = null;
-      this.finish({ reason: 'revoked', message: error.message });
-      return true;
-    }
-    if (error instanceof ApiRefusal && error.status === 403) {
-      this.changeReach('blocked', `blocked by the control plane; retrying (${error.message})`);
-    } else if (error instanceof Unreachable) {
-      this.changeReach('unreachable', `${error.message}; retrying`);
-    } else if (error instanceof ApiRefusal) {
-      this.changeReach(
-        'failing',
-        `the control plane answered ${error.status} ${error.code}: ${error.message}; retrying`,
-      );
-    } else {
-      this.log('error', `unexpected failure: ${(error as Error)?.stack ?? String(error)}; retrying`);
-    }
-    return false;
-  }
-
-  /** Logs a failure when it is news: once per outage or block, not once per retry. */
-  private changeReach(reach: Reach, message: string): void {
-    if (this.reach === reach) return;
-    this.reach = reach;
-    this.log('warn', message);
+    if (this.reach.failed(error) === 'retry') return false;
+    this.running?.hard.abort();
+    this.running = null;
+    this.finish({ reason: 'revoked', message: (error as ApiError).message });
+    return true;
   }
 }

@@ -1,6 +1,7 @@
 import { join } from 'node:path';
-import { AgentClient, Connections } from './client';
+import { AgentClient } from './client';
 import { CommandHandlers, type CommandHandler } from './commands';
+import { Connections } from './connections';
 import { dataFiles, readIdentity, updateCaPublicKey, type Identity } from './identity';
 import { EMPTY_INVENTORY, type Inventory } from './inventory';
 import { joinCluster } from './join';

@@ -1,6 +1,8 @@
 import { resolve } from 'node:path';
 import { baseUrl } from '../cli-kit/flags';
-import { AgentClient, ApiRefusal, Connections } from './client';
+import { ApiError } from '../client';
+import { AgentClient } from './client';
+import { Connections } from './connections';
 import { dataDirFlag, defineAgentCommand, joinedApiFlag } from './command';
 import { AgentError, IdentityInvalid } from './errors';
 import { dataFiles, requireIdentity } from './identity';
@@ -33,8 +35,8 @@ export const stopCommand = defineAgentCommand({
     try {
       await new AgentClient(api, identity.credential, connections).heartbeat('offline');
     } catch (error) {
-      if (error instanceof ApiRefusal && error.status === 401) throw new IdentityInvalid(error.message);
-      if (error instanceof ApiRefusal && error.status === 403) {
+      if (error instanceof ApiError && error.status === 401) throw new IdentityInvalid(error.message);
+      if (error instanceof ApiError && error.status === 403) {
         throw new AgentError(`the control plane refuses this node's goodbye: ${error.message}`);
       }
       throw error;

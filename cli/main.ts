@@ -1,7 +1,7 @@
 import { fileURLToPath } from 'node:url';
 import { baseUrl } from '../cli-kit/flags';
 import { runCommandLine } from '../cli-kit/run';
-import { ApiClient } from './client';
+import { cliClient, cliFailure } from './client';
 import { CliError } from './errors';
 import { DEFAULT_API } from './globals';
 import { Output, processIo, type Io } from './output';
@@ -13,8 +13,13 @@ export function main(argv: readonly string[], io: Io = processIo, env = process.
     drydock,
     { argv, io, env },
     async ({ command, args, flags, globals }) => {
-      const api = new ApiClient(baseUrl(globals.api ?? DEFAULT_API), globals.token);
-      const code = await command.run({ args, flags, api, out: new Output(io, globals.json) });
+      const connection = { api: baseUrl(globals.api ?? DEFAULT_API), token: globals.token };
+      const api = cliClient(connection.api, connection.token);
+      const code = await command
+        .run({ args, flags, api, out: new Output(io, globals.json) })
+        .catch((error: unknown) => {
+          throw cliFailure(error, connection);
+        });
       return code ?? 0;
     },
     (error) =>

@@ -3,16 +3,11 @@ import { Output, table, type Io } from './output';
 import { commands } from './commands';
 import { usageLine } from '../cli-kit/help';
 import { drydock } from './program';
-import {
-  capacityTable,
-  describeProgress,
-  labelsTable,
-  previewDetails,
-  taintsOf,
-  tokenDetails,
-  tokensTable,
-  type JoinToken,
-} from './views';
+import { previewDetails } from './views/decommission';
+import { labelsTable, taintsOf } from './views/nodes';
+import { describeProgress } from './views/operations';
+import { capacityTable } from './views/pools';
+import { tokenDetails, tokensTable, type JoinToken } from './views/tokens';
 import { formatElapsed } from './wait';
 
 function capture(stderrIsTTY: boolean) {

@@ -1,7 +1,7 @@
 import type { ApiClient } from './client';
 import { CliError } from './errors';
 import type { Output } from './output';
-import { describeProgress, errorText, type Operation } from './views';
+import { describeProgress, errorText, type Operation } from './views/operations';
 
 /** How often `--wait` asks for the operation again. */
 const POLL_INTERVAL_MS = 1_000;
@@ -35,7 +35,7 @@ export async function waitForOperation(
     // A just-started operation carries no progress yet: ask for it before drawing anything.
     let op = isFinished(operation.status)
       ? operation
-      : await api.get<Operation>(`/v1/operations/${operation.id}`);
+      : await api.GET('/v1/operations/{id}', { params: { path: { id: operation.id } } });
     while (!isFinished(op.status) && !settled(op)) {
       const elapsed = formatElapsed(Date.now() - started);
       out.progress(`${op.kind} ${op.id} ${op.status} ${elapsed}: ${describeProgress(op.progress)}`);
@@ -48,7 +48,7 @@ export async function waitForOperation(
         );
       }
       await sleep(Math.min(POLL_INTERVAL_MS, left));
-      op = await api.get<Operation>(`/v1/operations/${op.id}`);
+      op = await api.GET('/v1/operations/{id}', { params: { path: { id: op.id } } });
     }
     return op;
   } finally {

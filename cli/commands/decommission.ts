@@ -1,10 +1,11 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { isId } from '../../domain/ids';
-import { ApiError } from '../client';
+import { ApiError } from '../../client';
 import { defineCommand, type Command } from '../command';
 import { CliError, UsageError } from '../errors';
-import { blockersTable, previewDetails, type DecommissionPreview, type Operation } from '../views';
+import { blockersTable, previewDetails, type DecommissionPreview } from '../views/decommission';
+import type { Operation } from '../views/operations';
 import { reportFinished, waitForOperation } from '../wait';
 import { idempotencyKeyFlag, reasonFlag, timeoutFlag, waitFlag } from './flags';
 
@@ -20,7 +21,7 @@ const preview = defineCommand({
   operands: NODE,
   flags: {},
   async run({ api, out, args }) {
-    const p = await api.post<DecommissionPreview>(`/v1/nodes/${args.NODE}/decommission/preview`);
+    const p = await api.POST('/v1/nodes/{id}/decommission/preview', { params: { path: { id: args.NODE } } });
     out.result(p, () => previewDetails(p));
     if (!p.ready) {
       const kinds = [...new Set(p.blockers.map((b) => b.kind))].join(', ');
@@ -191,8 +192,9 @@ const execute = defineCommand({
     const key = flags['idempotency-key'] ?? derivedIdempotencyKey(nodeId, body);
     let operation: Operation;
     try {
-      operation = await api.post<Operation>(`/v1/nodes/${nodeId}/decommission`, body, {
-        'idempotency-key': key,
+      operation = await api.POST('/v1/nodes/{id}/decommission', {
+        params: { path: { id: nodeId }, header: { 'idempotency-key': key } },
+        body,
       });
     } catch (error) {
       if (error instanceof ApiError) explainRefusal(error, nodeId, (text) => out.note(text));

@@ -1,8 +1,8 @@
 import { parseDuration } from '../../domain/duration';
 import { DEFAULT_ROTATION_GRACE_SECONDS, MAX_ROTATION_GRACE_SECONDS } from '../../domain/keys';
-import { ACTIONS } from '../../domain/principal';
+import { ACTIONS, type Action } from '../../domain/principal';
 import { defineCommand, type Command } from '../command';
-import { keyDetails, keysTable, type ApiKey } from '../views';
+import { keyDetails, keysTable } from '../views/keys';
 import { slugFlag } from './flags';
 
 /** API keys (operator only): an operator key has no tenant; a tenant key holds a list of actions. */
@@ -34,10 +34,9 @@ const create = defineCommand({
     },
   },
   async run({ api, out, flags }) {
-    const key = await api.post<ApiKey>('/v1/keys', {
-      name: flags.name,
-      tenantId: flags.tenant,
-      actions: flags.action,
+    const key = await api.POST('/v1/keys', {
+      // The flag takes only the actions the API lists.
+      body: { name: flags.name, tenantId: flags.tenant, actions: flags.action as Action[] | undefined },
     });
     out.result(key, () => keyDetails(key));
   },
@@ -49,7 +48,7 @@ const list = defineCommand({
   operands: [],
   flags: {},
   async run({ api, out }) {
-    const keys = await api.get<{ items: ApiKey[] }>('/v1/keys');
+    const keys = await api.GET('/v1/keys');
     if (!out.json && keys.items.length === 0) {
       out.note('no API keys');
       return;
@@ -81,8 +80,9 @@ const rotate = defineCommand({
     },
   },
   async run({ api, out, args, flags }) {
-    const body = flags.grace === undefined ? {} : { graceSeconds: graceSeconds(flags.grace) };
-    const key = await api.post<ApiKey>(`/v1/keys/${args.ID}/rotate`, body);
+    // `accepts` let only a value with grace seconds through.
+    const body = flags.grace === undefined ? {} : { graceSeconds: graceSeconds(flags.grace)! };
+    const key = await api.POST('/v1/keys/{id}/rotate', { params: { path: { id: args.ID } }, body });
     out.result(key, () => keyDetails(key));
   },
 });
@@ -93,7 +93,7 @@ const revoke = defineCommand({
   operands: KEY,
   flags: {},
   async run({ api, out, args }) {
-    const key = await api.delete<ApiKey>(`/v1/keys/${args.ID}`);
+    const key = await api.DELETE('/v1/keys/{id}', { params: { path: { id: args.ID } } });
     out.result(key, () => `revoked ${key.id} (${key.name}) at ${key.revokedAt ?? '-'}`);
   },
 });

@@ -1,5 +1,5 @@
 import { defineCommand, type Command } from '../command';
-import { nodeName, type Node } from '../views';
+import { nodeName, type Node } from '../views/nodes';
 import { ifVersionFlag, reasonFlag, slugFlag } from './flags';
 
 /**
@@ -18,9 +18,9 @@ const approve = defineCommand({
     'if-version': ifVersionFlag,
   },
   async run({ api, out, args, flags }) {
-    const node = await api.post<Node>(`/v1/nodes/${args.NODE}/approve`, {
-      poolId: flags.pool,
-      version: flags['if-version'],
+    const node = await api.POST('/v1/nodes/{id}/approve', {
+      params: { path: { id: args.NODE } },
+      body: { poolId: flags.pool, version: flags['if-version'] },
     });
     out.result(
       node,
@@ -38,7 +38,10 @@ function versionedCommand(verb: 'reject' | 'unblock', summary: string, after: (n
     operands: NODE,
     flags: { 'if-version': ifVersionFlag },
     async run({ api, out, args, flags }) {
-      const node = await api.post<Node>(`/v1/nodes/${args.NODE}/${verb}`, { version: flags['if-version'] });
+      const node = await api.POST(`/v1/nodes/{id}/${verb}`, {
+        params: { path: { id: args.NODE } },
+        body: { version: flags['if-version'] },
+      });
       out.result(node, () => `${nodeName(node)}: ${after(node)}, version ${node.version}`);
     },
   });
@@ -52,9 +55,9 @@ const block = defineCommand({
   operands: NODE,
   flags: { reason: { ...reasonFlag, required: true }, 'if-version': ifVersionFlag },
   async run({ api, out, args, flags }) {
-    const node = await api.post<Node>(`/v1/nodes/${args.NODE}/block`, {
-      reason: flags.reason,
-      version: flags['if-version'],
+    const node = await api.POST('/v1/nodes/{id}/block', {
+      params: { path: { id: args.NODE } },
+      body: { reason: flags.reason, version: flags['if-version'] },
     });
     out.result(node, () => `${nodeName(node)}: access ${node.access}, version ${node.version}`);
   },
@@ -75,10 +78,10 @@ const revokeIdentity = defineCommand({
     'if-version': ifVersionFlag,
   },
   async run({ api, out, args, flags }) {
-    const result = await api.post<{ node: Node; revokedCertificates: number }>(
-      `/v1/nodes/${args.NODE}/revoke-identity`,
-      { reason: flags.reason, version: flags['if-version'] },
-    );
+    const result = await api.POST('/v1/nodes/{id}/revoke-identity', {
+      params: { path: { id: args.NODE } },
+      body: { reason: flags.reason, version: flags['if-version'] },
+    });
     const { node, revokedCertificates: n } = result;
     out.result(
       result,

@@ -3,7 +3,8 @@ import { MAX_TAINT_KEYS, TAINT_KEY } from '../../domain/taints';
 import { defineCommand, type Command, type FlagSpec } from '../command';
 import { CliError, UsageError } from '../errors';
 import { dash } from '../output';
-import { labelsTable, nodeName, taintsOf, type Node, type Operation } from '../views';
+import { labelsTable, nodeName, taintsOf } from '../views/nodes';
+import type { Operation } from '../views/operations';
 import { reportFinished, waitForOperation } from '../wait';
 import {
   labelKeyProblem,
@@ -55,11 +56,9 @@ const taint = defineCommand({
     refuseBoth(flags.add ?? [], flags.remove ?? [], 'added and removed');
   },
   async run({ api, out, args, flags }) {
-    const node = await api.post<Node>(`/v1/nodes/${args.NODE}/taint`, {
-      add: flags.add,
-      remove: flags.remove,
-      reason: flags.reason,
-      version: flags['if-version'],
+    const node = await api.POST('/v1/nodes/{id}/taint', {
+      params: { path: { id: args.NODE } },
+      body: { add: flags.add, remove: flags.remove, reason: flags.reason, version: flags['if-version'] },
     });
     out.result(
       node,
@@ -91,11 +90,14 @@ const label = defineCommand({
     refuseBoth(keys, flags.remove ?? [], 'set and removed');
   },
   async run({ api, out, args, flags }) {
-    const node = await api.post<Node>(`/v1/nodes/${args.NODE}/label`, {
-      set: flags.set && labelObject(flags.set),
-      remove: flags.remove,
-      reason: flags.reason,
-      version: flags['if-version'],
+    const node = await api.POST('/v1/nodes/{id}/label', {
+      params: { path: { id: args.NODE } },
+      body: {
+        set: flags.set && labelObject(flags.set),
+        remove: flags.remove,
+        reason: flags.reason,
+        version: flags['if-version'],
+      },
     });
     out.result(node, () => `${nodeName(node)}: version ${node.version}\n${labelsTable(node.labels)}`);
   },
@@ -107,9 +109,9 @@ const adopt = defineCommand({
   operands: NODE,
   flags: mutationFlags,
   async run({ api, out, args, flags }) {
-    const node = await api.post<Node>(`/v1/nodes/${args.NODE}/adopt`, {
-      reason: flags.reason,
-      version: flags['if-version'],
+    const node = await api.POST('/v1/nodes/{id}/adopt', {
+      params: { path: { id: args.NODE } },
+      body: { reason: flags.reason, version: flags['if-version'] },
     });
     const pending =
       node.provisionState === 'adopting' ? '; out of placement until its acceptance checks pass' : '';
@@ -123,10 +125,9 @@ const clearMaintenance = defineCommand({
   operands: NODE,
   flags: mutationFlags,
   async run({ api, out, args, flags }) {
-    const node = await api.post<Node>(`/v1/nodes/${args.NODE}/maintenance`, {
-      maintenance: false,
-      reason: flags.reason,
-      version: flags['if-version'],
+    const node = await api.POST('/v1/nodes/{id}/maintenance', {
+      params: { path: { id: args.NODE } },
+      body: { maintenance: false, reason: flags.reason, version: flags['if-version'] },
     });
     out.result(node, () => `${nodeName(node)}: maintenance off, version ${node.version}`);
   },
@@ -144,9 +145,9 @@ const remove = defineCommand({
     if (!flags.yes) throw new UsageError('nodes delete removes for good; re-run with --yes');
   },
   async run({ api, out, args, flags }) {
-    const result = await api.delete<{ nodeId: string; deleted: boolean }>(`/v1/nodes/${args.NODE}`, {
-      reason: flags.reason,
-      version: flags['if-version'],
+    const result = await api.DELETE('/v1/nodes/{id}', {
+      params: { path: { id: args.NODE } },
+      body: { reason: flags.reason, version: flags['if-version'] },
     });
     out.result(result, () =>
       result.deleted ? `deleted ${result.nodeId}` : `${result.nodeId} was already deleted`,
@@ -188,9 +189,9 @@ const purge = defineCommand({
     }
   },
   async run({ api, out, args, flags }) {
-    const started = await api.post<{ node: Node; operation: Operation }>(`/v1/nodes/${args.NODE}/purge`, {
-      confirm: true,
-      reason: flags.reason,
+    const started = await api.POST('/v1/nodes/{id}/purge', {
+      params: { path: { id: args.NODE } },
+      body: { confirm: true, reason: flags.reason },
     });
     const { node, operation } = started;
     if (!flags.wait) {

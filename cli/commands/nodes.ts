@@ -1,17 +1,8 @@
 import { ACCESS, LIVENESS, PROVISION_STATES } from '../../domain/node';
-import type { ApiClient, Query } from '../client';
+import type { Query } from '../../client';
+import type { ApiClient } from '../client';
 import { defineCommand, type Command } from '../command';
-import {
-  EVENT_HEADER,
-  eventLine,
-  nodeDetails,
-  nodeName,
-  nodesTable,
-  type Node,
-  type NodeEvent,
-  type Operation,
-  type Page,
-} from '../views';
+import { EVENT_HEADER, eventLine, nodeDetails, nodeName, nodesTable, type NodeEvent } from '../views/nodes';
 import { reportFinished, waitForOperation } from '../wait';
 import { idempotencyKeyFlag, mutationFlags, slugFlag, timeoutFlag, waitFlag } from './flags';
 
@@ -42,22 +33,24 @@ const list = defineCommand({
     all: { type: 'boolean', help: 'follow the cursor through every page' },
   },
   async run({ api, out, flags }) {
-    const query: Query = {
+    type Filter = Query<'get', '/v1/nodes'>;
+    const query: Filter = {
       tenantId: flags.tenant,
       poolId: flags.pool,
       siteId: flags.site,
-      provisionState: flags.state,
-      cordoned: flags.cordoned ? true : undefined,
-      liveness: flags.liveness,
-      access: flags.access,
-      includeDeleted: flags['include-deleted'] ? true : undefined,
+      // The flags take only the choices the API lists.
+      provisionState: flags.state as Filter['provisionState'],
+      cordoned: flags.cordoned ? 'true' : undefined,
+      liveness: flags.liveness as Filter['liveness'],
+      access: flags.access as Filter['access'],
+      includeDeleted: flags['include-deleted'] ? 'true' : undefined,
       limit: flags.limit,
     };
-    let page = await api.get<Page<Node>>('/v1/nodes', query);
+    let page = await api.GET('/v1/nodes', { params: { query } });
     if (flags.all) {
       const items = [...page.items];
       while (page.nextCursor) {
-        page = await api.get<Page<Node>>('/v1/nodes', { ...query, cursor: page.nextCursor });
+        page = await api.GET('/v1/nodes', { params: { query: { ...query, cursor: page.nextCursor } } });
         items.push(...page.items);
       }
       page = { items, nextCursor: null };
@@ -77,7 +70,7 @@ const show = defineCommand({
   operands: NODE,
   flags: {},
   async run({ api, out, args }) {
-    const node = await api.get<Node>(`/v1/nodes/${args.NODE}`);
+    const node = await api.GET('/v1/nodes/{id}', { params: { path: { id: args.NODE } } });
     out.result(node, () => nodeDetails(node));
   },
 });
@@ -97,8 +90,7 @@ const events = defineCommand({
     follow: { type: 'boolean', help: 'keep printing new events every second until Ctrl-C' },
   },
   async run({ api, out, args, flags }) {
-    const path = `/v1/nodes/${args.NODE}/events`;
-    const tail = new EventTail(api, path, flags.type);
+    const tail = new EventTail(api, args.NODE, flags.type);
     const first = await tail.next();
     if (!flags.follow) {
       out.result({ items: first, nextCursor: null }, () =>
@@ -125,7 +117,7 @@ class EventTail {
 
   constructor(
     private readonly api: ApiClient,
-    private readonly path: string,
+    private readonly nodeId: string,
     private readonly type: string | undefined,
   ) {}
 
@@ -133,10 +125,8 @@ class EventTail {
   async next(): Promise<NodeEvent[]> {
     const fresh: NodeEvent[] = [];
     for (;;) {
-      const page = await this.api.get<Page<NodeEvent>>(this.path, {
-        type: this.type,
-        limit: 200,
-        cursor: this.cursor,
+      const page = await this.api.GET('/v1/nodes/{id}/events', {
+        params: { path: { id: this.nodeId }, query: { type: this.type, limit: 200, cursor: this.cursor } },
       });
       fresh.push(...page.items.filter((e) => !this.seen.has(e.id)));
       if (!page.nextCursor) {
@@ -157,9 +147,9 @@ function controlCommand(verb: 'cordon' | 'uncordon', summary: string): Command {
     operands: NODE,
     flags: mutationFlags,
     async run({ api, out, args, flags }) {
-      const node = await api.post<Node>(`/v1/nodes/${args.NODE}/${verb}`, {
-        reason: flags.reason,
-        version: flags['if-version'],
+      const node = await api.POST(`/v1/nodes/{id}/${verb}`, {
+        params: { path: { id: args.NODE } },
+        body: { reason: flags.reason, version: flags['if-version'] },
       });
       out.result(node, () => `${nodeName(node)}: ${verb}ed, version ${node.version}`);
     },
@@ -178,11 +168,10 @@ const drain = defineCommand({
   },
   async run({ api, out, args, flags }) {
     const key = flags['idempotency-key'];
-    const started = await api.post<{ node: Node; operation: Operation }>(
-      `/v1/nodes/${args.NODE}/drain`,
-      { reason: flags.reason, version: flags['if-version'] },
-      key ? { 'idempotency-key': key } : undefined,
-    );
+    const started = await api.POST('/v1/nodes/{id}/drain', {
+      params: { path: { id: args.NODE }, header: { 'idempotency-key': key } },
+      body: { reason: flags.reason, version: flags['if-version'] },
+    });
     const { node, operation } = started;
     if (!flags.wait) {
       out.result(started, () => `${nodeName(node)}: drain ${operation.id} ${operation.status}`);

@@ -1,5 +1,5 @@
 import { defineCommand, type Command } from '../command';
-import { operationDetails, type Operation } from '../views';
+import { operationDetails } from '../views/operations';
 import { reportFinished, waitForOperation } from '../wait';
 import { timeoutFlag, waitFlag } from './flags';
 
@@ -9,7 +9,7 @@ const show = defineCommand({
   operands: [{ name: 'OP', type: 'op' }],
   flags: { wait: waitFlag, timeout: timeoutFlag },
   async run({ api, out, args, flags }) {
-    const op = await api.get<Operation>(`/v1/operations/${args.OP}`);
+    const op = await api.GET('/v1/operations/{id}', { params: { path: { id: args.OP } } });
     if (!flags.wait) {
       out.result(op, () => operationDetails(op));
       return;

@@ -1,5 +1,5 @@
 import { defineCommand, type Command } from '../command';
-import { capacityTable, poolDetails, poolsTable, type Capacity, type Pool } from '../views';
+import { capacityTable, poolDetails, poolsTable } from '../views/pools';
 
 const POOL = [{ name: 'POOL', type: 'pool' }] as const;
 
@@ -9,7 +9,7 @@ const list = defineCommand({
   operands: [],
   flags: {},
   async run({ api, out }) {
-    const pools = await api.get<{ items: Pool[] }>('/v1/pools');
+    const pools = await api.GET('/v1/pools');
     if (!out.json && pools.items.length === 0) {
       out.note('no pools');
       return;
@@ -24,7 +24,7 @@ const show = defineCommand({
   operands: POOL,
   flags: {},
   async run({ api, out, args }) {
-    const pool = await api.get<Pool>(`/v1/pools/${args.POOL}`);
+    const pool = await api.GET('/v1/pools/{id}', { params: { path: { id: args.POOL } } });
     out.result(pool, () => poolDetails(pool));
   },
 });
@@ -35,7 +35,7 @@ const capacity = defineCommand({
   operands: POOL,
   flags: {},
   async run({ api, out, args }) {
-    const counts = await api.get<Capacity>(`/v1/pools/${args.POOL}/capacity`);
+    const counts = await api.GET('/v1/pools/{id}/capacity', { params: { path: { id: args.POOL } } });
     out.result(counts, () => capacityTable(counts));
   },
 });

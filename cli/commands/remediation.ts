@@ -1,6 +1,5 @@
 import { CONDITION_TYPE } from '../../domain/remediation';
 import { defineCommand, type Command } from '../command';
-import { type Operation } from '../views';
 import { reportFinished, waitForOperation } from '../wait';
 import { reasonFlag, timeoutFlag, waitFlag } from './flags';
 
@@ -24,9 +23,9 @@ const remediate = defineCommand({
     timeout: timeoutFlag,
   },
   async run({ api, out, args, flags }) {
-    const { operation } = await api.post<{ operation: Operation }>(`/v1/nodes/${args.NODE}/remediations`, {
-      condition: flags.condition,
-      reason: flags.reason,
+    const { operation } = await api.POST('/v1/nodes/{id}/remediations', {
+      params: { path: { id: args.NODE } },
+      body: { condition: flags.condition, reason: flags.reason },
     });
     if (!flags.wait) {
       out.result({ operation }, () => `${args.NODE}: remediation ${operation.id} ${operation.status}`);

@@ -1,7 +1,7 @@
 import { parseDuration } from '../../domain/duration';
 import { MAX_LABELS } from '../../domain/labels';
 import { defineCommand, type Command } from '../command';
-import { tokenDetails, tokensTable, type JoinToken } from '../views';
+import { tokenDetails, tokensTable } from '../views/tokens';
 import { labelObject, labelPairsFlag, refuseRepeatedLabelKeys, slugFlag } from './flags';
 
 /** Join tokens (spec/enrollment.md): nodes that join with one land in its pool, adopted. */
@@ -45,13 +45,15 @@ const create = defineCommand({
     refuseRepeatedLabelKeys('label', flags.label ?? []);
   },
   async run({ api, out, flags }) {
-    const token = await api.post<JoinToken>('/v1/tokens', {
-      poolId: flags.pool,
-      tenantId: flags.tenant,
-      ttl: flags.ttl,
-      maxUses: flags['max-uses'],
-      labels: flags.label && labelObject(flags.label),
-      description: flags.description,
+    const token = await api.POST('/v1/tokens', {
+      body: {
+        poolId: flags.pool,
+        tenantId: flags.tenant,
+        ttl: flags.ttl,
+        maxUses: flags['max-uses'],
+        labels: flags.label && labelObject(flags.label),
+        description: flags.description,
+      },
     });
     out.result(token, () => tokenDetails(token));
   },
@@ -63,7 +65,7 @@ const list = defineCommand({
   operands: [],
   flags: {},
   async run({ api, out }) {
-    const tokens = await api.get<{ items: JoinToken[] }>('/v1/tokens');
+    const tokens = await api.GET('/v1/tokens');
     if (!out.json && tokens.items.length === 0) {
       out.note('no join tokens');
       return;
@@ -78,7 +80,7 @@ const revoke = defineCommand({
   operands: [{ name: 'ID', type: 'token' }],
   flags: {},
   async run({ api, out, args }) {
-    const token = await api.delete<JoinToken>(`/v1/tokens/${args.ID}`);
+    const token = await api.DELETE('/v1/tokens/{id}', { params: { path: { id: args.ID } } });
     out.result(token, () => `revoked ${token.id} (pool ${token.poolId}) at ${token.revokedAt ?? '-'}`);
   },
 });

@@ -1,0 +1,61 @@
+import type { Schemas } from '../../client';
+import { clock, dash, fields } from '../output';
+
+export type Operation = Schemas['Operation'];
+
+export function operationDetails(op: Operation): string {
+  const pairs: [string, string][] = [
+    ['ID', op.id],
+    ['Kind', op.kind],
+    ['Status', op.status],
+    ['Node', dash(op.nodeId)],
+    ...(op.poolId ? ([['Pool', op.poolId]] as [string, string][]) : []),
+    ['Actor', op.actor],
+    ['Reason', dash(op.reason)],
+    ['Workflow', op.workflowId],
+    ['Created', op.createdAt],
+    ['Completed', dash(op.completedAt)],
+  ];
+  if (op.idempotencyKey) pairs.push(['Idem. key', op.idempotencyKey]);
+  if (op.status === 'running' || op.status === 'pending')
+    pairs.push(['Progress', describeProgress(op.progress)]);
+  if (op.result) pairs.push(['Result', JSON.stringify(op.result)]);
+  if (op.error) pairs.push(['Error', errorText(op.error)]);
+  return fields(pairs);
+}
+
+/** The operation's error as a sentence: its message when it has one. */
+export function errorText(error: Record<string, unknown>): string {
+  const { code, message } = error;
+  if (typeof message === 'string') return typeof code === 'string' ? `${code}: ${message}` : message;
+  return JSON.stringify(error);
+}
+
+/**
+ * A workflow's `progress` answer in a few words, e.g. `waiting for 2 allocations (first ends
+ * 13:00Z); next check 12:05Z`. Kinds this does not know yet are shown by their `phase`.
+ */
+export function describeProgress(progress: unknown): string {
+  if (progress === undefined || progress === null) return 'no progress reported yet';
+  if (typeof progress !== 'object') return String(progress);
+  const p = progress as Record<string, unknown>;
+  const parts: string[] = [];
+  const phase = typeof p.phase === 'string' ? p.phase : undefined;
+  if (phase === 'waiting' && typeof p.liveAllocationCount === 'number') {
+    const n = p.liveAllocationCount;
+    const ends = typeof p.earliestEndsAt === 'string' ? ` (first ends ${clock(p.earliestEndsAt)})` : '';
+    parts.push(`waiting for ${n} allocation${n === 1 ? '' : 's'}${ends}`);
+  } else if (phase) {
+    parts.push(typeof p.step === 'string' ? `${phase}: ${p.step}` : phase);
+  }
+  if (Array.isArray(p.stepsDone) && p.stepsDone.length > 0) {
+    parts.push(`${p.stepsDone.length} step${p.stepsDone.length === 1 ? '' : 's'} done`);
+  }
+  if (typeof p.attempt === 'number' && typeof p.action === 'string' && p.attempt > 0) {
+    parts.push(`attempt ${p.attempt}: ${p.action}`);
+  }
+  if (typeof p.attemptDeadline === 'string') parts.push(`until ${clock(p.attemptDeadline)}`);
+  if (typeof p.nextCheckAt === 'string') parts.push(`next check ${clock(p.nextCheckAt)}`);
+  if (typeof p.deadline === 'string') parts.push(`deadline ${clock(p.deadline)}`);
+  return parts.length > 0 ? parts.join('; ') : JSON.stringify(progress);
+}

@@ -1,0 +1,40 @@
+import type { Answer, Schemas } from '../../client';
+import { CAPACITY_BUCKETS } from '../../domain/capacity';
+import { dash, fields, table } from '../output';
+
+export type Pool = Schemas['Pool'];
+/** `GET /v1/pools/{id}/capacity`: live nodes per bucket, first match wins. */
+export type Capacity = Answer<'get', '/v1/pools/{id}/capacity'>;
+
+export function poolsTable(pools: readonly Pool[]): string {
+  return table(
+    ['ID', 'KIND', 'SITE', 'TENANT', 'GRANTS'],
+    pools.map((p) => [p.id, p.kind, p.siteId, dash(p.tenantId), dash(p.grants.join(','))]),
+  );
+}
+
+export function poolDetails(p: Pool): string {
+  const policy = Object.entries(p.policy)
+    .map(([key, value]) => `${key}=${String(value)}`)
+    .join(', ');
+  return fields([
+    ['ID', p.id],
+    ['Kind', p.kind],
+    ['Site', p.siteId],
+    ['Tenant', dash(p.tenantId)],
+    ['Grants', dash(p.grants.join(', '))],
+    ['Policy', dash(policy)],
+    ['Created', p.createdAt],
+  ]);
+}
+
+/** Buckets in the order they are checked (docs/concepts.md), any the API adds after, then the total. */
+export function capacityTable(c: Capacity): string {
+  const known: readonly string[] = CAPACITY_BUCKETS;
+  const buckets: Record<string, number | undefined> = c.buckets;
+  const order = [...known, ...Object.keys(buckets).filter((b) => !known.includes(b))];
+  return table(
+    ['BUCKET', 'NODES'],
+    [...order.map((b) => [b, String(buckets[b] ?? 0)]), ['total', String(c.total)]],
+  );
+}

@@ -48,7 +48,9 @@ describe('the docs', () => {
   it('link only to files and headings that exist', () => {
     const broken: string[] = [];
     for (const page of pages) {
-      for (const [, target] of prose(readFileSync(page, 'utf8')).matchAll(/\]\(([^)\s]+)(?:\s+"[^"]*")?\)/g)) {
+      for (const [, target] of prose(readFileSync(page, 'utf8')).matchAll(
+        /\]\(([^)\s]+)(?:\s+"[^"]*")?\)/g,
+      )) {
         if (/^[a-z][a-z0-9+.-]*:/i.test(target!)) continue; // https:, mailto:
         const [path, anchor] = target!.split('#') as [string, string | undefined];
         const file = path === '' ? page : resolve(dirname(page), decodeURIComponent(path));
@@ -66,9 +68,11 @@ describe('the docs', () => {
   it('are the only reference: no tracked file points outside the repository for it', () => {
     // Spelled in pieces so that this file does not match itself.
     const outside = new RegExp(
-      [String.raw`\.\./` + 'shared', String.raw`\bspec/[\w-]+\.md`, String.raw`\bDESIGN` + String.raw`\.md`].join(
-        '|',
-      ),
+      [
+        String.raw`\.\./` + 'shared',
+        String.raw`\bspec/[\w-]+\.md`,
+        String.raw`\bDESIGN` + String.raw`\.md`,
+      ].join('|'),
     );
     const tracked = execFileSync('git', ['ls-files', '-z'], { cwd: ROOT, encoding: 'utf8' })
       .split('\0')

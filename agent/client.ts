@@ -12,7 +12,7 @@ const POLL_GRACE_MS = 15_000;
 /** Answers larger than this are not Drydock's. */
 const MAX_ANSWER_BYTES = 4 * 1024 * 1024;
 
-/** The API answered with an error status (the error envelope of spec/api.md, when it sent one). */
+/** The API answered with an error status (the error envelope of docs/api.md, when it sent one). */
 export class ApiRefusal extends Error {
   constructor(
     readonly status: number,
@@ -132,7 +132,7 @@ export class AgentClient {
     return { items: answer.items, ca: caOfferOf(answer) };
   }
 
-  /** Reports a fault condition (spec/remediation.md); `status: false` says it cleared. */
+  /** Reports a fault condition (docs/lifecycle/remediation.md); `status: false` says it cleared. */
   async reportCondition(type: string, status: boolean, reason?: string): Promise<void> {
     await this.call('POST', '/v1/agent/conditions', {
       body: { type, status, ...(reason ? { reason } : {}) },

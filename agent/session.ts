@@ -7,7 +7,7 @@ import type { Identity } from './identity';
 import { MemoryJournal, type Journal, type JournalEntry } from './journal';
 import { silentLog, type Log } from './log';
 
-/** The long-poll wait the agent asks for (spec/enrollment.md: `?wait=30`). */
+/** The long-poll wait the agent asks for (docs/lifecycle/enrollment.md: `?wait=30`). */
 export const POLL_WAIT_SECONDS = 30;
 /** When a poll brings back only commands a handler chose to ignore, look again after this long. */
 const IGNORED_RECHECK_MS = 5_000;

@@ -51,7 +51,7 @@ export interface StartOperation<Input> {
 }
 
 /**
- * Starts (or joins) a lifecycle workflow the one way DESIGN.md rule 4 describes: update-with-start
+ * Starts (or joins) a lifecycle workflow the one way docs/architecture.md describes: update-with-start
  * of its `begin` update, conflict policy USE_EXISTING, update id = `beginUpdateId`.
  * A refused begin comes back as the DrydockError whose code the workflow named; any other failure
  * of the Temporal client as UNAVAILABLE (its cause kept for the server's log).

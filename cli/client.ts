@@ -12,7 +12,7 @@ export interface RequestOptions {
   headers?: Record<string, string>;
 }
 
-/** The API's error envelope (spec/api.md, Errors). */
+/** The API's error envelope (docs/api.md, Errors). */
 interface ErrorEnvelope {
   error: { code: string; message: string; details?: Record<string, unknown>; requestId?: string };
 }

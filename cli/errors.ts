@@ -22,7 +22,7 @@ export class UsageError extends CliError {
   }
 }
 
-/** The exit code of an API error code (spec/cli.md). */
+/** The exit code of an API error code (docs/cli.md). */
 export function exitCodeOf(code: string): number {
   switch (code) {
     case 'usage':

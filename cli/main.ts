@@ -7,7 +7,7 @@ import { resolveGlobals } from './globals';
 import { helpText } from './help';
 import { Output, processIo, type Io } from './output';
 
-/** Runs one command line; resolves to the process exit code (spec/cli.md). */
+/** Runs one command line; resolves to the process exit code (docs/cli.md). */
 export async function main(
   argv: readonly string[],
   io: Io = processIo,

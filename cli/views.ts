@@ -2,7 +2,7 @@ import { CAPACITY_BUCKETS } from '../domain/capacity';
 import { TAINT_PREFIX } from '../domain/taints';
 import { clock, dash, fields, table } from './output';
 
-/** The fields of the API's node object the command line shows (spec/api.md). */
+/** The fields of the API's node object the command line shows (docs/concepts.md). */
 export interface Node {
   id: string;
   tenantId: string | null;
@@ -123,7 +123,7 @@ export function taintsOf(n: Pick<Node, 'noScheduleReasons'>): string[] {
     .map((r) => r.slice(TAINT_PREFIX.length));
 }
 
-/** The API's pool object (spec/api.md, pools). */
+/** The API's pool object (GET /v1/pools/{id}). */
 export interface Pool {
   id: string;
   kind: string;
@@ -163,7 +163,7 @@ export function poolDetails(p: Pool): string {
   ]);
 }
 
-/** Buckets in the order they are checked (spec/nodes.md), any the API adds after, then the total. */
+/** Buckets in the order they are checked (docs/concepts.md), any the API adds after, then the total. */
 export function capacityTable(c: Capacity): string {
   const known: readonly string[] = CAPACITY_BUCKETS;
   const order = [...known, ...Object.keys(c.buckets).filter((b) => !known.includes(b))];
@@ -248,7 +248,7 @@ export function describeProgress(progress: unknown): string {
   return parts.length > 0 ? parts.join('; ') : JSON.stringify(progress);
 }
 
-/** The API's join token (spec/enrollment.md); `secret` only in the answer to its creation. */
+/** The API's join token (docs/lifecycle/enrollment.md); `secret` only in the answer to its creation. */
 export interface JoinToken {
   id: string;
   poolId: string;
@@ -364,7 +364,7 @@ export function keyDetails(k: ApiKey, now: Date = new Date()): string {
   return `${details}\n\nThe secret is shown only this once: store it now (keys list never shows it).`;
 }
 
-/** `POST /v1/nodes/{id}/decommission/preview` (spec/decommission.md). */
+/** `POST /v1/nodes/{id}/decommission/preview` (docs/lifecycle/decommission.md). */
 export interface DecommissionPreview {
   nodeId: string;
   hostname: string;

@@ -9,7 +9,7 @@ import { nodeLabels, nodes } from './schema';
 export type NodeRow = typeof nodes.$inferSelect;
 export type LabelRow = typeof nodeLabels.$inferSelect;
 
-/** The node object of spec/api.md. */
+/** The node object of the API (docs/concepts.md). */
 export function nodeView(node: NodeRow, labels: LabelRow[]) {
   return {
     id: node.id,

@@ -7,7 +7,7 @@ import { operations } from './schema';
 
 export type OperationRow = typeof operations.$inferSelect;
 
-/** The operation record of spec/api.md. */
+/** The operation record of the API (docs/concepts.md). */
 export function operationView(op: OperationRow) {
   return {
     id: op.id,

@@ -1,4 +1,4 @@
-/** The node model: independent axes, each moved by its own control (DESIGN.md). */
+/** The node model: independent axes, each moved by its own control (docs/concepts.md). */
 
 export const PROVISION_STATES = [
   'pending',

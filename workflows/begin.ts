@@ -16,7 +16,7 @@ import { OperationIdKey } from './search-attributes';
 const BEGIN_TIMEOUT = '1 minute';
 
 /**
- * Serves a lifecycle workflow's `begin` update (DESIGN.md rule 4) and waits for the first one.
+ * Serves a lifecycle workflow's `begin` update (docs/architecture.md) and waits for the first one.
  * Each begin creates its operation under the id of `beginOperationId`, so a begin activity run
  * again (a retried workflow task, a re-sent update) finds its own operation.
  * Resolves to the first begin's answer, or to why there is none.

@@ -70,7 +70,7 @@ export const allocationReleasedSignal = defineSignal<[{ allocationId: string }]>
 /** Sent by uncordon so a drain notices at once that it was ended. */
 export const drainCancelledSignal = defineSignal('cancel');
 
-/** The longest a drain sleeps between looks at its node (spec/drain.md). */
+/** The longest a drain sleeps between looks at its node (docs/lifecycle/drain.md). */
 export const DRAIN_MAX_SLEEP_MS = 5 * 60_000;
 
 // ── liveness ─────────────────────────────────────────────────────────────────────────────────

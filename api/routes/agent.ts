@@ -189,7 +189,7 @@ agentRouter.openapi(
         const blocked = current.node.access === 'blocked';
         requireAgent(c.get('principal'), current.node, waiting);
         const items = await pendingCommands(deps, node.id, blocked);
-        // A blocked node still gets a purge (spec/purge.md); with none queued its session closes.
+        // A blocked node still gets a purge (docs/lifecycle/purge.md); with none queued its session closes.
         if (blocked && items.length === 0) {
           requireAgent(c.get('principal'), current.node, { beforeAdmission: true });
         }

@@ -8,7 +8,7 @@ import { blockersTable, previewDetails, type DecommissionPreview, type Operation
 import { reportFinished, waitForOperation } from '../wait';
 import { idempotencyKeyFlag, reasonFlag, timeoutFlag, waitFlag } from './flags';
 
-/** Decommission (spec/decommission.md): a read-only preview, then an execute presenting what it showed. */
+/** Decommission (docs/lifecycle/decommission.md): a read-only preview, then an execute presenting it. */
 
 const NODE = [{ name: 'NODE', type: 'node' }] as const;
 

@@ -13,7 +13,7 @@ const addressOrSubnet = z.string().refine((entry) => {
   );
 }, 'an IP address or CIDR subnet');
 
-/** Every setting Drydock reads, from the environment, validated once at start-up (DESIGN.md). */
+/** Every setting Drydock reads, from the environment, validated once at start-up (README, Configuration). */
 const schema = z.object({
   DATABASE_URL: z.string().url().optional(),
   TEMPORAL_ADDRESS: z.string().min(1).optional(),

@@ -1,6 +1,6 @@
 /**
  * The longest wait between retries. An operator who unblocks a node expects it back within ten
- * seconds (spec/enrollment.md): a retry at most 5 s after the unblock, plus the call, leaves room.
+ * seconds (docs/lifecycle/enrollment.md): a retry at most 5 s after the unblock, plus the call, leaves room.
  */
 export const BACKOFF_CAP_MS = 5_000;
 const BACKOFF_BASE_MS = 250;

@@ -18,7 +18,7 @@ export interface Joined {
 }
 
 /**
- * Joins the cluster as a new node with a fresh Ed25519 key pair (spec/enrollment.md, Joining).
+ * Joins the cluster as a new node with a fresh Ed25519 key pair (docs/agent.md, join).
  * With `dataDir`, the private key is on disk before the API hears of it and the identity is
  * written once the API answered; without, the identity lives in memory (simulated agents).
  */

@@ -6,7 +6,7 @@ import { dataFiles, IdentitySchema } from './identity';
 import type { Log } from './log';
 
 /**
- * The agent's side of a purge (spec/purge.md). Everything that can refuse is checked before the
+ * The agent's side of a purge (docs/lifecycle/purge.md). Everything that can refuse is checked before the
  * ack: a command that is not this node's, signed by its cluster CA, is refused with the verifier's
  * reason; a data directory that is a symbolic link, or holds no identity of this node, is refused
  * too — the operator sees `node.purge.refused` with why, and nothing is deleted. Only once the API

@@ -97,7 +97,7 @@ export function requireAgent(
         : `node ${node.id} is ${node.provisionState}: its agent calls are refused`;
     throw new DrydockError('FORBIDDEN', message, { provisionState: node.provisionState, allowed });
   }
-  // `purgeOnly`: the caller serves purge commands alone to a blocked node (spec/purge.md).
+  // `purgeOnly`: the caller serves purge commands alone to a blocked node (docs/lifecycle/purge.md).
   if (node.access === 'blocked' && !options.purgeOnly) {
     throw new DrydockError('FORBIDDEN', `node ${node.id} is blocked`, { access: 'blocked' });
   }

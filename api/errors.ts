@@ -4,7 +4,7 @@ import { DrydockError, ERROR_STATUS, type ErrorCode } from '../domain/errors';
 import { classifyDatabaseError } from '../db/errors';
 import { classifyTemporalError } from './temporal-errors';
 
-/** The error envelope of spec/api.md. */
+/** The error envelope of docs/api.md. */
 export function errorBody(
   code: ErrorCode,
   message: string,

@@ -11,7 +11,7 @@ export interface HeartbeatOptions {
 
 /**
  * Last-seen times of this API process's agents, held in memory and flushed to Postgres in one
- * batch every 15 s (spec/enrollment.md). A heartbeat after a silence longer than the session
+ * batch every 15 s (docs/lifecycle/liveness.md). A heartbeat after a silence longer than the session
  * timeout starts a new session: one `connect` transaction (`node.connected`).
  */
 export class Heartbeats {

@@ -6,7 +6,7 @@ import { ACCESS, CONNECTIVITY, LIVENESS, PROVISION_STATES } from '../domain/node
 import { OPERATION_KINDS, OPERATION_STATUSES } from '../domain/operation';
 import { TEXT_PATTERN, textFault } from '../domain/text';
 
-/** A path or body id of the given form (spec/api.md, Identifiers). */
+/** A path or body id of the given form (docs/api.md, Identifiers). */
 export const idOf = (prefix: IdPrefix) =>
   z
     .string()

@@ -1,6 +1,6 @@
 /**
  * drain-reaction: how fast a drain notices that its node emptied, against the bare cost of a
- * Temporal signal waking a workflow on the same server (spec/drain.md: "a release must show up as
+ * Temporal signal waking a workflow on the same server (docs/lifecycle/drain.md: "a release must show up as
  * `node.drained` within a second").
  *
  * N nodes hold one allocation each and are drained through the API; once every drain waits, the

@@ -1,6 +1,6 @@
 /**
  * heartbeats: how many agent heartbeats one API process absorbs, last-seen times flushed to
- * Postgres in one batch every 15 s (issue 4, item 10; spec/enrollment.md). Goal: ≥ 5,000/s.
+ * Postgres in one batch every 15 s (issue 4, item 10; docs/lifecycle/liveness.md). Goal: ≥ 5,000/s.
  *
  * A throwaway database with one pool; the API in a child process (bench/support/api-process.ts,
  * production's 15 s flush, no Temporal: no route used here needs it). N simulated agents (default

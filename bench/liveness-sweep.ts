@@ -1,6 +1,6 @@
 /**
  * liveness-sweep: how long one liveness sweep transaction takes at 10,000 nodes (issue 4, item
- * 10; spec/enrollment.md: one sweep every 5 s, one transaction each). Goal: ≤ 100 ms.
+ * 10; docs/lifecycle/liveness.md: one sweep every 5 s, one transaction each). Goal: ≤ 100 ms.
  *
  * A throwaway database (no Temporal: the sweep is called directly, as the workflow's activity
  * `createLivenessActivities(db).sweepLiveness(DEFAULT_LIVENESS)`) with pools of each kind the

@@ -1,6 +1,6 @@
 /**
  * preview: decommission preview latency for a node without history against one with 100,000
- * history rows (issue 5, item 7). spec/decommission.md: "Preview cost grows with the node's live
+ * history rows (issue 5, item 7). The rule: "Preview cost grows with the node's live
  * dependencies, never with its history." Goal: B/A ≤ 1.3 at p50 and p99, and p99 ≤ 50 ms.
  *
  * One throwaway database. Every node (A, B, F filler nodes and a fleet of N more) gets the same

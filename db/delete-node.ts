@@ -7,7 +7,7 @@ import { wakeNode } from './wakeups';
 import { applyNodeChange, checkVersion, labelsOf, lockNode, nodeState } from './nodes';
 
 /**
- * Deletes a node in one transaction: checks the states and open allocations of spec/nodes.md,
+ * Deletes a node in one transaction: checks the states and open allocations of docs/concepts.md,
  * then leaves a tombstone (`deletedAt`; the row stays for history) and one `node.deleted`.
  * A retry on a deleted node answers `deleted: false` and changes nothing.
  */

@@ -1,6 +1,6 @@
 import type { NodeAxes } from './node';
 
-/** Capacity buckets in the order spec/nodes.md checks them: the first that matches wins. */
+/** Capacity buckets in the order docs/concepts.md lists them: the first that matches wins. */
 export const CAPACITY_BUCKETS = [
   'maintenance',
   'unreachable',

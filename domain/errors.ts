@@ -1,4 +1,4 @@
-/** Error codes of spec/api.md; also the `type` of refusals thrown by activities and workflows. */
+/** Error codes of docs/api.md; also the `type` of refusals thrown by activities and workflows. */
 export const ERROR_STATUS = {
   INVALID_INPUT: 400,
   UNAUTHENTICATED: 401,

@@ -1,6 +1,6 @@
 import { ulid } from 'ulid';
 
-/** Prefixes of the identifiers Drydock mints (spec/api.md, Identifiers). */
+/** Prefixes of the identifiers Drydock mints (docs/api.md, Identifiers). */
 export type IdPrefix = 'node' | 'op' | 'alloc' | 'jt' | 'key' | 'cred' | 'cmd' | 'acc' | 'sr' | 'inv' | 'art';
 
 const ULID_BODY = '[0-9a-hjkmnp-tv-z]{26}';

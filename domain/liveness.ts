@@ -1,6 +1,6 @@
 import type { Liveness } from './node';
 
-/** Timings of heartbeats and liveness (spec/enrollment.md); tests shrink them to seconds. */
+/** Timings of heartbeats and liveness (docs/lifecycle/liveness.md); tests shrink them to seconds. */
 export interface LivenessSettings {
   /** How often the sweep runs. */
   sweepEveryMs: number;

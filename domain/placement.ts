@@ -5,7 +5,7 @@ const DEDICATED_PREFIX = 'taint:dedicated=';
 
 /**
  * Why a node refuses a new allocation for `tenantId`; empty when it accepts one.
- * The one placement rule (spec/nodes.md): every placement path calls this.
+ * The one placement rule (docs/concepts.md, Placement): every placement path calls this.
  */
 export function placementRefusals(node: NodeAxes, tenantId: string): string[] {
   const reasons: string[] = [];

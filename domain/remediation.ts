@@ -1,4 +1,4 @@
-/** Remediation actions, one per attempt, tried in order (spec/remediation.md). */
+/** Remediation actions, one per attempt, tried in order (docs/lifecycle/remediation.md). */
 export const DEFAULT_LADDER = ['reset-accelerator', 'reboot'] as const;
 export const MAX_ATTEMPTS = 2;
 export const DEFAULT_ATTEMPT_TIMEOUT_MS = 10 * 60_000;

@@ -1,6 +1,6 @@
 import { createHash, createPublicKey, sign, verify, type KeyObject } from 'node:crypto';
 
-/** The signed content of a purge command; key order is part of the format (spec/purge.md). */
+/** The signed content of a purge command; key order is part of the format (docs/lifecycle/purge.md). */
 export interface PurgeClaims {
   clusterId: string;
   nodeId: string;

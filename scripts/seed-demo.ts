@@ -8,7 +8,7 @@ import { pools } from '../db/schema';
 
 const HOUR = 3_600_000;
 
-/** The demo fleet of DESIGN.md: which pool gets how many machines, and their accelerators. */
+/** The demo fleet `npm start` seeds: which pool gets how many machines, and their accelerators. */
 const PLAN = [
   { pool: 'pool-h100-east', tenant: 'acme', prefix: 'gpu-b7', gpu: 'H100', count: 5 },
   { pool: 'pool-a100-cloud', tenant: 'globex', prefix: 'a100', gpu: 'A100', count: 4 },

@@ -1,6 +1,6 @@
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
 
-/** Custom search attributes every lifecycle workflow sets (DESIGN.md rule 6). */
+/** Custom search attributes every lifecycle workflow sets (docs/architecture.md). */
 export const NodeIdKey = defineSearchAttributeKey('NodeId', SearchAttributeType.KEYWORD);
 export const TenantIdKey = defineSearchAttributeKey('TenantId', SearchAttributeType.KEYWORD);
 export const PoolIdKey = defineSearchAttributeKey('PoolId', SearchAttributeType.KEYWORD);

@@ -9,7 +9,7 @@ import { withDatabase } from '../../test/support/database-url';
 import type { Log } from './benchmark';
 import type { Teardown } from './teardown';
 
-/** The machine's Postgres (ENGINEERING.md), used when DATABASE_URL is not set. */
+/** The machine's Postgres (README, Development), used when DATABASE_URL is not set. */
 const MACHINE_POSTGRES = 'postgres://postgres@127.0.0.1:5432/postgres';
 
 export interface BenchServices {

@@ -9,7 +9,7 @@ import type { Operation } from '../views/operations';
 import { reportFinished, waitForOperation } from '../wait';
 import { idempotencyKeyFlag, reasonFlag, timeoutFlag, waitFlag } from './flags';
 
-/** Decommission (spec/decommission.md): a read-only preview, then an execute presenting what it showed. */
+/** Decommission (docs/lifecycle/decommission.md): a read-only preview, then an execute presenting it. */
 
 const NODE = [{ name: 'NODE', type: 'node' }] as const;
 

@@ -3,7 +3,7 @@ import { nodeName, type Node } from '../views/nodes';
 import { ifVersionFlag, reasonFlag, slugFlag } from './flags';
 
 /**
- * Who may be a node and talk to the API (spec/enrollment.md): approve or reject a node that joined
+ * Who may be a node and talk to the API (docs/lifecycle/enrollment.md): approve or reject a node that joined
  * without a token, block and unblock its agent, revoke its identity.
  */
 

@@ -18,8 +18,8 @@ import {
 } from './flags';
 
 /**
- * Node controls beyond cordon and drain (spec/nodes.md): taints, labels, adopt, maintenance, delete,
- * and purge (spec/purge.md).
+ * Node controls beyond cordon and drain (docs/concepts.md): taints, labels, adopt, maintenance, delete,
+ * and purge (docs/lifecycle/purge.md).
  */
 
 const NODE = [{ name: 'NODE', type: 'node' }] as const;
@@ -155,7 +155,7 @@ const remove = defineCommand({
   },
 });
 
-/** The purge workflow's `progress` (spec/purge.md); a refused purge stays running until a DELETE. */
+/** The purge workflow's `progress` (docs/lifecycle/purge.md); a refused purge runs until a DELETE. */
 interface PurgeProgress {
   phase?: 'starting' | 'waiting-for-node' | 'refused' | 'purged' | 'cancelled';
   commandId?: string | null;

@@ -3,7 +3,7 @@ import { defineCommand, type Command } from '../command';
 import { reportFinished, waitForOperation } from '../wait';
 import { reasonFlag, timeoutFlag, waitFlag } from './flags';
 
-/** Health remediation (spec/remediation.md): start one for a condition the node reports. */
+/** Health remediation (docs/lifecycle/remediation.md): start one for a condition the node reports. */
 
 const remediate = defineCommand({
   words: ['nodes', 'remediate'],

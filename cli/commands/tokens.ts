@@ -4,7 +4,7 @@ import { defineCommand, type Command } from '../command';
 import { tokenDetails, tokensTable } from '../views/tokens';
 import { labelObject, labelPairsFlag, refuseRepeatedLabelKeys, slugFlag } from './flags';
 
-/** Join tokens (spec/enrollment.md): nodes that join with one land in its pool, adopted. */
+/** Join tokens (docs/lifecycle/enrollment.md): nodes that join with one land in its pool, adopted. */
 
 const create = defineCommand({
   words: ['token', 'create'],

@@ -38,7 +38,7 @@ SELECT n.id,
 FROM nodes n
 ON CONFLICT (node_id) DO NOTHING;
 --> statement-breakpoint
--- The invariant decommissioned_nodes_are_terminal (spec/decommission.md): no change moves a
+-- The invariant decommissioned_nodes_are_terminal (docs/lifecycle/decommission.md): no change moves a
 -- decommissioned node's state axes again, whatever code path tries.
 CREATE FUNCTION decommissioned_nodes_are_terminal() RETURNS trigger AS $$
 BEGIN

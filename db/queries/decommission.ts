@@ -110,7 +110,7 @@ export async function loadDependencies(db: DbOrTx, node: NodeRow): Promise<Decom
   return (await readInputs(db, node)).deps;
 }
 
-/** The preview of spec/decommission.md, from dependencies and the node's history counters. */
+/** The preview of docs/lifecycle/decommission.md, from dependencies and the node's history counters. */
 export async function previewOf(db: DbOrTx, node: NodeRow) {
   const { deps, history } = await readInputs(db, node);
   const blockers = decommissionBlockers(deps);

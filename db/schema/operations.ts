@@ -30,7 +30,7 @@ export const operations = pgTable(
       'operations_idempotency_key_scoped',
       sql`(${t.idempotencyKey} is null) = (${t.idempotencyScope} is null)`,
     ),
-    // At most one unfinished operation of each kind per node (DESIGN.md rule 4).
+    // At most one unfinished operation of each kind per node (docs/architecture.md, rules).
     uniqueIndex('operations_one_open_per_node_idx')
       .on(t.nodeId, t.kind)
       .where(sql`${t.status} in ('pending', 'running')`),

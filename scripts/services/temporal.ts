@@ -6,7 +6,7 @@ import { portIsFree, spawnService, waitForPort } from './process';
 
 const run = promisify(execFile);
 
-/** The Temporal CLI release that installs from the Go module proxy (ENGINEERING.md). */
+/** The Temporal CLI release that installs from the Go module proxy (`go install`). */
 export const TEMPORAL_CLI_MODULE = 'github.com/temporalio/cli/cmd/temporal@v1.5.1';
 
 export interface TemporalServer {

@@ -19,7 +19,7 @@ declare module 'vitest' {
   }
 }
 
-/** The machine's Postgres (ENGINEERING.md), unless DATABASE_URL names another. */
+/** The machine's Postgres (README, Development), unless DATABASE_URL names another. */
 const MACHINE_POSTGRES = 'postgres://postgres@127.0.0.1:5432/postgres';
 
 /** Once per run: one Temporal dev server, one migrated template database, one workflow bundle. */

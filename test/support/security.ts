@@ -3,7 +3,7 @@ import { call, eventsOf, seedNode, seedPool, tenantKey } from './fixtures';
 import type { Harness } from './harness';
 
 /**
- * The security cases every node route must hold (spec/api.md, Credentials): no credential → 401;
+ * The security cases every node route must hold (docs/api.md, Authentication): no credential → 401;
  * a tenant key without the action → 403; a tenant key with the action on a node of a pool it
  * neither owns nor is granted → 404. In every case the node and its events stay as they were.
  */

@@ -41,6 +41,35 @@ export default tseslint.config(
     },
   },
   {
+    // The typed API client stands alone (the CLI, the agent and runbook scripts import it).
+    files: ['client/**/*.ts'],
+    ignores: ['**/*.test.ts'],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        { patterns: [{ regex: '^\\.\\./', message: 'client/ imports only its own files (and packages).' }] },
+      ],
+    },
+  },
+  {
+    // The command-line kit both binaries share: domain/ rules and Node, nothing of the CLI or agent.
+    files: ['cli-kit/**/*.ts'],
+    ignores: ['**/*.test.ts'],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              regex: '^\\.\\./(?!domain/)',
+              message: 'cli-kit/ imports only domain/ files, its own and packages.',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
     // Workflow code runs in Temporal's deterministic sandbox: no Node built-ins, no I/O. Values come
     // from the SDK, domain/ and workflows/ only; activities are known by their types alone.
     files: ['workflows/**/*.ts'],

@@ -38,8 +38,8 @@ export type CommandHandler = (command: AgentCommand, context: CommandContext) =>
 const MAX_REASON = 256;
 
 /**
- * Handlers by command kind. Purge and remediation register here (spec/purge.md,
- * spec/remediation.md); a kind nobody handles is refused, so the control plane hears at once
+ * Handlers by command kind. Purge and remediation register here (docs/lifecycle/purge.md,
+ * docs/lifecycle/remediation.md); a kind nobody handles is refused, so the control plane hears at once
  * instead of waiting out a timeout.
  */
 export class CommandHandlers {
@@ -69,7 +69,7 @@ export class CommandHandlers {
 }
 
 /**
- * The handlers `drydock-agent run` starts with: purge (spec/purge.md), which deletes the data
+ * The handlers `drydock-agent run` starts with: purge (docs/lifecycle/purge.md), which deletes the data
  * directory and `binary`; remediation adds its own here.
  */
 export function defaultHandlers(options: { binary?: string }): CommandHandlers {

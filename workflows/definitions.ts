@@ -95,7 +95,7 @@ export const drainWorkflow: LifecycleWorkflow<DrainInput, BeginRequest, BeginRes
   begin: beginUpdate,
 };
 
-/** The longest a drain sleeps between looks at its node (spec/drain.md). */
+/** The longest a drain sleeps between looks at its node (docs/lifecycle/drain.md). */
 export const DRAIN_MAX_SLEEP_MS = 5 * 60_000;
 
 // ── liveness ─────────────────────────────────────────────────────────────────────────────────

@@ -13,7 +13,7 @@ import { MAX_BODY_BYTES } from './body-limit';
 import { clientErrorHandler } from './client-errors';
 import type { AppDeps } from './env';
 import { rateLimitsOf } from './rate-limit';
-import { createApiServices } from './services';
+import { createAppDeps } from './deps';
 
 /** How long a client may take to send a request; none of them bounds the answer (long-polls). */
 export interface TransportSettings {
@@ -74,7 +74,7 @@ export function apiServicesOf(
   held: { db: Db; sql: Sql; temporal: Client; ca: ClusterCa; operatorKey?: string },
 ) {
   const offer = caOffer(held.ca, config.DRYDOCK_CA_PREVIOUS_KEY_FILES, config.DRYDOCK_CLUSTER_ID);
-  return createApiServices({
+  return createAppDeps({
     db: held.db,
     sql: held.sql,
     temporal: held.temporal,

@@ -20,7 +20,7 @@ import { bundleWorkflowCode, Worker } from '@temporalio/worker';
 import postgres from 'postgres';
 import { createApp } from '../api/app';
 import { hashSecret } from '../domain/secrets';
-import { createApiServices } from '../api/services';
+import { createAppDeps } from '../api/deps';
 import { generateCa } from '../ca';
 import { createDb } from '../db/client';
 import { nodes, pools } from '../db/schema';
@@ -181,7 +181,7 @@ async function measure(options: Options, teardown: Teardown, log: Log): Promise<
   const drainQueue = `bench-drain-${suffix}`;
   const baselineQueue = `bench-baseline-${suffix}`;
   const operatorKey = `bench-operator-${randomBytes(16).toString('hex')}`;
-  const api = createApiServices({
+  const api = createAppDeps({
     db: apiDb.db,
     sql: apiDb.sql,
     temporal: client,

@@ -35,7 +35,7 @@ import { Client, Connection } from '@temporalio/client';
 import { drizzle } from 'drizzle-orm/postgres-js';
 import postgres from 'postgres';
 import { createApp } from '../api/app';
-import { createApiServices } from '../api/services';
+import { createAppDeps } from '../api/deps';
 import { generateCa } from '../ca';
 import { createDb } from '../db/client';
 import * as schema from '../db/schema';
@@ -508,7 +508,7 @@ async function countStatements(input: {
   try {
     const db = drizzle(sql, { schema });
     // The services are not started: their background statements (a heartbeat flush) would count.
-    const { deps } = createApiServices({
+    const { deps } = createAppDeps({
       db,
       sql,
       temporal: input.temporal,

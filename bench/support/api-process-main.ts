@@ -9,7 +9,7 @@ import { writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import { Client, Connection } from '@temporalio/client';
 import { closeServer, listen } from '../../api/server';
-import { createApiServices } from '../../api/services';
+import { createAppDeps } from '../../api/deps';
 import { generateCa } from '../../ca';
 import { createDb } from '../../db/client';
 import type { ApiFlush, ApiProcessConfig, ApiProcessReply, ApiProcessRequest } from './api-process';
@@ -24,7 +24,7 @@ async function main(): Promise<void> {
   const flushes: ApiFlush[] = [];
   const temporal = new Client({ connection, namespace: 'default' });
   // As api/server.ts runs it: the routes and the services beside them (wake-ups, heartbeat flush).
-  const services = createApiServices({
+  const services = createAppDeps({
     db: pool.db,
     sql: pool.sql,
     temporal,

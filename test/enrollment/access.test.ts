@@ -1,7 +1,7 @@
 import { and, eq } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { createApp } from '../../api/app';
-import { createApiServices } from '../../api/services';
+import { createAppDeps } from '../../api/deps';
 import { createDb } from '../../db/client';
 import { newId } from '../../domain/ids';
 import { nodeCertificates, nodeCommands } from '../../db/schema';
@@ -24,7 +24,7 @@ async function poll(app: ReturnType<typeof createApp>, credential: string, wait 
 /** A second API process on the same database: it learns of changes only through NOTIFY. */
 async function otherApiProcess() {
   const { db, sql, close } = createDb(h.databaseUrl);
-  const services = createApiServices({
+  const services = createAppDeps({
     db,
     sql,
     temporal: h.temporal,

@@ -11,7 +11,7 @@ import { hashSecret } from '../../domain/secrets';
 import { createApp } from '../../api/app';
 import type { AppDeps } from '../../api/env';
 import type { RateLimitSettings } from '../../api/rate-limit';
-import { createApiServices } from '../../api/services';
+import { createAppDeps } from '../../api/deps';
 import { generateCa, type ClusterCa } from '../../ca';
 import { createDb, type Db } from '../../db/client';
 import type { RemediationSettings } from '../../workflows/definitions';
@@ -34,7 +34,7 @@ export interface Harness {
   databaseUrl: string;
   temporal: Client;
   deps: AppDeps;
-  services: ReturnType<typeof createApiServices>;
+  services: ReturnType<typeof createAppDeps>;
   ca: ClusterCa;
   clusterId: string;
   caKeyFile: string;
@@ -92,7 +92,7 @@ export function useHarness(
     writeFileSync(h.caKeyFile, h.ca.privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(), {
       mode: 0o600,
     });
-    h.services = createApiServices({
+    h.services = createAppDeps({
       db: h.db,
       sql: created.sql,
       temporal: h.temporal,

@@ -9,7 +9,7 @@ import { NodeCredentials } from './node-credentials';
 import { NodeWakeups } from './node-events';
 import { RateLimits, type RateLimitSettings } from './rate-limit';
 
-export interface ApiServicesInput {
+export interface AppDepsInput {
   db: Db;
   /** The raw driver of `db`: it holds the LISTEN connection for agent wake-ups. */
   sql: Sql;
@@ -27,7 +27,7 @@ export interface ApiServicesInput {
 }
 
 /** Everything one API process runs beside its routes: agent wake-ups and the heartbeat flush. */
-export function createApiServices(input: ApiServicesInput) {
+export function createAppDeps(input: AppDepsInput) {
   const wakeups = new NodeWakeups(input.sql);
   const heartbeats = new Heartbeats(input.db, input.heartbeats);
   const deps: AppDeps = {

@@ -14,11 +14,6 @@ import type { BeginInput, BeginRequest, BeginResult, LifecycleKind } from '../wo
 export interface BeginPlan<A extends BeginResult> {
   kind: LifecycleKind;
   /**
-   * A begin that finds the operation it created on an earlier run of itself answers it as created
-   * (the default); `false`: it is found by its Idempotency-Key, which every such begin has.
-   */
-  findOwn?: boolean;
-  /**
    * The node's open operation of this kind is joined (the default), unless `staleWhen` says it is
    * over: then it is ended (`end`) once `admit` let the new one through. `false`: not looked for.
    */
@@ -62,7 +57,8 @@ export function beginOperation<R extends BeginRequest, A extends BeginResult = B
       return plan.answer ? plan.answer(result, operation) : (result as A);
     };
     const node = await lockNode(tx, input.nodeId);
-    const mine = plan.findOwn === false ? undefined : await findOperation(tx, input.operationId);
+    // A begin that finds the operation it created on an earlier run of itself answers it as created.
+    const mine = await findOperation(tx, input.operationId);
     if (mine) return answer(mine, node, true);
     const retried = await operationOfKey(tx, input);
     if (retried) return answer(retried, node, false);

@@ -28,9 +28,8 @@ export function createDecommissionActivities(db: Db) {
     async admitDecommission(input: BeginInput<DecommissionRequest>): Promise<BeginResult> {
       return beginOperation(db, input, {
         kind: 'decommission',
-        // A begin run again finds its operation by the Idempotency-Key every execute has; another
-        // execute meets admission, and the admitted node (its version moved on) matches no preview.
-        findOwn: false,
+        // Another execute meets admission, and the admitted node (its version moved on) matches no
+        // preview.
         open: false,
         admit: async (tx, node) => refuseUnlessPreviewed(node, await previewOf(tx, node), input),
         result: {

@@ -1,5 +1,6 @@
 import { and, eq, ne, sql } from 'drizzle-orm';
 import { DrydockError } from '../domain/errors';
+import { moveTarget } from '../domain/provision';
 import type { Db } from '../db/client';
 import { previewOf } from '../db/queries/decommission';
 import { revokeIdentity } from '../db/identity';
@@ -41,7 +42,11 @@ export function createDecommissionActivities(db: Db) {
           // Admission is recorded by the operation; the audit event is the one `node.decommissioned`.
           const [admitted] = await tx
             .update(nodes)
-            .set({ provisionState: 'decommissioning', version: node.version + 1, updatedAt: sql`now()` })
+            .set({
+              provisionState: moveTarget('decommission'),
+              version: node.version + 1,
+              updatedAt: sql`now()`,
+            })
             .where(eq(nodes.id, node.id))
             .returning();
           return { node: admitted! };
@@ -106,7 +111,7 @@ export function createDecommissionActivities(db: Db) {
           node,
           {
             patch: {
-              provisionState: 'decommissioned',
+              provisionState: moveTarget('finish-decommission'),
               liveness: 'decommissioned',
               connectivity: 'disconnected',
               cordoned: true,

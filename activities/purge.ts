@@ -3,6 +3,7 @@ import type { ClusterCa } from '../ca';
 import { assertControllable } from '../domain/controls';
 import { newId } from '../domain/ids';
 import { encodePurgePayload, signPayload } from '../domain/signing';
+import { moveTarget } from '../domain/provision';
 import type { Db } from '../db/client';
 import { cancelPendingCommands, revokeIdentity } from '../db/identity';
 import { applyNodeChange, checkVersion, lockNode } from '../db/nodes';
@@ -46,7 +47,7 @@ export function createPurgeActivities(db: Db, signer: { ca: ClusterCa; clusterId
             tx,
             node,
             {
-              patch: { provisionState: 'purging' },
+              patch: { provisionState: moveTarget('purge') },
               event: { type: 'node.purge.requested', data: { commandId } },
             },
             { actor: input.actor, reason: input.reason, operationId: operation.id },

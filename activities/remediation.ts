@@ -3,7 +3,7 @@ import { OPEN_COMMAND_STATUSES } from '../domain/command-status';
 import { assertControllable } from '../domain/controls';
 import { DrydockError } from '../domain/errors';
 import { newId } from '../domain/ids';
-import { conditionReason, isStorm, type AttemptRecord } from '../domain/remediation';
+import { conditionReason, isStorm, type AttemptRecord, type Storm } from '../domain/remediation';
 import type { Db, Tx } from '../db/client';
 import { appendEvent } from '../db/events';
 import { applyNodeChange, lockNode, type NodeRow } from '../db/nodes';
@@ -162,8 +162,6 @@ export function createRemediationActivities(db: Db) {
   };
 }
 
-type Storm = { liveNodes: number; unhealthyNodes: number; maxUnhealthy: number | string };
-
 /** Counts the pool's live nodes and those unhealthy or in remediation; a storm answer when over. */
 async function stormInPool(tx: Tx, poolId: string): Promise<Storm | null> {
   // One automatic start per pool at a time: concurrent reports cannot all slip under the limit.
@@ -210,7 +208,7 @@ async function escalate(
     condition: string;
     attempts: AttemptRecord[];
     status: 'failed' | 'cancelled';
-    storm?: unknown;
+    storm?: Storm;
   },
 ) {
   await cancelRungCommands(tx, operationId);

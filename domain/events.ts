@@ -1,5 +1,5 @@
 import type { Connectivity, Liveness } from './node';
-import type { AttemptRecord } from './remediation';
+import type { AttemptRecord, Storm } from './remediation';
 
 /** The `data` of an event that carries none. */
 type NoData = Record<string, never>;
@@ -48,7 +48,7 @@ export interface EventPayloads {
     condition: string;
     attempts: AttemptRecord[];
     /** Present when the pool was over its `maxUnhealthy`: the counts that said so. */
-    storm?: unknown;
+    storm?: Storm;
   };
 }
 

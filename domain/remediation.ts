@@ -43,3 +43,10 @@ export function isStorm(
 ): boolean {
   return unhealthyIncludingThis > unhealthyAllowance(maxUnhealthy, liveNodes);
 }
+
+/** The counts that put a pool over its `maxUnhealthy`, recorded when a remediation escalates for it. */
+export interface Storm {
+  liveNodes: number;
+  unhealthyNodes: number;
+  maxUnhealthy: number | string;
+}

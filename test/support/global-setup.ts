@@ -1,4 +1,6 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname } from 'node:path';
 import { resolve } from 'node:path';
 import { bundleWorkflowCode, NativeConnection } from '@temporalio/worker';
 import postgres from 'postgres';
@@ -24,6 +26,7 @@ const MACHINE_POSTGRES = 'postgres://postgres@127.0.0.1:5432/postgres';
 
 /** Once per run: one Temporal dev server, one migrated template database, one workflow bundle. */
 export default async function setup(project: TestProject) {
+  requirePatchedPostgres();
   const config = loadConfig();
   const home = resolve(config.DRYDOCK_HOME);
   const adminUrl = await reachablePostgres(config.DATABASE_URL ?? MACHINE_POSTGRES, home);
@@ -88,3 +91,19 @@ const quietLogger = {
   warn: (message: string) => console.warn(message),
   error: (message: string) => console.error(message),
 };
+
+/**
+ * The fault tests terminate Postgres backends mid-transaction; unpatched postgres.js then throws
+ * from a timer and takes the test process down with an error that names neither. `npm ci` applies
+ * patches/ (postinstall); an install that skipped scripts did not, so say so before anything runs.
+ */
+function requirePatchedPostgres() {
+  // The package's CommonJS entry is cjs/src/index.js; the ESM build Drydock imports is src/.
+  const root = resolve(dirname(createRequire(import.meta.url).resolve('postgres')), '../..');
+  for (const build of ['src', 'cjs/src']) {
+    const connection = resolve(root, build, 'connection.js');
+    if (!readFileSync(connection, 'utf8').includes('Drydock patch')) {
+      throw new Error(`postgres.js is not patched (${connection}): run 'npx patch-package' (npm ci does it)`);
+    }
+  }
+}

@@ -75,7 +75,10 @@ export const idempotencyKey = z
   .regex(/^[A-Za-z0-9._:-]{8,128}$/, 'Idempotency-Key is 8–128 of letters, digits and . _ : -')
   .openapi({ description: 'makes a retried request return the stored operation' });
 
-export const idempotencyHeaders = ifMatchHeaders.extend({ 'idempotency-key': idempotencyKey.optional() });
+/** The optional Idempotency-Key of a start without a node version (purge, remediation). */
+export const idempotencyKeyHeaders = z.object({ 'idempotency-key': idempotencyKey.optional() });
+
+export const idempotencyHeaders = ifMatchHeaders.extend(idempotencyKeyHeaders.shape);
 
 /**
  * A number in the query: decimal digits only (no sign, exponent, hex, spaces or fraction), read as

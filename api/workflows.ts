@@ -4,7 +4,13 @@ import { actorOf, idempotencyScope, type Principal } from '../domain/principal';
 import { labelsOf, nodeView, type NodeRow } from '../db/nodes';
 import { operationOfKey, operationView } from '../db/operations';
 import type { BeginRequest, BeginResult, LifecycleWorkflow } from '../workflows/definitions';
-import { LifecycleOperationKey, NodeIdKey, PoolIdKey, TenantIdKey } from '../workflows/search-attributes';
+import {
+  HostnameKey,
+  LifecycleOperationKey,
+  NodeIdKey,
+  PoolIdKey,
+  TenantIdKey,
+} from '../workflows/search-attributes';
 import type { AppDeps } from './env';
 import { errorResponses, json, NodeSchema, OperationSchema } from './schemas';
 import type { SingleFlight } from './single-flight';
@@ -72,6 +78,7 @@ export async function startOperation<
         { key: TenantIdKey, value: node.tenantId ?? '' },
         { key: PoolIdKey, value: node.poolId ?? '' },
         { key: LifecycleOperationKey, value: workflow.kind },
+        { key: HostnameKey, value: node.hostname },
       ],
       summary:
         start.summary ??

@@ -1492,7 +1492,10 @@ export interface paths {
     post: {
       parameters: {
         query?: never;
-        header?: never;
+        header?: {
+          /** @description makes a retried request return the stored operation */
+          'idempotency-key'?: string;
+        };
         path: {
           id: string;
         };
@@ -1729,7 +1732,10 @@ export interface paths {
     post: {
       parameters: {
         query?: never;
-        header?: never;
+        header?: {
+          /** @description makes a retried request return the stored operation */
+          'idempotency-key'?: string;
+        };
         path: {
           id: string;
         };

@@ -74,8 +74,33 @@ describe('drydock nodes purge', () => {
     const help = await drydock(['nodes', 'purge', '--help']);
     expect(help.code).toBe(0);
     expect(help.stdout).toContain(
-      'Usage: drydock nodes purge NODE [--reason R] [--yes] [--wait] [--timeout DURATION]',
+      'Usage: drydock nodes purge NODE [--reason R] [--idempotency-key K] [--yes] [--wait] [--timeout DURATION]',
     );
+  });
+
+  it('--idempotency-key K: the same purge again prints the same operation; another reason is refused', async () => {
+    await seedPool(h, { id: 'pool-cp-key', tenantId: 'acme' });
+    const { nodeId } = await joinedNode(h, 'pool-cp-key');
+    const args = [
+      'nodes',
+      'purge',
+      nodeId,
+      '--yes',
+      '--reason',
+      'sold',
+      '--idempotency-key',
+      'cli-purge-0001',
+    ];
+    const first = await drydock([...args, '--json']);
+    expect(first.code, first.stderr).toBe(0);
+    const again = await drydock([...args, '--json']);
+    expect(again.code, again.stderr).toBe(0);
+    expect(JSON.parse(again.stdout).operation.id).toBe(JSON.parse(first.stdout).operation.id);
+    const other = await drydock([...args.slice(0, 5), 'resold', ...args.slice(6)]);
+    expect(other.code).toBe(1);
+    expect(other.stderr).toContain('IDEMPOTENCY_KEY_REUSED');
+    expect(await purgeOperations(nodeId)).toHaveLength(1);
+    expect(await eventsOf(h, nodeId, 'node.purge.requested')).toHaveLength(1);
   });
 
   it('--yes --wait on a node whose agent runs: exit 0 once the node purged itself', async () => {

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { joinedNode } from './support/agents';
 import { useCli } from './support/cli';
+import { setNode } from './support/builders';
 import { seedPool } from './support/fixtures';
 import { eventually, useHarness } from './support/harness';
 import { agentOf } from './support/remediation';
@@ -47,6 +48,10 @@ describe('drydock nodes remediate', () => {
           "NODE must look like node_ followed by 26 lowercase ULID characters, got 'node_1'",
         ],
         [['nodes', 'remediate', node, '--condition', 'X', '--timeout', '1m'], '--timeout needs --wait'],
+        [
+          ['nodes', 'remediate', node, '--condition', 'X', '--idempotency-key', 'short'],
+          "--idempotency-key must be 8–128 of letters, digits and . _ : -; got 'short'",
+        ],
       ],
       { exact: true },
     );
@@ -55,5 +60,26 @@ describe('drydock nodes remediate', () => {
     const notReported = await drydock(['nodes', 'remediate', nodeId, '--condition', 'GpuXidError']);
     expect(notReported.code).toBe(3);
     expect(notReported.stderr).toContain('INVALID_STATE');
+  });
+
+  it('--idempotency-key K: the same request again prints the same operation', async () => {
+    await seedPool(h, { id: 'pool-cr3', tenantId: 'acme', kind: 'provider', policy: { maxUnhealthy: 5 } });
+    const { nodeId } = await joinedNode(h, 'pool-cr3');
+    // The condition as the node reported it, with no remediation taken up yet.
+    await setNode(h, nodeId, {
+      noScheduleReasons: ['condition:GpuXidError'],
+      conditions: [{ type: 'GpuXidError', status: true, reason: 'xid-79', since: new Date().toISOString() }],
+    });
+    const args = ['nodes', 'remediate', nodeId, '--condition', 'GpuXidError', '--json'];
+    const keyed = [...args, '--idempotency-key', 'cli-remediate-0001'];
+    const first = await drydock(keyed);
+    expect(first.code, first.stderr).toBe(0);
+    const again = await drydock(keyed);
+    expect(again.code, again.stderr).toBe(0);
+    const [a, b] = [JSON.parse(first.stdout).operation, JSON.parse(again.stdout).operation];
+    expect(b).toMatchObject({ id: a.id, status: a.status, idempotencyKey: 'cli-remediate-0001' });
+    const other = await drydock([...keyed, '--reason', 'another']);
+    expect(other.code).toBe(1);
+    expect(other.stderr).toContain('IDEMPOTENCY_KEY_REUSED');
   });
 });

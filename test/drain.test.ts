@@ -179,7 +179,7 @@ describe('drain', () => {
     const handle = h.temporal.workflow.getHandle(drainWorkflowId(nodeId));
     const description = await eventually(async () => {
       const d = await handle.describe();
-      return d.typedSearchAttributes.getAll().length >= 5 ? d : undefined;
+      return d.typedSearchAttributes.getAll().length >= 6 ? d : undefined;
     });
     const attributes = Object.fromEntries(
       description.typedSearchAttributes.getAll().map((p) => [p.key.name, p.value]),
@@ -189,6 +189,7 @@ describe('drain', () => {
       TenantId: 'acme',
       PoolId: 'pool-v',
       LifecycleOperation: 'drain',
+      Hostname: 'gpu-v-01',
       OperationId: started.body.operation.id,
     });
     expect(await description.staticSummary()).toBe(`drain gpu-v-01 (${nodeId}): rack move`);

@@ -8,6 +8,8 @@ export const LifecycleOperationKey = defineSearchAttributeKey(
   'LifecycleOperation',
   SearchAttributeType.KEYWORD,
 );
+/** The node's hostname at the start: the name an operator knows it by. */
+export const HostnameKey = defineSearchAttributeKey('Hostname', SearchAttributeType.KEYWORD);
 export const OperationIdKey = defineSearchAttributeKey('OperationId', SearchAttributeType.KEYWORD);
 
 export const SEARCH_ATTRIBUTE_KEYS = [
@@ -16,4 +18,5 @@ export const SEARCH_ATTRIBUTE_KEYS = [
   PoolIdKey,
   LifecycleOperationKey,
   OperationIdKey,
+  HostnameKey,
 ];

@@ -3,7 +3,7 @@ import { getVisibleNode } from '../../db/queries/nodes';
 import { purgeWorkflow } from '../../workflows/definitions';
 import { requireOperator } from '../auth';
 import type { AppEnv } from '../env';
-import { jsonBody, nodeIdParams, reason } from '../schemas';
+import { idempotencyKeyHeaders, jsonBody, nodeIdParams, reason } from '../schemas';
 import { NodeOperationSchema, startOperation, startResponses } from '../workflows';
 
 const purgeBody = z.strictObject({
@@ -15,7 +15,7 @@ const purgeRoute = createRoute({
   method: 'post',
   path: '/v1/nodes/{id}/purge',
   summary: 'Make a node wipe itself from its machine (operator; cannot be undone)',
-  request: { params: nodeIdParams, ...jsonBody(purgeBody, true) },
+  request: { params: nodeIdParams, headers: idempotencyKeyHeaders, ...jsonBody(purgeBody, true) },
   responses: startResponses(
     NodeOperationSchema,
     'the signed purge command is queued',
@@ -30,11 +30,12 @@ export function purgeRoutes(): OpenAPIHono<AppEnv> {
     requireOperator(principal);
     const deps = c.get('deps');
     const node = await getVisibleNode(deps.db, c.req.valid('param').id, principal);
-    // No Idempotency-Key yet: a purge joins the one that runs.
+    const { reason } = c.req.valid('json');
     const result = await startOperation(deps, purgeWorkflow, {
       node,
       principal,
-      request: { reason: c.req.valid('json').reason ?? null },
+      request: { reason: reason ?? null },
+      idempotency: { key: c.req.valid('header')['idempotency-key'], binds: { reason } },
     });
     return c.json({ node: result.node, operation: result.operation }, result.created ? 202 : 200);
   });

@@ -3,7 +3,15 @@ import { CONDITION_TYPE } from '../../domain/remediation';
 import { getVisibleNode } from '../../db/queries/nodes';
 import { requireAction, requireAgent } from '../auth';
 import type { AppEnv } from '../env';
-import { errorResponses, json, jsonBody, nodeIdParams, OperationSchema, reason } from '../schemas';
+import {
+  errorResponses,
+  idempotencyKeyHeaders,
+  json,
+  jsonBody,
+  nodeIdParams,
+  OperationSchema,
+  reason,
+} from '../schemas';
 import { reportNodeCondition, startRemediation } from '../services/remediation';
 import { startResponses } from '../workflows';
 
@@ -42,6 +50,7 @@ const remediateRoute = createRoute({
   summary: 'Remediate a condition reported on the node (workflow remediation/<nodeId>)',
   request: {
     params: nodeIdParams,
+    headers: idempotencyKeyHeaders,
     ...jsonBody(z.strictObject({ condition: conditionType, reason: reason.optional() }), true),
   },
   responses: startResponses(
@@ -73,11 +82,13 @@ export function remediationRoutes(): OpenAPIHono<AppEnv> {
     const deps = c.get('deps');
     const body = c.req.valid('json');
     const node = await getVisibleNode(deps.db, c.req.valid('param').id, principal);
-    const result = await startRemediation(deps, node, principal, {
-      condition: body.condition,
-      automatic: false,
-      reason: body.reason ?? null,
-    });
+    const result = await startRemediation(
+      deps,
+      node,
+      principal,
+      { condition: body.condition, automatic: false, reason: body.reason ?? null },
+      c.req.valid('header')['idempotency-key'],
+    );
     return c.json({ operation: result.operation }, result.created ? 202 : 200);
   });
   return router;

@@ -18,18 +18,26 @@ export interface RemediationRequest {
   reason: string | null;
 }
 
-/** Starts (or joins) remediation/<nodeId> for a condition; see workflows/remediation.ts. */
+/**
+ * Starts (or joins) remediation/<nodeId> for a condition; see workflows/remediation.ts. An
+ * operator's `Idempotency-Key` is bound to the condition and the reason.
+ */
 export function startRemediation(
   deps: AppDeps,
   node: NodeRow,
   principal: Principal,
   request: RemediationRequest,
+  idempotencyKey?: string,
 ): Promise<BeginResult> {
   return startOperation(deps, remediationWorkflow, {
     node,
     principal,
     request,
     input: { settings: deps.remediation },
+    idempotency: {
+      key: idempotencyKey,
+      binds: { condition: request.condition, automatic: request.automatic, reason: request.reason },
+    },
     summary: `remediate ${request.condition} on ${node.hostname} (${node.id})${request.reason ? `: ${request.reason}` : ''}`,
   });
 }

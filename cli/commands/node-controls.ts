@@ -7,6 +7,7 @@ import { labelsTable, nodeName, taintsOf } from '../views/nodes';
 import type { Operation } from '../views/operations';
 import { reportFinished, waitForOperation } from '../wait';
 import {
+  idempotencyKeyFlag,
   labelKeyProblem,
   labelObject,
   labelPairsFlag,
@@ -173,6 +174,7 @@ const purge = defineCommand({
   operands: NODE,
   flags: {
     reason: reasonFlag,
+    'idempotency-key': idempotencyKeyFlag,
     yes: {
       type: 'boolean',
       help: 'yes, purge it: it deletes its keys, data and binary; the machine must be set up again to join',
@@ -190,7 +192,7 @@ const purge = defineCommand({
   },
   async run({ api, out, args, flags }) {
     const started = await api.POST('/v1/nodes/{id}/purge', {
-      params: { path: { id: args.NODE } },
+      params: { path: { id: args.NODE }, header: { 'idempotency-key': flags['idempotency-key'] } },
       body: { confirm: true, reason: flags.reason },
     });
     const { node, operation } = started;

@@ -1,7 +1,7 @@
 import { CONDITION_TYPE } from '../../domain/remediation';
 import { defineCommand, type Command } from '../command';
 import { reportFinished, waitForOperation } from '../wait';
-import { reasonFlag, timeoutFlag, waitFlag } from './flags';
+import { idempotencyKeyFlag, reasonFlag, timeoutFlag, waitFlag } from './flags';
 
 /** Health remediation (docs/lifecycle/remediation.md): start one for a condition the node reports. */
 
@@ -19,12 +19,13 @@ const remediate = defineCommand({
       help: 'the condition to remediate, as the node reports it (e.g. GpuXidError)',
     },
     reason: reasonFlag,
+    'idempotency-key': idempotencyKeyFlag,
     wait: waitFlag,
     timeout: timeoutFlag,
   },
   async run({ api, out, args, flags }) {
     const { operation } = await api.POST('/v1/nodes/{id}/remediations', {
-      params: { path: { id: args.NODE } },
+      params: { path: { id: args.NODE }, header: { 'idempotency-key': flags['idempotency-key'] } },
       body: { condition: flags.condition, reason: flags.reason },
     });
     if (!flags.wait) {

@@ -13,6 +13,7 @@ import { nodesRoutes } from './routes/nodes';
 import { operationsRoutes } from './routes/operations';
 import { agentRoutes } from './routes/agent';
 import { allocationsRoutes } from './routes/allocations';
+import { allocationsReadRoutes } from './routes/allocations-read';
 import { nodeAccessRoutes } from './routes/node-access';
 import { nodeControlsRoutes } from './routes/node-controls';
 import { decommissionRoutes } from './routes/decommission';
@@ -35,6 +36,7 @@ const ROUTES = [
   remediationRoutes,
   operationsRoutes,
   allocationsRoutes,
+  allocationsReadRoutes,
   poolsRoutes,
   keysRoutes,
   tokensRoutes,

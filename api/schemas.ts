@@ -3,7 +3,7 @@ import { DrydockError } from '../domain/errors';
 import { EVENT_TYPES } from '../domain/events';
 import { idPattern, SLUG_PATTERN, type IdPrefix } from '../domain/ids';
 import { ACCESS, CONNECTIVITY, LIVENESS, PROVISION_STATES } from '../domain/node';
-import { OPERATION_KINDS, OPERATION_STATUSES } from '../domain/operation';
+import { ALLOCATION_KINDS, OPERATION_KINDS, OPERATION_STATUSES } from '../domain/operation';
 import { TEXT_PATTERN, textFault } from '../domain/text';
 
 /** A path or body id of the given form (docs/api.md, Identifiers). */
@@ -164,6 +164,20 @@ export const OperationSchema = z
     progress: z.unknown().optional(),
   })
   .openapi('Operation');
+
+export const AllocationSchema = z
+  .object({
+    id: z.string(),
+    nodeId: z.string(),
+    tenantId: z.string(),
+    kind: z.enum(ALLOCATION_KINDS),
+    createdAt: z.string(),
+    endsAt: z.string().nullable(),
+    releasedAt: z.string().nullable(),
+    releasedBy: z.string().nullable().openapi({ description: 'who released it: key:<name>, or null' }),
+    live: z.boolean().openapi({ description: 'still holds its node: not released and not past endsAt' }),
+  })
+  .openapi('Allocation');
 
 export const EventSchema = z
   .object({

@@ -17,6 +17,7 @@ export const ACTIONS = [
   'compute:nodes:revoke-identity',
   'compute:nodes:delete',
   'compute:nodes:remediate',
+  'compute:allocations:read',
   'compute:allocations:write',
   'compute:tokens:read',
   'compute:tokens:write',

@@ -1,33 +1,10 @@
 import { createRoute, OpenAPIHono, z } from '@hono/zod-openapi';
 import { ALLOCATION_KINDS } from '../../domain/operation';
+import { allocationView } from '../../db/queries/allocations';
 import { requireAction } from '../auth';
 import type { AppEnv } from '../env';
-import { errorResponses, idOf, json, jsonBody, slug } from '../schemas';
-import { placeAllocation, releaseAllocation, type AllocationRow } from '../services/allocations';
-
-const AllocationSchema = z
-  .object({
-    id: z.string(),
-    nodeId: z.string(),
-    tenantId: z.string(),
-    kind: z.enum(ALLOCATION_KINDS),
-    createdAt: z.string(),
-    endsAt: z.string().nullable(),
-    releasedAt: z.string().nullable(),
-  })
-  .openapi('Allocation');
-
-function allocationView(a: AllocationRow) {
-  return {
-    id: a.id,
-    nodeId: a.nodeId,
-    tenantId: a.tenantId,
-    kind: a.kind,
-    createdAt: a.createdAt.toISOString(),
-    endsAt: a.endsAt?.toISOString() ?? null,
-    releasedAt: a.releasedAt?.toISOString() ?? null,
-  };
-}
+import { AllocationSchema, errorResponses, idOf, json, jsonBody, slug } from '../schemas';
+import { placeAllocation, releaseAllocation } from '../services/allocations';
 
 const placeRoute = createRoute({
   method: 'post',
@@ -63,14 +40,15 @@ export function allocationsRoutes(): OpenAPIHono<AppEnv> {
     const body = c.req.valid('json');
     const endsAt = body.endsAt ? new Date(body.endsAt) : null;
     const created = await placeAllocation(c.get('deps'), principal, { ...body, endsAt });
-    return c.json(allocationView(created), 201);
+    // Placement refuses an endsAt that is not in the future, so a new allocation is live.
+    return c.json(allocationView(created, true), 201);
   });
 
   router.openapi(releaseRoute, async (c) => {
     const principal = c.get('principal');
     requireAction(principal, 'compute:allocations:write');
     const released = await releaseAllocation(c.get('deps'), principal, c.req.valid('param').id);
-    return c.json(allocationView(released), 200);
+    return c.json(allocationView(released, false), 200);
   });
   return router;
 }

@@ -7,11 +7,12 @@ import { placementRefusals } from '../../domain/placement';
 import { actorOf, type Principal } from '../../domain/principal';
 import { visibleTo } from '../../db/nodes';
 import { allocations, nodes } from '../../db/schema';
+import type { AllocationRow } from '../../db/queries/allocations';
 import { allocationReleasedSignal, drainWorkflowId } from '../../workflows/definitions';
 import type { AppDeps } from '../env';
 import { signalIfRunning } from '../workflows';
 
-export type AllocationRow = typeof allocations.$inferSelect;
+export type { AllocationRow } from '../../db/queries/allocations';
 
 /** A tenant key acts for its own tenant only. */
 function requireTenant(principal: Principal, tenantId: string): void {

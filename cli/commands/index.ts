@@ -1,4 +1,5 @@
 import type { Command } from '../command';
+import { allocationCommands } from './allocations';
 import { decommissionCommands } from './decommission';
 import { keyCommands } from './keys';
 import { nodeAccessCommands } from './node-access';
@@ -15,6 +16,7 @@ export const commands: readonly Command[] = [
   ...nodeControlCommands,
   ...nodeAccessCommands,
   ...remediationCommands,
+  ...allocationCommands,
   ...poolCommands,
   ...decommissionCommands,
   ...tokenCommands,

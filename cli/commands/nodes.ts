@@ -3,6 +3,7 @@ import type { Query } from '../../client';
 import type { ApiClient } from '../client';
 import { defineCommand, type Command } from '../command';
 import { EVENT_HEADER, eventLine, nodeDetails, nodeName, nodesTable, type NodeEvent } from '../views/nodes';
+import { printListing, pagingFlags } from '../paging';
 import { reportFinished, waitForOperation } from '../wait';
 import { idempotencyKeyFlag, mutationFlags, slugFlag, timeoutFlag, waitFlag } from './flags';
 
@@ -29,8 +30,7 @@ const list = defineCommand({
     liveness: { type: 'string', value: 'L', choices: LIVENESS, help: 'only nodes with liveness L' },
     access: { type: 'string', value: 'A', choices: ACCESS, help: 'only nodes with access A' },
     'include-deleted': { type: 'boolean', help: 'also deleted nodes, shown as deleted (operator keys only)' },
-    limit: { type: 'integer', value: 'N', min: 1, max: 50, help: 'nodes per page (≤ 50, default 50)' },
-    all: { type: 'boolean', help: 'follow the cursor through every page' },
+    ...pagingFlags('nodes', 50),
   },
   async run({ api, out, flags }) {
     type Filter = Query<'get', '/v1/nodes'>;
@@ -46,21 +46,12 @@ const list = defineCommand({
       includeDeleted: flags['include-deleted'] ? 'true' : undefined,
       limit: flags.limit,
     };
-    let page = await api.GET('/v1/nodes', { params: { query } });
-    if (flags.all) {
-      const items = [...page.items];
-      while (page.nextCursor) {
-        page = await api.GET('/v1/nodes', { params: { query: { ...query, cursor: page.nextCursor } } });
-        items.push(...page.items);
-      }
-      page = { items, nextCursor: null };
-    }
-    if (!out.json && page.items.length === 0) {
-      out.note('no nodes match');
-      return;
-    }
-    out.result(page, () => nodesTable(page.items));
-    if (!out.json && page.nextCursor) out.note(`more nodes than these ${page.items.length}: add --all`);
+    await printListing(out, {
+      noun: 'nodes',
+      all: flags.all,
+      fetch: (cursor) => api.GET('/v1/nodes', { params: { query: { ...query, cursor } } }),
+      render: nodesTable,
+    });
   },
 });
 

@@ -1,6 +1,11 @@
-import { and, count, eq, gt, isNull, or, sql } from 'drizzle-orm';
+import { and, asc, count, eq, gt, isNull, not, or, sql, type SQL } from 'drizzle-orm';
+import { DrydockError } from '../../domain/errors';
+import type { Principal } from '../../domain/principal';
 import type { DbOrTx } from '../client';
 import { allocations } from '../schema';
+import { isoOrNull } from './dates';
+
+export type AllocationRow = typeof allocations.$inferSelect;
 
 /** SQL true for allocations that still hold their node: not released, not past their end. */
 export const isOpen = and(
@@ -14,4 +19,78 @@ export async function countOpenAllocations(db: DbOrTx, nodeId: string): Promise<
     .from(allocations)
     .where(and(eq(allocations.nodeId, nodeId), isOpen));
   return row?.n ?? 0;
+}
+
+/** The allocation object of the API (docs/api.md); `live` is `isOpen` as the database saw it. */
+export function allocationView(a: AllocationRow, live: boolean) {
+  return {
+    id: a.id,
+    nodeId: a.nodeId,
+    tenantId: a.tenantId,
+    kind: a.kind,
+    createdAt: a.createdAt.toISOString(),
+    endsAt: isoOrNull(a.endsAt),
+    releasedAt: isoOrNull(a.releasedAt),
+    releasedBy: a.releasedBy,
+    live,
+  };
+}
+export type AllocationView = ReturnType<typeof allocationView>;
+
+/** SQL true for allocations the principal may see: operators all, a tenant key its own tenant's. */
+function allocationsVisibleTo(principal: Principal): SQL {
+  if (principal.kind === 'operator') return sql`true`;
+  if (principal.kind === 'node') return sql`false`;
+  return eq(allocations.tenantId, principal.tenantId);
+}
+
+const withLive = { allocation: allocations, live: sql<boolean>`(${isOpen})` };
+
+export interface AllocationFilter {
+  nodeId?: string;
+  tenantId?: string;
+  /** true: only live (`isOpen`); false: only ended; absent: all. */
+  live?: boolean;
+  /** The id of the last allocation of the page before: the page goes on after its (createdAt, id). */
+  after?: string;
+  limit: number;
+}
+
+/** The allocations the principal sees that match, by (createdAt, id), as API objects. */
+export async function listAllocations(
+  db: DbOrTx,
+  principal: Principal,
+  q: AllocationFilter,
+): Promise<AllocationView[]> {
+  const filters: (SQL | undefined)[] = [
+    allocationsVisibleTo(principal),
+    q.nodeId ? eq(allocations.nodeId, q.nodeId) : undefined,
+    q.tenantId ? eq(allocations.tenantId, q.tenantId) : undefined,
+    q.live === undefined ? undefined : q.live ? isOpen : not(isOpen),
+    // The cursor's own row gives the key, so created_at keeps its full (microsecond) precision.
+    q.after
+      ? sql`(${allocations.createdAt}, ${allocations.id}) > (select created_at, id from allocations where id = ${q.after})`
+      : undefined,
+  ];
+  const rows = await db
+    .select(withLive)
+    .from(allocations)
+    .where(and(...filters))
+    .orderBy(asc(allocations.createdAt), asc(allocations.id))
+    .limit(q.limit);
+  return rows.map((r) => allocationView(r.allocation, r.live));
+}
+
+/** The allocation as the principal sees it, or NOT_FOUND (another tenant's is not there for it). */
+export async function getVisibleAllocation(
+  db: DbOrTx,
+  id: string,
+  principal: Principal,
+): Promise<AllocationView> {
+  const [row] = await db
+    .select(withLive)
+    .from(allocations)
+    .where(and(eq(allocations.id, id), allocationsVisibleTo(principal)));
+  if (!row) throw new DrydockError('NOT_FOUND', `allocation ${id} not found`, { allocationId: id });
+  return allocationView(row.allocation, row.live);
 }

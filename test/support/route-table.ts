@@ -280,6 +280,16 @@ const read = (build: Exemplar['build'], named = true): Exemplar => ({
   ...(named ? { named: NAMED } : {}),
 });
 
+/** A live allocation of the owner's on `nodeId`, placed through the API. */
+async function placed(w: World, nodeId: string): Promise<string> {
+  const reply = await must(
+    call(w.h, 'POST', '/v1/allocations', { body: { nodeId, tenantId: w.owner, kind: 'job' } }),
+    201,
+  );
+  w.ownerIds.add(reply.body.id);
+  return reply.body.id as string;
+}
+
 async function command(w: World): Promise<string> {
   const id = newId('cmd');
   await w.h.db
@@ -406,19 +416,25 @@ export const EXEMPLARS: Record<string, Exemplar> = {
       missing: (c) => ({ ...c, body: { ...(c.body as object), nodeId: newId('node') } }),
     },
   },
+  'GET /v1/allocations': {
+    access: tenant('compute:allocations:read'),
+    status: 200,
+    build: async (w) => {
+      const nodeId = await w.node();
+      await placed(w, nodeId);
+      return { query: { nodeId, tenantId: w.owner, live: 'true', limit: '10' } };
+    },
+  },
+  'GET /v1/allocations/{id}': {
+    access: tenant('compute:allocations:read'),
+    status: 200,
+    build: async (w) => ({ params: { id: await placed(w, await w.node()) } }),
+    named: NAMED,
+  },
   'POST /v1/allocations/{id}/release': {
     access: tenant('compute:allocations:write'),
     status: 200,
-    build: async (w) => {
-      const reply = await must(
-        call(w.h, 'POST', '/v1/allocations', {
-          body: { nodeId: await w.node(), tenantId: w.owner, kind: 'job' },
-        }),
-        201,
-      );
-      w.ownerIds.add(reply.body.id);
-      return { params: { id: reply.body.id } };
-    },
+    build: async (w) => ({ params: { id: await placed(w, await w.node()) } }),
     named: NAMED,
   },
   'POST /v1/pools': {

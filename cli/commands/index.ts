@@ -1,5 +1,6 @@
 import type { Command } from '../command';
 import { decommissionCommands } from './decommission';
+import { eventCommands } from './events';
 import { keyCommands } from './keys';
 import { nodeAccessCommands } from './node-access';
 import { nodeControlCommands } from './node-controls';
@@ -14,6 +15,7 @@ export const commands: readonly Command[] = [
   ...nodeCommands,
   ...nodeControlCommands,
   ...nodeAccessCommands,
+  ...eventCommands,
   ...remediationCommands,
   ...poolCommands,
   ...decommissionCommands,

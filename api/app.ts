@@ -9,6 +9,7 @@ import type { AppDeps, AppEnv } from './env';
 import { toResponse } from './errors';
 import { Metrics } from './metrics';
 import { keysRoutes } from './routes/keys';
+import { eventsRoutes } from './routes/events';
 import { nodesRoutes } from './routes/nodes';
 import { operationsRoutes } from './routes/operations';
 import { agentRoutes } from './routes/agent';
@@ -29,6 +30,7 @@ import { requireUtf8Body } from './utf8-body';
 /** The routers of the /v1 resources, in the order they are matched; each call builds a fresh one. */
 const ROUTES = [
   nodesRoutes,
+  eventsRoutes,
   nodeControlsRoutes,
   drainRoutes,
   decommissionRoutes,

@@ -6,12 +6,13 @@ import type { RemediationSettings } from '../workflows/definitions';
 import type { AppDeps } from './env';
 import { Heartbeats, type HeartbeatOptions } from './heartbeats';
 import { NodeCredentials } from './node-credentials';
+import { EVENTS_CHANNEL } from '../db/wakeups';
 import { NodeWakeups } from './node-events';
 import { RateLimits, type RateLimitSettings } from './rate-limit';
 
 export interface AppDepsInput {
   db: Db;
-  /** The raw driver of `db`: it holds the LISTEN connection for agent wake-ups. */
+  /** The raw driver of `db`: it holds the LISTEN connection for agent wake-ups and the event feed. */
   sql: Sql;
   temporal: Client;
   taskQueue: string;
@@ -29,6 +30,7 @@ export interface AppDepsInput {
 /** Everything one API process runs beside its routes: agent wake-ups and the heartbeat flush. */
 export function createAppDeps(input: AppDepsInput) {
   const wakeups = new NodeWakeups(input.sql);
+  const feedWakeups = new NodeWakeups(input.sql, EVENTS_CHANNEL);
   const heartbeats = new Heartbeats(input.db, input.heartbeats);
   const deps: AppDeps = {
     db: input.db,
@@ -40,6 +42,7 @@ export function createAppDeps(input: AppDepsInput) {
     bootstrapKeyHash: input.bootstrapKeyHash,
     beginTimeoutMs: input.beginTimeoutMs,
     wakeups,
+    feedWakeups,
     nodeCredentials: new NodeCredentials(input.db, wakeups),
     heartbeats,
     rateLimits: new RateLimits(input.rateLimits),
@@ -49,11 +52,13 @@ export function createAppDeps(input: AppDepsInput) {
     deps,
     async start(): Promise<void> {
       await wakeups.start();
+      await feedWakeups.start();
       heartbeats.start();
     },
     async stop(): Promise<void> {
       await heartbeats.stop();
       await wakeups.stop();
+      await feedWakeups.stop();
     },
   };
 }

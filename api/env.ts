@@ -24,6 +24,8 @@ export interface AppDeps {
   /** The chain that endorses it to agents that joined under an earlier CA key (none: no rotation). */
   caEndorsements?: CaEndorsement[];
   wakeups: NodeWakeups;
+  /** Wakes the event feed's long-polls when any API process commits an event. */
+  feedWakeups: NodeWakeups;
   nodeCredentials: NodeCredentials;
   heartbeats: Heartbeats;
   rateLimits: RateLimits;

@@ -4,16 +4,20 @@ import { NODE_CHANNEL } from '../db/wakeups';
 /**
  * Wakes this process's waiters when any API process commits a change an agent must see at once
  * (a queued command, a block, a revoked identity): LISTEN on one connection, fan out in memory.
+ * With `EVENTS_CHANNEL` it wakes the event feed's long-polls instead (every payload is '').
  */
 export class NodeWakeups {
   private readonly waiters = new Map<string, Set<() => void>>();
   private readonly watchers = new Set<(nodeId: string) => void>();
   private listening: { unlisten(): Promise<void> } | null = null;
 
-  constructor(private readonly sql: Sql) {}
+  constructor(
+    private readonly sql: Sql,
+    private readonly channel: string = NODE_CHANNEL,
+  ) {}
 
   async start(): Promise<void> {
-    this.listening = await this.sql.listen(NODE_CHANNEL, (nodeId) => this.wake(nodeId));
+    this.listening = await this.sql.listen(this.channel, (nodeId) => this.wake(nodeId));
   }
 
   async stop(): Promise<void> {

@@ -103,6 +103,10 @@ export const limit = (max: number, fallback: number) => queryInteger(1, max, fal
 
 /** The opaque cursor a listing handed out (base64url). */
 export const cursor = z.string().regex(/^[A-Za-z0-9_-]{1,200}$/, 'cursor is one a listing handed out');
+/** An event type or a prefix of one (`node.`, `node.drain`, `node.drained`), as both feeds filter by. */
+export const eventTypePrefix = z
+  .string()
+  .regex(/^[a-z][a-z0-9.-]{0,99}$/, 'type is an event type prefix such as node. or node.drained');
 export const booleanString = z.enum(['true', 'false']).transform((v) => v === 'true');
 
 export const ErrorSchema = z

@@ -13,8 +13,8 @@ export interface Context<F extends FlagSpecs, O extends readonly Operand[]> {
 }
 
 export interface CommandSpec<F extends FlagSpecs, O extends readonly Operand[]> extends CommandDef<F, O> {
-  /** The words that name it, e.g. `['nodes', 'drain']` or `['nodes', 'maintenance', 'clear']`. */
-  words: readonly [string, string] | readonly [string, string, string];
+  /** The words that name it, e.g. `['events']`, `['nodes', 'drain']` or `['nodes', 'maintenance', 'clear']`. */
+  words: readonly [string] | readonly [string, string] | readonly [string, string, string];
   /** Resolves to the exit code; 0 when it returns nothing. */
   run(ctx: Context<F, O>): Promise<number | void>;
 }

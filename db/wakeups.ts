@@ -8,3 +8,6 @@ export const NODE_CHANNEL = 'drydock_node';
 export async function wakeNode(tx: Tx, nodeId: string): Promise<void> {
   await tx.execute(sql`select pg_notify(${NODE_CHANNEL}, ${nodeId})`);
 }
+
+/** The Postgres channel on which a transaction says it appended events (db/events.ts). */
+export const EVENTS_CHANNEL = 'drydock_events';

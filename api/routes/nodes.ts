@@ -12,6 +12,7 @@ import {
   cursor,
   errorResponses,
   EventSchema,
+  eventTypePrefix,
   json,
   limit,
   NodeSchema,
@@ -58,10 +59,7 @@ const nodeEventsRoute = createRoute({
   request: {
     params: nodeIdParams,
     query: z.object({
-      type: z
-        .string()
-        .regex(/^[a-z][a-z0-9.-]{0,99}$/, 'type is an event type prefix such as node. or node.drained')
-        .optional(),
+      type: eventTypePrefix.optional(),
       limit: limit(200, 200),
       cursor: cursor.optional(),
     }),

@@ -1,6 +1,7 @@
 import type { Command } from '../command';
 import { allocationCommands } from './allocations';
 import { decommissionCommands } from './decommission';
+import { eventCommands } from './events';
 import { keyCommands } from './keys';
 import { nodeAccessCommands } from './node-access';
 import { nodeControlCommands } from './node-controls';
@@ -15,6 +16,7 @@ export const commands: readonly Command[] = [
   ...nodeCommands,
   ...nodeControlCommands,
   ...nodeAccessCommands,
+  ...eventCommands,
   ...remediationCommands,
   ...allocationCommands,
   ...poolCommands,

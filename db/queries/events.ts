@@ -1,4 +1,4 @@
-import { and, asc, eq, gt, like } from 'drizzle-orm';
+import { and, asc, eq, gt, like, type SQL } from 'drizzle-orm';
 import type { DbOrTx } from '../client';
 import { events } from '../schema';
 
@@ -18,22 +18,26 @@ export function eventView(e: EventRow) {
   };
 }
 
+/** Events oldest first meeting every condition, those whose type starts with `typePrefix` if given. */
+export async function eventPage(
+  db: DbOrTx,
+  q: { conditions: (SQL | undefined)[]; typePrefix?: string; limit: number },
+): Promise<EventRow[]> {
+  const byType = q.typePrefix ? like(events.type, `${q.typePrefix}%`) : undefined;
+  return db
+    .select()
+    .from(events)
+    .where(and(byType, ...q.conditions))
+    .orderBy(asc(events.id))
+    .limit(q.limit);
+}
+
 /** A node's events oldest first, those whose type starts with `typePrefix` when one is given. */
 export async function listNodeEvents(
   db: DbOrTx,
   nodeId: string,
   q: { typePrefix?: string; afterId?: number; limit: number },
 ): Promise<EventRow[]> {
-  return db
-    .select()
-    .from(events)
-    .where(
-      and(
-        eq(events.nodeId, nodeId),
-        q.typePrefix ? like(events.type, `${q.typePrefix}%`) : undefined,
-        q.afterId === undefined ? undefined : gt(events.id, q.afterId),
-      ),
-    )
-    .orderBy(asc(events.id))
-    .limit(q.limit);
+  const after = q.afterId === undefined ? undefined : gt(events.id, q.afterId);
+  return eventPage(db, { ...q, conditions: [eq(events.nodeId, nodeId), after] });
 }

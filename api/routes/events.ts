@@ -1,0 +1,55 @@
+import { createRoute, OpenAPIHono, z } from '@hono/zod-openapi';
+import { eventView } from '../../db/queries/events';
+import { requireAction } from '../auth';
+import type { AppEnv } from '../env';
+import { readEventFeed } from '../services/event-feed';
+import { errorResponses, EventSchema, eventTypePrefix, json, limit, queryInteger } from '../schemas';
+
+const feedRoute = createRoute({
+  method: 'get',
+  path: '/v1/events',
+  summary: 'The fleet-wide event feed, oldest first, with an optional long-poll',
+  request: {
+    query: z.object({
+      after: z
+        .string()
+        .regex(/^\d{1,15}$/, 'after is an event id: a nextCursor this feed handed out, or 0')
+        .optional()
+        .openapi({ description: 'the nextCursor of the previous page; absent or 0: from the first event' }),
+      type: eventTypePrefix.optional(),
+      limit: limit(200, 200),
+      wait: queryInteger(0, 30, 0),
+    }),
+  },
+  responses: {
+    200: json(
+      z.object({
+        items: z.array(EventSchema),
+        nextCursor: z.string().openapi({ description: 'pass as after next time; never null' }),
+      }),
+      'events after the cursor (none when the wait ended first)',
+    ),
+    ...errorResponses,
+  },
+});
+
+/** The fleet-wide event feed. */
+export function eventsRoutes(): OpenAPIHono<AppEnv> {
+  const router = new OpenAPIHono<AppEnv>();
+
+  router.openapi(feedRoute, async (c) => {
+    const principal = c.get('principal');
+    requireAction(principal, 'compute:nodes:read');
+    const q = c.req.valid('query');
+    const { items, nextCursor } = await readEventFeed(c.get('deps'), principal, {
+      afterId: Number(q.after ?? 0),
+      typePrefix: q.type,
+      limit: q.limit,
+      waitMs: q.wait * 1000,
+      signal: c.req.raw.signal,
+    });
+    return c.json({ items: items.map(eventView), nextCursor: String(nextCursor) }, 200);
+  });
+
+  return router;
+}

@@ -450,6 +450,8 @@ export interface paths {
           /** @description the nextCursor of the previous page; absent or 0: from the first event */
           after?: string;
           type?: string;
+          /** @description only this node's events */
+          nodeId?: string;
           /** @description decimal digits only */
           limit?: number;
           /** @description decimal digits only */
@@ -3101,7 +3103,6 @@ export interface paths {
               | 'compute:nodes:revoke-identity'
               | 'compute:nodes:delete'
               | 'compute:nodes:remediate'
-              | 'compute:allocations:read'
               | 'compute:allocations:write'
               | 'compute:tokens:read'
               | 'compute:tokens:write'

@@ -17,7 +17,6 @@ export const ACTIONS = [
   'compute:nodes:revoke-identity',
   'compute:nodes:delete',
   'compute:nodes:remediate',
-  'compute:allocations:read',
   'compute:allocations:write',
   'compute:tokens:read',
   'compute:tokens:write',

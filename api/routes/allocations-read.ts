@@ -42,7 +42,7 @@ export function allocationsReadRoutes(): OpenAPIHono<AppEnv> {
 
   router.openapi(listRoute, async (c) => {
     const principal = c.get('principal');
-    requireAction(principal, 'compute:allocations:read');
+    requireAction(principal, 'compute:nodes:read');
     const { cursor, limit, ...filter } = c.req.valid('query');
     const after = decodeCursor(cursor, idPattern('alloc'));
     const rows = await listAllocations(c.get('deps').db, principal, { ...filter, after, limit: limit + 1 });
@@ -54,7 +54,7 @@ export function allocationsReadRoutes(): OpenAPIHono<AppEnv> {
 
   router.openapi(getRoute, async (c) => {
     const principal = c.get('principal');
-    requireAction(principal, 'compute:allocations:read');
+    requireAction(principal, 'compute:nodes:read');
     return c.json(await getVisibleAllocation(c.get('deps').db, c.req.valid('param').id, principal), 200);
   });
   return router;

@@ -3,7 +3,7 @@ import { eventView } from '../../db/queries/events';
 import { requireAction } from '../auth';
 import type { AppEnv } from '../env';
 import { readEventFeed } from '../services/event-feed';
-import { errorResponses, EventSchema, eventTypePrefix, json, limit, queryInteger } from '../schemas';
+import { errorResponses, EventSchema, eventTypePrefix, idOf, json, limit, queryInteger } from '../schemas';
 
 const feedRoute = createRoute({
   method: 'get',
@@ -17,6 +17,7 @@ const feedRoute = createRoute({
         .optional()
         .openapi({ description: 'the nextCursor of the previous page; absent or 0: from the first event' }),
       type: eventTypePrefix.optional(),
+      nodeId: idOf('node').optional().openapi({ description: "only this node's events" }),
       limit: limit(200, 200),
       wait: queryInteger(0, 30, 0),
     }),
@@ -44,6 +45,7 @@ export function eventsRoutes(): OpenAPIHono<AppEnv> {
     const { items, nextCursor } = await readEventFeed(c.get('deps'), principal, {
       afterId: Number(q.after ?? 0),
       typePrefix: q.type,
+      nodeId: q.nodeId,
       limit: q.limit,
       waitMs: q.wait * 1000,
       signal: c.req.raw.signal,

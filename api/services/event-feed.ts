@@ -15,7 +15,14 @@ const RECHECK_MS = 5_000;
 export async function readEventFeed(
   deps: Pick<AppDeps, 'db' | 'feedWakeups'>,
   principal: Principal,
-  q: { afterId: number; typePrefix?: string; limit: number; waitMs: number; signal: AbortSignal },
+  q: {
+    afterId: number;
+    typePrefix?: string;
+    nodeId?: string;
+    limit: number;
+    waitMs: number;
+    signal: AbortSignal;
+  },
 ): Promise<{ items: EventRow[]; nextCursor: number }> {
   const deadline = Date.now() + q.waitMs;
   for (;;) {

@@ -1,21 +1,14 @@
-import { idPattern } from '../../domain/ids';
 import { defineCommand, type Command } from '../command';
 import { printListing, pagingFlags } from '../paging';
 import { allocationsTable } from '../views/allocations';
-import { slugFlag } from './flags';
+import { nodeFlag, slugFlag } from './flags';
 
 const list = defineCommand({
   words: ['allocations', 'list'],
   summary: 'List allocations, oldest first, one page unless --all; --node N --live: what blocks its drain',
   operands: [],
   flags: {
-    node: {
-      type: 'string',
-      value: 'NODE',
-      pattern: idPattern('node'),
-      patternHint: 'a node id, node_ followed by a 26-character ULID',
-      help: 'only allocations on NODE',
-    },
+    node: nodeFlag('only allocations on NODE'),
     tenant: slugFlag('T', 'only allocations of tenant T (a tenant key sees only its own)'),
     live: { type: 'boolean', help: 'only live ones: not released and not past their end' },
     ...pagingFlags('allocations', 50),

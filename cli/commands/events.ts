@@ -1,5 +1,6 @@
 import { defineCommand, type Command } from '../command';
 import { FLEET_EVENT_HEADER, fleetEventLine } from '../views/events';
+import { nodeFlag } from './flags';
 
 /** How long each `events --follow` request waits on the server for something new (its maximum). */
 const FOLLOW_WAIT_S = 30;
@@ -17,6 +18,7 @@ const events = defineCommand({
       patternHint: 'an event type prefix such as node. or node.drain',
       help: 'only events whose type starts with PREFIX (node., node.drain, security.)',
     },
+    node: nodeFlag("only NODE's events"),
     after: {
       type: 'string',
       value: 'CURSOR',
@@ -34,7 +36,15 @@ const events = defineCommand({
     out.human(FLEET_EVENT_HEADER);
     for (;;) {
       const page = await api.GET('/v1/events', {
-        params: { query: { after, type: flags.type, limit: 200, wait: flags.follow ? FOLLOW_WAIT_S : 0 } },
+        params: {
+          query: {
+            after,
+            type: flags.type,
+            nodeId: flags.node,
+            limit: 200,
+            wait: flags.follow ? FOLLOW_WAIT_S : 0,
+          },
+        },
       });
       for (const event of page.items) out.line(event, () => fleetEventLine(event));
       after = page.nextCursor;

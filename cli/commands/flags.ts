@@ -1,3 +1,4 @@
+import { idPattern } from '../../domain/ids';
 import { LABEL_KEY, LABEL_VALUE, MAX_LABELS, RESERVED_LABEL_PREFIX } from '../../domain/labels';
 import type { FlagSpec } from '../command';
 import { UsageError } from '../errors';
@@ -43,6 +44,16 @@ export const idempotencyKeyFlag = {
 } as const satisfies FlagSpec;
 
 export { slugFlag } from '../../cli-kit/flags';
+
+/** `--node NODE`: a node id, to narrow a listing to one node. */
+export const nodeFlag = (help: string) =>
+  ({
+    type: 'string',
+    value: 'NODE',
+    pattern: idPattern('node'),
+    patternHint: 'a node id, node_ followed by a 26-character ULID',
+    help,
+  }) as const satisfies FlagSpec;
 
 const LABEL_KEY_RULE =
   'a label key is up to 128 of letters, digits and . _ / -, starting and ending with a letter or digit';

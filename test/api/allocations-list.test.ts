@@ -102,7 +102,7 @@ describe('GET /v1/allocations', () => {
   it("shows a tenant key only its own tenant's allocations; another's node or id is not there", async () => {
     const mine = await nodeWithThree('alist-mine');
     const theirs = await nodeWithThree('alist-theirs');
-    const key = (await tenantKey(h, 'alist-mine', ['compute:allocations:read'])).secret;
+    const key = (await tenantKey(h, 'alist-mine', ['compute:nodes:read'])).secret;
 
     const own = await list(`nodeId=${mine.nodeId}`, key);
     expect(ids(own.body.items)).toEqual([mine.live, mine.released, mine.ended]);

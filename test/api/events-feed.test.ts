@@ -68,6 +68,18 @@ describe('GET /v1/events', () => {
     expect(Number(none.nextCursor)).toBeGreaterThan(Number(start));
   });
 
+  it("filters by node: only that node's events", async () => {
+    const start = await now();
+    const [a, b] = [await seedPoolNode(h, 'pool-na'), await seedPoolNode(h, 'pool-nb')];
+    await cordonTwice(a);
+    await cordonTwice(b);
+    const onlyA = await feed(`after=${start}&nodeId=${a}`);
+    expect(onlyA.items.map((e) => [e.nodeId, e.type])).toEqual([
+      [a, 'node.cordoned'],
+      [a, 'node.uncordoned'],
+    ]);
+  });
+
   it('shows a tenant key only the events of nodes it can see', async () => {
     const start = await now();
     const own = await seedPoolNode(h, 'pool-own', 'initech');
@@ -146,7 +158,7 @@ describe('GET /v1/events', () => {
     expect(page.nextCursor).toBe(page.items[1]!.id);
   });
 
-  it('refuses a bad cursor, wait or type with 400 INVALID_INPUT', async () => {
+  it('refuses a bad cursor, wait, type or node id with 400 INVALID_INPUT', async () => {
     for (const query of [
       'after=abc',
       'after=-1',
@@ -161,6 +173,8 @@ describe('GET /v1/events', () => {
       'type=node_drain',
       'type=',
       'type=node%25',
+      'nodeId=node_1',
+      'nodeId=pool-a',
     ]) {
       const reply = await call(h, 'GET', `/v1/events?${query}`);
       expect(reply.status, query).toBe(400);

@@ -422,7 +422,7 @@ export const EXEMPLARS: Record<string, Exemplar> = {
     },
   },
   'GET /v1/allocations': {
-    access: tenant('compute:allocations:read'),
+    access: tenant('compute:nodes:read'),
     status: 200,
     build: async (w) => {
       const nodeId = await w.node();
@@ -431,7 +431,7 @@ export const EXEMPLARS: Record<string, Exemplar> = {
     },
   },
   'GET /v1/allocations/{id}': {
-    access: tenant('compute:allocations:read'),
+    access: tenant('compute:nodes:read'),
     status: 200,
     build: async (w) => ({ params: { id: await placed(w, await w.node()) } }),
     named: NAMED,

@@ -13,3 +13,4 @@ export * from './join-tokens';
 export * from './artifacts';
 export * from './current';
 export * from './history';
+export * from './disruptions';

@@ -1,6 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { check, index, jsonb, pgTable, text, uniqueIndex } from 'drizzle-orm/pg-core';
-import { OPERATION_KINDS, OPERATION_STATUSES } from '../../domain/operation';
+import { OPERATION_KINDS, OPERATION_STATUSES, type CancellationRequest } from '../../domain/operation';
 import { timestamps, tz } from './columns';
 
 export const operations = pgTable(
@@ -20,6 +20,8 @@ export const operations = pgTable(
     requestHash: text('request_hash'),
     result: jsonb('result').$type<Record<string, unknown>>(),
     error: jsonb('error').$type<Record<string, unknown>>(),
+    /** Who asked for the operation to be cancelled (DELETE /v1/operations/{id}), and how. */
+    cancellation: jsonb('cancellation').$type<CancellationRequest>(),
     ...timestamps,
     completedAt: tz('completed_at'),
   },
@@ -35,5 +37,9 @@ export const operations = pgTable(
       .on(t.nodeId, t.kind)
       .where(sql`${t.status} in ('pending', 'running')`),
     index('operations_node_idx').on(t.nodeId, t.id),
+    // At most one unfinished pool drain per pool.
+    uniqueIndex('operations_one_open_pool_drain_idx')
+      .on(t.poolId)
+      .where(sql`${t.kind} = 'pool-drain' and ${t.status} in ('pending', 'running')`),
   ],
 );

@@ -62,10 +62,18 @@ export const progressQuery = defineQuery<DrainProgress>('progress');
 
 export const drainWorkflowId = (nodeId: string) => `drain/${nodeId}`;
 
+/** A drain's begin: `deadline` (RFC 3339, resolved by the API) is when live allocations are force-released. */
+export interface DrainRequest extends BeginRequest {
+  deadline: string | null;
+}
+
 export interface DrainInput {
   nodeId: string;
-  /** Set when the workflow continues as new: the drain has begun and owns this operation. */
-  resume?: { operationId: string; startedAt: string };
+  /**
+   * Set when the drain has begun and owns this operation: the workflow continued as new, or a pool
+   * drain began it and started this workflow as its child.
+   */
+  resume?: { operationId: string; startedAt: string; deadline: string | null };
   /** Loop iterations before continuing as new (tests make it small). */
   continueAsNewAfter?: number;
 }
@@ -89,10 +97,12 @@ export const allocationReleasedSignal = defineSignal<[{ allocationId: string }]>
 /** Sent by uncordon so a drain notices at once that it was ended. */
 export const drainCancelledSignal = defineSignal('cancel');
 
-export const drainWorkflow: LifecycleWorkflow<DrainInput, BeginRequest, BeginResult> = {
+export const beginDrainUpdate = defineUpdate<BeginResult, [DrainRequest]>('begin');
+
+export const drainWorkflow: LifecycleWorkflow<DrainInput, DrainRequest, BeginResult> = {
   kind: 'drain',
   workflowId: drainWorkflowId,
-  begin: beginUpdate,
+  begin: beginDrainUpdate,
 };
 
 /** The longest a drain sleeps between looks at its node (docs/lifecycle/drain.md). */

@@ -12,7 +12,7 @@ import type { Activities } from '../activities';
 import {
   DRAIN_MAX_SLEEP_MS,
   allocationReleasedSignal,
-  beginUpdate,
+  beginDrainUpdate,
   drainCancelledSignal,
   progressQuery,
   type DrainInput,
@@ -50,10 +50,10 @@ export async function drain(input: DrainInput): Promise<DrainOutcome> {
     earliestEndsAt: null,
     nextCheckAt: null,
     startedAt: input.resume?.startedAt ?? new Date().toISOString(),
-    deadline: null,
+    deadline: input.resume?.deadline ?? null,
   };
 
-  setHandler(beginUpdate, async (request) => {
+  setHandler(beginDrainUpdate, async (request) => {
     try {
       const result = await beginDrain(beginInput(request, input.nodeId));
       // The node is still drained by an earlier drain, or an Idempotency-Key named a finished one:
@@ -138,7 +138,7 @@ export async function drain(input: DrainInput): Promise<DrainOutcome> {
       await condition(allHandlersFinished);
       return continueAsNew<typeof drain>({
         ...input,
-        resume: { operationId: operationId!, startedAt: progress.startedAt! },
+        resume: { operationId: operationId!, startedAt: progress.startedAt!, deadline: progress.deadline },
       });
     }
   }

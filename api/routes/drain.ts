@@ -29,7 +29,7 @@ export function drainRoutes(): OpenAPIHono<AppEnv> {
     const result = await startOperation(deps, drainWorkflow, {
       node,
       principal,
-      request: { reason: body.reason ?? null, version },
+      request: { reason: body.reason ?? null, version, deadline: null },
       idempotency: { key: headers['idempotency-key'], binds: { reason: body.reason, version } },
     });
     return c.json({ node: result.node, operation: result.operation }, result.created ? 202 : 200);

@@ -1,0 +1,179 @@
+import { and, eq, inArray, sql } from 'drizzle-orm';
+import { OPEN_COMMAND_STATUSES } from '../domain/command-status';
+import { finishDrain } from '../domain/controls';
+import { isDraining } from '../domain/node';
+import type { CancellationRequest } from '../domain/operation';
+import type { AttemptRecord } from '../domain/remediation';
+import type { Tx } from './client';
+import { appendEvent } from './events';
+import { applyNodeChange, lockNode, type NodeRow } from './nodes';
+import { finishOperation, type OperationRow } from './operations';
+import { forgetPurgedNode } from './purge';
+import { escalateRemediation, remediationAttempts } from './remediation';
+import { disruptions, nodeCommands, operations, pools } from './schema';
+
+/** Who a cancellation names as its actor when it carries no request (a cancel from the Temporal UI). */
+export const TEMPORAL_ACTOR = 'temporal';
+
+/**
+ * Records a cancellation request on an open operation, under its row lock; the first request wins,
+ * and the operation as it now is comes back (unchanged when it finished or was already asked).
+ */
+export async function recordCancellation(
+  tx: Tx,
+  operationId: string,
+  request: CancellationRequest,
+): Promise<OperationRow | undefined> {
+  const [op] = await tx.select().from(operations).where(eq(operations.id, operationId)).for('update');
+  if (!op || op.status !== 'running' || op.cancellation) return op;
+  const [asked] = await tx
+    .update(operations)
+    .set({ cancellation: request, updatedAt: sql`now()` })
+    .where(eq(operations.id, operationId))
+    .returning();
+  return asked;
+}
+
+/**
+ * Ends a cancelled operation, in the caller's transaction: the node put back as its kind needs, the
+ * operation `cancelled`, one event, the actor being whoever the recorded request names (or `actor`).
+ * Idempotent: an operation already finished is left as it is. Every door that cancels comes here —
+ * the workflow's clean-up (DELETE, the Temporal UI), DELETE of an operation whose workflow is gone,
+ * and a purge that supersedes a drain.
+ *
+ * - drain: `draining` comes off (the node stays cordoned: an operator uncordons it), its waiting
+ *   place in the pool's disruption budget is given up, `node.drain.cancelled`.
+ * - purge: the unanswered purge command is withdrawn and the node stays `purging` (out of placement;
+ *   purge again, or DELETE it), `node.purge.cancelled`. A purge the node already acknowledged is
+ *   past cancelling: the node is forgotten as on any ack and the purge `succeeded`.
+ * - remediation: escalated as the spec's cancel says — maintenance on, `node.remediation.escalated`.
+ * - decommission and pool drains have no node change here (see docs/lifecycle/*.md, Cancelling).
+ */
+export async function endCancelledOperation(
+  tx: Tx,
+  operationId: string,
+  options: { actor: string; reason?: string | null; attempts?: AttemptRecord[] },
+): Promise<OperationRow | undefined> {
+  const [peek] = await tx.select().from(operations).where(eq(operations.id, operationId));
+  if (!peek) return undefined;
+  // The node first, then the operation: the order every lifecycle step locks in.
+  const node = peek.nodeId ? await lockNode(tx, peek.nodeId) : null;
+  const [op] = await tx.select().from(operations).where(eq(operations.id, operationId)).for('update');
+  if (!op || op.status !== 'running') return op;
+  const actor = op.cancellation?.by ?? options.actor;
+  const reason = op.cancellation ? op.cancellation.reason : (options.reason ?? null);
+  const context = { actor, reason, operationId: op.id };
+  const cancelled = (outcome: { result?: Record<string, unknown> } = {}) =>
+    finishOperation(tx, op.id, 'cancelled', outcome);
+
+  if (!node) return cancelled();
+  switch (op.kind) {
+    case 'drain': {
+      await giveUpWaitingSlot(tx, node, op.id);
+      if (isDraining(node)) {
+        await applyNodeChange(
+          tx,
+          node,
+          { ...finishDrain(node), event: { type: 'node.drain.cancelled' } },
+          context,
+        );
+      } else {
+        await appendEvent(tx, {
+          nodeId: node.id,
+          tenantId: node.tenantId,
+          type: 'node.drain.cancelled',
+          ...context,
+        });
+      }
+      return cancelled();
+    }
+    case 'purge': {
+      const [command] = await tx
+        .select()
+        .from(nodeCommands)
+        .where(and(eq(nodeCommands.operationId, op.id), eq(nodeCommands.kind, 'purge')));
+      if (command?.status === 'acked') return forgetPurgedNode(tx, node, op.id);
+      const withdrawn = await withdrawCommands(tx, op.id);
+      await appendEvent(tx, {
+        nodeId: node.id,
+        tenantId: node.tenantId,
+        type: 'node.purge.cancelled',
+        data: { commandId: command?.id ?? null, withdrawn: withdrawn > 0 },
+        ...context,
+      });
+      return cancelled();
+    }
+    case 'remediation':
+      return escalateRemediation(tx, node, op, {
+        reason: 'remediation cancelled',
+        attempts: options.attempts ?? (await remediationAttempts(tx, op.id)),
+        status: 'cancelled',
+        actor,
+      }).then((escalated) => escalated.operation);
+    case 'decommission':
+    case 'pool-drain':
+      return cancelled();
+  }
+}
+
+/**
+ * Closes an operation whose workflow closed without finishing it (terminated or timed out in
+ * Temporal, so no clean-up of its own ran): `failed` with `WORKFLOW_CLOSED` and the workflow's
+ * status, the node's reasons repaired so the next operation starts afresh, one
+ * `node.operation.abandoned`. Idempotent, like every step.
+ */
+export async function closeAbandonedOperation(
+  tx: Tx,
+  operationId: string,
+  workflowStatus: string,
+): Promise<OperationRow | undefined> {
+  const [peek] = await tx.select().from(operations).where(eq(operations.id, operationId));
+  if (!peek) return undefined;
+  const node = peek.nodeId ? await lockNode(tx, peek.nodeId) : null;
+  const failed = await finishOperation(tx, operationId, 'failed', {
+    error: { code: 'WORKFLOW_CLOSED', workflowStatus },
+  });
+  if (!failed || !node) return failed;
+  await withdrawCommands(tx, failed.id);
+  const context = { actor: 'system:reconciler', operationId: failed.id };
+  const event = { type: 'node.operation.abandoned', data: { kind: failed.kind, workflowStatus } } as const;
+  if (failed.kind === 'drain') {
+    await giveUpWaitingSlot(tx, node, failed.id);
+    if (isDraining(node)) {
+      await applyNodeChange(tx, node, { ...finishDrain(node), event }, context);
+      return failed;
+    }
+  }
+  await appendEvent(tx, { nodeId: node.id, tenantId: node.tenantId, ...event, ...context });
+  return failed;
+}
+
+/** Withdraws the operation's commands the node has not answered; how many there were. */
+async function withdrawCommands(tx: Tx, operationId: string): Promise<number> {
+  const rows = await tx
+    .update(nodeCommands)
+    .set({ status: 'cancelled', finishedAt: sql`now()` })
+    .where(
+      and(eq(nodeCommands.operationId, operationId), inArray(nodeCommands.status, OPEN_COMMAND_STATUSES)),
+    )
+    .returning({ id: nodeCommands.id });
+  return rows.length;
+}
+
+/**
+ * A drain that ends unfinished gives up its waiting place in the pool's disruption budget (with the
+ * pool row locked, as every budget write). A slot it holds stays until the node is uncordoned.
+ */
+async function giveUpWaitingSlot(tx: Tx, node: NodeRow, operationId: string): Promise<void> {
+  if (!node.poolId) return;
+  await tx.select({ id: pools.id }).from(pools).where(eq(pools.id, node.poolId)).for('update');
+  await tx
+    .delete(disruptions)
+    .where(
+      and(
+        eq(disruptions.nodeId, node.id),
+        eq(disruptions.operationId, operationId),
+        eq(disruptions.state, 'waiting'),
+      ),
+    );
+}

@@ -5,6 +5,7 @@ import { newId } from '../domain/ids';
 import { encodePurgePayload, signPayload } from '../domain/signing';
 import { moveTarget } from '../domain/provision';
 import type { Db } from '../db/client';
+import { supersedeDrain } from '../db/cancellation';
 import { applyNodeChange, checkVersion, lockNode } from '../db/nodes';
 import { finishOperation } from '../db/operations';
 import { forgetPurgedNode } from '../db/purge';
@@ -17,7 +18,8 @@ export function createPurgeActivities(db: Db, signer: { ca: ClusterCa; clusterId
   return {
     /**
      * The purge begins, in one transaction: `purging` (out of placement at once), a purge command
-     * signed with the cluster CA queued for the node, `node.purge.requested`, operation `running`.
+     * signed with the cluster CA queued for the node, `node.purge.requested`, operation `running`;
+     * a drain of the node ends, superseded (`supersedeDrain`).
      */
     async beginPurge(input: BeginInput): Promise<BeginResult> {
       return beginOperation(db, input, {
@@ -26,7 +28,8 @@ export function createPurgeActivities(db: Db, signer: { ca: ClusterCa; clusterId
           assertControllable(node);
           checkVersion(node, input.version);
         },
-        async apply(tx, node, operation) {
+        async apply(tx, locked, operation) {
+          const node = await supersedeDrain(tx, locked, { actor: input.actor, operation });
           const commandId = newId('cmd');
           const payload = encodePurgePayload({
             clusterId: signer.clusterId,

@@ -1,5 +1,4 @@
-import { and, count, eq, inArray, isNull, sql } from 'drizzle-orm';
-import { OPEN_COMMAND_STATUSES } from '../domain/command-status';
+import { and, count, eq, isNull, sql } from 'drizzle-orm';
 import { assertControllable } from '../domain/controls';
 import { DrydockError } from '../domain/errors';
 import { newId } from '../domain/ids';

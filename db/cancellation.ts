@@ -7,7 +7,7 @@ import type { AttemptRecord } from '../domain/remediation';
 import type { Tx } from './client';
 import { appendEvent } from './events';
 import { applyNodeChange, lockNode, type NodeRow } from './nodes';
-import { finishOperation, type OperationRow } from './operations';
+import { finishOperation, openOperation, type OperationRow } from './operations';
 import { forgetPurgedNode } from './purge';
 import { escalateRemediation, remediationAttempts } from './remediation';
 import { disruptions, nodeCommands, operations, pools } from './schema';
@@ -114,6 +114,24 @@ export async function endCancelledOperation(
     case 'pool-drain':
       return cancelled();
   }
+}
+
+/**
+ * A purge that begins on a draining node ends its drain first, in the begin's transaction: the
+ * drain `cancelled` by whoever started the purge, superseded (`node.drain.cancelled`). The locked
+ * node as it now is comes back; the caller signals the drain workflow so it ends at once.
+ */
+export async function supersedeDrain(
+  tx: Tx,
+  node: NodeRow,
+  by: { actor: string; operation: { id: string; kind: string } },
+): Promise<NodeRow> {
+  const drain = await openOperation(tx, node.id, 'drain');
+  if (!drain) return node;
+  const reason = `superseded by ${by.operation.kind} ${by.operation.id}`;
+  await recordCancellation(tx, drain.id, { by: by.actor, reason, at: new Date().toISOString() });
+  await endCancelledOperation(tx, drain.id, { actor: by.actor });
+  return lockNode(tx, node.id);
 }
 
 /**

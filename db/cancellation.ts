@@ -117,20 +117,31 @@ export async function endCancelledOperation(
 }
 
 /**
- * A purge that begins on a draining node ends its drain first, in the begin's transaction: the
- * drain `cancelled` by whoever started the purge, superseded (`node.drain.cancelled`). The locked
- * node as it now is comes back; the caller signals the drain workflow so it ends at once.
+ * Cancels the node's open drain, if any, in the caller's transaction (the node locked): the request
+ * recorded (`by`, `reason`) and the drain's clean-up run (`endCancelledOperation`). An uncordon
+ * ends a drain this way, and so does a purge that begins on a draining node (superseded); the
+ * caller signals the drain workflow so it ends at once.
  */
+export async function cancelOpenDrain(
+  tx: Tx,
+  nodeId: string,
+  ask: { by: string; reason: string | null },
+): Promise<void> {
+  const drain = await openOperation(tx, nodeId, 'drain');
+  if (!drain) return;
+  await recordCancellation(tx, drain.id, { ...ask, at: new Date().toISOString() });
+  await endCancelledOperation(tx, drain.id, { actor: ask.by });
+}
+
+/** A purge begins on a draining node: its drain ends, superseded; the node as it now is. */
 export async function supersedeDrain(
   tx: Tx,
   node: NodeRow,
   by: { actor: string; operation: { id: string; kind: string } },
 ): Promise<NodeRow> {
-  const drain = await openOperation(tx, node.id, 'drain');
-  if (!drain) return node;
+  if (!isDraining(node)) return node;
   const reason = `superseded by ${by.operation.kind} ${by.operation.id}`;
-  await recordCancellation(tx, drain.id, { by: by.actor, reason, at: new Date().toISOString() });
-  await endCancelledOperation(tx, drain.id, { actor: by.actor });
+  await cancelOpenDrain(tx, node.id, { by: by.actor, reason });
   return lockNode(tx, node.id);
 }
 

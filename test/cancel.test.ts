@@ -64,6 +64,23 @@ describe('DELETE /v1/operations/{id}', () => {
     expect(cancelledEvents[0]!.actor).toMatch(/^temporal:.+@/);
   });
 
+  it('uncordon is the same cancel, naming the uncordoning key', async () => {
+    const { nodeId, opId } = await drainingNode();
+    const uncordoned = await call(h, 'POST', `/v1/nodes/${nodeId}/uncordon`, { body: { reason: 'back' } });
+    expect(uncordoned.body).toMatchObject({ cordoned: false, noScheduleReasons: [] });
+    // Cancelled in the uncordon's own transaction: no wait for the workflow.
+    const op = await call(h, 'GET', `/v1/operations/${opId}`);
+    expect(op.body).toMatchObject({
+      status: 'cancelled',
+      cancellation: { by: 'key:bootstrap-operator', reason: 'back' },
+    });
+    expect(await eventsOf(h, nodeId, 'node.drain.cancelled')).toMatchObject([
+      { actor: 'key:bootstrap-operator', operationId: opId },
+    ]);
+    expect(await h.temporal.workflow.getHandle(drainWorkflowId(nodeId)).result()).toBe('cancelled');
+    expect(await types(nodeId)).toEqual(['node.draining', 'node.uncordoned', 'node.drain.cancelled']);
+  });
+
   it('a drain terminated in Temporal is closed failed by the reconciler, and the next drain starts afresh', async () => {
     const { nodeId, opId } = await drainingNode();
     await h.temporal.workflow.getHandle(drainWorkflowId(nodeId)).terminate('by hand');

@@ -1,6 +1,8 @@
 import { eq } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
+import { Client, Connection } from '@temporalio/client';
 import { createActivities } from '../activities';
+import { createApp } from '../api/app';
 import { disruptions, nodeCommands, operations } from '../db/schema';
 import { drainWorkflowId, purgeWorkflowId, remediationWorkflowId } from '../workflows/definitions';
 import { purge, readNode, seedPoolNode, setNode } from './support/builders';
@@ -31,9 +33,13 @@ describe('DELETE /v1/operations/{id}', () => {
     const { nodeId, opId } = await drainingNode();
     await h.db.insert(disruptions).values({ nodeId, poolId: 'pool-c', operationId: opId, state: 'waiting' });
 
-    const cancelled = await call(h, 'DELETE', `/v1/operations/${opId}`, { body: { reason: 'wrong node' } });
-    expect(cancelled.status).toBe(200);
-    expect(cancelled.body).toMatchObject({
+    // Two at once: the first recorded wins, both answer the same cancelled operation.
+    const [cancelled, racing] = await Promise.all(
+      [1, 2].map(() => call(h, 'DELETE', `/v1/operations/${opId}`, { body: { reason: 'wrong node' } })),
+    );
+    expect(cancelled!.status).toBe(200);
+    expect(racing).toEqual(cancelled);
+    expect(cancelled!.body).toMatchObject({
       id: opId,
       status: 'cancelled',
       cancellation: { by: 'key:bootstrap-operator', reason: 'wrong node' },
@@ -48,7 +54,7 @@ describe('DELETE /v1/operations/{id}', () => {
 
     const again = await call(h, 'DELETE', `/v1/operations/${opId}`, { body: { reason: 'twice' } });
     expect(again.status).toBe(200);
-    expect(again.body).toEqual(cancelled.body);
+    expect(again.body).toEqual(cancelled!.body);
     expect(await types(nodeId)).toEqual(['node.draining', 'node.drain.cancelled']);
   });
 
@@ -190,6 +196,27 @@ describe('DELETE /v1/operations/{id}', () => {
     const [op] = await h.db.select().from(operations).where(eq(operations.id, running));
     expect(op).toMatchObject({ status: 'running', cancellation: null });
     expect(await types(other)).toEqual(['node.draining']);
+  });
+});
+
+describe('DELETE while Temporal cannot be reached', () => {
+  it('answers 503 UNAVAILABLE and records nothing', async () => {
+    const { nodeId, opId } = await drainingNode();
+    const connection = Connection.lazy({ address: '127.0.0.1:1' });
+    try {
+      const app = createApp({ ...h.deps, temporal: new Client({ connection, namespace: 'default' }) });
+      const response = await app.request(`/v1/operations/${opId}`, {
+        method: 'DELETE',
+        headers: { authorization: `Bearer ${h.operatorKey}` },
+      });
+      expect(response.status).toBe(503);
+      expect(await response.json()).toMatchObject({ error: { code: 'UNAVAILABLE' } });
+    } finally {
+      await connection.close();
+    }
+    const [op] = await h.db.select().from(operations).where(eq(operations.id, opId));
+    expect(op).toMatchObject({ status: 'running', cancellation: null });
+    expect(await types(nodeId)).toEqual(['node.draining']);
   });
 });
 

@@ -2,7 +2,7 @@ import { and, eq, inArray, sql } from 'drizzle-orm';
 import { OPEN_COMMAND_STATUSES } from '../domain/command-status';
 import { finishDrain } from '../domain/controls';
 import { isDraining } from '../domain/node';
-import type { CancellationRequest } from '../domain/operation';
+import { isFinished, type CancellationRequest } from '../domain/operation';
 import type { AttemptRecord } from '../domain/remediation';
 import type { Tx } from './client';
 import { appendEvent } from './events';
@@ -25,7 +25,7 @@ export async function recordCancellation(
   request: CancellationRequest,
 ): Promise<OperationRow | undefined> {
   const [op] = await tx.select().from(operations).where(eq(operations.id, operationId)).for('update');
-  if (!op || op.status !== 'running' || op.cancellation) return op;
+  if (!op || isFinished(op.status) || op.cancellation) return op;
   const [asked] = await tx
     .update(operations)
     .set({ cancellation: request, updatedAt: sql`now()` })
@@ -46,25 +46,25 @@ export async function recordCancellation(
  * - purge: the unanswered purge command is withdrawn and the node stays `purging` (out of placement;
  *   purge again, or DELETE it), `node.purge.cancelled`. A purge the node already acknowledged is
  *   past cancelling: the node is forgotten as on any ack and the purge `succeeded`.
- * - remediation: escalated as the spec's cancel says — maintenance on, `node.remediation.escalated`.
- * - decommission and pool drains have no node change here (see docs/lifecycle/*.md, Cancelling).
+ * - remediation: escalated, as any remediation that ends unhealed — maintenance on,
+ *   `node.remediation.escalated` (the attempts: the workflow's, or as its commands record them).
+ * - pool drain: no node of its own; its workflow sees to its node drains (`cancellation.children`).
+ * - decommission: never cancelled (its steps run to the end); here only for completeness of kinds.
  */
 export async function endCancelledOperation(
   tx: Tx,
   operationId: string,
-  options: { actor: string; reason?: string | null; attempts?: AttemptRecord[] },
+  options: { actor: string; attempts?: AttemptRecord[] },
 ): Promise<OperationRow | undefined> {
   const [peek] = await tx.select().from(operations).where(eq(operations.id, operationId));
   if (!peek) return undefined;
   // The node first, then the operation: the order every lifecycle step locks in.
   const node = peek.nodeId ? await lockNode(tx, peek.nodeId) : null;
   const [op] = await tx.select().from(operations).where(eq(operations.id, operationId)).for('update');
-  if (!op || op.status !== 'running') return op;
+  if (!op || isFinished(op.status)) return op;
   const actor = op.cancellation?.by ?? options.actor;
-  const reason = op.cancellation ? op.cancellation.reason : (options.reason ?? null);
-  const context = { actor, reason, operationId: op.id };
-  const cancelled = (outcome: { result?: Record<string, unknown> } = {}) =>
-    finishOperation(tx, op.id, 'cancelled', outcome);
+  const context = { actor, reason: op.cancellation?.reason ?? null, operationId: op.id };
+  const cancelled = () => finishOperation(tx, op.id, 'cancelled');
 
   if (!node) return cancelled();
   switch (op.kind) {

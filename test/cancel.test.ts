@@ -129,6 +129,19 @@ describe('DELETE /v1/operations/{id}', () => {
     await recordHistory(h.temporal, purgeWorkflowId(nodeId), 'purge-deleted');
   });
 
+  it('a purge the node already acknowledged is past cancelling: forgotten, succeeded, the DELETE 409', async () => {
+    const nodeId = await seedPoolNode(h, 'pool-c');
+    const started = await purge(h, nodeId);
+    const opId = started.body.operation.id as string;
+    // The ack is recorded but its signal has not reached the workflow yet.
+    await h.db.update(nodeCommands).set({ status: 'acked' }).where(eq(nodeCommands.operationId, opId));
+    const refused = await call(h, 'DELETE', `/v1/operations/${opId}`);
+    expect(refused.status).toBe(409);
+    expect(refused.body.error).toMatchObject({ code: 'INVALID_STATE', details: { status: 'succeeded' } });
+    expect((await readNode(h, nodeId)).deletedAt).not.toBeNull();
+    expect(await types(nodeId)).toEqual(['node.purge.requested', 'node.purged']);
+  });
+
   it('cancels a remediation: escalated to maintenance, operation cancelled by who asked', async () => {
     const nodeId = await seedPoolNode(h, 'pool-c');
     const since = new Date().toISOString();

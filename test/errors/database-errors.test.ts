@@ -153,7 +153,12 @@ describe('an activity meeting a database refusal gives up at once', () => {
     const missing = await failureOf(activities.checkDrain({ nodeId: 'node_missing', operationId: 'op_x' }));
     expect(missing).toMatchObject({ type: 'NOT_FOUND', nonRetryable: true });
     const nowhere = createDb('postgres://postgres@127.0.0.1:1/nowhere', { max: 1 });
-    const offline = createActivities({ db: nowhere.db, ca: h.ca, clusterId: h.clusterId, temporal: h.temporal });
+    const offline = createActivities({
+      db: nowhere.db,
+      ca: h.ca,
+      clusterId: h.clusterId,
+      temporal: h.temporal,
+    });
     const lost = await failureOf(offline.checkPurge({ nodeId: 'node_x', operationId: 'op_x' }));
     await nowhere.close();
     expect(lost).not.toBeInstanceOf(ApplicationFailure);

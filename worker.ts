@@ -82,7 +82,9 @@ function dieAfterStep(activities: Activities, fault: FaultHook): Activities {
 /** The Temporal worker: every workflow and every activity of Drydock, on one task queue. */
 export async function createWorker(deps: WorkerDeps): Promise<Worker> {
   await registerSearchAttributes(deps.connection, deps.namespace);
-  const activities = createActivities({ db: deps.db, ca: deps.ca, clusterId: deps.clusterId });
+  // Activities that ask Temporal about workflows (the cancel clean-up, the reconciler) use the worker's connection.
+  const temporal = new Client({ connection: deps.connection, namespace: deps.namespace });
+  const activities = createActivities({ db: deps.db, ca: deps.ca, clusterId: deps.clusterId, temporal });
   return Worker.create({
     connection: deps.connection,
     namespace: deps.namespace,

@@ -4,7 +4,7 @@ import { finishDrain, startDrain, assertControllable } from '../domain/controls'
 import { isDraining } from '../domain/node';
 import { isFinished } from '../domain/operation';
 import type { Db, Tx } from '../db/client';
-import { appendEvent } from '../db/events';
+import { endCancelledOperation } from '../db/cancellation';
 import { applyNodeChange, checkVersion, lockNode, type NodeRow } from '../db/nodes';
 import { finishOperation, findOperation, type OperationRow } from '../db/operations';
 import { allocations, events, operations } from '../db/schema';
@@ -32,7 +32,7 @@ export function createDrainActivities(db: Db) {
         open: {
           // The node left `draining` (uncordon) before the workflow noticed; that drain is over.
           staleWhen: (node) => !isDraining(node),
-          end: (tx, open, node) => cancelDrainOperation(tx, open.id, node, input.actor),
+          end: async (tx, open) => void (await endCancelledOperation(tx, open.id, { actor: input.actor })),
         },
         async admit(tx, node) {
           assertControllable(node);
@@ -66,7 +66,7 @@ export function createDrainActivities(db: Db) {
         if (op?.status === 'cancelled') return { outcome: 'cancelled' };
         if (!op || isFinished(op.status)) return { outcome: 'finished' };
         if (!isDraining(node) || node.deletedAt) {
-          await cancelDrainOperation(tx, op.id, node, 'system:drain');
+          await endCancelledOperation(tx, op.id, { actor: 'system:drain' });
           return { outcome: 'cancelled' };
         }
         const live = await tx
@@ -119,22 +119,4 @@ async function drainThatDrained(tx: Tx, node: NodeRow): Promise<OperationRow | u
     .where(and(eq(allocations.nodeId, node.id), isOpen))
     .limit(1);
   return live ? undefined : drain;
-}
-
-async function cancelDrainOperation(
-  tx: Tx,
-  operationId: string,
-  node: { id: string; tenantId: string | null },
-  actor: string,
-): Promise<void> {
-  const cancelled = await finishOperation(tx, operationId, 'cancelled');
-  if (cancelled) {
-    await appendEvent(tx, {
-      nodeId: node.id,
-      tenantId: node.tenantId,
-      type: 'node.drain.cancelled',
-      actor,
-      operationId,
-    });
-  }
 }

@@ -1,8 +1,10 @@
 import { ApplicationFailure } from '@temporalio/activity';
+import type { Client } from '@temporalio/client';
 import { DrydockError } from '../domain/errors';
 import { classifyDatabaseError } from '../db/errors';
 import type { ClusterCa } from '../ca';
 import type { Db } from '../db/client';
+import { createCancelActivities } from './cancel';
 import { createDecommissionActivities } from './decommission';
 import { createDrainActivities } from './drain';
 import { createFailureActivities } from './failure';
@@ -16,8 +18,9 @@ import { createRemediationActivities } from './remediation';
  * ApplicationFailure whose `type` is the API error code; anything else (a lost connection, a
  * deadlock) retries.
  */
-export function createActivities(deps: { db: Db; ca: ClusterCa; clusterId: string }) {
+export function createActivities(deps: { db: Db; ca: ClusterCa; clusterId: string; temporal: Client }) {
   return refusalsAreFinal({
+    ...createCancelActivities(deps.db, deps.temporal),
     ...createDrainActivities(deps.db),
     ...createLivenessActivities(deps.db),
     ...createDecommissionActivities(deps.db),

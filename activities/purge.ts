@@ -5,9 +5,10 @@ import { newId } from '../domain/ids';
 import { encodePurgePayload, signPayload } from '../domain/signing';
 import { moveTarget } from '../domain/provision';
 import type { Db } from '../db/client';
-import { cancelPendingCommands, revokeIdentity } from '../db/identity';
+import { supersedeDrain } from '../db/cancellation';
 import { applyNodeChange, checkVersion, lockNode } from '../db/nodes';
 import { finishOperation } from '../db/operations';
+import { forgetPurgedNode } from '../db/purge';
 import { nodeCommands, nodes } from '../db/schema';
 import { wakeNode } from '../db/wakeups';
 import type { BeginInput, BeginResult, PurgeCheck } from '../workflows/definitions';
@@ -17,7 +18,8 @@ export function createPurgeActivities(db: Db, signer: { ca: ClusterCa; clusterId
   return {
     /**
      * The purge begins, in one transaction: `purging` (out of placement at once), a purge command
-     * signed with the cluster CA queued for the node, `node.purge.requested`, operation `running`.
+     * signed with the cluster CA queued for the node, `node.purge.requested`, operation `running`;
+     * a drain of the node ends, superseded (`supersedeDrain`).
      */
     async beginPurge(input: BeginInput): Promise<BeginResult> {
       return beginOperation(db, input, {
@@ -26,7 +28,8 @@ export function createPurgeActivities(db: Db, signer: { ca: ClusterCa; clusterId
           assertControllable(node);
           checkVersion(node, input.version);
         },
-        async apply(tx, node, operation) {
+        async apply(tx, locked, operation) {
+          const node = await supersedeDrain(tx, locked, { actor: input.actor, operation });
           const commandId = newId('cmd');
           const payload = encodePurgePayload({
             clusterId: signer.clusterId,
@@ -82,20 +85,7 @@ export function createPurgeActivities(db: Db, signer: { ca: ClusterCa; clusterId
      */
     async forgetPurgedNode(input: { nodeId: string; operationId: string }): Promise<'purged'> {
       return db.transaction(async (tx): Promise<'purged'> => {
-        const node = await lockNode(tx, input.nodeId);
-        const finished = await finishOperation(tx, input.operationId, 'succeeded', {
-          result: { purged: true },
-        });
-        if (!finished) return 'purged';
-        await revokeIdentity(tx, node.id, 'purged');
-        await cancelPendingCommands(tx, node.id);
-        await applyNodeChange(
-          tx,
-          node,
-          { patch: { deletedAt: node.deletedAt ?? new Date() }, event: { type: 'node.purged' } },
-          { actor: 'system:purge', operationId: input.operationId },
-        );
-        await wakeNode(tx, node.id);
+        await forgetPurgedNode(tx, await lockNode(tx, input.nodeId), input.operationId);
         return 'purged';
       });
     },

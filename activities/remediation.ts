@@ -1,14 +1,14 @@
-import { and, count, eq, inArray, isNull, sql } from 'drizzle-orm';
-import { OPEN_COMMAND_STATUSES } from '../domain/command-status';
+import { and, count, eq, isNull, sql } from 'drizzle-orm';
 import { assertControllable } from '../domain/controls';
 import { DrydockError } from '../domain/errors';
 import { newId } from '../domain/ids';
 import { conditionReason, isStorm, type AttemptRecord, type Storm } from '../domain/remediation';
 import type { Db, Tx } from '../db/client';
 import { appendEvent } from '../db/events';
-import { applyNodeChange, lockNode, type NodeRow } from '../db/nodes';
+import { lockNode } from '../db/nodes';
 import { finishOperation } from '../db/operations';
 import { nodeCommands, nodes, operations, pools } from '../db/schema';
+import { cancelRungCommands, escalateRemediation } from '../db/remediation';
 import { wakeNode } from '../db/wakeups';
 import type {
   AttemptCheck,
@@ -43,13 +43,13 @@ export function createRemediationActivities(db: Db) {
         result: { condition: input.condition, automatic: input.automatic },
         async apply(tx, node, operation) {
           if (!storm) return { node };
-          return escalate(tx, node, operation.id, {
+          const escalated = await escalateRemediation(tx, node, operation, {
             reason: 'remediation-storm',
-            condition: input.condition,
             attempts: [],
             status: 'failed',
             storm,
           });
+          return { node: escalated.node, operation: escalated.operation };
         },
         answer: (result, operation) => ({
           ...result,
@@ -156,7 +156,7 @@ export function createRemediationActivities(db: Db) {
         const node = await lockNode(tx, input.nodeId);
         const [op] = await tx.select().from(operations).where(eq(operations.id, input.operationId));
         if (!op || op.status !== 'running') return;
-        await escalate(tx, node, input.operationId, input);
+        await escalateRemediation(tx, node, op, input);
       });
     },
   };
@@ -188,49 +188,4 @@ async function stormInPool(tx: Tx, poolId: string): Promise<Storm | null> {
   return isStorm(unhealthyNodes, liveNodes, maxUnhealthy)
     ? { liveNodes, unhealthyNodes, maxUnhealthy: maxUnhealthy ?? '40%' }
     : null;
-}
-
-async function cancelRungCommands(tx: Tx, operationId: string) {
-  await tx
-    .update(nodeCommands)
-    .set({ status: 'cancelled', finishedAt: sql`now()` })
-    .where(
-      and(eq(nodeCommands.operationId, operationId), inArray(nodeCommands.status, OPEN_COMMAND_STATUSES)),
-    );
-}
-
-async function escalate(
-  tx: Tx,
-  node: NodeRow,
-  operationId: string,
-  input: {
-    reason: string;
-    condition: string;
-    attempts: AttemptRecord[];
-    status: 'failed' | 'cancelled';
-    storm?: Storm;
-  },
-) {
-  await cancelRungCommands(tx, operationId);
-  const updated = await applyNodeChange(
-    tx,
-    node,
-    {
-      patch: { maintenance: true },
-      event: {
-        type: 'node.remediation.escalated',
-        data: {
-          reason: input.reason,
-          condition: input.condition,
-          attempts: input.attempts,
-          ...(input.storm ? { storm: input.storm } : {}),
-        },
-      },
-    },
-    { actor: 'system:remediation', reason: input.reason, operationId },
-  );
-  const operation = await finishOperation(tx, operationId, input.status, {
-    error: { reason: input.reason, attempts: input.attempts },
-  });
-  return { node: updated, operation: operation! };
 }

@@ -162,6 +162,15 @@ export const OperationSchema = z
     idempotencyKey: z.string().nullable(),
     result: z.record(z.string(), z.unknown()).nullable(),
     error: z.record(z.string(), z.unknown()).nullable(),
+    /** Who asked to cancel it (DELETE /v1/operations/{id}), and how; null when nobody did. */
+    cancellation: z
+      .object({
+        by: z.string(),
+        reason: z.string().nullable(),
+        at: z.string(),
+        children: z.enum(['finish', 'cancel']).optional(),
+      })
+      .nullable(),
     createdAt: z.string(),
     updatedAt: z.string(),
     completedAt: z.string().nullable(),

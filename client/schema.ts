@@ -2052,7 +2052,113 @@ export interface paths {
     };
     put?: never;
     post?: never;
-    delete?: never;
+    /** Cancel a running operation (operator): its workflow cleans up, and the answer is the operation cancelled */
+    delete: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          id: string;
+        };
+        cookie?: never;
+      };
+      requestBody?: {
+        content: {
+          'application/json': {
+            /** @description why, recorded on the event; free text: no control characters (U+0000–U+001F, U+007F–U+009F), no lone surrogates */
+            reason?: string;
+            /**
+             * @description pool drains only: leave the node drains already running to finish (default), or cancel them too
+             * @enum {string}
+             */
+            children?: 'finish' | 'cancel';
+          };
+        };
+      };
+      responses: {
+        /** @description the operation, cancelled (also when it already was) */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Operation'];
+          };
+        };
+        /** @description the workflow was asked to cancel and has not cleaned up yet: read it again */
+        202: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Operation'];
+          };
+        };
+        /** @description error */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Error'];
+          };
+        };
+        /** @description error */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Error'];
+          };
+        };
+        /** @description error */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Error'];
+          };
+        };
+        /** @description error */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Error'];
+          };
+        };
+        /** @description error */
+        409: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Error'];
+          };
+        };
+        /** @description error */
+        422: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Error'];
+          };
+        };
+        /** @description error */
+        503: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Error'];
+          };
+        };
+      };
+    };
     options?: never;
     head?: never;
     patch?: never;
@@ -4939,6 +5045,8 @@ export interface components {
         | 'node.purge.requested'
         | 'node.purge.refused'
         | 'node.purged'
+        | 'node.purge.cancelled'
+        | 'node.operation.abandoned'
         | 'node.remediation.attempted'
         | 'node.remediation.succeeded'
         | 'node.remediation.escalated';
@@ -4967,6 +5075,13 @@ export interface components {
       } | null;
       error: {
         [key: string]: unknown;
+      } | null;
+      cancellation: {
+        by: string;
+        reason: string | null;
+        at: string;
+        /** @enum {string} */
+        children?: 'finish' | 'cancel';
       } | null;
       createdAt: string;
       updatedAt: string;

@@ -1,4 +1,5 @@
 import type { Connectivity, Liveness } from './node';
+import type { OperationKind } from './operation';
 import type { AttemptRecord, Storm } from './remediation';
 
 /** The `data` of an event that carries none. */
@@ -40,6 +41,9 @@ export interface EventPayloads {
   'node.purge.requested': { commandId: string };
   'node.purge.refused': { commandId: string };
   'node.purged': NoData;
+  'node.purge.cancelled': { commandId: string | null; withdrawn: boolean };
+
+  'node.operation.abandoned': { kind: OperationKind; workflowStatus: string };
 
   'node.remediation.attempted': { attempt: number; action: string; condition: string; commandId: string };
   'node.remediation.succeeded': { attempts: AttemptRecord[] };
@@ -81,6 +85,10 @@ export const EVENT_DESCRIPTIONS: Record<EventType, string> = {
   'node.purge.requested': 'a signed purge command was queued for the node',
   'node.purge.refused': 'the node refused the purge command',
   'node.purged': 'the node confirmed the purge and was forgotten',
+  'node.purge.cancelled':
+    'the purge was cancelled: its unanswered command was withdrawn; the node stays purging',
+  'node.operation.abandoned':
+    "the operation's workflow closed without finishing it (terminated or timed out); it was closed failed and the node's reasons repaired",
   'node.remediation.attempted': 'a remediation action was sent to the node',
   'node.remediation.succeeded': 'the condition cleared',
   'node.remediation.escalated': 'remediation gave up: the node is in maintenance',

@@ -19,6 +19,8 @@ describe('replay of recorded histories', () => {
         'decommission.json',
         'purge.json',
         'remediation.json',
+        'drain-deleted.json',
+        'purge-deleted.json',
       ]),
     );
   });

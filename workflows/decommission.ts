@@ -1,4 +1,4 @@
-import { proxyActivities, setCurrentDetails, setHandler } from '@temporalio/workflow';
+import { CancellationScope, proxyActivities, setCurrentDetails, setHandler } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import { beginDecommissionUpdate, decommissionProgressQuery, type DecommissionProgress } from './definitions';
 import { awaitBegin } from './begin';
@@ -28,31 +28,36 @@ export async function decommission(input: {
   const operationId = start.begun.operation.id;
 
   const nodeId = input.nodeId;
-  const outcome = await unlessGivenUp(
-    async (): Promise<'decommissioned'> => {
-      progress.phase = 'cleaning-up';
-      const cleanup = [
-        ['revokeNodeIdentity', () => steps.revokeNodeIdentity({ nodeId })],
-        ['decommissionAccelerators', () => steps.decommissionAccelerators({ nodeId })],
-        ['protectStorageRoots', () => steps.protectStorageRoots({ nodeId })],
-        ['removeCurrentRows', () => steps.removeCurrentRows({ nodeId })],
-      ] as const;
-      for (const [name, run] of cleanup) {
-        progress.step = name;
-        setCurrentDetails(`cleaning up: ${name} (${progress.stepsDone.length + 1} of ${cleanup.length + 1})`);
-        await run();
-        progress.stepsDone.push(name);
-      }
-      progress.step = 'finalizeDecommission';
-      setCurrentDetails('finalizing');
-      await steps.finalizeDecommission({ nodeId, operationId });
-      progress.stepsDone.push('finalizeDecommission');
-      progress.step = null;
-      progress.phase = 'decommissioned';
-      setCurrentDetails('decommissioned');
-      return 'decommissioned';
-    },
-    (failure) => steps.failOperation({ nodeId, operationId, failure }),
+  // Once admitted, nothing undoes a decommission: its steps run to the end whoever asks to cancel.
+  const outcome = await CancellationScope.nonCancellable(() =>
+    unlessGivenUp(
+      async (): Promise<'decommissioned'> => {
+        progress.phase = 'cleaning-up';
+        const cleanup = [
+          ['revokeNodeIdentity', () => steps.revokeNodeIdentity({ nodeId })],
+          ['decommissionAccelerators', () => steps.decommissionAccelerators({ nodeId })],
+          ['protectStorageRoots', () => steps.protectStorageRoots({ nodeId })],
+          ['removeCurrentRows', () => steps.removeCurrentRows({ nodeId })],
+        ] as const;
+        for (const [name, run] of cleanup) {
+          progress.step = name;
+          setCurrentDetails(
+            `cleaning up: ${name} (${progress.stepsDone.length + 1} of ${cleanup.length + 1})`,
+          );
+          await run();
+          progress.stepsDone.push(name);
+        }
+        progress.step = 'finalizeDecommission';
+        setCurrentDetails('finalizing');
+        await steps.finalizeDecommission({ nodeId, operationId });
+        progress.stepsDone.push('finalizeDecommission');
+        progress.step = null;
+        progress.phase = 'decommissioned';
+        setCurrentDetails('decommissioned');
+        return 'decommissioned';
+      },
+      (failure) => steps.failOperation({ nodeId, operationId, failure }),
+    ),
   );
   if (outcome === 'failed') progress.phase = 'failed';
   return outcome;

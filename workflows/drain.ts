@@ -21,6 +21,7 @@ import {
 } from './definitions';
 import { isFinished } from '../domain/operation';
 import { beginInput } from './begin';
+import { cleanUpOnCancel } from './cancellation';
 import { asRefusal, unlessGivenUp } from './refusal';
 import { OperationIdKey } from './search-attributes';
 
@@ -38,6 +39,10 @@ const MIN_SLEEP_MS = 250;
 
 /** drain/<nodeId>: waits until the node holds no live allocation, then marks it drained. */
 export async function drain(input: DrainInput): Promise<DrainOutcome> {
+  return cleanUpOnCancel(() => drainUntilDone(input));
+}
+
+async function drainUntilDone(input: DrainInput): Promise<DrainOutcome> {
   let operationId: string | null = input.resume?.operationId ?? null;
   let beginRefused = false;
   /** A begin answered with a drain that already finished (see below): this run has nothing to do. */

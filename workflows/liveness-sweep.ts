@@ -1,12 +1,24 @@
-import { continueAsNew, proxyActivities, setCurrentDetails, setHandler, sleep } from '@temporalio/workflow';
+import {
+  continueAsNew,
+  patched,
+  proxyActivities,
+  setCurrentDetails,
+  setHandler,
+  sleep,
+} from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import { stepFailure } from './refusal';
 import { livenessProgressQuery, type LivenessProgress, type LivenessSweepInput } from './definitions';
 
 /** How long one sweep may take before Temporal gives it to another worker (its worker died). */
 const SWEEP_TIMEOUT_MS = 30_000;
+/** Every this many sweeps the controller also closes operations whose workflow closed without them. */
+const RECONCILE_EVERY = 6;
 
-/** liveness-sweep: the one liveness controller; a sweep every few seconds, one transaction each. */
+/**
+ * liveness-sweep: the one liveness controller; a sweep every few seconds, one transaction each, and
+ * every few sweeps a reconcile pass (activities/cancel.ts) for workflows terminated in Temporal.
+ */
 export async function livenessSweep(input: LivenessSweepInput): Promise<void> {
   const progress: LivenessProgress = {
     sweeps: 0,
@@ -16,7 +28,7 @@ export async function livenessSweep(input: LivenessSweepInput): Promise<void> {
     lastFailure: null,
   };
   setHandler(livenessProgressQuery, () => progress);
-  const { sweepLiveness } = proxyActivities<Activities>({
+  const { sweepLiveness, reconcileClosedOperations } = proxyActivities<Activities>({
     startToCloseTimeout: input.sweepTimeoutMs ?? SWEEP_TIMEOUT_MS,
     retry: { initialInterval: '1 second', maximumInterval: '5 seconds' },
   });
@@ -35,6 +47,12 @@ export async function livenessSweep(input: LivenessSweepInput): Promise<void> {
       );
       await sleep(input.settings.sweepEveryMs);
       continue;
+    }
+    if (i % RECONCILE_EVERY === RECONCILE_EVERY - 1 && patched('reconcile-closed-operations')) {
+      // A pass that gave up is tried again with the next one; it must not stop the sweeps.
+      await reconcileClosedOperations({}).catch((error: unknown) => {
+        if (!stepFailure(error)) throw error;
+      });
     }
     const now = Date.now();
     progress.sweeps++;

@@ -2,6 +2,7 @@ import { condition, proxyLocalActivities, setCurrentDetails, setHandler } from '
 import type { Activities } from '../activities';
 import { beginUpdate, purgeAnsweredSignal, purgeProgressQuery, type PurgeProgress } from './definitions';
 import { awaitBegin } from './begin';
+import { cleanUpOnCancel } from './cancellation';
 import { unlessGivenUp } from './refusal';
 
 const steps = proxyLocalActivities<Activities>({
@@ -18,6 +19,12 @@ const RECHECK = '1 minute';
  * a DELETE of the purging node ends it `cancelled`.
  */
 export async function purge(input: {
+  nodeId: string;
+}): Promise<'purged' | 'cancelled' | 'failed' | 'refused' | 'never-began'> {
+  return cleanUpOnCancel(() => purgeUntilAnswered(input));
+}
+
+async function purgeUntilAnswered(input: {
   nodeId: string;
 }): Promise<'purged' | 'cancelled' | 'failed' | 'refused' | 'never-began'> {
   let answers = 0;

@@ -2,6 +2,7 @@ import {
   CancellationScope,
   isCancellation,
   condition,
+  patched,
   proxyLocalActivities,
   setCurrentDetails,
   setHandler,
@@ -22,6 +23,7 @@ import {
   type RemediationProgress,
 } from './definitions';
 import { awaitBegin } from './begin';
+import { CANCEL_CLEAN_UP_PATCH } from './cancellation';
 import { stepFailure } from './refusal';
 
 const steps = proxyLocalActivities<Activities>({
@@ -136,7 +138,11 @@ export async function remediation(input: RemediationInput): Promise<Result> {
     if (!isCancellation(error)) throw error;
     const open = progress.attempts.at(-1);
     if (open && open.outcome === null) open.outcome = 'cancelled';
-    await CancellationScope.nonCancellable(() => escalate('remediation cancelled', 'cancelled'));
+    await CancellationScope.nonCancellable(async () => {
+      // One clean-up for every kind (workflows/cancellation.ts); it escalates a remediation too.
+      if (patched(CANCEL_CLEAN_UP_PATCH)) await steps.cleanUpCancelled({ attempts: progress.attempts });
+      else await escalate('remediation cancelled', 'cancelled');
+    });
     progress.phase = 'cancelled';
     setCurrentDetails('cancelled: escalated to maintenance');
     return 'cancelled';

@@ -8,10 +8,11 @@ import {
   type OperationRow,
 } from '../../db/queries/operations';
 import { progressQuery } from '../../workflows/definitions';
-import { requireAction } from '../auth';
+import { requireAction, requireOperator } from '../auth';
+import { cancelOperation } from '../services/operations';
 import type { AppDeps, AppEnv } from '../env';
 import { decodeCursor, page } from '../pagination';
-import { cursor, errorResponses, idOf, json, limit, OperationSchema } from '../schemas';
+import { cursor, errorResponses, idOf, json, jsonBody, limit, OperationSchema, reason } from '../schemas';
 
 /** How long GET /v1/operations/{id} waits for a workflow to answer `progress`. */
 const PROGRESS_TIMEOUT_MS = 2_000;
@@ -57,7 +58,30 @@ const listOperationsRoute = createRoute({
   },
 });
 
-/** Reading operation records. */
+const cancelBody = z.strictObject({
+  reason: reason.optional(),
+  children: z
+    .enum(['finish', 'cancel'])
+    .optional()
+    .describe(
+      'pool drains only: leave the node drains already running to finish (default), or cancel them too',
+    ),
+});
+
+const cancelOperationRoute = createRoute({
+  method: 'delete',
+  path: '/v1/operations/{id}',
+  summary:
+    'Cancel a running operation (operator): its workflow cleans up, and the answer is the operation cancelled',
+  request: { params: z.object({ id: idOf('op') }), ...jsonBody(cancelBody) },
+  responses: {
+    200: json(OperationSchema, 'the operation, cancelled (also when it already was)'),
+    202: json(OperationSchema, 'the workflow was asked to cancel and has not cleaned up yet: read it again'),
+    ...errorResponses,
+  },
+});
+
+/** Reading operation records, and cancelling one. */
 export function operationsRoutes(): OpenAPIHono<AppEnv> {
   const router = new OpenAPIHono<AppEnv>();
 
@@ -77,6 +101,18 @@ export function operationsRoutes(): OpenAPIHono<AppEnv> {
     const rows = await listOperations(c.get('deps').db, principal, { ...filter, before, limit: limit + 1 });
     const result = page(rows, limit, (op) => op.id);
     return c.json({ items: result.items.map(operationView), nextCursor: result.nextCursor }, 200);
+  });
+
+  router.openapi(cancelOperationRoute, async (c) => {
+    const principal = c.get('principal');
+    requireOperator(principal);
+    const { operation, cleanedUp } = await cancelOperation(
+      c.get('deps'),
+      c.req.valid('param').id,
+      principal,
+      c.req.valid('json') ?? {},
+    );
+    return c.json(operationView(operation), cleanedUp ? 200 : 202);
   });
 
   return router;

@@ -1,10 +1,10 @@
 import { createRoute, OpenAPIHono, z } from '@hono/zod-openapi';
 import { getVisibleNode } from '../../db/queries/nodes';
-import { purgeWorkflow } from '../../workflows/definitions';
+import { drainCancelledSignal, drainWorkflowId, purgeWorkflow } from '../../workflows/definitions';
 import { requireOperator } from '../auth';
 import type { AppEnv } from '../env';
 import { idempotencyKeyHeaders, jsonBody, nodeIdParams, reason } from '../schemas';
-import { NodeOperationSchema, startOperation, startResponses } from '../workflows';
+import { NodeOperationSchema, signalIfRunning, startOperation, startResponses } from '../workflows';
 
 const purgeBody = z.strictObject({
   confirm: z.literal(true, { error: 'purge cannot be undone: send "confirm": true' }),
@@ -37,6 +37,9 @@ export function purgeRoutes(): OpenAPIHono<AppEnv> {
       request: { reason: reason ?? null },
       idempotency: { key: c.req.valid('header')['idempotency-key'], binds: { reason } },
     });
+    // The purge's begin ended a drain of the node (superseded): tell it, so it stops at once.
+    if (result.created)
+      await signalIfRunning(deps.temporal, drainWorkflowId(node.id), drainCancelledSignal.name);
     return c.json({ node: result.node, operation: result.operation }, result.created ? 202 : 200);
   });
   return router;

@@ -1,7 +1,9 @@
 import { accept, readopt, type Control } from '../../domain/controls';
 import { isDraining } from '../../domain/node';
+import { actorOf } from '../../domain/principal';
 import { deleteNode } from '../../db/delete-node';
-import { changeNode, changeNodeIn, type NodeView } from '../../db/nodes';
+import { cancelOpenDrain } from '../../db/cancellation';
+import { changeNodeIn, type NodeView } from '../../db/nodes';
 import { drainWorkflowId, purgeAnsweredSignal, purgeWorkflowId } from '../../workflows/definitions';
 import type { AppDeps } from '../env';
 import type { NodeTarget } from '../node-route';
@@ -11,10 +13,20 @@ type Deps = Pick<AppDeps, 'db' | 'temporal'>;
 
 /**
  * One control on one node in one transaction (`changeNode`); the node back, unchanged when it
- * already was as asked. A control that ended a drain (uncordon) tells the drain to cancel.
+ * already was as asked. A control that ended a drain (uncordon) cancels it and tells its workflow.
  */
 export async function controlNode(deps: Deps, target: NodeTarget, control: Control): Promise<NodeView> {
-  const { before, after, view } = await changeNode(deps.db, { ...target, control });
+  const { before, after, view } = await deps.db.transaction(async (tx) => {
+    const changed = await changeNodeIn(tx, { ...target, control });
+    // It ended a drain: the drain's own clean-up, in this transaction, naming the caller.
+    if (isDraining(changed.before) && !isDraining(changed.after)) {
+      await cancelOpenDrain(tx, changed.after.id, {
+        by: actorOf(target.principal),
+        reason: target.reason ?? null,
+      });
+    }
+    return changed;
+  });
   if (isDraining(before) && !isDraining(after)) {
     await signalIfRunning(deps.temporal, drainWorkflowId(after.id), 'cancel');
   }

@@ -1,7 +1,7 @@
 import { defineCommand, type Command } from '../command';
-import { operationDetails } from '../views/operations';
+import { cancelled, operationDetails } from '../views/operations';
 import { reportFinished, waitForOperation } from '../wait';
-import { timeoutFlag, waitFlag } from './flags';
+import { reasonFlag, timeoutFlag, waitFlag } from './flags';
 
 const show = defineCommand({
   words: ['operations', 'show'],
@@ -18,4 +18,29 @@ const show = defineCommand({
   },
 });
 
-export const operationCommands: Command[] = [show];
+const cancel = defineCommand({
+  words: ['operations', 'cancel'],
+  summary: 'Cancel a running operation (operator); its workflow puts the node back as its kind needs',
+  operands: [{ name: 'OP', type: 'op' }],
+  flags: {
+    reason: reasonFlag,
+    children: {
+      type: 'string',
+      value: 'WHAT',
+      choices: ['finish', 'cancel'],
+      help: 'pool drains only: leave the node drains already running to finish (default), or cancel them',
+    },
+  },
+  async run({ api, out, args, flags }) {
+    const op = await api.DELETE('/v1/operations/{id}', {
+      params: { path: { id: args.OP } },
+      body: {
+        ...(flags.reason === undefined ? {} : { reason: flags.reason }),
+        ...(flags.children === undefined ? {} : { children: flags.children as 'finish' | 'cancel' }),
+      },
+    });
+    out.result(op, () => cancelled(op));
+  },
+});
+
+export const operationCommands: Command[] = [show, cancel];

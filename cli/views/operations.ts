@@ -17,11 +17,22 @@ export function operationDetails(op: Operation): string {
     ['Completed', dash(op.completedAt)],
   ];
   if (op.idempotencyKey) pairs.push(['Idem. key', op.idempotencyKey]);
+  if (op.cancellation) {
+    const why = op.cancellation.reason ? `: ${op.cancellation.reason}` : '';
+    pairs.push(['Cancel asked', `${op.cancellation.by} at ${op.cancellation.at}${why}`]);
+  }
   if (op.status === 'running' || op.status === 'pending')
     pairs.push(['Progress', describeProgress(op.progress)]);
   if (op.result) pairs.push(['Result', JSON.stringify(op.result)]);
   if (op.error) pairs.push(['Error', errorText(op.error)]);
   return fields(pairs);
+}
+
+/** What `operations cancel` says: cancelled by whom, or asked and still cleaning up. */
+export function cancelled(op: Operation): string {
+  const what = `${op.id} (${op.kind}${op.nodeId ? ` of ${op.nodeId}` : op.poolId ? ` of ${op.poolId}` : ''})`;
+  if (op.status === 'cancelled') return `cancelled ${what} by ${op.cancellation?.by ?? op.actor}`;
+  return `asked to cancel ${what}; its workflow has not cleaned up yet (drydock operations show ${op.id})`;
 }
 
 /** The operation's error as a sentence: its message when it has one. */

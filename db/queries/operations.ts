@@ -24,6 +24,7 @@ export function operationView(op: OperationRow) {
     idempotencyKey: op.idempotencyKey,
     result: op.result,
     error: op.error,
+    cancellation: op.cancellation ?? null,
     ...stamps(op),
     completedAt: isoOrNull(op.completedAt),
   };

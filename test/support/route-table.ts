@@ -405,6 +405,20 @@ export const EXEMPLARS: Record<string, Exemplar> = {
     async () => ({ query: { nodeId: newId('node'), kind: 'drain', status: 'running', limit: '10' } }),
     false,
   ),
+  'DELETE /v1/operations/{id}': {
+    access: OPERATOR,
+    status: 200,
+    // A drain that cannot finish (its node holds an allocation), so there is one to cancel.
+    build: async (w) => {
+      const nodeId = await w.node();
+      await must(
+        call(w.h, 'POST', '/v1/allocations', { body: { nodeId, tenantId: w.owner, kind: 'job' } }),
+        201,
+      );
+      const drain = await must(call(w.h, 'POST', `/v1/nodes/${nodeId}/drain`, { body: {} }), 202);
+      return { params: { id: drain.body.operation.id }, body: { reason: REASON } };
+    },
+  },
   'POST /v1/allocations': {
     access: tenant('compute:allocations:write'),
     status: 201,
@@ -614,18 +628,23 @@ export function routeTable(app: App): { route: RouteSpec; exemplar: Exemplar }[]
 
 /**
  * Waits, bounded, until every operation has ended. A purge waits for its node's answer and the
- * exemplars' nodes have no agent: deleting the node ends it `cancelled`, as an operator would.
+ * exemplars' nodes have no agent: deleting the node ends it `cancelled`, as an operator would; a
+ * drain that waits on an allocation is cancelled.
  */
 export async function settle(h: Harness): Promise<void> {
   await eventually(
     async () => {
       const open = await h.db
-        .select({ kind: operations.kind, nodeId: operations.nodeId })
+        .select({ id: operations.id, kind: operations.kind, nodeId: operations.nodeId })
         .from(operations)
         .where(inArray(operations.status, ['pending', 'running']));
       for (const op of open) {
         if (op.kind === 'purge' && op.nodeId) {
           await call(h, 'DELETE', `/v1/nodes/${op.nodeId}`, { body: { reason: 'the test is over' } });
+        }
+        // A drain left waiting on its allocation (the cancel exemplar's, refused to the wrong caller).
+        if (op.kind === 'drain') {
+          await call(h, 'DELETE', `/v1/operations/${op.id}`, { body: { reason: 'the test is over' } });
         }
       }
       return open.length === 0;

@@ -85,9 +85,10 @@ export function createDrainActivities(db: Db) {
           .orderBy(sql`${allocations.endsAt} asc nulls last`, asc(allocations.id))
           .limit(REPORTED_ALLOCATIONS);
         if (live.length === 0) {
-          await applyNodeChange(tx, node, finishDrain(node), { actor: 'system:drain', operationId: op.id });
           // Drained and still cordoned: the node counts against its pool's budget until uncordoned.
+          // Taken first, so `node.drained` is appended under the pool's lock, in budget order.
           await holdDrained(tx, node, op.id);
+          await applyNodeChange(tx, node, finishDrain(node), { actor: 'system:drain', operationId: op.id });
           await finishOperation(tx, op.id, 'succeeded', { result: { drained: true } });
           return { outcome: 'drained' };
         }

@@ -193,6 +193,31 @@ describe('drain deadline', () => {
     await recordHistory(h.temporal, drainWorkflowId(loser), 'drain-waited-for-budget');
   });
 
+  it('a node drained without force holds its slot until it is deleted, which wakes the waiting drain', async () => {
+    const [a, b] = await poolWithNodes('pool-dl7', 2, { maxUnavailable: '50%' });
+    const drainedA = await drain(a!);
+    await eventually(async () => ((await eventsOf(h, a!, 'node.drained')).length === 1 ? true : undefined));
+    expect(await disruptionOf(a!)).toEqual({ state: 'holding', operationId: drainedA.body.operation.id });
+    await allocate(h, b!, 'acme');
+    await drain(b!, { deadline: '0s' });
+    const waiting = await eventually(async () => {
+      const p = await progressOf(b!);
+      return p?.phase === 'waiting-for-budget' ? p : undefined;
+    });
+    expect(waiting.budget).toEqual({ max: 1, used: 1, holders: [a] });
+
+    const freedAt = Date.now();
+    expect((await call(h, 'DELETE', `/v1/nodes/${a}`)).status).toBe(200);
+    expect(await disruptionOf(a!)).toBeUndefined();
+    await eventually(
+      async () => ((await eventsOf(h, b!, 'node.drained')).length === 1 ? true : undefined),
+      3_000,
+      20,
+    );
+    expect(Date.now() - freedAt).toBeLessThan(3_000);
+    expect(await liveAllocations(b!)).toEqual([]);
+  });
+
   it('refuses a bad deadline with INVALID_INPUT before anything changes', async () => {
     const [nodeId] = await poolWithNodes('pool-dl5', 1);
     const before = await readNode(h, nodeId!);

@@ -4,9 +4,10 @@ import type { Tx } from './client';
 import { disruptions, nodes, pools } from './schema';
 import type { NodeRow } from './queries/nodes';
 
-// A pool's disruption budget (db/schema/disruptions.ts). Every write here holds the pool row
-// locked, and every caller has locked the node first: node, then pool, as every transaction that
-// takes both does (remediation's storm count too), so two of them never wait on each other.
+// A pool's disruption budget (db/schema/disruptions.ts). Every write that takes or gives back a
+// slot holds the pool row locked, and every caller has locked the node first: node, then pool, as
+// every transaction that takes both does (remediation's storm count too), so two of them never
+// wait on each other. Leaving the queue (`stopWaiting`) needs no lock: it frees no slot.
 
 async function lockPool(tx: Tx, poolId: string) {
   const [pool] = await tx.select().from(pools).where(eq(pools.id, poolId)).for('update');
@@ -47,9 +48,9 @@ export async function markDisruption(
     .values({ nodeId: node.id, poolId: node.poolId, operationId, state })
     .onConflictDoUpdate({
       target: disruptions.nodeId,
-      set: { poolId: node.poolId, operationId, state, since: sql`now()` },
-      // A holder stays holding (and keeps its `since`) when its drain asks again.
-      setWhere: sql`${disruptions.state} = 'waiting' or ${disruptions.poolId} <> excluded.pool_id`,
+      set: { operationId, state, since: sql`now()` },
+      // A holder stays as it is (the drain that took the slot, since when) when asked again.
+      setWhere: sql`${disruptions.state} = 'waiting'`,
     });
 }
 

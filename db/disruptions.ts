@@ -1,5 +1,6 @@
 import { and, asc, count, eq, isNull, sql } from 'drizzle-orm';
 import { budgetMax, type Budget } from '../domain/budget';
+import { isTerminal } from '../domain/provision';
 import type { Tx } from './client';
 import { disruptions, nodes, pools } from './schema';
 import type { NodeRow } from './queries/nodes';
@@ -68,12 +69,14 @@ export async function stopWaiting(tx: Tx, nodeId: string): Promise<void> {
 
 /**
  * Gives back the node's slot (or its place in the queue) once it stops being unavailable: it was
- * uncordoned, deleted, or left the pool. `applyNodeChange` calls it for every change, so each path
+ * uncordoned, deleted, or left the pool — or left service for good (decommissioned), so it is no
+ * longer a node out for a while, and would otherwise hold the slot for ever. `applyNodeChange` calls it for every change, so each path
  * that does one of those frees the slot in its own transaction; the paths an operator takes
  * (api/services/node-controls.ts) then signal the pool's waiting drains (`budgetFreed`).
  */
 export async function freeDisruption(tx: Tx, before: NodeRow, after: NodeRow): Promise<void> {
-  if (after.cordoned && !after.deletedAt && after.poolId === before.poolId) return;
+  const stillOut = after.cordoned && !after.deletedAt && after.poolId === before.poolId;
+  if (stillOut && !isTerminal(after.provisionState)) return;
   const [row] = await tx.select().from(disruptions).where(eq(disruptions.nodeId, after.id));
   if (!row) return;
   // Under the pool's lock, so a drain counting the budget either sees the slot held and its

@@ -1,14 +1,17 @@
 import { and, asc, desc, eq, inArray, sql } from 'drizzle-orm';
 import { isOpen } from '../db/queries/allocations';
+import { grantsSlot, type Budget } from '../domain/budget';
 import { finishDrain, startDrain, assertControllable } from '../domain/controls';
 import { isDraining } from '../domain/node';
 import { isFinished } from '../domain/operation';
 import type { Db, Tx } from '../db/client';
 import { endCancelledOperation } from '../db/cancellation';
+import { holdDrained, lockBudget, markDisruption } from '../db/disruptions';
+import { appendEvent } from '../db/events';
 import { applyNodeChange, checkVersion, lockNode, type NodeRow } from '../db/nodes';
 import { finishOperation, findOperation, type OperationRow } from '../db/operations';
 import { allocations, events, operations } from '../db/schema';
-import type { BeginInput, BeginResult } from '../workflows/definitions';
+import type { BeginInput, BeginResult, DrainRequest } from '../workflows/definitions';
 import { beginOperation } from './begin';
 
 /** How many live allocations a check reports by id (the count is always exact). */
@@ -23,10 +26,17 @@ export type DrainCheck =
       earliestEndsAt: string | null;
     };
 
+/** A forced release: done (`released` allocations), over budget (waits for a slot), or the drain ended. */
+export type ForcedRelease =
+  { outcome: 'released'; released: number } | { outcome: 'waiting'; budget: Budget } | { outcome: 'ended' };
+
+/** Who a forced release is recorded as, on the allocations and their events. */
+const FORCED_BY = 'system:drain';
+
 export function createDrainActivities(db: Db) {
   return {
     /** The drain fence, in one transaction: cordon, `draining`, the operation, `node.draining`. */
-    async beginDrain(input: BeginInput): Promise<BeginResult> {
+    async beginDrain(input: BeginInput<DrainRequest>): Promise<BeginResult> {
       return beginOperation(db, input, {
         kind: 'drain',
         open: {
@@ -76,6 +86,9 @@ export function createDrainActivities(db: Db) {
           .orderBy(sql`${allocations.endsAt} asc nulls last`, asc(allocations.id))
           .limit(REPORTED_ALLOCATIONS);
         if (live.length === 0) {
+          // Drained and still cordoned: the node counts against its pool's budget until uncordoned.
+          // Taken first, so `node.drained` is appended under the pool's lock, in budget order.
+          await holdDrained(tx, node, op.id);
           await applyNodeChange(tx, node, finishDrain(node), { actor: 'system:drain', operationId: op.id });
           await finishOperation(tx, op.id, 'succeeded', { result: { drained: true } });
           return { outcome: 'drained' };
@@ -87,6 +100,55 @@ export function createDrainActivities(db: Db) {
           liveAllocations: live.map((a) => ({ id: a.id, endsAt: a.endsAt?.toISOString() ?? null })),
           earliestEndsAt: earliest?.toISOString() ?? null,
         };
+      });
+    },
+
+    /**
+     * The deadline passed: release every live allocation of the node, in one transaction, if the
+     * pool's disruption budget has a slot for it (or it holds one already); else queue for one.
+     * Node, then pool, locked (db/disruptions.ts); the slot, the releases and one
+     * `allocation.force-released` each commit together, so a retry after a crash finds the slot
+     * held and nothing live, and releases nothing twice.
+     */
+    async forceReleaseDrain(input: {
+      nodeId: string;
+      operationId: string;
+      deadline: string;
+    }): Promise<ForcedRelease> {
+      return db.transaction(async (tx) => {
+        const node = await lockNode(tx, input.nodeId);
+        const op = await findOperation(tx, input.operationId);
+        if (op?.status !== 'running' || !isDraining(node) || node.deletedAt) return { outcome: 'ended' };
+        if (node.poolId) {
+          const pooled = { id: node.id, poolId: node.poolId };
+          const budget = await lockBudget(tx, node.poolId);
+          if (!grantsSlot(budget, node.id)) {
+            await markDisruption(tx, pooled, op.id, 'waiting');
+            return { outcome: 'waiting', budget };
+          }
+          await markDisruption(tx, pooled, op.id, 'holding');
+        }
+        const released = await tx
+          .update(allocations)
+          .set({ releasedAt: sql`now()`, releasedBy: FORCED_BY })
+          .where(and(eq(allocations.nodeId, node.id), isOpen))
+          .returning({ id: allocations.id, tenantId: allocations.tenantId });
+        for (const allocation of released) {
+          await appendEvent(tx, {
+            nodeId: node.id,
+            tenantId: allocation.tenantId,
+            type: 'allocation.force-released',
+            actor: FORCED_BY,
+            operationId: op.id,
+            data: {
+              allocationId: allocation.id,
+              tenantId: allocation.tenantId,
+              operationId: op.id,
+              deadline: input.deadline,
+            },
+          });
+        }
+        return { outcome: 'released', released: released.length };
       });
     },
   };

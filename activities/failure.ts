@@ -3,6 +3,7 @@ import { OPEN_COMMAND_STATUSES } from '../domain/command-status';
 import { finishDrain } from '../domain/controls';
 import { isDraining } from '../domain/node';
 import type { Db } from '../db/client';
+import { stopWaiting } from '../db/disruptions';
 import { applyNodeChange, lockNode } from '../db/nodes';
 import { finishOperation } from '../db/operations';
 import { nodeCommands } from '../db/schema';
@@ -20,7 +21,8 @@ export function createFailureActivities(db: Db) {
      * A step after begin failed for good, in one transaction: the operation ends `failed` with the
      * reason in `error`, its commands not yet delivered are cancelled (a node never acts for an
      * operation that gave up), and a drain's `draining` comes off (`node.drain.failed`; the node
-     * stays cordoned) so the next drain starts afresh. A finished operation is left as it is.
+     * stays cordoned) so the next drain starts afresh, and no longer waits for a disruption-budget
+     * slot. A finished operation is left as it is.
      */
     async failOperation(input: {
       nodeId: string;
@@ -39,6 +41,7 @@ export function createFailureActivities(db: Db) {
           .where(
             and(eq(nodeCommands.operationId, failed.id), inArray(nodeCommands.status, OPEN_COMMAND_STATUSES)),
           );
+        if (failed.kind === 'drain') await stopWaiting(tx, node.id);
         if (failed.kind === 'drain' && isDraining(node)) {
           await applyNodeChange(
             tx,

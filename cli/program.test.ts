@@ -100,7 +100,9 @@ describe('parseCommandLine', () => {
 
   it('refuses unknown flags, repeated flags, extra operands and values on booleans', () => {
     expect(usage(['nodes', 'list', '--deadline', '2h']).message).toBe("unknown flag '--deadline'");
-    expect(usage(['nodes', 'drain', NODE, '--deadline', '2h']).message).toBe("unknown flag '--deadline'");
+    expect(usage(['nodes', 'drain', NODE, '--deadline', '2h', '--deadline', '3h']).message).toBe(
+      '--deadline given twice',
+    );
     expect(usage(['nodes', 'list', '-x']).message).toBe("unknown flag '-x'");
     expect(usage(['--json', 'nodes', 'list', '--json']).message).toBe('--json given twice');
     expect(usage(['nodes', 'show', NODE, NODE]).message).toBe(`unexpected argument '${NODE}'`);

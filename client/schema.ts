@@ -1266,6 +1266,11 @@ export interface paths {
             reason?: string;
             /** @description the node version the caller read */
             version?: number;
+            /**
+             * @description when live allocations are released by force, within the pool disruption budget: an RFC 3339 time (Z or an offset) or a duration from now (2h, 90m; 0s = now); not past, at most 30 days ahead. Without it the drain only waits.
+             * @example 2h
+             */
+            deadline?: string;
           };
         };
       };
@@ -5041,6 +5046,7 @@ export interface components {
         | 'node.drained'
         | 'node.drain.cancelled'
         | 'node.drain.failed'
+        | 'allocation.force-released'
         | 'node.decommissioned'
         | 'node.purge.requested'
         | 'node.purge.refused'

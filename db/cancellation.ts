@@ -5,12 +5,13 @@ import { isDraining } from '../domain/node';
 import { isFinished, type CancellationRequest } from '../domain/operation';
 import type { AttemptRecord } from '../domain/remediation';
 import type { Tx } from './client';
+import { stopWaiting } from './disruptions';
 import { appendEvent } from './events';
 import { applyNodeChange, lockNode, type NodeRow } from './nodes';
 import { finishOperation, openOperation, type OperationRow } from './operations';
 import { forgetPurgedNode } from './purge';
 import { escalateRemediation, remediationAttempts } from './remediation';
-import { disruptions, nodeCommands, operations, pools } from './schema';
+import { nodeCommands, operations } from './schema';
 
 /** Who a cancellation names as its actor when it carries no request (a cancel from the Temporal UI). */
 export const TEMPORAL_ACTOR = 'temporal';
@@ -69,7 +70,7 @@ export async function endCancelledOperation(
   if (!node) return cancelled();
   switch (op.kind) {
     case 'drain': {
-      await giveUpWaitingSlot(tx, node, op.id);
+      await stopWaiting(tx, node.id);
       if (isDraining(node)) {
         await applyNodeChange(
           tx,
@@ -167,7 +168,7 @@ export async function closeAbandonedOperation(
   const context = { actor: 'system:reconciler', operationId: failed.id };
   const event = { type: 'node.operation.abandoned', data: { kind: failed.kind, workflowStatus } } as const;
   if (failed.kind === 'drain') {
-    await giveUpWaitingSlot(tx, node, failed.id);
+    await stopWaiting(tx, node.id);
     if (isDraining(node)) {
       await applyNodeChange(tx, node, { ...finishDrain(node), event }, context);
       return failed;
@@ -187,22 +188,4 @@ async function withdrawCommands(tx: Tx, operationId: string): Promise<number> {
     )
     .returning({ id: nodeCommands.id });
   return rows.length;
-}
-
-/**
- * A drain that ends unfinished gives up its waiting place in the pool's disruption budget (with the
- * pool row locked, as every budget write). A slot it holds stays until the node is uncordoned.
- */
-async function giveUpWaitingSlot(tx: Tx, node: NodeRow, operationId: string): Promise<void> {
-  if (!node.poolId) return;
-  await tx.select({ id: pools.id }).from(pools).where(eq(pools.id, node.poolId)).for('update');
-  await tx
-    .delete(disruptions)
-    .where(
-      and(
-        eq(disruptions.nodeId, node.id),
-        eq(disruptions.operationId, operationId),
-        eq(disruptions.state, 'waiting'),
-      ),
-    );
 }

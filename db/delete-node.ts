@@ -14,10 +14,10 @@ import { applyNodeChange, checkVersion, labelsOf, lockNode, nodeState } from './
 export async function deleteNode(
   db: Db,
   input: { nodeId: string; principal: Principal; version?: number; reason?: string | null },
-): Promise<{ nodeId: string; deleted: boolean }> {
+): Promise<{ nodeId: string; deleted: boolean; poolId: string | null }> {
   return db.transaction(async (tx) => {
     const node = await lockNode(tx, input.nodeId, input.principal);
-    if (node.deletedAt) return { nodeId: node.id, deleted: false };
+    if (node.deletedAt) return { nodeId: node.id, deleted: false, poolId: node.poolId };
     assertControllable(node);
     checkVersion(node, input.version);
     const refusal = deletionRefusal(
@@ -34,6 +34,6 @@ export async function deleteNode(
       { patch: { deletedAt: new Date() }, event: { type: 'node.deleted' } },
       { actor: actorOf(input.principal), reason: input.reason },
     );
-    return { nodeId: node.id, deleted: true };
+    return { nodeId: node.id, deleted: true, poolId: node.poolId };
   });
 }

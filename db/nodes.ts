@@ -3,6 +3,7 @@ import { assertControllable, type Control, type NodeChange } from '../domain/con
 import { DrydockError } from '../domain/errors';
 import { actorOf, type Principal } from '../domain/principal';
 import type { Db, Tx } from './client';
+import { freeDisruption } from './disruptions';
 import { appendEvent } from './events';
 import { labelsOf, nodeNotFound, nodeState, nodeView, visibleTo, type NodeRow } from './queries/nodes';
 import { nodeLabels, nodes } from './schema';
@@ -46,7 +47,10 @@ export interface ChangeContext {
   operationId?: string | null;
 }
 
-/** Writes a change to a locked node: its axes and labels, version + 1, and its one event. */
+/**
+ * Writes a change to a locked node: its axes and labels, version + 1, and its one event; a node it
+ * puts back into service (or out of its pool) gives back its disruption-budget slot.
+ */
 export async function applyNodeChange(
   tx: Tx,
   node: NodeRow,
@@ -59,6 +63,7 @@ export async function applyNodeChange(
     .where(eq(nodes.id, node.id))
     .returning();
   if (change.labels) await writeOperatorLabels(tx, node.id, change.labels);
+  await freeDisruption(tx, node, updated!);
   await appendEvent(tx, { nodeId: node.id, tenantId: node.tenantId, ...change.event, ...context });
   return updated!;
 }

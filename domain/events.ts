@@ -35,6 +35,13 @@ export interface EventPayloads {
   'node.drained': NoData;
   'node.drain.cancelled': NoData;
   'node.drain.failed': { code: string; step: string };
+  /** Recorded on the node, with the allocation's tenant as the event's tenant. */
+  'allocation.force-released': {
+    allocationId: string;
+    tenantId: string;
+    operationId: string;
+    deadline: string;
+  };
 
   'node.decommissioned': { operator?: string; nodeGeneration?: number; dependencyDigest?: string };
 
@@ -81,6 +88,8 @@ export const EVENT_DESCRIPTIONS: Record<EventType, string> = {
   'node.drained': 'the drain finished: the node holds nothing',
   'node.drain.cancelled': 'the drain ended before it finished (`draining` was taken off)',
   'node.drain.failed': 'the drain failed for good; `draining` came off',
+  'allocation.force-released':
+    "a drain's deadline passed: it released the allocation within the pool's disruption budget",
   'node.decommissioned': 'the node was decommissioned for good',
   'node.purge.requested': 'a signed purge command was queued for the node',
   'node.purge.refused': 'the node refused the purge command',

@@ -232,6 +232,25 @@ describe('drydock nodes drain and operations show', () => {
   });
 });
 
+describe('drydock nodes drain --deadline', () => {
+  it('releases what is left at the deadline, and says why it refuses a deadline', async () => {
+    await seedPool(h, { id: 'pool-drain-dl', tenantId: 'acme' });
+    const id = await seedNode(h, { poolId: 'pool-drain-dl', tenantId: 'acme', hostname: 'gpu-dl-01' });
+    const alloc = await allocate(h, id, 'acme');
+    const refused = await drydock(['nodes', 'drain', id, '--deadline', 'yesterday']);
+    expect(refused.code).not.toBe(0);
+    expect(refused.stderr).toMatch(/INVALID_INPUT: deadline must be an RFC 3339 time/);
+    expect(await eventsOf(h, id)).toEqual([]);
+
+    const drained = await drydock(['nodes', 'drain', id, '--deadline', '0s', '--wait', '--timeout', '1m']);
+    expect(drained.code).toBe(0);
+    expect(drained.stdout).toMatch(/^drain op_\S+ succeeded at \S+\n$/);
+    expect((await call(h, 'GET', `/v1/allocations/${alloc}`)).body).toMatchObject({
+      releasedBy: 'system:drain',
+    });
+  });
+});
+
 describe('drydock usage errors and failures', () => {
   it('refuses a bad line with exit 2 before sending anything', async () => {
     const node = 'node_01k5w8v3x9q2m4n6p8r0s2t4v6';

@@ -15,6 +15,8 @@ describe('replay of recorded histories', () => {
       expect.arrayContaining([
         'drain-released.json',
         'drain-cancelled.json',
+        'drain-forced-release.json',
+        'drain-waited-for-budget.json',
         'liveness-sweep.json',
         'decommission.json',
         'purge.json',

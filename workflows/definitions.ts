@@ -1,5 +1,6 @@
 import type { UpdateDefinition } from '@temporalio/common';
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
+import type { Budget } from '../domain/budget';
 import type { LivenessSettings } from '../domain/liveness';
 import type { AttemptRecord, Ladders } from '../domain/remediation';
 import type { NodeView, OperationView } from '../activities';
@@ -83,19 +84,24 @@ export type DrainOutcome =
   'drained' | 'cancelled' | 'failed' | 'refused' | 'never-began' | 'finished' | 'already-done';
 
 export interface DrainProgress {
-  phase: 'starting' | 'waiting' | 'drained' | 'cancelled' | 'failed';
+  /** `waiting-for-budget`: past the deadline, the pool's disruption budget has no slot (`budget`). */
+  phase: 'starting' | 'waiting' | 'waiting-for-budget' | 'drained' | 'cancelled' | 'failed';
   liveAllocationCount: number;
   liveAllocations: { id: string; endsAt: string | null }[];
   earliestEndsAt: string | null;
   nextCheckAt: string | null;
   startedAt: string | null;
   deadline: string | null;
+  /** While `waiting-for-budget`: the pool's budget as the last forced release found it. */
+  budget: Budget | null;
 }
 
 /** Sent by the release path so a drain wakes at once instead of on its next timer. */
 export const allocationReleasedSignal = defineSignal<[{ allocationId: string }]>('allocationReleased');
 /** Sent by uncordon so a drain notices at once that it was ended. */
 export const drainCancelledSignal = defineSignal('cancel');
+/** Sent to a pool's waiting drains when a node of the pool gives back its disruption-budget slot. */
+export const budgetFreedSignal = defineSignal('budgetFreed');
 
 export const beginDrainUpdate = defineUpdate<BeginResult, [DrainRequest]>('begin');
 

@@ -2,6 +2,7 @@ import {
   allHandlersFinished,
   condition,
   continueAsNew,
+  patched,
   proxyLocalActivities,
   setCurrentDetails,
   setHandler,
@@ -13,12 +14,14 @@ import {
   DRAIN_MAX_SLEEP_MS,
   allocationReleasedSignal,
   beginDrainUpdate,
+  budgetFreedSignal,
   drainCancelledSignal,
   progressQuery,
   type DrainInput,
   type DrainOutcome,
   type DrainProgress,
 } from './definitions';
+import { describeBudget, type Budget } from '../domain/budget';
 import { isFinished } from '../domain/operation';
 import { beginInput } from './begin';
 import { cleanUpOnCancel } from './cancellation';
@@ -27,7 +30,7 @@ import { OperationIdKey } from './search-attributes';
 
 // Local activities: each step is one short transaction, and running it inside the workflow task
 // saves the activity-task round trip between a release and `node.drained` (bench: drain-reaction).
-const { beginDrain, checkDrain, failOperation } = proxyLocalActivities<Activities>({
+const { beginDrain, checkDrain, forceReleaseDrain, failOperation } = proxyLocalActivities<Activities>({
   startToCloseTimeout: '10 seconds',
   retry: { initialInterval: '200 milliseconds', maximumInterval: '10 seconds' },
 });
@@ -36,8 +39,13 @@ const { beginDrain, checkDrain, failOperation } = proxyLocalActivities<Activitie
 const BEGIN_TIMEOUT = '1 minute';
 /** Shortest sleep, so a clock a little behind the database's never spins. */
 const MIN_SLEEP_MS = 250;
+/** Guards the forced release at the deadline: drains recorded before it never reach one. */
+const FORCED_RELEASE_PATCH = 'drain-forced-release';
 
-/** drain/<nodeId>: waits until the node holds no live allocation, then marks it drained. */
+/**
+ * drain/<nodeId>: waits until the node holds no live allocation, then marks it drained. Once its
+ * deadline (if any) passed, it releases what is left, when the pool's disruption budget has a slot.
+ */
 export async function drain(input: DrainInput): Promise<DrainOutcome> {
   return cleanUpOnCancel(() => drainUntilDone(input));
 }
@@ -56,6 +64,7 @@ async function drainUntilDone(input: DrainInput): Promise<DrainOutcome> {
     nextCheckAt: null,
     startedAt: input.resume?.startedAt ?? new Date().toISOString(),
     deadline: input.resume?.deadline ?? null,
+    budget: null,
   };
 
   setHandler(beginDrainUpdate, async (request) => {
@@ -67,6 +76,8 @@ async function drainUntilDone(input: DrainInput): Promise<DrainOutcome> {
         answeredFromRecord = true;
         return result;
       }
+      // The begin that made the operation fixes the deadline; one that joins it changes nothing.
+      if (result.created) progress.deadline = request.deadline ?? null;
       if (result.operation.id !== operationId) {
         operationId = result.operation.id;
         upsertSearchAttributes([{ key: OperationIdKey, value: operationId }]);
@@ -80,6 +91,7 @@ async function drainUntilDone(input: DrainInput): Promise<DrainOutcome> {
   });
   setHandler(allocationReleasedSignal, () => void wakeups++);
   setHandler(drainCancelledSignal, () => void wakeups++);
+  setHandler(budgetFreedSignal, () => void wakeups++);
   setHandler(progressQuery, () => progress);
 
   if (operationId === null) {
@@ -99,11 +111,20 @@ async function drainUntilDone(input: DrainInput): Promise<DrainOutcome> {
   for (let iteration = 0; ; iteration++) {
     const current: string = operationId!;
     const seen = wakeups;
-    const check = await unlessGivenUp(
-      () => checkDrain({ nodeId: input.nodeId, operationId: current }),
+    const look = await unlessGivenUp(
+      async () => {
+        const check = await checkDrain({ nodeId: input.nodeId, operationId: current });
+        const deadline = progress.deadline;
+        if (check.outcome !== 'waiting' || !deadline || Date.parse(deadline) > Date.now()) {
+          return { check, forced: null };
+        }
+        if (!patched(FORCED_RELEASE_PATCH)) return { check, forced: null };
+        const forced = await forceReleaseDrain({ nodeId: input.nodeId, operationId: current, deadline });
+        return { check, forced };
+      },
       (failure) => failOperation({ nodeId: input.nodeId, operationId: current, failure }),
     );
-    if (check === 'failed') {
+    if (look === 'failed') {
       // As below: a begin that arrived meanwhile started a new drain; keep draining for it.
       await condition(allHandlersFinished);
       if (operationId !== current) continue;
@@ -111,31 +132,43 @@ async function drainUntilDone(input: DrainInput): Promise<DrainOutcome> {
       progress.nextCheckAt = null;
       return 'failed';
     }
+    const { check, forced } = look;
     if (check.outcome !== 'waiting') {
       // A begin that arrived meanwhile may have replaced a stale operation: keep draining for it.
       await condition(allHandlersFinished);
       if (operationId !== current) continue;
       progress.phase = check.outcome === 'drained' ? 'drained' : 'cancelled';
       progress.nextCheckAt = null;
+      progress.budget = null;
       setCurrentDetails(check.outcome === 'drained' ? 'drained' : `ended: ${check.outcome}`);
       return check.outcome;
     }
+    // Released (or the drain ended meanwhile): the next look finds the node empty (or ended).
+    if (forced && forced.outcome !== 'waiting') continue;
+    const budget: Budget | null = forced?.budget ?? null;
 
     const now = Date.now();
     const endsAt = check.earliestEndsAt ? Date.parse(check.earliestEndsAt) : Infinity;
-    const sleep = Math.max(MIN_SLEEP_MS, Math.min(endsAt - now, DRAIN_MAX_SLEEP_MS));
+    // Before the deadline it is a wake-up of its own; past it, only a freed slot or an end helps.
+    const deadlineAt = progress.deadline && !budget ? Date.parse(progress.deadline) : Infinity;
+    const wakeAt = Math.min(endsAt, deadlineAt);
+    const sleep = Math.max(MIN_SLEEP_MS, Math.min(wakeAt - now, DRAIN_MAX_SLEEP_MS));
     const nextCheckAt = new Date(now + sleep).toISOString();
     Object.assign(progress, {
-      phase: 'waiting',
+      phase: budget ? 'waiting-for-budget' : 'waiting',
       liveAllocationCount: check.liveAllocationCount,
       liveAllocations: check.liveAllocations,
       earliestEndsAt: check.earliestEndsAt,
       nextCheckAt,
+      budget,
     });
-    const why = endsAt - now <= DRAIN_MAX_SLEEP_MS ? 'earliest end' : 'periodic';
+    const why =
+      wakeAt - now > DRAIN_MAX_SLEEP_MS ? 'periodic' : deadlineAt < endsAt ? 'deadline' : 'earliest end';
+    const waitingFor = `${check.liveAllocationCount} allocation${check.liveAllocationCount === 1 ? '' : 's'}`;
     setCurrentDetails(
-      `waiting for ${check.liveAllocationCount} allocation${check.liveAllocationCount === 1 ? '' : 's'}; ` +
-        `next check ${nextCheckAt.slice(11, 16)}Z (${why})`,
+      (budget
+        ? `waiting for budget: ${describeBudget(budget)}; ${waitingFor} live`
+        : `waiting for ${waitingFor}`) + `; next check ${nextCheckAt.slice(11, 16)}Z (${why})`,
     );
     await condition(() => wakeups !== seen, sleep);
 

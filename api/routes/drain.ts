@@ -1,12 +1,27 @@
 import { createRoute, OpenAPIHono, z } from '@hono/zod-openapi';
 import { getVisibleNode } from '../../db/queries/nodes';
+import { resolveDeadline } from '../../domain/deadline';
 import { drainWorkflow } from '../../workflows/definitions';
 import { requireAction } from '../auth';
 import type { AppEnv } from '../env';
 import { expectedVersion, idempotencyHeaders, jsonBody, nodeIdParams, reason, version } from '../schemas';
 import { NodeOperationSchema, startOperation, startResponses } from '../workflows';
 
-const drainBody = z.strictObject({ reason: reason.optional(), version: version.optional() });
+const drainBody = z.strictObject({
+  reason: reason.optional(),
+  version: version.optional(),
+  deadline: z
+    .string()
+    .max(64)
+    .openapi({
+      description:
+        'when live allocations are released by force, within the pool disruption budget: an RFC 3339 ' +
+        'time (Z or an offset) or a duration from now (2h, 90m; 0s = now); not past, at most 30 days ahead. ' +
+        'Without it the drain only waits.',
+      example: '2h',
+    })
+    .optional(),
+});
 
 const drainRoute = createRoute({
   method: 'post',
@@ -25,12 +40,17 @@ export function drainRoutes(): OpenAPIHono<AppEnv> {
     const headers = c.req.valid('header');
     const body = c.req.valid('json');
     const version = expectedVersion(body.version, headers['if-match']);
+    // Fixed here, once: a retry of the same request (Idempotency-Key) answers the drain it began.
+    const deadline = body.deadline === undefined ? null : resolveDeadline(body.deadline, Date.now());
     const node = await getVisibleNode(deps.db, c.req.valid('param').id, principal);
     const result = await startOperation(deps, drainWorkflow, {
       node,
       principal,
-      request: { reason: body.reason ?? null, version, deadline: null },
-      idempotency: { key: headers['idempotency-key'], binds: { reason: body.reason, version } },
+      request: { reason: body.reason ?? null, version, deadline },
+      idempotency: {
+        key: headers['idempotency-key'],
+        binds: { reason: body.reason, version, deadline: body.deadline },
+      },
     });
     return c.json({ node: result.node, operation: result.operation }, result.created ? 202 : 200);
   });

@@ -4,7 +4,13 @@ import { actorOf } from '../../domain/principal';
 import { deleteNode } from '../../db/delete-node';
 import { cancelOpenDrain } from '../../db/cancellation';
 import { changeNodeIn, type NodeView } from '../../db/nodes';
-import { drainWorkflowId, purgeAnsweredSignal, purgeWorkflowId } from '../../workflows/definitions';
+import { waitingDrains } from '../../db/queries/disruptions';
+import {
+  budgetFreedSignal,
+  drainWorkflowId,
+  purgeAnsweredSignal,
+  purgeWorkflowId,
+} from '../../workflows/definitions';
 import type { AppDeps } from '../env';
 import type { NodeTarget } from '../node-route';
 import { signalIfRunning } from '../workflows';
@@ -13,7 +19,9 @@ type Deps = Pick<AppDeps, 'db' | 'temporal'>;
 
 /**
  * One control on one node in one transaction (`changeNode`); the node back, unchanged when it
- * already was as asked. A control that ended a drain (uncordon) cancels it and tells its workflow.
+ * already was as asked. A control that ended a drain (uncordon) cancels it and tells its workflow;
+ * one that put the node back into service gave back its disruption-budget slot (`applyNodeChange`)
+ * and wakes the drains waiting for one.
  */
 export async function controlNode(deps: Deps, target: NodeTarget, control: Control): Promise<NodeView> {
   const { before, after, view } = await deps.db.transaction(async (tx) => {
@@ -30,7 +38,21 @@ export async function controlNode(deps: Deps, target: NodeTarget, control: Contr
   if (isDraining(before) && !isDraining(after)) {
     await signalIfRunning(deps.temporal, drainWorkflowId(after.id), 'cancel');
   }
+  if (before.cordoned && !after.cordoned) await wakeBudgetWaiters(deps, before.poolId);
   return view;
+}
+
+/**
+ * Tells the drains waiting for a slot of the node's pool to look again, after the commit that
+ * freed one (a node that held none wakes them for nothing: they find the budget as it was). The
+ * slot was freed under the pool's lock, so a drain queued before it is listed here, and one that
+ * counts after it takes the slot; the drain's periodic look covers a signal lost on the way.
+ */
+async function wakeBudgetWaiters(deps: Deps, poolId: string | null): Promise<void> {
+  if (!poolId) return;
+  for (const nodeId of await waitingDrains(deps.db, poolId)) {
+    await signalIfRunning(deps.temporal, drainWorkflowId(nodeId), budgetFreedSignal.name);
+  }
 }
 
 /**
@@ -47,10 +69,14 @@ export async function adoptNode(deps: Pick<AppDeps, 'db'>, target: NodeTarget): 
   });
 }
 
-/** Deletes a node (db/delete-node.ts); a drain or purge it interrupts is told at once. */
+/**
+ * Deletes a node (db/delete-node.ts); a drain or purge it interrupts is told at once, and so are
+ * the drains waiting for the budget slot it gave back.
+ */
 export async function deleteNodeOf(deps: Deps, target: NodeTarget) {
-  const result = await deleteNode(deps.db, target);
+  const { poolId, ...result } = await deleteNode(deps.db, target);
   if (result.deleted) {
+    await wakeBudgetWaiters(deps, poolId);
     await signalIfRunning(deps.temporal, drainWorkflowId(target.nodeId), 'cancel');
     // Deleting a purging node forgets it: its purge ends `cancelled`.
     await signalIfRunning(deps.temporal, purgeWorkflowId(target.nodeId), purgeAnsweredSignal.name);

@@ -154,6 +154,15 @@ const drain = defineCommand({
   flags: {
     ...mutationFlags,
     'idempotency-key': idempotencyKeyFlag,
+    deadline: {
+      type: 'string',
+      value: 'WHEN',
+      maxLength: 64,
+      help:
+        "when allocations still live are released by force, within the pool's disruption budget " +
+        '(maxUnavailable): a duration from now (2h, 90m; 0s = now) or an RFC 3339 time, at most 30 days ' +
+        'ahead; without it the drain only waits',
+    },
     wait: waitFlag,
     timeout: timeoutFlag,
   },
@@ -161,7 +170,7 @@ const drain = defineCommand({
     const key = flags['idempotency-key'];
     const started = await api.POST('/v1/nodes/{id}/drain', {
       params: { path: { id: args.NODE }, header: { 'idempotency-key': key } },
-      body: { reason: flags.reason, version: flags['if-version'] },
+      body: { reason: flags.reason, version: flags['if-version'], deadline: flags.deadline },
     });
     const { node, operation } = started;
     if (!flags.wait) {

@@ -1,3 +1,4 @@
+import { describeBudget, type Budget } from '../../domain/budget';
 import type { Schemas } from '../../client';
 import { clock, dash, fields } from '../output';
 
@@ -56,6 +57,8 @@ export function describeProgress(progress: unknown): string {
     const n = p.liveAllocationCount;
     const ends = typeof p.earliestEndsAt === 'string' ? ` (first ends ${clock(p.earliestEndsAt)})` : '';
     parts.push(`waiting for ${n} allocation${n === 1 ? '' : 's'}${ends}`);
+  } else if (phase === 'waiting-for-budget' && isBudget(p.budget)) {
+    parts.push(`waiting for budget: ${describeBudget(p.budget)}`);
   } else if (phase) {
     parts.push(typeof p.step === 'string' ? `${phase}: ${p.step}` : phase);
   }
@@ -69,4 +72,9 @@ export function describeProgress(progress: unknown): string {
   if (typeof p.nextCheckAt === 'string') parts.push(`next check ${clock(p.nextCheckAt)}`);
   if (typeof p.deadline === 'string') parts.push(`deadline ${clock(p.deadline)}`);
   return parts.length > 0 ? parts.join('; ') : JSON.stringify(progress);
+}
+
+function isBudget(value: unknown): value is Budget {
+  const b = value as { max?: unknown; used?: unknown; holders?: unknown } | null;
+  return typeof b?.max === 'number' && typeof b.used === 'number' && Array.isArray(b.holders);
 }

@@ -132,6 +132,7 @@ describe('an activity meeting a database refusal gives up at once', () => {
       activities.beginDrain({
         actor: 'test',
         reason: 'replace PSU\u0000',
+        deadline: null,
         idempotencyKey: null,
         idempotencyScope: null,
         requestHash: null,

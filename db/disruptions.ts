@@ -1,0 +1,86 @@
+import { and, asc, count, eq, isNull, sql } from 'drizzle-orm';
+import { budgetMax, type Budget } from '../domain/budget';
+import { isTerminal } from '../domain/provision';
+import type { Tx } from './client';
+import { disruptions, nodes, pools } from './schema';
+import type { NodeRow } from './queries/nodes';
+
+// A pool's disruption budget (db/schema/disruptions.ts). Every write that takes or gives back a
+// slot holds the pool row locked, and every caller has locked the node first: node, then pool, as
+// every transaction that takes both does (remediation's storm count too), so two of them never
+// wait on each other. Leaving the queue (`stopWaiting`) needs no lock: it frees no slot.
+
+async function lockPool(tx: Tx, poolId: string) {
+  const [pool] = await tx.select().from(pools).where(eq(pools.id, poolId)).for('update');
+  return pool;
+}
+
+/** Locks the pool row (after the node) and reads its budget: `maxUnavailable` and who holds it. */
+export async function lockBudget(tx: Tx, poolId: string): Promise<Budget> {
+  const pool = await lockPool(tx, poolId);
+  const [size] = await tx
+    .select({ n: count() })
+    .from(nodes)
+    .where(and(eq(nodes.poolId, poolId), isNull(nodes.deletedAt)));
+  const holders = await tx
+    .select({ nodeId: disruptions.nodeId })
+    .from(disruptions)
+    .where(and(eq(disruptions.poolId, poolId), eq(disruptions.state, 'holding')))
+    .orderBy(asc(disruptions.nodeId));
+  return {
+    max: budgetMax(pool?.policy.maxUnavailable, size?.n ?? 0),
+    used: holders.length,
+    holders: holders.map((h) => h.nodeId),
+  };
+}
+
+/**
+ * Records the node's row in its pool's budget as `state`, for the drain `operationId`; the pool
+ * must be locked (`lockBudget`). A row moves from `waiting` to `holding`, never back.
+ */
+export async function markDisruption(
+  tx: Tx,
+  node: { id: string; poolId: string },
+  operationId: string,
+  state: 'holding' | 'waiting',
+): Promise<void> {
+  await tx
+    .insert(disruptions)
+    .values({ nodeId: node.id, poolId: node.poolId, operationId, state })
+    .onConflictDoUpdate({
+      target: disruptions.nodeId,
+      set: { operationId, state, since: sql`now()` },
+      // A holder stays as it is (the drain that took the slot, since when) when asked again.
+      setWhere: sql`${disruptions.state} = 'waiting'`,
+    });
+}
+
+/** A drained node takes its slot without asking: it is empty already, and stays out until uncordoned. */
+export async function holdDrained(tx: Tx, node: NodeRow, operationId: string): Promise<void> {
+  if (!node.poolId) return;
+  await lockPool(tx, node.poolId);
+  await markDisruption(tx, { id: node.id, poolId: node.poolId }, operationId, 'holding');
+}
+
+/** A drain that ended without finishing stops waiting for a slot (a slot it holds stays held). */
+export async function stopWaiting(tx: Tx, nodeId: string): Promise<void> {
+  await tx.delete(disruptions).where(and(eq(disruptions.nodeId, nodeId), eq(disruptions.state, 'waiting')));
+}
+
+/**
+ * Gives back the node's slot (or its place in the queue) once it stops being unavailable: it was
+ * uncordoned, deleted, or left the pool — or left service for good (decommissioned), so it is no
+ * longer a node out for a while, and would otherwise hold the slot for ever. `applyNodeChange` calls it for every change, so each path
+ * that does one of those frees the slot in its own transaction; the paths an operator takes
+ * (api/services/node-controls.ts) then signal the pool's waiting drains (`budgetFreed`).
+ */
+export async function freeDisruption(tx: Tx, before: NodeRow, after: NodeRow): Promise<void> {
+  const stillOut = after.cordoned && !after.deletedAt && after.poolId === before.poolId;
+  if (stillOut && !isTerminal(after.provisionState)) return;
+  const [row] = await tx.select().from(disruptions).where(eq(disruptions.nodeId, after.id));
+  if (!row) return;
+  // Under the pool's lock, so a drain counting the budget either sees the slot held and its
+  // waiting row is signalled after this commit, or counts after it and takes the slot.
+  await lockPool(tx, row.poolId);
+  await tx.delete(disruptions).where(eq(disruptions.nodeId, after.id));
+}

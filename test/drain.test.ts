@@ -50,10 +50,11 @@ describe('drain', () => {
     });
     expect(await eventsOf(h, nodeId, 'node.drained')).toHaveLength(0);
 
-    const releasedAt = Date.now();
+    // The release wakes the drain by signal: drained long before the allocation's end (an hour
+    // away) or the 5-minute periodic look. How fast (well under a second) is measured by
+    // bench/drain-reaction.ts, not here, where a loaded machine would make a timing flaky.
     await call(h, 'POST', `/v1/allocations/${second}/release`);
-    await eventually(() => drainedNode(nodeId), 1_000, 20);
-    expect(Date.now() - releasedAt).toBeLessThan(1_000);
+    await eventually(() => drainedNode(nodeId), 10_000, 20);
 
     const node = await call(h, 'GET', `/v1/nodes/${nodeId}`);
     expect(node.body).toMatchObject({ cordoned: true, noScheduleReasons: [] });

@@ -47,3 +47,15 @@ export async function wakeBudgetWaiters(
     console.warn(`waking the drains waiting on pool ${poolId} failed: ${(error as Error).message}`);
   }
 }
+
+/**
+ * After a cancellation's clean-up (`endCancelledOperation`), whichever door ran it: a purge the
+ * node had already acknowledged is past cancelling and forgot the node instead (`succeeded`),
+ * which gave back the node's slot; the waiting drains are told as on any purge.
+ */
+export async function wakeAfterCleanUp(
+  deps: { db: DbOrTx; temporal: Client },
+  ended: { kind: string; status: string; poolId: string | null } | undefined,
+): Promise<void> {
+  if (ended?.kind === 'purge' && ended.status === 'succeeded') await wakeBudgetWaiters(deps, ended.poolId);
+}

@@ -74,7 +74,8 @@ export async function stopWaiting(tx: Tx, nodeId: string): Promise<void> {
  * calls it for every change, so each path that does one of those frees the slot in its own
  * transaction; after the commit, that path wakes the pool's waiting drains (`wakeBudgetWaiters`):
  * uncordon and delete in api/services/node-controls.ts, the purge's and the decommission's last
- * steps in their activities.
+ * steps in their activities, a cancellation's clean-up that forgot an acknowledged purge's node
+ * (`wakeAfterCleanUp`).
  */
 export async function freeDisruption(tx: Tx, before: NodeRow, after: NodeRow): Promise<void> {
   const stillOut = after.cordoned && !after.deletedAt && after.poolId === before.poolId;

@@ -1,7 +1,12 @@
 import { eq } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { disruptions } from '../db/schema';
-import { drainWorkflowId, progressQuery, type DrainProgress } from '../workflows/definitions';
+import {
+  drainWorkflowId,
+  progressQuery,
+  purgeWorkflowId,
+  type DrainProgress,
+} from '../workflows/definitions';
 import { joinedNode } from './support/agents';
 import { answerCommand, pollCommands, purge } from './support/builders';
 import { decommissioned, executeFromPreview, retiredNode } from './support/decommission';
@@ -74,6 +79,27 @@ describe('a budget slot freed by a workflow wakes the waiting drains', () => {
 
     const freedAt = Date.now();
     expect((await answerCommand(h, credential, command.id)).status).toBe(200);
+    await proceedsSoonAfter(waiter, freedAt);
+    expect(await disruptionOf(holder)).toBeUndefined();
+    expect(await eventsOf(h, holder, 'node.purged')).toHaveLength(1);
+  });
+
+  it('a cancellation that finds the purge acknowledged and forgets the holder', async () => {
+    await seedPool(h, { id: 'pool-bf3', tenantId: 'acme', policy: { maxUnavailable: 1 } });
+    const { nodeId: holder, credential } = await joinedNode(h, 'pool-bf3');
+    const waiter = await waitingBehind('pool-bf3', holder);
+    const started = await purge(h, holder);
+    const [command] = (await pollCommands(h, credential)).body.items;
+    // Its workflow gone before the ack reached it: only the DELETE's own clean-up forgets the node.
+    await h.temporal.workflow.getHandle(purgeWorkflowId(holder)).terminate('gone before the ack');
+    expect((await answerCommand(h, credential, command.id)).status).toBe(200);
+    expect(await disruptionOf(holder)).toBe('holding');
+
+    const freedAt = Date.now();
+    const cancelled = await call(h, 'DELETE', `/v1/operations/${started.body.operation.id}`);
+    // Past cancelling: the purge succeeded, the node forgotten.
+    expect(cancelled.status).toBe(409);
+    expect(cancelled.body.error).toMatchObject({ code: 'INVALID_STATE' });
     await proceedsSoonAfter(waiter, freedAt);
     expect(await disruptionOf(holder)).toBeUndefined();
     expect(await eventsOf(h, holder, 'node.purged')).toHaveLength(1);

@@ -8,6 +8,7 @@ import type { Db } from '../db/client';
 import { closeAbandonedOperation, endCancelledOperation, TEMPORAL_ACTOR } from '../db/cancellation';
 import type { OperationStatus } from '../domain/operation';
 import { controllerState, operations } from '../db/schema';
+import { wakeAfterCleanUp } from './signals';
 
 const EventType = proto.temporal.api.enums.v1.EventType;
 
@@ -58,6 +59,7 @@ export function createCancelActivities(db: Db, temporal: Client) {
           ...(input.attempts ? { attempts: input.attempts } : {}),
         }),
       );
+      await wakeAfterCleanUp({ db, temporal }, ended);
       return ended?.status ?? null;
     },
 

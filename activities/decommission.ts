@@ -1,3 +1,4 @@
+import type { Client } from '@temporalio/client';
 import { and, eq, ne, sql } from 'drizzle-orm';
 import { DrydockError } from '../domain/errors';
 import { moveTarget } from '../domain/provision';
@@ -18,8 +19,9 @@ import {
 import { wakeNode } from '../db/wakeups';
 import type { BeginInput, BeginResult, DecommissionRequest } from '../workflows/definitions';
 import { beginOperation } from './begin';
+import { wakeBudgetWaiters } from './signals';
 
-export function createDecommissionActivities(db: Db) {
+export function createDecommissionActivities(db: Db, temporal: Client) {
   return {
     /**
      * Admission, one locking transaction: recompute generation, digest and blockers; refuse on any
@@ -95,11 +97,15 @@ export function createDecommissionActivities(db: Db) {
       });
     },
 
-    /** Finalize, one transaction: terminal state, the one `node.decommissioned`, operation succeeded. */
+    /**
+     * Finalize, one transaction: terminal state, the one `node.decommissioned`, operation succeeded;
+     * then wake the drains waiting for the budget slot a node out for good gives back (on a retry
+     * too: the first attempt may have committed without waking them).
+     */
     async finalizeDecommission(input: { nodeId: string; operationId: string }): Promise<'decommissioned'> {
-      return db.transaction(async (tx): Promise<'decommissioned'> => {
+      const poolId = await db.transaction(async (tx) => {
         const node = await lockNode(tx, input.nodeId);
-        if (node.provisionState === 'decommissioned') return 'decommissioned';
+        if (node.provisionState === 'decommissioned') return node.poolId;
         const [op] = await tx.select().from(operations).where(eq(operations.id, input.operationId));
         const admitted = (op?.result ?? {}) as {
           operator?: string;
@@ -131,8 +137,10 @@ export function createDecommissionActivities(db: Db) {
         await finishOperation(tx, input.operationId, 'succeeded', {
           result: { ...admitted, decommissioned: true },
         });
-        return 'decommissioned';
+        return node.poolId;
       });
+      await wakeBudgetWaiters({ db, temporal }, poolId);
+      return 'decommissioned';
     },
   };
 }

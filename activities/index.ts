@@ -23,8 +23,8 @@ export function createActivities(deps: { db: Db; ca: ClusterCa; clusterId: strin
     ...createCancelActivities(deps.db, deps.temporal),
     ...createDrainActivities(deps.db),
     ...createLivenessActivities(deps.db),
-    ...createDecommissionActivities(deps.db),
-    ...createPurgeActivities(deps.db, { ca: deps.ca, clusterId: deps.clusterId }),
+    ...createDecommissionActivities(deps.db, deps.temporal),
+    ...createPurgeActivities(deps.db, deps),
     ...createRemediationActivities(deps.db),
     ...createFailureActivities(deps.db),
   });

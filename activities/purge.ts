@@ -1,3 +1,4 @@
+import type { Client } from '@temporalio/client';
 import { and, eq } from 'drizzle-orm';
 import type { ClusterCa } from '../ca';
 import { assertControllable } from '../domain/controls';
@@ -13,8 +14,9 @@ import { nodeCommands, nodes } from '../db/schema';
 import { wakeNode } from '../db/wakeups';
 import type { BeginInput, BeginResult, PurgeCheck } from '../workflows/definitions';
 import { beginOperation } from './begin';
+import { wakeBudgetWaiters } from './signals';
 
-export function createPurgeActivities(db: Db, signer: { ca: ClusterCa; clusterId: string }) {
+export function createPurgeActivities(db: Db, deps: { ca: ClusterCa; clusterId: string; temporal: Client }) {
   return {
     /**
      * The purge begins, in one transaction: `purging` (out of placement at once), a purge command
@@ -32,7 +34,7 @@ export function createPurgeActivities(db: Db, signer: { ca: ClusterCa; clusterId
           const node = await supersedeDrain(tx, locked, { actor: input.actor, operation });
           const commandId = newId('cmd');
           const payload = encodePurgePayload({
-            clusterId: signer.clusterId,
+            clusterId: deps.clusterId,
             nodeId: node.id,
             commandId,
             kind: 'purge',
@@ -43,7 +45,7 @@ export function createPurgeActivities(db: Db, signer: { ca: ClusterCa; clusterId
             nodeId: node.id,
             kind: 'purge',
             payload,
-            signature: signPayload(signer.ca.privateKey, payload),
+            signature: signPayload(deps.ca.privateKey, payload),
             operationId: operation.id,
           });
           const updated = await applyNodeChange(
@@ -81,13 +83,17 @@ export function createPurgeActivities(db: Db, signer: { ca: ClusterCa; clusterId
 
     /**
      * The node acknowledged: forget it in one transaction (tombstone, credentials and certificates
-     * revoked, pending commands cancelled, `node.purged`, operation succeeded). Idempotent.
+     * revoked, pending commands cancelled, `node.purged`, operation succeeded), then wake the drains
+     * waiting for the budget slot a forgotten node gives back. Idempotent.
      */
     async forgetPurgedNode(input: { nodeId: string; operationId: string }): Promise<'purged'> {
-      return db.transaction(async (tx): Promise<'purged'> => {
-        await forgetPurgedNode(tx, await lockNode(tx, input.nodeId), input.operationId);
-        return 'purged';
+      const poolId = await db.transaction(async (tx) => {
+        const node = await lockNode(tx, input.nodeId);
+        await forgetPurgedNode(tx, node, input.operationId);
+        return node.poolId;
       });
+      await wakeBudgetWaiters({ db, temporal: deps.temporal }, poolId);
+      return 'purged';
     },
 
     /** A DELETE forgot the purging node: the purge ends `cancelled`. */

@@ -1,5 +1,4 @@
 import { z } from '@hono/zod-openapi';
-import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { actorOf, idempotencyScope, type Principal } from '../domain/principal';
 import { labelsOf, nodeView, type NodeRow } from '../db/nodes';
 import { operationOfKey, operationView } from '../db/operations';
@@ -15,6 +14,9 @@ import type { AppDeps } from './env';
 import { errorResponses, json, NodeSchema, OperationSchema } from './schemas';
 import type { SingleFlight } from './single-flight';
 import { requestHash, updateWithStart } from './update-with-start';
+
+// Routes and services signal workflows the one way activities do too.
+export { signalIfRunning } from '../activities/signals';
 
 /** A begin request's own fields: the actor and the Idempotency-Key's are filled in by the start. */
 export type BeginFields<R extends BeginRequest> = Omit<
@@ -99,24 +101,3 @@ export const startResponses = <T extends z.ZodType>(schema: T, began: string, fo
 
 /** The answer of a start that names the node too (drain, purge). */
 export const NodeOperationSchema = z.object({ node: NodeSchema, operation: OperationSchema });
-
-/** How long a route waits for a signal to be taken: the change is committed whether or not it is. */
-const SIGNAL_TIMEOUT_MS = 2_000;
-
-/** Sends a signal to a workflow if it runs; a missing workflow is fine (its timer catches up). */
-export async function signalIfRunning(
-  client: Client,
-  workflowId: string,
-  signal: string,
-  args: unknown[] = [],
-): Promise<void> {
-  try {
-    await client.withDeadline(Date.now() + SIGNAL_TIMEOUT_MS, () =>
-      client.workflow.getHandle(workflowId).signal(signal, ...args),
-    );
-  } catch (error) {
-    if (error instanceof WorkflowNotFoundError) return;
-    // The change is committed; the workflow's periodic check will see it even without the signal.
-    console.warn(`signal ${signal} to ${workflowId} failed: ${(error as Error).message}`);
-  }
-}

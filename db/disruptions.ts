@@ -70,9 +70,12 @@ export async function stopWaiting(tx: Tx, nodeId: string): Promise<void> {
 /**
  * Gives back the node's slot (or its place in the queue) once it stops being unavailable: it was
  * uncordoned, deleted, or left the pool — or left service for good (decommissioned), so it is no
- * longer a node out for a while, and would otherwise hold the slot for ever. `applyNodeChange` calls it for every change, so each path
- * that does one of those frees the slot in its own transaction; the paths an operator takes
- * (api/services/node-controls.ts) then signal the pool's waiting drains (`budgetFreed`).
+ * longer a node out for a while, and would otherwise hold the slot for ever. `applyNodeChange`
+ * calls it for every change, so each path that does one of those frees the slot in its own
+ * transaction; after the commit, that path wakes the pool's waiting drains (`wakeBudgetWaiters`):
+ * uncordon and delete in api/services/node-controls.ts, the purge's and the decommission's last
+ * steps in their activities, a cancellation's clean-up that forgot an acknowledged purge's node
+ * (`wakeAfterCleanUp`).
  */
 export async function freeDisruption(tx: Tx, before: NodeRow, after: NodeRow): Promise<void> {
   const stillOut = after.cordoned && !after.deletedAt && after.poolId === before.poolId;

@@ -105,6 +105,51 @@ describe('drain deadline', () => {
     expect(await eventsOf(h, nodeId!, 'allocation.force-released')).toHaveLength(2);
   });
 
+  it("on a shared node's feed, each tenant sees its own allocations' forced releases only", async () => {
+    const [nodeId] = await poolWithNodes('pool-dl8', 1);
+    const mine = await allocate(h, nodeId!, 'acme');
+    const theirs = await allocate(h, nodeId!, 'globex');
+    await drain(nodeId!, { deadline: '0s' });
+    await eventually(async () =>
+      (await eventsOf(h, nodeId!, 'node.drained')).length > 0 ? true : undefined,
+    );
+
+    const feedOf = async (token?: string) => {
+      const reply = await call(h, 'GET', `/v1/nodes/${nodeId}/events`, { token });
+      expect(reply.status).toBe(200);
+      return reply.body.items as { type: string; tenantId: string | null; data: Record<string, unknown> }[];
+    };
+    const forcedIn = (items: Awaited<ReturnType<typeof feedOf>>) =>
+      items
+        .filter((e) => e.type === 'allocation.force-released')
+        .map((e) => ({ tenantId: e.tenantId, allocationId: e.data.allocationId }));
+    const operator = await feedOf();
+    expect(forcedIn(operator).sort((x, y) => x.tenantId!.localeCompare(y.tenantId!))).toEqual([
+      { tenantId: 'acme', allocationId: mine },
+      { tenantId: 'globex', allocationId: theirs },
+    ]);
+    const acme = await tenantKey(h, 'acme', ['compute:nodes:read'], 'dl8-acme');
+    const globex = await tenantKey(h, 'globex', ['compute:nodes:read'], 'dl8-globex');
+    const seenByAcme = await feedOf(acme.secret);
+    const seenByGlobex = await feedOf(globex.secret);
+    expect(forcedIn(seenByAcme)).toEqual([{ tenantId: 'acme', allocationId: mine }]);
+    expect(forcedIn(seenByGlobex)).toEqual([{ tenantId: 'globex', allocationId: theirs }]);
+    // The node's own events are for every tenant that sees the node; a type filter projects the same.
+    const nodeEvents = ['node.draining', 'node.drained'];
+    for (const seen of [seenByAcme, seenByGlobex]) {
+      expect(seen.map((e) => e.type).filter((t) => t.startsWith('node.'))).toEqual(nodeEvents);
+    }
+    const filtered = await call(h, 'GET', `/v1/nodes/${nodeId}/events?type=allocation.`, {
+      token: globex.secret,
+    });
+    expect(forcedIn(filtered.body.items)).toEqual([{ tenantId: 'globex', allocationId: theirs }]);
+    // The fleet feed, filtered to the node, answers each the same.
+    const fleet = await call(h, 'GET', `/v1/events?nodeId=${nodeId}&type=allocation.`, {
+      token: acme.secret,
+    });
+    expect(forcedIn(fleet.body.items)).toEqual([{ tenantId: 'acme', allocationId: mine }]);
+  });
+
   it('waits until a deadline ahead, then releases', async () => {
     const [nodeId] = await poolWithNodes('pool-dl2', 1);
     const allocation = await allocate(h, nodeId!, 'acme');

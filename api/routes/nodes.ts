@@ -106,7 +106,7 @@ export function nodesRoutes(): OpenAPIHono<AppEnv> {
     const node = await getVisibleNode(db, c.req.valid('param').id, principal);
     const q = c.req.valid('query');
     const after = decodeCursor(q.cursor, /^\d{1,18}$/);
-    const rows = await listNodeEvents(db, node.id, {
+    const rows = await listNodeEvents(db, principal, node.id, {
       typePrefix: q.type,
       afterId: after ? Number(after) : undefined,
       limit: q.limit + 1,

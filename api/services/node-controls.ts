@@ -4,13 +4,8 @@ import { actorOf } from '../../domain/principal';
 import { deleteNode } from '../../db/delete-node';
 import { cancelOpenDrain } from '../../db/cancellation';
 import { changeNodeIn, type NodeView } from '../../db/nodes';
-import { waitingDrains } from '../../db/queries/disruptions';
-import {
-  budgetFreedSignal,
-  drainWorkflowId,
-  purgeAnsweredSignal,
-  purgeWorkflowId,
-} from '../../workflows/definitions';
+import { wakeBudgetWaiters } from '../../activities/signals';
+import { drainWorkflowId, purgeAnsweredSignal, purgeWorkflowId } from '../../workflows/definitions';
 import type { AppDeps } from '../env';
 import type { NodeTarget } from '../node-route';
 import { signalIfRunning } from '../workflows';
@@ -40,19 +35,6 @@ export async function controlNode(deps: Deps, target: NodeTarget, control: Contr
   }
   if (before.cordoned && !after.cordoned) await wakeBudgetWaiters(deps, before.poolId);
   return view;
-}
-
-/**
- * Tells the drains waiting for a slot of the node's pool to look again, after the commit that
- * freed one (a node that held none wakes them for nothing: they find the budget as it was). The
- * slot was freed under the pool's lock, so a drain queued before it is listed here, and one that
- * counts after it takes the slot; the drain's periodic look covers a signal lost on the way.
- */
-async function wakeBudgetWaiters(deps: Deps, poolId: string | null): Promise<void> {
-  if (!poolId) return;
-  for (const nodeId of await waitingDrains(deps.db, poolId)) {
-    await signalIfRunning(deps.temporal, drainWorkflowId(nodeId), budgetFreedSignal.name);
-  }
 }
 
 /**

@@ -5,6 +5,7 @@ import { isFinished, type CancellationRequest } from '../../domain/operation';
 import { actorOf, type Principal } from '../../domain/principal';
 import { endCancelledOperation, recordCancellation } from '../../db/cancellation';
 import { findOperation, getVisibleOperation, type OperationRow } from '../../db/queries/operations';
+import { wakeAfterCleanUp } from '../../activities/signals';
 import type { AppDeps } from '../env';
 import { classifyTemporalError } from '../temporal-errors';
 
@@ -72,6 +73,7 @@ export async function cancelOperation(
       await recordCancellation(tx, op.id, ask);
       return endCancelledOperation(tx, op.id, { actor: ask.by });
     });
+    await wakeAfterCleanUp(deps, ended);
     return { operation: answered(ended ?? op), cleanedUp: true };
   };
   if (!running) return cleanUpHere();

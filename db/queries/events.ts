@@ -1,6 +1,8 @@
-import { and, asc, eq, gt, like, type SQL } from 'drizzle-orm';
+import { and, asc, eq, gt, like, sql, type SQL } from 'drizzle-orm';
+import type { Principal } from '../../domain/principal';
 import type { DbOrTx } from '../client';
-import { events } from '../schema';
+import { events, nodes } from '../schema';
+import { visibleTo } from './nodes';
 
 export type EventRow = typeof events.$inferSelect;
 
@@ -18,26 +20,47 @@ export function eventView(e: EventRow) {
   };
 }
 
-/** Events oldest first meeting every condition, those whose type starts with `typePrefix` if given. */
+/**
+ * The events projection, the one both feeds apply: operators see every event, a tenant only those
+ * of nodes it can see (`visibleTo`) — but an `allocation.*` event only when it is about the
+ * tenant's own allocation (the event's `tenantId`), even on a node shared with other tenants and
+ * even once the node is out of its sight.
+ */
+function eventsVisibleTo(principal: Principal): SQL | undefined {
+  if (principal.kind === 'operator') return undefined;
+  const tenantId = principal.kind === 'tenant' ? principal.tenantId : null;
+  return sql`case when ${events.type} like 'allocation.%' then ${events.tenantId} = ${tenantId}
+    else ${events.nodeId} in (select ${nodes.id} from ${nodes} where ${visibleTo(principal)}) end`;
+}
+
+/**
+ * The events `principal` may see, oldest first, meeting every condition, those whose type starts
+ * with `typePrefix` if given.
+ */
 export async function eventPage(
   db: DbOrTx,
+  principal: Principal,
   q: { conditions: (SQL | undefined)[]; typePrefix?: string; limit: number },
 ): Promise<EventRow[]> {
   const byType = q.typePrefix ? like(events.type, `${q.typePrefix}%`) : undefined;
   return db
     .select()
     .from(events)
-    .where(and(byType, ...q.conditions))
+    .where(and(byType, eventsVisibleTo(principal), ...q.conditions))
     .orderBy(asc(events.id))
     .limit(q.limit);
 }
 
-/** A node's events oldest first, those whose type starts with `typePrefix` when one is given. */
+/**
+ * A node's events as `principal` sees them (the projection of `eventPage`), oldest first, those
+ * whose type starts with `typePrefix` when one is given.
+ */
 export async function listNodeEvents(
   db: DbOrTx,
+  principal: Principal,
   nodeId: string,
   q: { typePrefix?: string; afterId?: number; limit: number },
 ): Promise<EventRow[]> {
   const after = q.afterId === undefined ? undefined : gt(events.id, q.afterId);
-  return eventPage(db, { ...q, conditions: [eq(events.nodeId, nodeId), after] });
+  return eventPage(db, principal, { ...q, conditions: [eq(events.nodeId, nodeId), after] });
 }

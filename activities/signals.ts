@@ -1,0 +1,61 @@
+import { WorkflowNotFoundError, type Client } from '@temporalio/client';
+import type { DbOrTx } from '../db/client';
+import { waitingDrains } from '../db/queries/disruptions';
+import { budgetFreedSignal, drainWorkflowId } from '../workflows/definitions';
+
+// Signals sent after a commit, by the API's services and by activities alike. The change is
+// committed whether or not a signal arrives: each workflow's periodic look sees it without one.
+
+/** How long one signal may take to be accepted. */
+const SIGNAL_TIMEOUT_MS = 2_000;
+
+/** Sends a signal to a workflow if it runs; a missing workflow is fine (its timer catches up). */
+export async function signalIfRunning(
+  client: Client,
+  workflowId: string,
+  signal: string,
+  args: unknown[] = [],
+): Promise<void> {
+  try {
+    await client.withDeadline(Date.now() + SIGNAL_TIMEOUT_MS, () =>
+      client.workflow.getHandle(workflowId).signal(signal, ...args),
+    );
+  } catch (error) {
+    if (error instanceof WorkflowNotFoundError) return;
+    console.warn(`signal ${signal} to ${workflowId} failed: ${(error as Error).message}`);
+  }
+}
+
+/**
+ * Tells the drains waiting for a slot of the pool's disruption budget to look again, after the
+ * commit of a change that may have given one back (`freeDisruption`: an uncordon, a delete, a
+ * purge, a decommission); a node that held none wakes them for nothing — they find the budget as
+ * it was. The slot was freed under the pool's lock, so a drain queued before it is listed here,
+ * and one that counts after it takes the slot. It never throws: the change is committed, and a
+ * waiting drain's periodic look (at most `DRAIN_MAX_SLEEP_MS` away) covers a wake-up lost here.
+ */
+export async function wakeBudgetWaiters(
+  deps: { db: DbOrTx; temporal: Client },
+  poolId: string | null,
+): Promise<void> {
+  if (!poolId) return;
+  try {
+    for (const nodeId of await waitingDrains(deps.db, poolId)) {
+      await signalIfRunning(deps.temporal, drainWorkflowId(nodeId), budgetFreedSignal.name);
+    }
+  } catch (error) {
+    console.warn(`waking the drains waiting on pool ${poolId} failed: ${(error as Error).message}`);
+  }
+}
+
+/**
+ * After a cancellation's clean-up (`endCancelledOperation`), whichever door ran it: a purge the
+ * node had already acknowledged is past cancelling and forgot the node instead (`succeeded`),
+ * which gave back the node's slot; the waiting drains are told as on any purge.
+ */
+export async function wakeAfterCleanUp(
+  deps: { db: DbOrTx; temporal: Client },
+  ended: { kind: string; status: string; poolId: string | null } | undefined,
+): Promise<void> {
+  if (ended?.kind === 'purge' && ended.status === 'succeeded') await wakeBudgetWaiters(deps, ended.poolId);
+}

@@ -7,6 +7,7 @@ import { createDecommissionActivities } from './decommission';
 import { createDrainActivities } from './drain';
 import { createFailureActivities } from './failure';
 import { createLivenessActivities } from './liveness';
+import { createPoolDrainActivities } from './pool-drain';
 import { createPurgeActivities } from './purge';
 import { createRemediationActivities } from './remediation';
 
@@ -19,6 +20,7 @@ import { createRemediationActivities } from './remediation';
 export function createActivities(deps: { db: Db; ca: ClusterCa; clusterId: string }) {
   return refusalsAreFinal({
     ...createDrainActivities(deps.db),
+    ...createPoolDrainActivities(deps.db),
     ...createLivenessActivities(deps.db),
     ...createDecommissionActivities(deps.db),
     ...createPurgeActivities(deps.db, { ca: deps.ca, clusterId: deps.clusterId }),

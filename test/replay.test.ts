@@ -19,6 +19,8 @@ describe('replay of recorded histories', () => {
         'decommission.json',
         'purge.json',
         'remediation.json',
+        'pool-drain.json',
+        'drain-child.json',
       ]),
     );
   });

@@ -21,6 +21,7 @@ import {
 } from './definitions';
 import { isFinished } from '../domain/operation';
 import { beginInput } from './begin';
+import { reportToParent } from './parent';
 import { asRefusal, unlessGivenUp } from './refusal';
 import { OperationIdKey } from './search-attributes';
 
@@ -104,6 +105,7 @@ export async function drain(input: DrainInput): Promise<DrainOutcome> {
       if (operationId !== current) continue;
       progress.phase = 'failed';
       progress.nextCheckAt = null;
+      await reportToParent({ nodeId: input.nodeId, operationId: current, outcome: 'failed' });
       return 'failed';
     }
     if (check.outcome !== 'waiting') {
@@ -113,6 +115,7 @@ export async function drain(input: DrainInput): Promise<DrainOutcome> {
       progress.phase = check.outcome === 'drained' ? 'drained' : 'cancelled';
       progress.nextCheckAt = null;
       setCurrentDetails(check.outcome === 'drained' ? 'drained' : `ended: ${check.outcome}`);
+      await reportToParent({ nodeId: input.nodeId, operationId: current, outcome: check.outcome });
       return check.outcome;
     }
 

@@ -41,7 +41,9 @@ export function describeProgress(progress: unknown): string {
   const p = progress as Record<string, unknown>;
   const parts: string[] = [];
   const phase = typeof p.phase === 'string' ? p.phase : undefined;
-  if (phase === 'waiting' && typeof p.liveAllocationCount === 'number') {
+  if (p.counts && typeof p.counts === 'object') {
+    parts.push(`${phase ?? 'draining'}: ${describeCounts(p.counts as Record<string, unknown>)}`);
+  } else if (phase === 'waiting' && typeof p.liveAllocationCount === 'number') {
     const n = p.liveAllocationCount;
     const ends = typeof p.earliestEndsAt === 'string' ? ` (first ends ${clock(p.earliestEndsAt)})` : '';
     parts.push(`waiting for ${n} allocation${n === 1 ? '' : 's'}${ends}`);
@@ -58,4 +60,14 @@ export function describeProgress(progress: unknown): string {
   if (typeof p.nextCheckAt === 'string') parts.push(`next check ${clock(p.nextCheckAt)}`);
   if (typeof p.deadline === 'string') parts.push(`deadline ${clock(p.deadline)}`);
   return parts.length > 0 ? parts.join('; ') : JSON.stringify(progress);
+}
+
+/** A pool drain's counts: `12 drained, 5 draining (1 waiting for budget), 30 pending, 3 failed`. */
+export function describeCounts(counts: Record<string, unknown>): string {
+  const n = (key: string) => (typeof counts[key] === 'number' ? counts[key] : 0);
+  const budget = n('waitingForBudget') > 0 ? ` (${n('waitingForBudget')} waiting for budget)` : '';
+  return (
+    `${n('drained')} drained, ${n('draining') + n('waitingForBudget')} draining${budget}, ` +
+    `${n('pending')} pending, ${n('failed')} failed`
+  );
 }

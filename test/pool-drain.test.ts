@@ -13,6 +13,7 @@ import { readNode, setNode } from './support/builders';
 import { allocate, call, seedNode, seedPool, tenantKey } from './support/fixtures';
 import { eventually, useHarness } from './support/harness';
 import { recordHistory } from './support/histories';
+import { mostAtOnce } from './support/overlap';
 
 const h = useHarness();
 
@@ -44,20 +45,6 @@ async function releaseAll(nodeId: string) {
 
 const progressOf = (poolId: string) =>
   h.temporal.workflow.getHandle(poolDrainWorkflowId(poolId)).query(poolDrainProgressQuery);
-
-/** The most intervals [created, completed) that overlap at one moment. */
-function mostAtOnce(ops: { createdAt: Date; completedAt: Date | null }[]): number {
-  const marks = ops.flatMap((op) => [
-    { at: op.createdAt.getTime(), step: 1 },
-    { at: (op.completedAt ?? new Date(8.64e15)).getTime(), step: -1 },
-  ]);
-  // An end and a start at the same instant: the end first.
-  marks.sort((a, b) => a.at - b.at || a.step - b.step);
-  let running = 0;
-  let most = 0;
-  for (const mark of marks) most = Math.max(most, (running += mark.step));
-  return most;
-}
 
 describe('pool drain', () => {
   it('drains 50 selected nodes at most 5 at a time, as their allocations go, and leaves the others alone', async () => {

@@ -15,7 +15,7 @@ import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import type { Activities } from '../activities';
 import type { NodeDrainBegin, NodeDrainRecord } from '../activities/pool-drain';
 import { deadlineOf } from '../domain/deadline';
-import { ulidFrom } from '../domain/ulid';
+import { derivedUlid } from '../domain/ulid';
 import { awaitBeginOf, beginOperationId } from './begin';
 import {
   beginPoolDrainUpdate,
@@ -186,8 +186,9 @@ async function startWaves(poolId: string, run: PoolDrainState): Promise<void> {
       .slice(0, Math.min(run.maxConcurrent - run.active.length, WAVE))
       .map((nodeId) => ({
         nodeId,
-        // Minted here (deterministic clock and random), so a retried begin finds its own operation.
-        operationId: `op_${ulidFrom(now, Math.random)}`,
+        // Named by the pool drain's operation and the node: a wave begun again (a workflow task
+        // retried after a crash, a run that continued as new) finds the operation it made.
+        operationId: `op_${derivedUlid(run.operationId.slice('op_'.length), nodeId)}`,
         deadline: run.deadline ? deadlineOf(run.deadline, now) : null,
       }));
     const begun = await beginNodeDrains({ actor: run.actor, reason: run.reason, nodes: wave });

@@ -5,6 +5,7 @@ import {
   continueAsNew,
   getExternalWorkflowHandle,
   isCancellation,
+  proxyActivities,
   proxyLocalActivities,
   setCurrentDetails,
   setHandler,
@@ -44,13 +45,18 @@ import {
   TenantIdKey,
 } from './search-attributes';
 
-// Local activities: a wave's begins and the record reads are short transactions, and running them
-// inside the workflow task keeps a child start one task away from the end of the one before.
-const { beginPoolDrain, beginNodeDrains, readNodeDrains, finishPoolDrain, cancelPoolDrain } =
-  proxyLocalActivities<Activities>({
+const retry = { initialInterval: '200 milliseconds', maximumInterval: '10 seconds' };
+// Local activities: the begin, the record reads and the end are short transactions, and running
+// them inside the workflow task saves the activity-task round trip.
+const { beginPoolDrain, readNodeDrains, finishPoolDrain, cancelPoolDrain } = proxyLocalActivities<Activities>(
+  {
     startToCloseTimeout: '1 minute',
-    retry: { initialInterval: '200 milliseconds', maximumInterval: '10 seconds' },
-  });
+    retry,
+  },
+);
+// A wave's begins are an activity of their own: awaiting one ends the workflow task, so the last
+// wave's child starts go to the server and run while the next wave's begins do (bench: pool-drain).
+const { beginNodeDrains } = proxyActivities<Activities>({ startToCloseTimeout: '1 minute', retry });
 
 /** The most node begins one activity makes (each its own transaction). */
 const WAVE = 50;
@@ -176,12 +182,15 @@ export async function poolDrain(input: PoolDrainInput): Promise<PoolDrainOutcome
 
 /**
  * Begins node drains until `maxConcurrent` run or none is left: one activity per wave for the
- * begins, then the wave's children started side by side.
+ * begins, and the children of every wave started side by side, the next wave's begins not
+ * waiting for the last wave's starts (bench: pool-drain).
  */
 async function startWaves(poolId: string, run: PoolDrainState): Promise<void> {
+  const starting: Promise<void>[] = [];
   while (run.pending.length > 0 && run.active.length < run.maxConcurrent) {
     const now = Date.now();
     const startedAt = new Date(now).toISOString();
+    const deadline = run.deadline ? deadlineOf(run.deadline, now) : null;
     const wave = run.pending
       .slice(0, Math.min(run.maxConcurrent - run.active.length, WAVE))
       .map((nodeId) => ({
@@ -189,40 +198,46 @@ async function startWaves(poolId: string, run: PoolDrainState): Promise<void> {
         // Named by the pool drain's operation and the node: a wave begun again (a workflow task
         // retried after a crash, a run that continued as new) finds the operation it made.
         operationId: `op_${derivedUlid(run.operationId.slice('op_'.length), nodeId)}`,
-        deadline: run.deadline ? deadlineOf(run.deadline, now) : null,
+        deadline,
       }));
     const begun = await beginNodeDrains({ actor: run.actor, reason: run.reason, nodes: wave });
     run.pending.splice(0, wave.length);
-    await Promise.all(
-      begun.map(async (node) => {
-        const deadline = wave.find((w) => w.nodeId === node.nodeId)!.deadline;
-        const active = await startNode(poolId, run, node, startedAt, deadline);
-        if (active) run.active.push(active);
-      }),
-    );
+    for (const node of begun) {
+      switch (node.state) {
+        case 'refused':
+          run.failed.push({ nodeId: node.nodeId, operationId: null, code: node.code, message: node.message });
+          break;
+        case 'drained':
+          run.drained.push(node.nodeId);
+          break;
+        case 'joined':
+          run.active.push({ nodeId: node.nodeId, operationId: node.operationId, child: false });
+          break;
+        case 'began': {
+          const active: ActiveNode = { nodeId: node.nodeId, operationId: node.operationId, child: true };
+          run.active.push(active);
+          starting.push(
+            startNode(poolId, run, node, startedAt, deadline).then((child) => void (active.child = child)),
+          );
+          break;
+        }
+      }
+    }
   }
+  await Promise.all(starting);
 }
 
-/** Starts the child of a node whose drain began; the node as it now counts (null: already done). */
+/**
+ * Starts the child `drain/<nodeId>` of a node whose drain began. False when a drain the API
+ * started a moment before took the operation on: the pool drain follows it by its record.
+ */
 async function startNode(
   poolId: string,
   run: PoolDrainState,
-  node: NodeDrainBegin,
+  node: NodeDrainBegin & { state: 'began' },
   startedAt: string,
   deadline: string | null,
-): Promise<ActiveNode | null> {
-  switch (node.state) {
-    case 'refused':
-      run.failed.push({ nodeId: node.nodeId, operationId: null, code: node.code, message: node.message });
-      return null;
-    case 'drained':
-      run.drained.push(node.nodeId);
-      return null;
-    case 'joined':
-      return { nodeId: node.nodeId, operationId: node.operationId, child: false };
-    case 'began':
-      break;
-  }
+): Promise<boolean> {
   try {
     await startChild(drain, {
       workflowId: drainWorkflowId(node.nodeId),
@@ -240,12 +255,9 @@ async function startNode(
       ],
       staticSummary: `drain ${node.hostname} (${node.nodeId}): ${run.reason ?? 'no reason given'}`,
     });
-    return { nodeId: node.nodeId, operationId: node.operationId, child: true };
+    return true;
   } catch (error) {
-    // A drain the API started a moment before took this operation on: follow it by its record.
-    if (error instanceof WorkflowExecutionAlreadyStartedError) {
-      return { nodeId: node.nodeId, operationId: node.operationId, child: false };
-    }
+    if (error instanceof WorkflowExecutionAlreadyStartedError) return false;
     throw error;
   }
 }

@@ -12,6 +12,7 @@
 import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import type { Client } from '@temporalio/client';
 import { bundleWorkflowCode, Worker } from '@temporalio/worker';
 import { createApp } from '../api/app';
 import { createAppDeps } from '../api/deps';
@@ -26,9 +27,9 @@ import { defineBenchmark, intOption, measured, UsageError, type Log } from './su
 import { paced } from './support/pace';
 import { environment, formatTable, writeResult } from './support/report';
 import { startServices } from './support/services';
-import { round } from './support/stats';
+import { round, summarize } from './support/stats';
 import type { Teardown } from './support/teardown';
-import { connectTemporal } from './support/temporal';
+import { connectTemporal, eventMs, type HistoryEvent } from './support/temporal';
 import { startEmptyChildren } from './workflows/baseline';
 
 const NAME = 'pool-drain';
@@ -161,6 +162,8 @@ async function measure(options: Options, teardown: Teardown, log: Log): Promise<
     childStarts.push(described.startTime.getTime());
   });
 
+  const segments = await poolDrainSegments(client, poolDrainWorkflowId(poolId));
+
   // ── the baseline: one workflow starting N empty children, WAVE at a time ──────────────────────
   const prefix = `bench-empty-${suffix}`;
   await client.workflow.execute(startEmptyChildren, {
@@ -204,6 +207,14 @@ async function measure(options: Options, teardown: Teardown, log: Log): Promise<
       ),
       '',
       `request → first child start ${firstChildMs} ms; request → pool drain ${outcome} ${finished - requested} ms`,
+      '',
+      formatTable(
+        ['where the pool drain spends its time', 'n', 'p50 ms', 'p99 ms', 'sum ms'],
+        Object.entries(segments).map(([label, samples]) => {
+          const s = summarize(samples);
+          return [label, s.count, s.p50, s.p99, Math.round(samples.reduce((a, b) => a + b, 0))];
+        }),
+      ),
     ].join('\n'),
   );
   const path = writeResult(NAME, {
@@ -216,8 +227,50 @@ async function measure(options: Options, teardown: Teardown, log: Log): Promise<
     ratio,
     firstChildMs,
     poolDrainMs: finished - requested,
+    segments: Object.fromEntries(
+      Object.entries(segments).map(([label, samples]) => [label, summarize(samples)]),
+    ),
     outcome,
   });
   console.log(`\nwrote ${path}`);
   return outcome === 'succeeded' ? 0 : 1;
+}
+
+/**
+ * Where the pool drain's runs spent their time, from their histories: each wave's begins
+ * (activity scheduled → completed), each child start (initiated → started), each workflow task
+ * (started → completed).
+ */
+async function poolDrainSegments(client: Client, workflowId: string): Promise<Record<string, number[]>> {
+  const segments: Record<string, number[]> = {
+    'wave of begins (activity scheduled → completed)': [],
+    'child start (initiated → started)': [],
+    'workflow task (started → completed)': [],
+  };
+  for await (const run of client.workflow.list({ query: `WorkflowId = '${workflowId}'` })) {
+    const history = await client.workflow.getHandle(workflowId, run.runId).fetchHistory();
+    const at = new Map<string, number>();
+    for (const event of (history.events ?? []) as HistoryEvent[]) {
+      const id = String(event.eventId);
+      const time = eventMs(event.eventTime);
+      at.set(id, time);
+      const since = (scheduled: unknown) => time - (at.get(String(scheduled)) ?? NaN);
+      if (event.activityTaskCompletedEventAttributes) {
+        segments['wave of begins (activity scheduled → completed)']!.push(
+          since(event.activityTaskCompletedEventAttributes.scheduledEventId),
+        );
+      }
+      if (event.childWorkflowExecutionStartedEventAttributes) {
+        segments['child start (initiated → started)']!.push(
+          since(event.childWorkflowExecutionStartedEventAttributes.initiatedEventId),
+        );
+      }
+      if (event.workflowTaskCompletedEventAttributes) {
+        segments['workflow task (started → completed)']!.push(
+          since(event.workflowTaskCompletedEventAttributes.startedEventId),
+        );
+      }
+    }
+  }
+  return segments;
 }

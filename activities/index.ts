@@ -9,6 +9,7 @@ import { createDecommissionActivities } from './decommission';
 import { createDrainActivities } from './drain';
 import { createFailureActivities } from './failure';
 import { createLivenessActivities } from './liveness';
+import { createPoolDrainActivities } from './pool-drain';
 import { createPurgeActivities } from './purge';
 import { createRemediationActivities } from './remediation';
 
@@ -22,6 +23,7 @@ export function createActivities(deps: { db: Db; ca: ClusterCa; clusterId: strin
   return refusalsAreFinal({
     ...createCancelActivities(deps.db, deps.temporal),
     ...createDrainActivities(deps.db),
+    ...createPoolDrainActivities(deps.db),
     ...createLivenessActivities(deps.db),
     ...createDecommissionActivities(deps.db, deps.temporal),
     ...createPurgeActivities(deps.db, deps),

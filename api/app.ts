@@ -21,6 +21,7 @@ import { decommissionRoutes } from './routes/decommission';
 import { drainRoutes } from './routes/drain';
 import { purgeRoutes } from './routes/purge';
 import { remediationRoutes } from './routes/remediation';
+import { poolDrainRoutes } from './routes/pool-drain';
 import { poolsRoutes } from './routes/pools';
 import { tokensRoutes } from './routes/tokens';
 import { limitFailedAuthentications } from './rate-limit';
@@ -40,6 +41,7 @@ const ROUTES = [
   allocationsRoutes,
   allocationsReadRoutes,
   poolsRoutes,
+  poolDrainRoutes,
   keysRoutes,
   tokensRoutes,
   nodeAccessRoutes,

@@ -1,4 +1,5 @@
 import { z } from '@hono/zod-openapi';
+import { parseDeadline } from '../domain/deadline';
 import { DrydockError } from '../domain/errors';
 import { EVENT_TYPES } from '../domain/events';
 import { idPattern, SLUG_PATTERN, type IdPrefix } from '../domain/ids';
@@ -33,6 +34,19 @@ export const text = ({ max, description }: { max: number; description: string })
     });
 
 export const reason = text({ max: 256, description: 'why, recorded on the event' });
+
+/** A drain deadline as the caller writes it: an RFC 3339 time or a duration (domain/deadline.ts). */
+export const deadlineText = (description: string) =>
+  z
+    .string()
+    .max(64, { error: 'is at most 64 characters', abort: true })
+    .refine((text) => 'deadline' in parseDeadline(text, Date.now()), {
+      error: (issue) => {
+        const parsed = parseDeadline(issue.input as string, Date.now());
+        return 'problem' in parsed ? parsed.problem : 'is not a deadline';
+      },
+    })
+    .openapi({ description, example: '2h' });
 
 /**
  * A JSON object of `key` → `value`. zod passes over a `__proto__` key without a word (the entry

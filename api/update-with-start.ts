@@ -4,7 +4,7 @@ import { ApplicationFailure, type SearchAttributePair, type TypedSearchAttribute
 import { ulid } from 'ulid';
 import { DrydockError, isErrorCode } from '../domain/errors';
 import { newId } from '../domain/ids';
-import type { BeginRequest, BeginResult, LifecycleWorkflow } from '../workflows/definitions';
+import type { BeginRequest, OperationBegun, OperationWorkflow } from '../workflows/definitions';
 import type { AppDeps } from './env';
 import { classifyTemporalError, grpcCode } from './temporal-errors';
 
@@ -37,12 +37,8 @@ function beginUpdateId(request: BeginRequest): string {
 }
 
 /** One update-with-start: which workflow, with what, and the begin request it carries. */
-export interface UpdateWithStart<
-  I extends { nodeId: string },
-  R extends BeginRequest,
-  A extends BeginResult,
-> {
-  workflow: LifecycleWorkflow<I, R, A>;
+export interface UpdateWithStart<I extends object, R extends BeginRequest, A extends OperationBegun> {
+  workflow: OperationWorkflow<I, R, A>;
   workflowId: string;
   input: I;
   searchAttributes: SearchAttributePair[];
@@ -56,18 +52,17 @@ export interface UpdateWithStart<
  * A refused begin comes back as the DrydockError whose code the workflow named; any other failure
  * of the Temporal client as UNAVAILABLE (its cause kept for the server's log).
  */
-export async function updateWithStart<
-  I extends { nodeId: string },
-  R extends BeginRequest,
-  A extends BeginResult,
->(deps: AppDeps, start: UpdateWithStart<I, R, A>): Promise<A> {
+export async function updateWithStart<I extends object, R extends BeginRequest, A extends OperationBegun>(
+  deps: AppDeps,
+  start: UpdateWithStart<I, R, A>,
+): Promise<A> {
   const { workflow } = start;
   const deadline = Date.now() + (deps.beginTimeoutMs ?? 15_000);
   const updateId = beginUpdateId(start.request);
   const request: R = { ...start.request, operationId: newId('op') };
   for (let attempt = 1; ; attempt++) {
     // A WithStartWorkflowOperation is single-use: a retry needs a new one.
-    const startWorkflowOperation = new WithStartWorkflowOperation(workflow.kind, {
+    const startWorkflowOperation = new WithStartWorkflowOperation(workflow.type ?? workflow.kind, {
       workflowId: start.workflowId,
       taskQueue: deps.taskQueue,
       args: [start.input],

@@ -1,8 +1,17 @@
 import { z } from '@hono/zod-openapi';
+import type { SearchAttributePair } from '@temporalio/common';
 import { actorOf, idempotencyScope, type Principal } from '../domain/principal';
 import { labelsOf, nodeView, type NodeRow } from '../db/nodes';
-import { operationOfKey, operationView } from '../db/operations';
-import type { BeginRequest, BeginResult, LifecycleWorkflow } from '../workflows/definitions';
+import { operationOfKey, operationView, type OperationRow } from '../db/operations';
+import type { PoolRow } from '../db/queries/pools';
+import type {
+  BeginRequest,
+  BeginResult,
+  LifecycleWorkflow,
+  OperationBegun,
+  OperationWorkflow,
+  PoolWorkflow,
+} from '../workflows/definitions';
 import {
   HostnameKey,
   LifecycleOperationKey,
@@ -24,32 +33,91 @@ export type BeginFields<R extends BeginRequest> = Omit<
   'actor' | 'idempotencyScope' | 'idempotencyKey' | 'requestHash' | 'operationId'
 >;
 
-/** What a route starts an operation with; the rest follows from the workflow, the node and the caller. */
-export interface OperationStart<Input extends { nodeId: string }, Request extends BeginRequest> {
-  /** The node, as the caller may see it. */
-  node: NodeRow;
+/** What a route starts an operation with; the rest follows from the workflow, its subject and the caller. */
+interface StartFields<Input, Request extends BeginRequest, Answer> {
   principal: Principal;
   request: BeginFields<Request>;
-  /** The workflow's argument beside the node's id. */
-  input?: Omit<Input, 'nodeId'>;
-  /** The workflow's summary in the Web UI; by default its kind, the node and the reason. */
+  /** The workflow's argument beside its subject's id. */
+  input?: Omit<Input, 'nodeId' | 'poolId'>;
+  /** The workflow's summary in the Web UI; by default its kind, the subject and the reason. */
   summary?: string;
   /**
-   * The caller's Idempotency-Key and the request fields it is bound to (with the kind and node):
-   * the request it already stands for answers that operation (not created), another one
+   * The caller's Idempotency-Key and the request fields it is bound to (with the kind and the
+   * subject): the request it already stands for answers that operation (not created), another one
    * IDEMPOTENCY_KEY_REUSED. Without it the operation has no key.
    */
   idempotency?: { key: string | null | undefined; binds: Record<string, unknown> };
   /** Racing requests with one key share the first one's start; only that one is `created`. */
-  inFlight?: SingleFlight<BeginResult>;
+  inFlight?: SingleFlight<Answer>;
+}
+
+/** A node operation's start: the node, as the caller may see it. */
+export interface OperationStart<
+  Input extends { nodeId: string },
+  Request extends BeginRequest,
+> extends StartFields<Input, Request, BeginResult> {
+  node: NodeRow;
+}
+
+/** A pool operation's start: the pool, as the caller may see it. */
+export interface PoolOperationStart<
+  Input extends { poolId: string },
+  Request extends BeginRequest,
+> extends StartFields<Input, Request, OperationBegun> {
+  pool: PoolRow;
+}
+
+/** What a start needs to know of the thing the workflow runs on. */
+interface Subject<Answer> {
+  id: string;
+  /** The subject's part of the workflow's argument and of the request hash. */
+  key: { nodeId: string } | { poolId: string };
+  searchAttributes: SearchAttributePair[];
+  /** How the summary names it. */
+  name: string;
+  /** The answer for an operation an Idempotency-Key already stands for. */
+  replay(operation: OperationRow): Promise<Answer>;
+}
+
+function nodeSubject(deps: AppDeps, kind: string, node: NodeRow): Subject<BeginResult> {
+  return {
+    id: node.id,
+    key: { nodeId: node.id },
+    searchAttributes: [
+      { key: NodeIdKey, value: node.id },
+      { key: TenantIdKey, value: node.tenantId ?? '' },
+      { key: PoolIdKey, value: node.poolId ?? '' },
+      { key: LifecycleOperationKey, value: kind },
+      { key: HostnameKey, value: node.hostname },
+    ],
+    name: `${node.hostname} (${node.id})`,
+    async replay(operation) {
+      const labels = await labelsOf(deps.db, node.id);
+      return { operation: operationView(operation), node: nodeView(node, labels), created: false };
+    },
+  };
+}
+
+function poolSubject(kind: string, pool: PoolRow): Subject<OperationBegun> {
+  return {
+    id: pool.id,
+    key: { poolId: pool.id },
+    searchAttributes: [
+      { key: TenantIdKey, value: pool.tenantId ?? '' },
+      { key: PoolIdKey, value: pool.id },
+      { key: LifecycleOperationKey, value: kind },
+    ],
+    name: pool.id,
+    replay: async (operation) => ({ operation: operationView(operation), created: false }),
+  };
 }
 
 /**
- * Starts (or joins) a lifecycle operation the one way (docs/architecture.md, rule 4): the answer
- * an Idempotency-Key already stands for, else update-with-start of the workflow's `begin`, with the
- * node's search attributes and a summary for the Web UI.
+ * Starts (or joins) an operation the one way (docs/architecture.md, rule 4): the answer an
+ * Idempotency-Key already stands for, else update-with-start of the workflow's `begin`, with the
+ * subject's search attributes (a node's, or a pool's) and a summary for the Web UI.
  */
-export async function startOperation<
+export function startOperation<
   Input extends { nodeId: string },
   Request extends BeginRequest,
   Result extends BeginResult,
@@ -57,35 +125,44 @@ export async function startOperation<
   deps: AppDeps,
   workflow: LifecycleWorkflow<Input, Request, Result>,
   start: OperationStart<Input, Request>,
-): Promise<BeginResult> {
-  const { node, principal } = start;
+): Promise<BeginResult>;
+export function startOperation<
+  Input extends { poolId: string },
+  Request extends BeginRequest,
+  Result extends OperationBegun,
+>(
+  deps: AppDeps,
+  workflow: PoolWorkflow<Input, Request, Result>,
+  start: PoolOperationStart<Input, Request>,
+): Promise<OperationBegun>;
+export async function startOperation(
+  deps: AppDeps,
+  workflow: OperationWorkflow<object, BeginRequest, OperationBegun>,
+  start: (
+    OperationStart<{ nodeId: string }, BeginRequest> | PoolOperationStart<{ poolId: string }, BeginRequest>
+  ) &
+    StartFields<object, BeginRequest, OperationBegun>,
+): Promise<OperationBegun> {
+  const subject: Subject<OperationBegun> =
+    'node' in start ? nodeSubject(deps, workflow.kind, start.node) : poolSubject(workflow.kind, start.pool);
+  const { principal } = start;
   const key = start.idempotency?.key ?? null;
   const scope = key ? idempotencyScope(principal) : null;
   const hash = key
-    ? requestHash({ route: workflow.kind, nodeId: node.id, ...start.idempotency?.binds })
+    ? requestHash({ route: workflow.kind, ...subject.key, ...start.idempotency?.binds })
     : null;
   const keyed = { idempotencyScope: scope, idempotencyKey: key, requestHash: hash };
   const existing = await operationOfKey(deps.db, keyed);
-  if (existing) {
-    const labels = await labelsOf(deps.db, node.id);
-    return { operation: operationView(existing), node: nodeView(node, labels), created: false };
-  }
+  if (existing) return subject.replay(existing);
   const begin = () =>
     updateWithStart(deps, {
       workflow,
-      workflowId: workflow.workflowId(node.id),
-      input: { nodeId: node.id, ...start.input } as Input,
-      searchAttributes: [
-        { key: NodeIdKey, value: node.id },
-        { key: TenantIdKey, value: node.tenantId ?? '' },
-        { key: PoolIdKey, value: node.poolId ?? '' },
-        { key: LifecycleOperationKey, value: workflow.kind },
-        { key: HostnameKey, value: node.hostname },
-      ],
+      workflowId: workflow.workflowId(subject.id),
+      input: { ...subject.key, ...start.input },
+      searchAttributes: subject.searchAttributes,
       summary:
-        start.summary ??
-        `${workflow.kind} ${node.hostname} (${node.id}): ${start.request.reason ?? 'no reason given'}`,
-      request: { actor: actorOf(principal), ...start.request, ...keyed } as Request,
+        start.summary ?? `${workflow.kind} ${subject.name}: ${start.request.reason ?? 'no reason given'}`,
+      request: { actor: actorOf(principal), ...start.request, ...keyed },
     });
   if (!start.inFlight || !key) return begin();
   const { result, leader } = await start.inFlight.run(`${scope}/${key}`, hash!, begin);

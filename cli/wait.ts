@@ -14,6 +14,7 @@ const isFinished = (status: Operation['status']) =>
  * operation; throws `TIMEOUT` when `timeoutMs` passes first (the operation itself goes on).
  * `settled` says when a running operation is not worth waiting for any longer (a refused purge
  * stays running until the node is deleted): the wait then resolves to it, still running.
+ * `logChanges`: where stderr is no terminal (a log, a pipe), a line each time the progress changes.
  */
 export async function waitForOperation(
   api: ApiClient,
@@ -21,6 +22,7 @@ export async function waitForOperation(
   operation: Operation,
   timeoutMs?: number,
   settled: (op: Operation) => boolean = () => false,
+  logChanges = false,
 ): Promise<Operation> {
   const started = Date.now();
   const deadline = timeoutMs === undefined ? Infinity : started + timeoutMs;
@@ -36,9 +38,15 @@ export async function waitForOperation(
     let op = isFinished(operation.status)
       ? operation
       : await api.GET('/v1/operations/{id}', { params: { path: { id: operation.id } } });
+    let logged: string | undefined;
     while (!isFinished(op.status) && !settled(op)) {
       const elapsed = formatElapsed(Date.now() - started);
-      out.progress(`${op.kind} ${op.id} ${op.status} ${elapsed}: ${describeProgress(op.progress)}`);
+      const progress = describeProgress(op.progress);
+      out.progress(`${op.kind} ${op.id} ${op.status} ${elapsed}: ${progress}`);
+      if (logChanges && !out.io.stderrIsTTY && progress !== logged) {
+        out.note(`${op.kind} ${op.id} ${elapsed}: ${progress}`);
+        logged = progress;
+      }
       const left = deadline - Date.now();
       if (left <= 0) {
         throw new CliError(

@@ -3097,6 +3097,142 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/v1/pools/{id}/drain': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Drain the nodes of a pool that match a selector, a few at a time (workflow pool-drain/<poolId>) */
+    post: {
+      parameters: {
+        query?: never;
+        header?: {
+          /** @description makes a retried request return the stored operation */
+          'idempotency-key'?: string;
+        };
+        path: {
+          id: string;
+        };
+        cookie?: never;
+      };
+      requestBody: {
+        content: {
+          'application/json': {
+            /**
+             * @description label selector KEY=VALUE[,KEY=VALUE…]: the nodes carrying all of these labels; every node when absent
+             * @example rack=b7,gpu.model=H100
+             */
+            selector?: string;
+            /** @description node drains at once, 1–1000 (default 1) */
+            maxConcurrent?: number;
+            /**
+             * @description when a node drain force-releases what is still live: an RFC 3339 time (the same for every node) or a duration such as 2h (counted from each node’s own drain start)
+             * @example 2h
+             */
+            deadline?: string;
+            /** @description why, recorded on the event; free text: no control characters (U+0000–U+001F, U+007F–U+009F), no lone surrogates */
+            reason: string;
+          };
+        };
+      };
+      responses: {
+        /** @description the pool drain already runs */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              operation: components['schemas']['Operation'];
+            };
+          };
+        };
+        /** @description the pool drain began */
+        202: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              operation: components['schemas']['Operation'];
+            };
+          };
+        };
+        /** @description error */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Error'];
+          };
+        };
+        /** @description error */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Error'];
+          };
+        };
+        /** @description error */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Error'];
+          };
+        };
+        /** @description error */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Error'];
+          };
+        };
+        /** @description error */
+        409: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Error'];
+          };
+        };
+        /** @description error */
+        422: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Error'];
+          };
+        };
+        /** @description error */
+        503: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Error'];
+          };
+        };
+      };
+    };
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/v1/keys': {
     parameters: {
       query?: never;

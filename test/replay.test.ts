@@ -23,6 +23,8 @@ describe('replay of recorded histories', () => {
         'remediation.json',
         'drain-deleted.json',
         'purge-deleted.json',
+        'pool-drain.json',
+        'drain-child.json',
       ]),
     );
   });

@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import {
   accessSync,
   constants,
@@ -28,6 +27,7 @@ import { createToken, join, newPublicKey } from './support/agents';
 import { BIN, readNode, useCli } from './support/cli';
 import { allocate, call, eventsOf, seedPool } from './support/fixtures';
 import { eventually, useHarness } from './support/harness';
+import { bash, fencedBlocks, type Run } from './support/runbook';
 
 /**
  * The decommission runbook, run as an operator would: its ```bash blocks, as written, in one bash
@@ -41,55 +41,6 @@ const cli = useCli(h);
 
 const dir = mkdtempSync(joinPath(tmpdir(), 'drydock-runbook-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
-
-interface Fence {
-  lang: string;
-  code: string;
-  line: number;
-}
-
-/** The fenced blocks of a Markdown file; a fence indented in a list item loses its indent. */
-function fencedBlocks(markdown: string): Fence[] {
-  const lines = markdown.split('\n');
-  const blocks: Fence[] = [];
-  for (let i = 0; i < lines.length; i++) {
-    const open = /^( *)```(\S*)\s*$/.exec(lines[i]!);
-    if (!open) continue;
-    const [, indent, lang] = open as unknown as [string, string, string];
-    const body: string[] = [];
-    let j = i + 1;
-    for (; j < lines.length && !/^ *```\s*$/.test(lines[j]!); j++) {
-      const line = lines[j]!;
-      body.push(line.startsWith(indent) ? line.slice(indent.length) : line.trimStart());
-    }
-    if (j === lines.length) throw new Error(`unclosed fence at line ${i + 1}`);
-    blocks.push({ lang, code: body.join('\n'), line: i + 1 });
-    i = j;
-  }
-  return blocks;
-}
-
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-function bash(script: string, env: NodeJS.ProcessEnv, cwd: string, timeoutMs = 120_000): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const child = spawn('bash', ['-c', script], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
-    child.on('error', reject);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-  });
-}
 
 describe('docs/runbooks/decommission.md', () => {
   const markdown = readFileSync(RUNBOOK, 'utf8');

@@ -8,7 +8,7 @@ import {
 } from '@temporalio/workflow';
 import type { UpdateDefinition } from '@temporalio/common';
 import { ulidFrom } from '../domain/ulid';
-import type { BeginInput, BeginRequest, BeginResult } from './definitions';
+import type { BeginInput, BeginRequest, OperationBegun } from './definitions';
 import { asRefusal } from './refusal';
 import { OperationIdKey } from './search-attributes';
 
@@ -21,15 +21,23 @@ const BEGIN_TIMEOUT = '1 minute';
  * again (a retried workflow task, a re-sent update) finds its own operation.
  * Resolves to the first begin's answer, or to why there is none.
  */
-export async function awaitBegin<R extends BeginRequest, A extends BeginResult>(
+export function awaitBegin<R extends BeginRequest, A extends OperationBegun>(
   update: UpdateDefinition<A, [R]>,
   nodeId: string,
   begin: (input: BeginInput<R>) => Promise<A>,
 ): Promise<{ begun: A } | { begun: null; outcome: 'refused' | 'never-began' }> {
+  return awaitBeginOf(update, (request) => begin(beginInput(request, nodeId)));
+}
+
+/** `awaitBegin` for a workflow that is not a node's (a pool's): `begin` makes the activity's input. */
+export async function awaitBeginOf<R extends BeginRequest, A extends OperationBegun>(
+  update: UpdateDefinition<A, [R]>,
+  begin: (request: R) => Promise<A>,
+): Promise<{ begun: A } | { begun: null; outcome: 'refused' | 'never-began' }> {
   const state: { first: A | null; refused: boolean } = { first: null, refused: false };
   setHandler(update, async (request) => {
     try {
-      const result = await begin(beginInput(request, nodeId));
+      const result = await begin(request);
       if (state.first === null) {
         state.first = result;
         upsertSearchAttributes([{ key: OperationIdKey, value: result.operation.id }]);

@@ -1,7 +1,9 @@
 import type { UpdateDefinition } from '@temporalio/common';
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { Budget } from '../domain/budget';
+import type { Deadline } from '../domain/deadline';
 import type { LivenessSettings } from '../domain/liveness';
+import type { OperationKind } from '../domain/operation';
 import type { AttemptRecord, Ladders } from '../domain/remediation';
 import type { NodeView, OperationView } from '../activities';
 
@@ -30,10 +32,14 @@ export type BeginInput<R extends BeginRequest = BeginRequest> = R & {
 };
 
 /** The `begin` answer: the operation the request maps to, and whether this request created it. */
-export interface BeginResult {
+export interface OperationBegun {
   operation: OperationView;
-  node: NodeView;
   created: boolean;
+}
+
+/** A node operation's `begin` answer: also the node as the begin left it. */
+export interface BeginResult extends OperationBegun {
+  node: NodeView;
 }
 
 export const beginUpdate = defineUpdate<BeginResult, [BeginRequest]>('begin');
@@ -42,19 +48,40 @@ export const beginUpdate = defineUpdate<BeginResult, [BeginRequest]>('begin');
 export type LifecycleKind = 'drain' | 'decommission' | 'purge' | 'remediation';
 
 /**
- * A lifecycle workflow as the API starts it: `kind` is its workflow type (the exported workflow
- * function of that name) and its operations' kind; `begin` types the request and the answer.
+ * A workflow as the API starts it: `kind` is its workflow type (the exported workflow function of
+ * that name) and its operations' kind; `workflowId` is made of the id of what it runs on (a node,
+ * a pool); `begin` types the request and the answer.
  */
+export interface OperationWorkflow<
+  Input extends object,
+  Request extends BeginRequest,
+  Result extends OperationBegun,
+> {
+  kind: OperationKind;
+  /** The workflow type when it is not `kind` (a kind such as `pool-drain` is no function name). */
+  type?: string;
+  workflowId: (subjectId: string) => string;
+  begin: UpdateDefinition<Result, [Request]>;
+  /** Never set: it carries the type of the workflow's argument. */
+  readonly input?: Input;
+}
+
+/** A lifecycle workflow: one per node at a time, started on the node. */
 export interface LifecycleWorkflow<
   Input extends { nodeId: string },
   Request extends BeginRequest,
   Result extends BeginResult,
-> {
+> extends OperationWorkflow<Input, Request, Result> {
   kind: LifecycleKind;
-  workflowId: (nodeId: string) => string;
-  begin: UpdateDefinition<Result, [Request]>;
-  /** Never set: it carries the type of the workflow's argument. */
-  readonly input?: Input;
+}
+
+/** A workflow started on a pool: one per pool at a time. */
+export interface PoolWorkflow<
+  Input extends { poolId: string },
+  Request extends BeginRequest,
+  Result extends OperationBegun,
+> extends OperationWorkflow<Input, Request, Result> {
+  kind: 'pool-drain';
 }
 /** Every workflow answers `progress`; each family types its own answer. */
 export const progressQuery = defineQuery<DrainProgress>('progress');
@@ -255,3 +282,124 @@ export interface AttemptCheck {
   refuseReason: string | null;
   deleted: boolean;
 }
+
+// ── pool drain ───────────────────────────────────────────────────────────────────────────────
+
+export const poolDrainWorkflowId = (poolId: string) => `pool-drain/${poolId}`;
+
+/**
+ * When a node's drain starts force-releasing (docs/lifecycle/drain.md): one time for every node,
+ * or a grace that counts from each node's own drain start.
+ */
+export type PoolDrainDeadline = Deadline;
+
+/** A pool drain's begin: which nodes (label selector; `{}` is all of them), how many at a time. */
+export interface PoolDrainRequest extends BeginRequest {
+  selector: Record<string, string>;
+  maxConcurrent: number;
+  deadline: PoolDrainDeadline | null;
+}
+
+/** What a pool begin activity gets: the request, the pool and workflow, and the operation's id. */
+export type PoolBeginInput<R extends BeginRequest = BeginRequest> = R & {
+  poolId: string;
+  workflowId: string;
+  operationId: string;
+};
+
+/** The pool drain's `begin` answer; `nodeIds` are the nodes it selected (in the record's result too). */
+export interface PoolDrainBegun extends OperationBegun {
+  nodeIds: string[];
+}
+
+export const beginPoolDrainUpdate = defineUpdate<PoolDrainBegun, [PoolDrainRequest]>('begin');
+
+/** A node of a pool drain whose drain ended otherwise than drained (or never began). */
+export interface FailedNode {
+  nodeId: string;
+  /** The node's drain operation; null when its begin was refused. */
+  operationId: string | null;
+  code: string;
+  message: string;
+}
+
+/** A node drain the pool drain runs: its child `drain/<nodeId>`, or a drain that already ran (joined). */
+export interface ActiveNode {
+  nodeId: string;
+  operationId: string;
+  /** Whether the pool drain started it as its child (else it joined a drain already running). */
+  child: boolean;
+}
+
+/** What a pool drain carries into its next run when it continues as new. */
+export interface PoolDrainState {
+  operationId: string;
+  startedAt: string;
+  actor: string;
+  reason: string | null;
+  maxConcurrent: number;
+  deadline: PoolDrainDeadline | null;
+  pending: string[];
+  active: ActiveNode[];
+  drained: string[];
+  failed: FailedNode[];
+  /** Child reports that arrived but were not looked at yet. */
+  reports: NodeDrainReport[];
+}
+
+export interface PoolDrainInput {
+  poolId: string;
+  resume?: PoolDrainState;
+  /** History length after which the run continues as new (tests make it small). */
+  continueAsNewAfter?: number;
+  /** How often the pool drain reads its node drains' records (default 10 s). */
+  pollIntervalMs?: number;
+}
+
+export type PoolDrainOutcome =
+  'succeeded' | 'failed' | 'cancelled' | 'refused' | 'never-began' | 'already-done';
+
+export interface PoolDrainCounts {
+  pending: number;
+  draining: number;
+  waitingForBudget: number;
+  drained: number;
+  failed: number;
+}
+
+export interface PoolDrainProgress {
+  phase: 'starting' | 'draining' | 'cancelling' | 'succeeded' | 'failed' | 'cancelled';
+  counts: PoolDrainCounts;
+  /** Node ids by state, each list at most POOL_DRAIN_LISTED long (the counts are exact). */
+  nodes: {
+    pending: string[];
+    draining: string[];
+    waitingForBudget: string[];
+    drained: string[];
+    failed: FailedNode[];
+  };
+  maxConcurrent: number;
+  deadline: PoolDrainDeadline | null;
+  startedAt: string | null;
+}
+
+/** How many node ids `progress` lists per state. */
+export const POOL_DRAIN_LISTED = 20;
+
+export const poolDrainProgressQuery = defineQuery<PoolDrainProgress>('progress');
+
+/** What a child drain tells its pool drain when it ends (`workflowInfo().parent`). */
+export interface NodeDrainReport {
+  nodeId: string;
+  operationId: string;
+  outcome: DrainOutcome;
+}
+
+export const nodeDrainEndedSignal = defineSignal<[NodeDrainReport]>('nodeDrainEnded');
+
+export const poolDrainWorkflow: PoolWorkflow<PoolDrainInput, PoolDrainRequest, PoolDrainBegun> = {
+  kind: 'pool-drain',
+  type: 'poolDrain',
+  workflowId: poolDrainWorkflowId,
+  begin: beginPoolDrainUpdate,
+};

@@ -25,6 +25,7 @@ import { describeBudget, type Budget } from '../domain/budget';
 import { isFinished } from '../domain/operation';
 import { beginInput } from './begin';
 import { cleanUpOnCancel } from './cancellation';
+import { reportToParent } from './parent';
 import { asRefusal, unlessGivenUp } from './refusal';
 import { OperationIdKey } from './search-attributes';
 
@@ -130,6 +131,7 @@ async function drainUntilDone(input: DrainInput): Promise<DrainOutcome> {
       if (operationId !== current) continue;
       progress.phase = 'failed';
       progress.nextCheckAt = null;
+      await reportToParent({ nodeId: input.nodeId, operationId: current, outcome: 'failed' });
       return 'failed';
     }
     const { check, forced } = look;
@@ -141,6 +143,7 @@ async function drainUntilDone(input: DrainInput): Promise<DrainOutcome> {
       progress.nextCheckAt = null;
       progress.budget = null;
       setCurrentDetails(check.outcome === 'drained' ? 'drained' : `ended: ${check.outcome}`);
+      await reportToParent({ nodeId: input.nodeId, operationId: current, outcome: check.outcome });
       return check.outcome;
     }
     // Released (or the drain ended meanwhile): the next look finds the node empty (or ended).

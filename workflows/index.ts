@@ -3,3 +3,4 @@ export { livenessSweep } from './liveness-sweep';
 export { decommission } from './decommission';
 export { purge } from './purge';
 export { remediation } from './remediation';
+export { poolDrain } from './pool-drain';

@@ -4,23 +4,25 @@ import { resolveDeadline } from '../../domain/deadline';
 import { drainWorkflow } from '../../workflows/definitions';
 import { requireAction } from '../auth';
 import type { AppEnv } from '../env';
-import { expectedVersion, idempotencyHeaders, jsonBody, nodeIdParams, reason, version } from '../schemas';
+import {
+  deadlineText,
+  expectedVersion,
+  idempotencyHeaders,
+  jsonBody,
+  nodeIdParams,
+  reason,
+  version,
+} from '../schemas';
 import { NodeOperationSchema, startOperation, startResponses } from '../workflows';
 
 const drainBody = z.strictObject({
   reason: reason.optional(),
   version: version.optional(),
-  deadline: z
-    .string()
-    .max(64)
-    .openapi({
-      description:
-        'when live allocations are released by force, within the pool disruption budget: an RFC 3339 ' +
-        'time (Z or an offset) or a duration from now (2h, 90m; 0s = now); not past, at most 30 days ahead. ' +
-        'Without it the drain only waits.',
-      example: '2h',
-    })
-    .optional(),
+  deadline: deadlineText(
+    'when live allocations are released by force, within the pool disruption budget: an RFC 3339 ' +
+      'time (Z or an offset) or a duration from now (2h, 90m; 0s = now); not past, at most 30 days ahead. ' +
+      'Without it the drain only waits.',
+  ).optional(),
 });
 
 const drainRoute = createRoute({

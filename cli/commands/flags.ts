@@ -1,3 +1,4 @@
+import { parseDeadline } from '../../domain/deadline';
 import { idPattern } from '../../domain/ids';
 import { LABEL_KEY, LABEL_VALUE, MAX_LABELS, RESERVED_LABEL_PREFIX } from '../../domain/labels';
 import type { FlagSpec } from '../command';
@@ -42,6 +43,17 @@ export const idempotencyKeyFlag = {
   patternHint: '8–128 of letters, digits and . _ : -',
   help: 'retrying with the same K returns the same operation',
 } as const satisfies FlagSpec;
+
+/** `--deadline WHEN`: when a drain force-releases what is still live (domain/deadline.ts). */
+export const deadlineFlag = (help: string) =>
+  ({
+    type: 'string',
+    value: 'WHEN',
+    maxLength: 64,
+    accepts: (value) => 'deadline' in parseDeadline(value, Date.now()),
+    patternHint: 'an RFC 3339 time within 30 days (2026-12-01T18:00:00Z) or a duration such as 2h (0s: now)',
+    help,
+  }) as const satisfies FlagSpec;
 
 export { slugFlag } from '../../cli-kit/flags';
 

@@ -5,7 +5,7 @@ import { defineCommand, type Command } from '../command';
 import { EVENT_HEADER, eventLine, nodeDetails, nodeName, nodesTable, type NodeEvent } from '../views/nodes';
 import { printListing, pagingFlags } from '../paging';
 import { reportFinished, waitForOperation } from '../wait';
-import { idempotencyKeyFlag, mutationFlags, slugFlag, timeoutFlag, waitFlag } from './flags';
+import { deadlineFlag, idempotencyKeyFlag, mutationFlags, slugFlag, timeoutFlag, waitFlag } from './flags';
 
 const NODE = [{ name: 'NODE', type: 'node' }] as const;
 
@@ -154,15 +154,11 @@ const drain = defineCommand({
   flags: {
     ...mutationFlags,
     'idempotency-key': idempotencyKeyFlag,
-    deadline: {
-      type: 'string',
-      value: 'WHEN',
-      maxLength: 64,
-      help:
-        "when allocations still live are released by force, within the pool's disruption budget " +
+    deadline: deadlineFlag(
+      "when allocations still live are released by force, within the pool's disruption budget " +
         '(maxUnavailable): a duration from now (2h, 90m; 0s = now) or an RFC 3339 time, at most 30 days ' +
         'ahead; without it the drain only waits',
-    },
+    ),
     wait: waitFlag,
     timeout: timeoutFlag,
   },

@@ -53,7 +53,9 @@ export function describeProgress(progress: unknown): string {
   const p = progress as Record<string, unknown>;
   const parts: string[] = [];
   const phase = typeof p.phase === 'string' ? p.phase : undefined;
-  if (phase === 'waiting' && typeof p.liveAllocationCount === 'number') {
+  if (p.counts && typeof p.counts === 'object') {
+    parts.push(`${phase ?? 'draining'}: ${describeCounts(p.counts as Record<string, unknown>)}`);
+  } else if (phase === 'waiting' && typeof p.liveAllocationCount === 'number') {
     const n = p.liveAllocationCount;
     const ends = typeof p.earliestEndsAt === 'string' ? ` (first ends ${clock(p.earliestEndsAt)})` : '';
     parts.push(`waiting for ${n} allocation${n === 1 ? '' : 's'}${ends}`);
@@ -77,4 +79,14 @@ export function describeProgress(progress: unknown): string {
 function isBudget(value: unknown): value is Budget {
   const b = value as { max?: unknown; used?: unknown; holders?: unknown } | null;
   return typeof b?.max === 'number' && typeof b.used === 'number' && Array.isArray(b.holders);
+}
+
+/** A pool drain's counts: `12 drained, 5 draining (1 waiting for budget), 30 pending, 3 failed`. */
+export function describeCounts(counts: Record<string, unknown>): string {
+  const n = (key: string) => (typeof counts[key] === 'number' ? counts[key] : 0);
+  const budget = n('waitingForBudget') > 0 ? ` (${n('waitingForBudget')} waiting for budget)` : '';
+  return (
+    `${n('drained')} drained, ${n('draining') + n('waitingForBudget')} draining${budget}, ` +
+    `${n('pending')} pending, ${n('failed')} failed`
+  );
 }

@@ -1,6 +1,7 @@
 import type { Answer, Schemas } from '../../client';
 import { CAPACITY_BUCKETS } from '../../domain/capacity';
 import { dash, fields, table } from '../output';
+import { describeCounts, type Operation } from './operations';
 
 export type Pool = Schemas['Pool'];
 /** `GET /v1/pools/{id}/capacity`: live nodes per bucket, first match wins. */
@@ -37,4 +38,25 @@ export function capacityTable(c: Capacity): string {
     ['BUCKET', 'NODES'],
     [...order.map((b) => [b, String(buckets[b] ?? 0)]), ['total', String(c.total)]],
   );
+}
+
+/** A finished pool drain: how many nodes ended how, and each node that did not drain and why. */
+export function poolDrainSummary(op: Operation): string {
+  const result = op.result ?? {};
+  const counts = (result.counts ?? {}) as Record<string, unknown>;
+  const failed = (Array.isArray(result.failed) ? result.failed : []) as {
+    nodeId: string;
+    code: string;
+    message: string;
+  }[];
+  const lines = [`${op.poolId}: ${describeCounts(counts)}`];
+  if (failed.length > 0) {
+    lines.push(
+      table(
+        ['NODE', 'CODE', 'WHY'],
+        failed.map((f) => [f.nodeId, f.code, f.message]),
+      ),
+    );
+  }
+  return lines.join('\n');
 }

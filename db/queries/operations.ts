@@ -78,10 +78,13 @@ export async function findOperation(db: DbOrTx, id: string): Promise<OperationRo
   return op;
 }
 
-/** Operations on nodes the principal can see; pool-wide operations are for operators. */
+/** Operations on nodes the principal can see, and pool-wide ones (pool drains) of pools it can see. */
 function operationVisibleTo(principal: Principal): SQL {
   if (principal.kind === 'operator') return sql`true`;
-  return sql`${operations.nodeId} in (select ${nodes.id} from ${nodes} where ${visibleTo(principal)})`;
+  if (principal.kind === 'node') return sql`false`;
+  return sql`(${operations.nodeId} in (select ${nodes.id} from ${nodes} where ${visibleTo(principal)})
+    or (${operations.nodeId} is null and ${operations.poolId} in
+      (select id from pools where tenant_id = ${principal.tenantId} or ${principal.tenantId} = any(grants))))`;
 }
 
 /** The operation as the principal sees it, or NOT_FOUND. */

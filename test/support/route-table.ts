@@ -355,6 +355,22 @@ export const EXEMPLARS: Record<string, Exemplar> = {
     }),
     named: NAMED,
   },
+  'POST /v1/pools/{id}/drain': {
+    access: tenant('compute:nodes:drain'),
+    status: 202,
+    build: async (w) => {
+      // A pool of its own each time: a pool has one pool drain at a time.
+      const id = fresh('pool-drain');
+      await seedPool(w.h, { id, tenantId: w.owner });
+      w.ownerIds.add(id);
+      return {
+        params: { id },
+        headers: { 'idempotency-key': fresh('pool-drain-key') },
+        body: { selector: 'rack=b7', maxConcurrent: 2, deadline: '2h', reason: REASON },
+      };
+    },
+    named: NAMED,
+  },
   'POST /v1/nodes/{id}/decommission/preview': {
     access: OPERATOR,
     status: 200,

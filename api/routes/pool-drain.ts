@@ -1,0 +1,101 @@
+import { createRoute, OpenAPIHono, z } from '@hono/zod-openapi';
+import { parseDeadline } from '../../domain/deadline';
+import { DrydockError } from '../../domain/errors';
+import { formatSelector, parseSelector } from '../../domain/selector';
+import { getVisiblePool } from '../../db/queries/pools';
+import { poolDrainWorkflow } from '../../workflows/definitions';
+import { requireAction } from '../auth';
+import type { AppEnv } from '../env';
+import { deadlineText, idempotencyKeyHeaders, jsonBody, OperationSchema, reason, slug } from '../schemas';
+import { startOperation, startResponses } from '../workflows';
+
+/** How many node drains a pool drain runs at once unless told. */
+export const DEFAULT_MAX_CONCURRENT = 1;
+
+const selector = z
+  .string()
+  .max(4096, { error: 'is at most 4096 characters', abort: true })
+  .refine((text) => 'selector' in parseSelector(text), {
+    error: (issue) => {
+      const parsed = parseSelector(issue.input as string);
+      return 'problem' in parsed ? parsed.problem : 'is not a label selector';
+    },
+  })
+  .openapi({
+    description:
+      'label selector KEY=VALUE[,KEY=VALUE…]: the nodes carrying all of these labels; every node when absent',
+    example: 'rack=b7,gpu.model=H100',
+  });
+
+const deadline = deadlineText(
+  'when a node drain force-releases what is still live: an RFC 3339 time (the same for every node) ' +
+    'or a duration such as 2h (counted from each node’s own drain start)',
+);
+
+const poolDrainBody = z.strictObject({
+  selector: selector.optional(),
+  maxConcurrent: z
+    .number()
+    .int()
+    .min(1)
+    .max(1000)
+    .optional()
+    .openapi({ description: `node drains at once, 1–1000 (default ${DEFAULT_MAX_CONCURRENT})` }),
+  deadline: deadline.optional(),
+  reason,
+});
+
+const poolDrainRoute = createRoute({
+  method: 'post',
+  path: '/v1/pools/{id}/drain',
+  summary: 'Drain the nodes of a pool that match a selector, a few at a time (workflow pool-drain/<poolId>)',
+  request: {
+    params: z.object({ id: slug }),
+    headers: idempotencyKeyHeaders,
+    ...jsonBody(poolDrainBody, true),
+  },
+  responses: startResponses(
+    z.object({ operation: OperationSchema }),
+    'the pool drain began',
+    'the pool drain already runs',
+  ),
+});
+
+export function poolDrainRoutes(): OpenAPIHono<AppEnv> {
+  const router = new OpenAPIHono<AppEnv>();
+  router.openapi(poolDrainRoute, async (c) => {
+    const principal = c.get('principal');
+    requireAction(principal, 'compute:nodes:drain');
+    const deps = c.get('deps');
+    const body = c.req.valid('json');
+    const parsedSelector = parseSelector(body.selector ?? '');
+    const parsedDeadline = body.deadline === undefined ? null : parseDeadline(body.deadline, Date.now());
+    // Checked by the schema a moment ago; a time that passed since is refused the same way.
+    if (!('selector' in parsedSelector))
+      throw new DrydockError('INVALID_INPUT', `selector ${parsedSelector.problem}`);
+    if (parsedDeadline && !('deadline' in parsedDeadline)) {
+      throw new DrydockError('INVALID_INPUT', `deadline ${parsedDeadline.problem}`);
+    }
+    const pool = await getVisiblePool(deps.db, c.req.valid('param').id, principal);
+    const maxConcurrent = body.maxConcurrent ?? DEFAULT_MAX_CONCURRENT;
+    const request = {
+      reason: body.reason,
+      selector: parsedSelector.selector,
+      maxConcurrent,
+      deadline: parsedDeadline?.deadline ?? null,
+    };
+    const selected = formatSelector(request.selector);
+    const result = await startOperation(deps, poolDrainWorkflow, {
+      pool,
+      principal,
+      request,
+      summary: `pool-drain ${pool.id} (${selected || 'every node'}, ${maxConcurrent} at a time): ${body.reason}`,
+      idempotency: {
+        key: c.req.valid('header')['idempotency-key'],
+        binds: { selector: selected, maxConcurrent, deadline: body.deadline, reason: body.reason },
+      },
+    });
+    return c.json({ operation: result.operation }, result.created ? 202 : 200);
+  });
+  return router;
+}

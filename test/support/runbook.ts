@@ -1,0 +1,52 @@
+import { spawn } from 'node:child_process';
+
+/** Running a runbook page as written: its fenced blocks, and bash to run them in. */
+
+export interface Fence {
+  lang: string;
+  code: string;
+  line: number;
+}
+
+/** The fenced blocks of a Markdown file; a fence indented in a list item loses its indent. */
+export function fencedBlocks(markdown: string): Fence[] {
+  const lines = markdown.split('\n');
+  const blocks: Fence[] = [];
+  for (let i = 0; i < lines.length; i++) {
+    const open = /^( *)```(\S*)\s*$/.exec(lines[i]!);
+    if (!open) continue;
+    const [, indent, lang] = open as unknown as [string, string, string];
+    const body: string[] = [];
+    let j = i + 1;
+    for (; j < lines.length && !/^ *```\s*$/.test(lines[j]!); j++) {
+      const line = lines[j]!;
+      body.push(line.startsWith(indent) ? line.slice(indent.length) : line.trimStart());
+    }
+    if (j === lines.length) throw new Error(`unclosed fence at line ${i + 1}`);
+    blocks.push({ lang, code: body.join('\n'), line: i + 1 });
+    i = j;
+  }
+  return blocks;
+}
+
+export interface Run {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+export function bash(script: string, env: NodeJS.ProcessEnv, cwd: string, timeoutMs = 120_000): Promise<Run> {
+  return new Promise((resolve, reject) => {
+    const child = spawn('bash', ['-c', script], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+    child.on('error', reject);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+  });
+}

@@ -128,7 +128,7 @@ async function workflowStatus(temporal: Client, workflowId: string): Promise<str
  * Who asked Temporal to cancel this run: the identity on its `WorkflowExecutionCancelRequested`
  * event (the Web UI's user, or the client's `pid@host`), read from the end of its history.
  */
-async function cancelRequester(
+export async function cancelRequester(
   temporal: Client,
   execution: { workflowId: string; runId: string },
 ): Promise<string> {

@@ -23,7 +23,7 @@ export function createActivities(deps: { db: Db; ca: ClusterCa; clusterId: strin
   return refusalsAreFinal({
     ...createCancelActivities(deps.db, deps.temporal),
     ...createDrainActivities(deps.db),
-    ...createPoolDrainActivities(deps.db),
+    ...createPoolDrainActivities(deps.db, deps.temporal),
     ...createLivenessActivities(deps.db),
     ...createDecommissionActivities(deps.db, deps.temporal),
     ...createPurgeActivities(deps.db, deps),

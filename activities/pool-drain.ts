@@ -1,3 +1,5 @@
+import { Context } from '@temporalio/activity';
+import type { Client } from '@temporalio/client';
 import { and, asc, eq, inArray, isNull, notInArray, sql } from 'drizzle-orm';
 import { DrydockError } from '../domain/errors';
 import { isFinished, type CancellationRequest } from '../domain/operation';
@@ -5,6 +7,7 @@ import { OPEN_OPERATION_STATUSES } from '../domain/operation-status';
 import { isTerminal, PROVISION_STATES } from '../domain/provision';
 import { formatSelector, type Selector } from '../domain/selector';
 import type { Db, DbOrTx } from '../db/client';
+import { recordCancellation } from '../db/cancellation';
 import { classifyDatabaseError } from '../db/errors';
 import {
   finishOperation,
@@ -25,6 +28,7 @@ import {
   type PoolDrainCounts,
   type PoolDrainRequest,
 } from '../workflows/definitions';
+import { cancelRequester } from './cancel';
 import { createDrainActivities } from './drain';
 
 /** One node's drain as a pool drain asks for it: the operation id the pool drain minted, and its deadline. */
@@ -56,7 +60,7 @@ export interface NodeDrainRecord {
 /** Nodes a pool drain takes: not deleted, not out of the fleet for good (decommissioned, rejected). */
 const TERMINAL_STATES = PROVISION_STATES.filter(isTerminal);
 
-export function createPoolDrainActivities(db: Db) {
+export function createPoolDrainActivities(db: Db, temporal: Client) {
   const { beginDrain } = createDrainActivities(db);
   return {
     /**
@@ -217,21 +221,31 @@ export function createPoolDrainActivities(db: Db) {
       operationId: string;
       counts: PoolDrainCounts;
       failed: FailedNode[];
+      /** The operations of the node drains it started that still run. */
+      children: string[];
     }): Promise<CancellationRequest> {
+      // Asked without a record (the Temporal UI): the identity on the workflow's cancel request.
+      const recorded = await findOperation(db, input.operationId);
+      const asked: CancellationRequest = recorded?.cancellation ?? {
+        by: await cancelRequester(temporal, Context.current().info.workflowExecution!),
+        reason: null,
+        at: new Date().toISOString(),
+        children: 'finish',
+      };
       return db.transaction(async (tx) => {
         const [op] = await tx
           .select()
           .from(operations)
           .where(eq(operations.id, input.operationId))
           .for('update');
-        const cancellation: CancellationRequest = op?.cancellation ?? {
-          by: 'temporal',
-          reason: null,
-          at: new Date().toISOString(),
-          children: 'finish',
-        };
+        const cancellation = op?.cancellation ?? asked;
         if (!op || isFinished(op.status)) return cancellation;
         await tx.update(operations).set({ cancellation }).where(eq(operations.id, op.id));
+        // Node drains it is about to cancel name who asked too (their clean-up reads the record).
+        if (cancellation.children === 'cancel') {
+          const { children: _, ...request } = cancellation;
+          for (const child of input.children) await recordCancellation(tx, child, request);
+        }
         await finishOperation(tx, op.id, 'cancelled', {
           result: { ...op.result, counts: input.counts, failed: input.failed },
         });

@@ -260,7 +260,9 @@ describe('pool drain', () => {
     await h.temporal.workflow.getHandle(poolDrainWorkflowId('pool-stop')).cancel();
     expect(await h.temporal.workflow.getHandle(poolDrainWorkflowId('pool-stop')).result()).toBe('cancelled');
     const [op] = await h.db.select().from(operations).where(eq(operations.id, started.body.operation.id));
-    expect(op).toMatchObject({ status: 'cancelled', cancellation: { by: 'temporal', children: 'finish' } });
+    // Who asked: the identity on the workflow's cancel request (the Web UI's user, a client's pid@host).
+    expect(op).toMatchObject({ status: 'cancelled', cancellation: { children: 'finish' } });
+    expect(op!.cancellation!.by).toMatch(/^temporal:\S+/);
     expect(op!.result).toMatchObject({ counts: { pending: 4, draining: 2, drained: 0 } });
     const drains = await drainsOf(nodes);
     expect(drains).toHaveLength(2);
@@ -272,26 +274,32 @@ describe('pool drain', () => {
     }
   }, 60_000);
 
-  it('cancels the running node drains too when the cancellation asks for it', async () => {
+  it('cancels the running node drains too when DELETE asks for it, naming who asked on each', async () => {
     await seedPool(h, { id: 'pool-halt', tenantId: 'acme' });
     const nodes = await seedNodes('pool-halt', 3, { rack: 'h1' });
     const started = await drainPool('pool-halt', { maxConcurrent: 1, reason: 'r' });
     await eventually(async () => (await progressOf('pool-halt')).counts.draining === 1);
-    const at = new Date().toISOString();
-    await h.db
-      .update(operations)
-      .set({ cancellation: { by: 'key:alice', reason: 'wrong rack', at, children: 'cancel' } })
-      .where(eq(operations.id, started.body.operation.id));
-    await h.temporal.workflow.getHandle(poolDrainWorkflowId('pool-halt')).cancel();
-    expect(await h.temporal.workflow.getHandle(poolDrainWorkflowId('pool-halt')).result()).toBe('cancelled');
-    const [op] = await h.db.select().from(operations).where(eq(operations.id, started.body.operation.id));
-    expect(op).toMatchObject({ status: 'cancelled', cancellation: { by: 'key:alice', children: 'cancel' } });
-    const [drain] = await drainsOf(nodes);
-    // The child was asked to cancel: its workflow ends (its clean-up is the node drain's own).
-    await eventually(async () => {
-      const described = await h.temporal.workflow.getHandle(`drain/${drain!.nodeId}`).describe();
-      return described.status.name !== 'RUNNING';
+    const cancelled = await call(h, 'DELETE', `/v1/operations/${started.body.operation.id}`, {
+      body: { reason: 'wrong rack', children: 'cancel' },
     });
+    expect(cancelled.status).toBe(200);
+    expect(cancelled.body).toMatchObject({
+      status: 'cancelled',
+      cancellation: { reason: 'wrong rack', children: 'cancel' },
+    });
+    const by = cancelled.body.cancellation.by as string;
+    expect(by).toMatch(/^key:/);
+    expect(await h.temporal.workflow.getHandle(poolDrainWorkflowId('pool-halt')).result()).toBe('cancelled');
+    const [drain] = await drainsOf(nodes);
+    // The child was cancelled too, by the same caller: draining off, one node.drain.cancelled.
+    await eventually(async () => (await drainsOf(nodes))[0]?.status === 'cancelled');
+    const [child] = await drainsOf(nodes);
+    expect(child!.cancellation).toMatchObject({ by, reason: 'wrong rack' });
+    const ended = await h.db.select().from(events).where(eq(events.nodeId, drain!.nodeId!));
+    expect(ended.filter((e) => e.type === 'node.drain.cancelled')).toEqual([
+      expect.objectContaining({ actor: by, reason: 'wrong rack' }),
+    ]);
+    // No other node was started.
     expect(await drainsOf(nodes)).toHaveLength(1);
   }, 60_000);
 

@@ -154,6 +154,7 @@ export async function poolDrain(input: PoolDrainInput): Promise<PoolDrainOutcome
         operationId: run.operationId,
         counts: countsOf(run, waiting),
         failed: run.failed,
+        children: run.active.filter((node) => node.child).map((node) => node.operationId),
       });
       if (cancellation.children === 'cancel') {
         await Promise.all(

@@ -8,6 +8,7 @@ import {
   operationView,
   type OperationRow,
 } from '../db/operations';
+import type { OperationKind } from '../domain/operation';
 import type { BeginInput, BeginRequest, BeginResult, LifecycleKind } from '../workflows/definitions';
 
 /** What is particular to one kind's begin; `beginOperation` does what every begin does. */
@@ -57,32 +58,65 @@ export function beginOperation<R extends BeginRequest, A extends BeginResult = B
       return plan.answer ? plan.answer(result, operation) : (result as A);
     };
     const node = await lockNode(tx, input.nodeId);
-    // A begin that finds the operation it created on an earlier run of itself answers it as created.
-    const mine = await findOperation(tx, input.operationId);
-    if (mine) return answer(mine, node, true);
-    const retried = await operationOfKey(tx, input);
-    if (retried) return answer(retried, node, false);
+    const earlier = await answeredBefore(tx, input);
+    if (earlier) return answer(earlier.operation, node, earlier.created);
     const open = plan.open === false ? undefined : await openOperation(tx, node.id, plan.kind);
     const stale = open && plan.open ? plan.open.staleWhen(node) : false;
     if (open && !stale) return answer(open, node, false);
-    const earlier = await plan.admit(tx, node);
-    if (earlier) return answer(earlier, node, false);
+    const admitted = await plan.admit(tx, node);
+    if (admitted) return answer(admitted, node, false);
     if (open && plan.open) await plan.open.end(tx, open, node);
-    const operation = await insertOperation(tx, {
-      id: input.operationId,
+    const operation = await recordOperation(tx, input, {
       kind: plan.kind,
       nodeId: node.id,
       poolId: node.poolId,
-      status: 'running',
-      workflowId: input.workflowId,
-      actor: input.actor,
-      reason: input.reason,
-      idempotencyScope: input.idempotencyScope,
-      idempotencyKey: input.idempotencyKey,
-      requestHash: input.requestHash,
-      ...(plan.result ? { result: plan.result } : {}),
+      result: plan.result,
     });
     const applied = await plan.apply(tx, node, operation);
     return answer(applied.operation ?? operation, applied.node, true);
+  });
+}
+
+/** What a begin's request leaves on the operation it records (a node's begin, or a pool's). */
+type BegunBy = BeginRequest & { workflowId: string; operationId: string };
+
+/**
+ * What every begin answers first, under its subject's lock: the operation it created on an earlier
+ * run of itself (answered as created), or the one its Idempotency-Key already stands for.
+ */
+export async function answeredBefore(
+  tx: Tx,
+  input: BegunBy,
+): Promise<{ operation: OperationRow; created: boolean } | undefined> {
+  const mine = await findOperation(tx, input.operationId);
+  if (mine) return { operation: mine, created: true };
+  const retried = await operationOfKey(tx, input);
+  return retried ? { operation: retried, created: false } : undefined;
+}
+
+/** Records the operation a begin creates, `running`, under the id the API minted, with its key. */
+export function recordOperation(
+  tx: Tx,
+  input: BegunBy,
+  subject: {
+    kind: OperationKind;
+    nodeId: string | null;
+    poolId: string | null;
+    result?: Record<string, unknown>;
+  },
+): Promise<OperationRow> {
+  return insertOperation(tx, {
+    id: input.operationId,
+    kind: subject.kind,
+    nodeId: subject.nodeId,
+    poolId: subject.poolId,
+    status: 'running',
+    workflowId: input.workflowId,
+    actor: input.actor,
+    reason: input.reason,
+    idempotencyScope: input.idempotencyScope,
+    idempotencyKey: input.idempotencyKey,
+    requestHash: input.requestHash,
+    ...(subject.result ? { result: subject.result } : {}),
   });
 }

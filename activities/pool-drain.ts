@@ -9,14 +9,7 @@ import { formatSelector, type Selector } from '../domain/selector';
 import type { Db, DbOrTx } from '../db/client';
 import { recordCancellation } from '../db/cancellation';
 import { classifyDatabaseError } from '../db/errors';
-import {
-  finishOperation,
-  findOperation,
-  insertOperation,
-  operationOfKey,
-  operationView,
-  type OperationRow,
-} from '../db/operations';
+import { finishOperation, findOperation, operationView, type OperationRow } from '../db/operations';
 import { disruptions, nodeLabels, nodes, operations, pools } from '../db/schema';
 import {
   drainWorkflowId,
@@ -28,6 +21,7 @@ import {
   type PoolDrainCounts,
   type PoolDrainRequest,
 } from '../workflows/definitions';
+import { answeredBefore, recordOperation } from './begin';
 import { cancelRequester } from './cancel';
 import { createDrainActivities } from './drain';
 
@@ -78,10 +72,8 @@ export function createPoolDrainActivities(db: Db, temporal: Client) {
           created,
           nodeIds: (operation.result?.nodeIds as string[] | undefined) ?? [],
         });
-        const mine = await findOperation(tx, input.operationId);
-        if (mine) return answer(mine, true);
-        const retried = await operationOfKey(tx, input);
-        if (retried) return answer(retried, false);
+        const earlier = await answeredBefore(tx, input);
+        if (earlier) return answer(earlier.operation, earlier.created);
         const [open] = await tx
           .select()
           .from(operations)
@@ -94,18 +86,10 @@ export function createPoolDrainActivities(db: Db, temporal: Client) {
           );
         if (open) return answer(open, false);
         const nodeIds = await selectNodes(tx, pool.id, input.selector);
-        const operation = await insertOperation(tx, {
-          id: input.operationId,
+        const operation = await recordOperation(tx, input, {
           kind: 'pool-drain',
           nodeId: null,
           poolId: pool.id,
-          status: 'running',
-          workflowId: input.workflowId,
-          actor: input.actor,
-          reason: input.reason,
-          idempotencyScope: input.idempotencyScope,
-          idempotencyKey: input.idempotencyKey,
-          requestHash: input.requestHash,
           result: {
             selector: formatSelector(input.selector),
             maxConcurrent: input.maxConcurrent,

@@ -25,6 +25,8 @@ describe('replay of recorded histories', () => {
         'purge-deleted.json',
         'pool-drain.json',
         'drain-child.json',
+        // A child drain recorded before children were followed by their result: it signals its parent.
+        'drain-child-signalled.json',
       ]),
     );
   });

@@ -75,6 +75,9 @@ export async function poolDrain(input: PoolDrainInput): Promise<PoolDrainOutcome
   const waiting = new Set<string>();
   let state: PoolDrainState | null = input.resume ?? null;
   let phase: PoolDrainProgress['phase'] = state ? 'draining' : 'starting';
+  /** The operations of children of this run that ended (their result came): read to see how. */
+  const ended: string[] = [];
+  // Drains started before children were followed by their result still signal how they ended.
   setHandler(nodeDrainEndedSignal, (report) => void reports.push(report));
   setHandler(poolDrainProgressQuery, () => progressOf(state, phase, waiting));
 
@@ -133,12 +136,15 @@ export async function poolDrain(input: PoolDrainInput): Promise<PoolDrainOutcome
       const look = Date.now() - lookedAt >= pollMs;
       if (look) lookedAt = Date.now();
       await CancellationScope.nonCancellable(async () => {
-        await settle(run, reports.splice(0), look, waiting);
-        await startWaves(input.poolId, run);
+        await settle(run, reports.splice(0), ended.splice(0), look, waiting);
+        await startWaves(input.poolId, run, ended);
       });
       describe();
       if (run.pending.length === 0 && run.active.length === 0) break;
-      await condition(() => reports.length > 0, Math.max(MIN_SLEEP_MS, lookedAt + pollMs - Date.now()));
+      await condition(
+        () => reports.length + ended.length > 0,
+        Math.max(MIN_SLEEP_MS, lookedAt + pollMs - Date.now()),
+      );
       const info = workflowInfo();
       if (info.historyLength >= limit || info.continueAsNewSuggested) {
         await condition(allHandlersFinished);
@@ -186,7 +192,7 @@ export async function poolDrain(input: PoolDrainInput): Promise<PoolDrainOutcome
  * begins, and the children of every wave started side by side, the next wave's begins not
  * waiting for the last wave's starts (bench: pool-drain).
  */
-async function startWaves(poolId: string, run: PoolDrainState): Promise<void> {
+async function startWaves(poolId: string, run: PoolDrainState, ended: string[]): Promise<void> {
   const starting: Promise<void>[] = [];
   while (run.pending.length > 0 && run.active.length < run.maxConcurrent) {
     const now = Date.now();
@@ -218,7 +224,9 @@ async function startWaves(poolId: string, run: PoolDrainState): Promise<void> {
           const active: ActiveNode = { nodeId: node.nodeId, operationId: node.operationId, child: true };
           run.active.push(active);
           starting.push(
-            startNode(poolId, run, node, startedAt, deadline).then((child) => void (active.child = child)),
+            startNode(poolId, run, node, startedAt, deadline, ended).then(
+              (child) => void (active.child = child),
+            ),
           );
           break;
         }
@@ -229,8 +237,11 @@ async function startWaves(poolId: string, run: PoolDrainState): Promise<void> {
 }
 
 /**
- * Starts the child `drain/<nodeId>` of a node whose drain began. False when a drain the API
- * started a moment before took the operation on: the pool drain follows it by its record.
+ * Starts the child `drain/<nodeId>` of a node whose drain began, and adds its operation to `ended`
+ * once the child ends: the pool drain then reads its record (the child may have ended for another
+ * drain that a begin put in its place, so its outcome alone does not say how this one ended).
+ * False when a drain the API started a moment before took the operation on: the pool drain follows
+ * it by its record, as a run that continued as new follows the children of earlier runs.
  */
 async function startNode(
   poolId: string,
@@ -238,9 +249,10 @@ async function startNode(
   node: NodeDrainBegin & { state: 'began' },
   startedAt: string,
   deadline: string | null,
+  ended: string[],
 ): Promise<boolean> {
   try {
-    await startChild(drain, {
+    const child = await startChild(drain, {
       workflowId: drainWorkflowId(node.nodeId),
       args: [{ nodeId: node.nodeId, resume: { operationId: node.operationId, startedAt, deadline } }],
       // The children outlive a continue-as-new of this run, and its cancellation unless asked.
@@ -256,6 +268,8 @@ async function startNode(
       ],
       staticSummary: `drain ${node.hostname} (${node.nodeId}): ${run.reason ?? 'no reason given'}`,
     });
+    const done = () => void ended.push(node.operationId);
+    void child.result().then(done, done);
     return true;
   } catch (error) {
     if (error instanceof WorkflowExecutionAlreadyStartedError) return false;
@@ -265,16 +279,18 @@ async function startNode(
 
 /**
  * Takes in what the children reported, and reads the records of the drains it must look at: the
- * reported ones that did not drain (for why), or every running one when `all` (the fallback for
- * lost reports and for joined drains, which have no parent to report to, and the budget waits).
+ * children that ended (`ended`), the reported ones that did not drain (for why), or every running
+ * one when `all` (the fallback for the children of earlier runs and lost reports, for joined
+ * drains, which have no parent, and for the budget waits).
  */
 async function settle(
   run: PoolDrainState,
   reports: NodeDrainReport[],
+  ended: string[],
   all: boolean,
   waiting: Set<string>,
 ): Promise<void> {
-  const look = new Set<string>();
+  const look = new Set<string>(ended);
   for (const report of reports) {
     const node = run.active.find((a) => a.operationId === report.operationId);
     if (!node) continue;

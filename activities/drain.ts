@@ -87,7 +87,8 @@ export function createDrainActivities(db: Db) {
           .limit(REPORTED_ALLOCATIONS);
         if (live.length === 0) {
           // Drained and still cordoned: the node counts against its pool's budget until uncordoned.
-          // Taken first, so `node.drained` is appended under the pool's lock, in budget order.
+          // Taken first, so `node.drained` is appended under the pool's lock: a budget read that
+          // counts this slot comes after it.
           await holdDrained(tx, node, op.id);
           await applyNodeChange(tx, node, finishDrain(node), { actor: 'system:drain', operationId: op.id });
           await finishOperation(tx, op.id, 'succeeded', { result: { drained: true } });

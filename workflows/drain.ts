@@ -45,7 +45,8 @@ const FORCED_RELEASE_PATCH = 'drain-forced-release';
 /**
  * A child's pool drain learns how it ended from its result (the child-completed event its history
  * records anyway), so the child no longer signals it: one signal, one workflow task of the child and
- * one of the parent fewer per node (bench: pool-drain). Drains recorded before it still signal.
+ * one of the parent fewer per node (bench: pool-drain). It signals only when a begin replaced its
+ * operation (the result then is the new one's). Drains recorded before it signal at the end.
  */
 const RESULT_REPORTS_PATCH = 'drain-result-reports';
 
@@ -86,8 +87,14 @@ async function drainUntilDone(input: DrainInput): Promise<DrainOutcome> {
       // The begin that made the operation fixes the deadline; one that joins it changes nothing.
       if (result.created) progress.deadline = request.deadline ?? null;
       if (result.operation.id !== operationId) {
+        const replaced = operationId;
         operationId = result.operation.id;
         upsertSearchAttributes([{ key: OperationIdKey, value: operationId }]);
+        // A child whose operation this begin replaced (and ended) tells its pool drain now: its
+        // result will be the new operation's. The run ends only once this handler finished.
+        if (replaced !== null && patched(RESULT_REPORTS_PATCH)) {
+          await reportToParent({ nodeId: input.nodeId, operationId: replaced, outcome: 'cancelled' });
+        }
       }
       wakeups++;
       return result;

@@ -75,10 +75,10 @@ export async function poolDrain(input: PoolDrainInput): Promise<PoolDrainOutcome
   const waiting = new Set<string>();
   let state: PoolDrainState | null = input.resume ?? null;
   let phase: PoolDrainProgress['phase'] = state ? 'draining' : 'starting';
-  /** The operations of children of this run that ended (their result came): read to see how. */
-  const ended: string[] = [];
-  // Drains started before children were followed by their result still signal how they ended.
-  setHandler(nodeDrainEndedSignal, (report) => void reports.push(report));
+  const reported = (report: NodeDrainReport) => void reports.push(report);
+  // A child reports how it ended by its result; by a signal when its operation was replaced (and
+  // drains started before children reported by their result, the way they all did).
+  setHandler(nodeDrainEndedSignal, reported);
   setHandler(poolDrainProgressQuery, () => progressOf(state, phase, waiting));
 
   const beginFor = (request: PoolDrainRequest): Promise<PoolDrainBegun> =>
@@ -136,15 +136,12 @@ export async function poolDrain(input: PoolDrainInput): Promise<PoolDrainOutcome
       const look = Date.now() - lookedAt >= pollMs;
       if (look) lookedAt = Date.now();
       await CancellationScope.nonCancellable(async () => {
-        await settle(run, reports.splice(0), ended.splice(0), look, waiting);
-        await startWaves(input.poolId, run, ended);
+        await settle(run, reports.splice(0), look, waiting);
+        await startWaves(input.poolId, run, reported);
       });
       describe();
       if (run.pending.length === 0 && run.active.length === 0) break;
-      await condition(
-        () => reports.length + ended.length > 0,
-        Math.max(MIN_SLEEP_MS, lookedAt + pollMs - Date.now()),
-      );
+      await condition(() => reports.length > 0, Math.max(MIN_SLEEP_MS, lookedAt + pollMs - Date.now()));
       const info = workflowInfo();
       if (info.historyLength >= limit || info.continueAsNewSuggested) {
         await condition(allHandlersFinished);
@@ -192,7 +189,11 @@ export async function poolDrain(input: PoolDrainInput): Promise<PoolDrainOutcome
  * begins, and the children of every wave started side by side, the next wave's begins not
  * waiting for the last wave's starts (bench: pool-drain).
  */
-async function startWaves(poolId: string, run: PoolDrainState, ended: string[]): Promise<void> {
+async function startWaves(
+  poolId: string,
+  run: PoolDrainState,
+  reported: (report: NodeDrainReport) => void,
+): Promise<void> {
   const starting: Promise<void>[] = [];
   while (run.pending.length > 0 && run.active.length < run.maxConcurrent) {
     const now = Date.now();
@@ -224,7 +225,7 @@ async function startWaves(poolId: string, run: PoolDrainState, ended: string[]):
           const active: ActiveNode = { nodeId: node.nodeId, operationId: node.operationId, child: true };
           run.active.push(active);
           starting.push(
-            startNode(poolId, run, node, startedAt, deadline, ended).then(
+            startNode(poolId, run, node, startedAt, deadline, reported).then(
               (child) => void (active.child = child),
             ),
           );
@@ -237,9 +238,9 @@ async function startWaves(poolId: string, run: PoolDrainState, ended: string[]):
 }
 
 /**
- * Starts the child `drain/<nodeId>` of a node whose drain began, and adds its operation to `ended`
- * once the child ends: the pool drain then reads its record (the child may have ended for another
- * drain that a begin put in its place, so its outcome alone does not say how this one ended).
+ * Starts the child `drain/<nodeId>` of a node whose drain began, and reports how it ended once its
+ * result comes (a child that failed or was cancelled as not drained: its record says why). A child
+ * whose operation a begin replaced has reported that operation by signal before (workflows/drain.ts).
  * False when a drain the API started a moment before took the operation on: the pool drain follows
  * it by its record, as a run that continued as new follows the children of earlier runs.
  */
@@ -249,7 +250,7 @@ async function startNode(
   node: NodeDrainBegin & { state: 'began' },
   startedAt: string,
   deadline: string | null,
-  ended: string[],
+  reported: (report: NodeDrainReport) => void,
 ): Promise<boolean> {
   try {
     const child = await startChild(drain, {
@@ -268,8 +269,11 @@ async function startNode(
       ],
       staticSummary: `drain ${node.hostname} (${node.nodeId}): ${run.reason ?? 'no reason given'}`,
     });
-    const done = () => void ended.push(node.operationId);
-    void child.result().then(done, done);
+    const ended = { nodeId: node.nodeId, operationId: node.operationId };
+    void child.result().then(
+      (outcome) => reported({ ...ended, outcome }),
+      () => reported({ ...ended, outcome: 'failed' }),
+    );
     return true;
   } catch (error) {
     if (error instanceof WorkflowExecutionAlreadyStartedError) return false;
@@ -279,18 +283,17 @@ async function startNode(
 
 /**
  * Takes in what the children reported, and reads the records of the drains it must look at: the
- * children that ended (`ended`), the reported ones that did not drain (for why), or every running
+ * reported ones that did not drain (for why), or every running
  * one when `all` (the fallback for the children of earlier runs and lost reports, for joined
  * drains, which have no parent, and for the budget waits).
  */
 async function settle(
   run: PoolDrainState,
   reports: NodeDrainReport[],
-  ended: string[],
   all: boolean,
   waiting: Set<string>,
 ): Promise<void> {
-  const look = new Set<string>(ended);
+  const look = new Set<string>();
   for (const report of reports) {
     const node = run.active.find((a) => a.operationId === report.operationId);
     if (!node) continue;

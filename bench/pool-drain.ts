@@ -22,7 +22,7 @@ import { nodes, pools } from '../db/schema';
 import { newId } from '../domain/ids';
 import { hashSecret } from '../domain/secrets';
 import { createWorker, workflowsPath } from '../worker';
-import { drainWorkflowId, poolDrainWorkflowId } from '../workflows/definitions';
+import { drainWorkflowId, POOL_DRAIN_WAVE, poolDrainWorkflowId } from '../workflows/definitions';
 import { defineBenchmark, intOption, measured, UsageError, type Log } from './support/benchmark';
 import { paced } from './support/pace';
 import { environment, formatTable, writeResult } from './support/report';
@@ -34,8 +34,8 @@ import { startEmptyChildren } from './workflows/baseline';
 
 const NAME = 'pool-drain';
 const baselinePath = fileURLToPath(new URL('./workflows/baseline.ts', import.meta.url));
-/** The pool drain's wave (workflows/pool-drain.ts): the baseline starts its children as many at a time. */
-const WAVE = 50;
+/** The pool drain's wave: the baseline starts its children as many at a time. */
+const WAVE = POOL_DRAIN_WAVE;
 
 const usage = [
   '  --nodes N   nodes of the pool, none holding an allocation, all drained at once (default 1000, max 5000)',

@@ -384,6 +384,13 @@ export interface PoolDrainProgress {
 }
 
 /** How many node ids `progress` lists per state. */
+/**
+ * How many node drains a pool drain begins in one activity (each its own transaction) and then
+ * starts side by side. 100 rather than 50: fewer activity and workflow-task round trips per node
+ * (bench pool-drain: 0.53–0.65× of the empty-child start rate at 50, 0.60–0.89× at 100).
+ */
+export const POOL_DRAIN_WAVE = 100;
+
 export const POOL_DRAIN_LISTED = 20;
 
 export const poolDrainProgressQuery = defineQuery<PoolDrainProgress>('progress');

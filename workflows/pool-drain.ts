@@ -23,6 +23,7 @@ import {
   drainWorkflowId,
   nodeDrainEndedSignal,
   POOL_DRAIN_LISTED,
+  POOL_DRAIN_WAVE,
   poolDrainProgressQuery,
   type ActiveNode,
   type NodeDrainReport,
@@ -59,7 +60,7 @@ const { beginPoolDrain, readNodeDrains, finishPoolDrain, cancelPoolDrain } = pro
 const { beginNodeDrains } = proxyActivities<Activities>({ startToCloseTimeout: '1 minute', retry });
 
 /** The most node begins one activity makes (each its own transaction). */
-const WAVE = 50;
+const WAVE = POOL_DRAIN_WAVE;
 const DEFAULT_POLL_MS = 10_000;
 /** Shortest sleep between looks, so a clock a little behind never spins. */
 const MIN_SLEEP_MS = 250;

@@ -1,14 +1,9 @@
 import { eq } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { disruptions } from '../db/schema';
-import {
-  drainWorkflowId,
-  progressQuery,
-  purgeWorkflowId,
-  type DrainProgress,
-} from '../workflows/definitions';
+import { drainWorkflowId, purgeWorkflowId } from '../workflows/definitions';
 import { joinedNode } from './support/agents';
-import { answerCommand, pollCommands, purge } from './support/builders';
+import { answerCommand, pollCommands, purge, drainProgress } from './support/builders';
 import { decommissioned, executeFromPreview, retiredNode } from './support/decommission';
 import { allocate, call, eventsOf, seedNode, seedPool } from './support/fixtures';
 import { eventually, useHarness } from './support/harness';
@@ -18,12 +13,7 @@ const h = useHarness();
 /** Well under a waiting drain's periodic look (at most 5 minutes): only a wake-up explains it. */
 const WOKEN_WITHIN_MS = 5_000;
 
-async function progressOf(nodeId: string): Promise<DrainProgress | undefined> {
-  return h.temporal.workflow
-    .getHandle(drainWorkflowId(nodeId))
-    .query(progressQuery)
-    .catch(() => undefined);
-}
+const progressOf = (nodeId: string) => drainProgress(h, nodeId);
 
 async function disruptionOf(nodeId: string) {
   const [row] = await h.db.select().from(disruptions).where(eq(disruptions.nodeId, nodeId));

@@ -3,8 +3,8 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { budgetMax } from '../domain/budget';
 import { allocations, disruptions, events, operations } from '../db/schema';
-import { drainWorkflowId, progressQuery, type DrainProgress } from '../workflows/definitions';
 import { allocate, call, seedNode, seedPool } from './support/fixtures';
+import { drainProgress } from './support/builders';
 import { eventually, useHarness } from './support/harness';
 
 const h = useHarness();
@@ -47,12 +47,7 @@ let pools = 0;
 /** Drains seen waiting for a slot, over every run: the property must have met contention. */
 let waited = 0;
 
-async function progressOf(nodeId: string): Promise<DrainProgress | undefined> {
-  return h.temporal.workflow
-    .getHandle(drainWorkflowId(nodeId))
-    .query(progressQuery)
-    .catch(() => undefined);
-}
+const progressOf = (nodeId: string) => drainProgress(h, nodeId);
 
 /**
  * Every drain has done what it can for now: finished, waiting without a deadline, or waiting for a

@@ -1,8 +1,8 @@
 import { eq } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { disruptions, operations } from '../db/schema';
-import { drainWorkflowId, progressQuery, type DrainProgress } from '../workflows/definitions';
-import { readNode } from './support/builders';
+import { drainWorkflowId } from '../workflows/definitions';
+import { readNode, drainProgress } from './support/builders';
 import { allocate, call, eventsOf, seedNode, seedPool, tenantKey } from './support/fixtures';
 import { eventually, useHarness } from './support/harness';
 import { recordHistory } from './support/histories';
@@ -17,12 +17,7 @@ async function liveAllocations(nodeId: string) {
   return (await call(h, 'GET', `/v1/allocations?nodeId=${nodeId}&live=true`)).body.items as { id: string }[];
 }
 
-async function progressOf(nodeId: string): Promise<DrainProgress | undefined> {
-  return h.temporal.workflow
-    .getHandle(drainWorkflowId(nodeId))
-    .query(progressQuery)
-    .catch(() => undefined);
-}
+const progressOf = (nodeId: string) => drainProgress(h, nodeId);
 
 async function disruptionOf(nodeId: string) {
   const [row] = await h.db.select().from(disruptions).where(eq(disruptions.nodeId, nodeId));

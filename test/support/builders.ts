@@ -1,5 +1,6 @@
 import { eq } from 'drizzle-orm';
 import { nodes } from '../../db/schema';
+import { drainWorkflowId, progressQuery, type DrainProgress } from '../../workflows/definitions';
 import { joinedNode } from './agents';
 import { call, seedNode, seedPool, type Reply } from './fixtures';
 import type { Harness } from './harness';
@@ -63,3 +64,11 @@ export async function joinedPoolNode(h: Harness, poolId: string, tenantId = 'acm
 
 /** The authorization header of a bearer token, for requests made without `call`. */
 export const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
+
+/** The drain's `progress` query answer, or undefined when its workflow cannot be asked. */
+export function drainProgress(h: Harness, nodeId: string): Promise<DrainProgress | undefined> {
+  return h.temporal.workflow
+    .getHandle(drainWorkflowId(nodeId))
+    .query(progressQuery)
+    .catch(() => undefined);
+}

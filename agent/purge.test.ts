@@ -44,6 +44,7 @@ function command(claims: { nodeId?: string; clusterId?: string } = {}, key = ca)
     id: COMMAND,
     kind: 'purge',
     action: null,
+    condition: null,
     payload,
     signature: signPayload(key.privateKey, payload),
     createdAt: new Date().toISOString(),

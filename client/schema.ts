@@ -1763,6 +1763,8 @@ export interface paths {
               nodeId: string;
               conditions: unknown[];
               remediation: components['schemas']['Operation'] & (Record<string, never> | null);
+              /** @description how long this condition type must hold clear before the agent reports it cleared (pool policy healthyAfter) */
+              healthyAfterSeconds: number;
             };
           };
         };
@@ -5318,6 +5320,7 @@ export interface components {
       id: string;
       kind: string;
       action: string | null;
+      condition: string | null;
       payload: string | null;
       signature: string | null;
       createdAt: string;

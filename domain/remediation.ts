@@ -3,6 +3,8 @@ export const DEFAULT_LADDER = ['reset-accelerator', 'reboot'] as const;
 export const MAX_ATTEMPTS = 2;
 export const DEFAULT_ATTEMPT_TIMEOUT_MS = 10 * 60_000;
 export const DEFAULT_MAX_UNHEALTHY = '40%';
+/** How long a condition must hold clear before it counts as cleared (policy `healthyAfter`). */
+export const DEFAULT_HEALTHY_AFTER_MS = 60_000;
 
 /** Condition types: what agents report, e.g. GpuXidError. */
 export const CONDITION_TYPE = /^[A-Za-z][A-Za-z0-9]{0,62}$/;

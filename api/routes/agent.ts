@@ -110,6 +110,7 @@ const CommandSchema = z
     id: z.string(),
     kind: z.string(),
     action: z.string().nullable(),
+    condition: z.string().nullable(),
     payload: z.string().nullable(),
     signature: z.string().nullable(),
     createdAt: z.string(),

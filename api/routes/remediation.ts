@@ -37,6 +37,10 @@ const conditionsRoute = createRoute({
         nodeId: z.string(),
         conditions: z.array(z.unknown()),
         remediation: OperationSchema.nullable(),
+        healthyAfterSeconds: z.number().int().min(0).openapi({
+          description:
+            'how long this condition type must hold clear before the agent reports it cleared (pool policy healthyAfter)',
+        }),
       }),
       'the node conditions, and the remediation the report started or joined',
     ),

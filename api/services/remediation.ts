@@ -1,4 +1,5 @@
 import { DrydockError } from '../../domain/errors';
+import { DEFAULT_HEALTHY_AFTER_MS } from '../../domain/remediation';
 import type { Principal } from '../../domain/principal';
 import { reportCondition } from '../../db/conditions';
 import type { NodeRow } from '../../db/nodes';
@@ -66,5 +67,10 @@ export async function reportNodeCondition(
   if (report.cleared) {
     await signalIfRunning(deps.temporal, remediationWorkflowId(node.id), remediationWakeSignal.name);
   }
-  return { nodeId: node.id, conditions: report.node.conditions, remediation };
+  return {
+    nodeId: node.id,
+    conditions: report.node.conditions,
+    remediation,
+    healthyAfterSeconds: DEFAULT_HEALTHY_AFTER_MS / 1000,
+  };
 }

@@ -11,6 +11,8 @@ export function commandView(command: CommandRow) {
     id: command.id,
     kind: command.kind,
     action: command.action,
+    /** The condition a `remediate` command is for; null for other kinds. */
+    condition: (command.data as { condition?: string } | null)?.condition ?? null,
     payload: command.payload,
     signature: command.signature,
     createdAt: command.createdAt.toISOString(),

@@ -92,7 +92,7 @@ export const EVENT_DESCRIPTIONS: Record<EventType, string> = {
   'node.drain.cancelled': 'the drain ended before it finished (`draining` was taken off)',
   'node.drain.failed': 'the drain failed for good; `draining` came off',
   'allocation.force-released':
-    "the allocation was released by force: a drain's deadline passed (within the pool's disruption budget), or a purge of its node was told force",
+    "the allocation was released by force: a drain's deadline passed (within the pool's disruption budget), or a purge of its node released it (told force, or as it forgot the node)",
   'node.decommissioned': 'the node was decommissioned for good',
   'node.purge.requested': 'a signed purge command was queued for the node',
   'node.purge.refused': 'the node refused the purge command',

@@ -22,7 +22,8 @@ export async function refuseWhileHeld(tx: Tx, node: NodeRow): Promise<void> {
   const open = await openAllocationsOf(tx, node.id, NAMED_ALLOCATIONS);
   if (open.total === 0) return;
   const named = open.allocations.map((a) => `${a.id} of ${a.tenantId}`).join(', ');
-  const more = open.total > open.allocations.length ? ` and ${open.total - open.allocations.length} more` : '';
+  const more =
+    open.total > open.allocations.length ? ` and ${open.total - open.allocations.length} more` : '';
   throw new DrydockError(
     'INVALID_STATE',
     `node ${node.id} holds ${open.total} open allocation${open.total === 1 ? '' : 's'} (${named}${more}); ` +

@@ -9,11 +9,14 @@ import { NodeOperationSchema, signalIfRunning, startOperation, startResponses } 
 const purgeBody = z.strictObject({
   confirm: z.literal(true, { error: 'purge cannot be undone: send "confirm": true' }),
   reason: reason.optional(),
-  force: z.boolean().optional().openapi({
-    description:
-      'release the open allocations of the node (allocation.force-released each) in the transaction the purge begins in; ' +
-      'without it a node that holds any is refused INVALID_STATE, naming them. false is the same as leaving it out',
-  }),
+  force: z
+    .boolean()
+    .optional()
+    .openapi({
+      description:
+        'release the open allocations of the node (allocation.force-released each) in the transaction the purge begins in; ' +
+        'without it a node that holds any is refused INVALID_STATE, naming them. false is the same as leaving it out',
+    }),
 });
 
 const purgeRoute = createRoute({

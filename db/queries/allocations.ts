@@ -33,7 +33,10 @@ export async function openAllocationsOf(
     .where(and(eq(allocations.nodeId, nodeId), isOpen))
     .orderBy(asc(allocations.id))
     .limit(limit);
-  return { total: Number(rows[0]?.total ?? 0), allocations: rows.map(({ id, tenantId }) => ({ id, tenantId })) };
+  return {
+    total: Number(rows[0]?.total ?? 0),
+    allocations: rows.map(({ id, tenantId }) => ({ id, tenantId })),
+  };
 }
 
 /** The allocation object of the API (docs/api.md); `live` is `isOpen` as the database saw it. */

@@ -159,6 +159,31 @@ describe('purge of a node that holds allocations', () => {
     ]);
   });
 
+  it('a placement racing the begin: the purge or the placement is refused, never neither', async () => {
+    for (let round = 0; round < 12; round++) {
+      const { nodeId } = await joinedPoolNode(h, 'pool-pr');
+      // The placement sent a little later each round, so it lands before, inside and after the begin.
+      const later = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+      const [purged, placed] = await Promise.all([
+        purge(h, nodeId),
+        later(round * 10).then(() => placeAllocation(h, nodeId, 'acme')),
+      ]);
+      const context = `round ${round}: ${JSON.stringify([purged.body, placed.body])}`;
+      if (purged.status === 202) {
+        expect(placed.status, context).toBe(409);
+        expect(placed.body.error.details.reasons, context).toContain('provisionState:purging');
+        expect(await liveOn(nodeId)).toEqual([]);
+      } else {
+        expect([purged.status, placed.status], context).toEqual([409, 201]);
+        expect(purged.body.error.details, context).toEqual({
+          openAllocations: 1,
+          allocations: [{ id: placed.body.id, tenantId: 'acme' }],
+        });
+        expect(await operationsOf(nodeId)).toEqual([]);
+      }
+    }
+  });
+
   it('refuses a force that is not a boolean (400) before anything changes', async () => {
     const { nodeId } = await joinedPoolNode(h, 'pool-pb');
     for (const force of ['yes', 'true', 1, null]) {

@@ -35,6 +35,7 @@ export function createPurgeActivities(db: Db, deps: { ca: ClusterCa; clusterId: 
           if (!input.force) await refuseWhileHeld(tx, node);
         },
         async apply(tx, locked, operation) {
+          // Anything still open is what `force` let through (`admit` refused it otherwise).
           await forceReleaseOpenAllocations(tx, locked.id, { actor: PURGE_ACTOR, operationId: operation.id });
           const node = await supersedeDrain(tx, locked, { actor: input.actor, operation });
           const commandId = newId('cmd');

@@ -1,0 +1,283 @@
+import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { eq } from 'drizzle-orm';
+import { describe, expect, it } from 'vitest';
+import { nodeCommands } from '../../db/schema';
+import { remediationWorkflowId } from '../../workflows/definitions';
+import { readNode } from '../support/builders';
+import { eventsOf, seedPool } from '../support/fixtures';
+import { eventually, useHarness } from '../support/harness';
+import { agentOf } from '../support/remediation';
+import { joinedMachine, useAgentBench, type Machine } from './agent-process';
+
+const h = useHarness();
+const bench = useAgentBench(h);
+
+const commandRow = async (id: string) =>
+  (await h.db.select().from(nodeCommands).where(eq(nodeCommands.id, id)))[0]!;
+
+/** The node's remediate commands, oldest first. */
+const remediateCommands = async (nodeId: string) =>
+  (await h.db.select().from(nodeCommands).where(eq(nodeCommands.nodeId, nodeId)))
+    .filter((c) => c.kind === 'remediate')
+    .sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime());
+
+/** The first remediate command once it is answered (not pending). */
+async function answeredCommand(nodeId: string) {
+  return eventually(async () => {
+    const [command] = await remediateCommands(nodeId);
+    return command && command.status !== 'pending' ? command : undefined;
+  }, 20_000);
+}
+
+/** A machine in a pool that lets one node remediate (no storm), joined through the real binary. */
+async function machine(poolId: string): Promise<Machine> {
+  await seedPool(h, { id: poolId, tenantId: 'acme', kind: 'provider', policy: { maxUnhealthy: 5 } });
+  return joinedMachine(h, bench, poolId);
+}
+
+/** Writes an executable shell script `name` beside the machine's data directory; its path. */
+function script(m: Machine, name: string, body: string): string {
+  const path = join(dirname(m.dir), name);
+  writeFileSync(path, `#!/bin/sh\n${body}\n`);
+  chmodSync(path, 0o755);
+  return path;
+}
+
+/** Writes the agent config (YAML) beside the machine's data directory; its path. */
+function config(m: Machine, yaml: string): string {
+  const path = join(dirname(m.dir), 'agent.yaml');
+  writeFileSync(path, yaml);
+  return path;
+}
+
+/** `drydock-agent run --config FILE` with a fast heartbeat, once it is connected. */
+async function running(m: Machine, configFile: string) {
+  const agent = bench.spawnAgent([
+    'run',
+    '--data-dir',
+    m.dir,
+    '--heartbeat-every',
+    '300ms',
+    '--config',
+    configFile,
+  ]);
+  await agent.waitForLog(/connected to .* as node_/, 15_000);
+  return agent;
+}
+
+/** The lines of a file a test script appends to (none when it never ran). */
+const lines = (file: string) =>
+  existsSync(file) ? readFileSync(file, 'utf8').split('\n').filter(Boolean) : [];
+
+/** Kills what is left of a test script that recorded its pid (`pid=N` on its record line). */
+function killRecorded(file: string): void {
+  for (const line of lines(file)) {
+    const pid = Number(/pid=(\d+)/.exec(line)?.[1]);
+    try {
+      process.kill(-pid, 'SIGKILL');
+    } catch {
+      // gone already
+    }
+  }
+}
+
+describe('drydock-agent carries out remediation', () => {
+  it('a probe turns unhealthy: the condition is reported, the configured reset-accelerator runs with its environment and is acked; healthy again, the clear waits for healthyAfter', async () => {
+    const m = await machine('pool-rem-probe');
+    const flag = join(dirname(m.dir), 'healthy');
+    const ran = join(dirname(m.dir), 'reset.log');
+    const probe = script(m, 'probe.sh', `[ -f '${flag}' ] && exit 0\necho "xid-79 on GPU 0"\nexit 1`);
+    const reset = script(
+      m,
+      'reset.sh',
+      `echo "$DRYDOCK_NODE_ID $DRYDOCK_COMMAND_ID $DRYDOCK_ACTION $DRYDOCK_CONDITION home=$HOME path=\${PATH:+set} extra=\${DRYDOCK_TEST_SECRET:-none}" >> '${ran}'\ntouch '${flag}'`,
+    );
+    const file = config(
+      m,
+      `actions:\n  reset-accelerator: { command: ["${reset}"], timeout: 20s }\nprobes:\n  gpu: { command: ["${probe}"], every: 200ms, timeout: 5s, condition: GpuXidError }\n`,
+    );
+    // In the agent's environment, not in the action's: an action sees only what is documented.
+    process.env.DRYDOCK_TEST_SECRET = 'leaked';
+    const agent = await running(m, file).finally(() => delete process.env.DRYDOCK_TEST_SECRET);
+
+    await agent.waitForLog(/probe gpu: reported GpuXidError true: xid-79 on GPU 0/);
+    const command = await answeredCommand(m.nodeId);
+    expect(command).toMatchObject({ action: 'reset-accelerator', status: 'acked', refuseReason: null });
+    expect(lines(ran)).toEqual([
+      `${m.nodeId} ${command.id} reset-accelerator GpuXidError home=${process.env.HOME} path=set extra=none`,
+    ]);
+    await agent.waitForLog(new RegExp(`command ${command.id} \\(remediate\\) acked`));
+    const node = await readNode(h, m.nodeId);
+    expect(node.conditions).toMatchObject([{ type: 'GpuXidError', status: true, reason: 'xid-79 on GPU 0' }]);
+    expect(node.noScheduleReasons).toContain('condition:GpuXidError');
+
+    // Healthy again: the server says 60 s (healthyAfterSeconds), so the clear is not reported yet.
+    await agent.waitForLog(/probe gpu: healthy; GpuXidError is reported cleared once it holds for 60 s/);
+    expect((await readNode(h, m.nodeId)).conditions).toMatchObject([{ type: 'GpuXidError', status: true }]);
+    expect(agent.stderr()).not.toMatch(/reported GpuXidError cleared/);
+    expect(await eventsOf(h, m.nodeId, 'node.remediation.succeeded')).toEqual([]);
+    // The remediation still waits on its first attempt.
+    const handle = h.temporal.workflow.getHandle(remediationWorkflowId(m.nodeId));
+    expect((await handle.describe()).status.name).toBe('RUNNING');
+    expect(lines(ran)).toHaveLength(1);
+  });
+
+  it('an action this node has no mapping for is refused, saying so and naming those it has', async () => {
+    const m = await machine('pool-rem-unmapped');
+    const file = config(m, `actions:\n  drain-nic: { command: ["/bin/true"] }\n`);
+    const agent = await running(m, file);
+    await agentOf(h, m.credential).report('GpuXidError', true, 'xid-79');
+
+    const reason = 'no action reset-accelerator is configured on this node (configured: drain-nic)';
+    const command = await answeredCommand(m.nodeId);
+    expect(command).toMatchObject({ action: 'reset-accelerator', status: 'refused', refuseReason: reason });
+    await agent.waitForLog(
+      new RegExp(`command ${command.id} \\(remediate\\) refused: no action reset-accelerator`),
+    );
+    const [escalated] = await eventually(async () => {
+      const events = await eventsOf(h, m.nodeId, 'node.remediation.escalated');
+      return events.length > 0 ? events : undefined;
+    }, 20_000);
+    expect(escalated!.data.attempts).toContainEqual(
+      expect.objectContaining({ action: 'reset-accelerator', commandId: command.id, refuseReason: reason }),
+    );
+  });
+
+  it('an action that fails is refused with its exit code and the last lines of its stderr', async () => {
+    const m = await machine('pool-rem-fails');
+    const fails = script(
+      m,
+      'reset.sh',
+      'echo "checking GPUs" >&2\necho "line two" >&2\necho "\tGPU 0: busy" >&2\necho "reset failed" >&2\nexit 3',
+    );
+    const file = config(m, `actions:\n  reset-accelerator: { command: ["${fails}"], timeout: 20s }\n`);
+    await running(m, file);
+    await agentOf(h, m.credential).report('GpuXidError', true, 'xid-79');
+
+    const command = await answeredCommand(m.nodeId);
+    expect(command).toMatchObject({
+      status: 'refused',
+      refuseReason: 'reset-accelerator exited 3: line two | GPU 0: busy | reset failed',
+    });
+  });
+
+  it('an action that does not exit within its timeout is killed and refused as timed out', async () => {
+    const m = await machine('pool-rem-slow');
+    const slow = script(m, 'reset.sh', 'echo "resetting" >&2\nsleep 30');
+    const file = config(m, `actions:\n  reset-accelerator: { command: ["${slow}"], timeout: 500ms }\n`);
+    await running(m, file);
+    await agentOf(h, m.credential).report('GpuXidError', true, 'xid-79');
+
+    const command = await answeredCommand(m.nodeId);
+    expect(command).toMatchObject({
+      status: 'refused',
+      refuseReason: 'reset-accelerator timed out after 500 ms: resetting',
+    });
+  });
+
+  it('killed while an action runs, the agent answers the command once on its next start and does not run it again', async () => {
+    const m = await machine('pool-rem-killed');
+    const ran = join(dirname(m.dir), 'reset.log');
+    const slow = script(m, 'reset.sh', `echo "ran pid=$$" >> '${ran}'\nsleep 30`);
+    const file = config(m, `actions:\n  reset-accelerator: { command: ["${slow}"], timeout: 1m }\n`);
+    const first = await running(m, file);
+    await agentOf(h, m.credential).report('GpuXidError', true, 'xid-79');
+    await eventually(async () => lines(ran).length === 1, 20_000);
+    first.child.kill('SIGKILL');
+    await first.exited;
+    killRecorded(ran);
+    const [command] = await remediateCommands(m.nodeId);
+    expect(command).toMatchObject({ status: 'pending' });
+
+    const second = await running(m, file);
+    const reason = 'the agent stopped while reset-accelerator ran; not run again';
+    expect(await answeredCommand(m.nodeId)).toMatchObject({
+      id: command!.id,
+      status: 'refused',
+      refuseReason: reason,
+    });
+    await second.waitForLog(new RegExp(`command ${command!.id} \\(remediate\\) refused: the agent stopped`));
+    expect(lines(ran)).toHaveLength(1);
+    expect(second.stderr().match(/\(remediate\) (acked|refused)/g)).toEqual(['(remediate) refused']);
+    expect(second.stderr()).not.toMatch(/running reset-accelerator/);
+  });
+
+  it('stopped (SIGTERM) while an action runs, the agent kills the action and does not report it', async () => {
+    const m = await machine('pool-rem-stopped');
+    const ran = join(dirname(m.dir), 'reset.log');
+    const slow = script(
+      m,
+      'reset.sh',
+      `echo "ran pid=$$" >> '${ran}'\nsleep 30\necho "finished" >> '${ran}'`,
+    );
+    const file = config(m, `actions:\n  reset-accelerator: { command: ["${slow}"], timeout: 1m }\n`);
+    const agent = await running(m, file);
+    await agentOf(h, m.credential).report('GpuXidError', true, 'xid-79');
+    await eventually(async () => lines(ran).length === 1, 20_000);
+    const pid = Number(/pid=(\d+)/.exec(lines(ran)[0]!)![1]);
+
+    expect((await bench.agent(['stop', '--data-dir', m.dir])).code).toBe(0);
+    expect(await agent.exited).toBe(0);
+    expect(() => process.kill(pid, 0)).toThrow();
+    expect(lines(ran)).toHaveLength(1);
+    const [command] = await remediateCommands(m.nodeId);
+    expect(command).toMatchObject({ status: 'pending' });
+    expect(agent.stderr()).toMatch(
+      new RegExp(`command ${command!.id} \\(remediate\\): stopped while reset-accelerator ran`),
+    );
+  });
+
+  it('an action that restarts the machine is acked before it runs; on the next start the agent reports it came back, once', async () => {
+    const m = await machine('pool-rem-restarts');
+    const ran = join(dirname(m.dir), 'reboot.log');
+    // Stands for a reboot: records that it ran, then hangs until the machine "goes down" (SIGKILL).
+    const reboot = script(m, 'reboot.sh', `echo "ran pid=$$ $DRYDOCK_ACTION" >> '${ran}'\nsleep 30`);
+    const file = config(
+      m,
+      `actions:\n  reset-accelerator: { command: ["${reboot}"], timeout: 1m, restarts: true }\n`,
+    );
+    const first = await running(m, file);
+    await agentOf(h, m.credential).report('GpuXidError', true, 'xid-79');
+    await eventually(async () => lines(ran).length === 1, 20_000);
+    const [command] = await remediateCommands(m.nodeId);
+    // Acked before it ran: the API had the ack when the action started.
+    expect(command).toMatchObject({ status: 'acked', action: 'reset-accelerator' });
+    const log = first.stderr();
+    expect(log.indexOf(`command ${command!.id} (remediate) acked`)).toBeGreaterThan(-1);
+    expect(log.indexOf(`command ${command!.id} (remediate) acked`)).toBeLessThan(
+      log.indexOf(`command ${command!.id}: running reset-accelerator`),
+    );
+    expect(await eventsOf(h, m.nodeId, 'node.remediation.returned')).toEqual([]);
+    first.child.kill('SIGKILL');
+    await first.exited;
+    killRecorded(ran);
+
+    const second = await running(m, file);
+    await second.waitForLog(
+      new RegExp(
+        `command ${command!.id} \\(remediate\\): reported that the machine came back from reset-accelerator`,
+      ),
+    );
+    const returned = await eventsOf(h, m.nodeId, 'node.remediation.returned');
+    expect(returned).toMatchObject([
+      {
+        actor: `node:${m.nodeId}`,
+        operationId: command!.operationId,
+        data: { commandId: command!.id, action: 'reset-accelerator', attempt: 1 },
+      },
+    ]);
+    expect(lines(ran)).toHaveLength(1);
+    expect((await bench.agent(['stop', '--data-dir', m.dir])).code).toBe(0);
+    await second.exited;
+
+    // A third start has nothing to report: the journal says the return was heard.
+    const third = await running(m, file);
+    expect((await bench.agent(['stop', '--data-dir', m.dir])).code).toBe(0);
+    await third.exited;
+    expect(third.stderr()).not.toMatch(/came back/);
+    expect(await eventsOf(h, m.nodeId, 'node.remediation.returned')).toHaveLength(1);
+    expect(lines(ran)).toHaveLength(1);
+    expect((await commandRow(command!.id)).status).toBe('acked');
+  });
+});

@@ -88,7 +88,7 @@ export class CommandOutcomes {
     }
     if (recorded) return recorded;
     if (this.ignored.has(command.id)) return null;
-    let decided = await this.handlers.handle(command, context);
+    let decided: CommandOutcome = await this.handlers.handle(command, context);
     let action: string | undefined;
     if (decided.outcome === 'run') {
       action = decided.action;
@@ -115,7 +115,7 @@ export class CommandOutcomes {
       action: action ?? decided.action,
       ...(decided.restarts ? { restarts: true as const } : {}),
     });
-    if ('after' in decided && (decided.after || decided.final)) {
+    if (decided.after || decided.final) {
       this.afterAcks.set(command.id, { after: decided.after, final: decided.final });
     }
     return entry;

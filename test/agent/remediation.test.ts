@@ -66,6 +66,12 @@ async function running(m: Machine, configFile: string) {
   return agent;
 }
 
+/** The node's last-seen time after flushing this API process's heartbeats. */
+async function lastSeen(nodeId: string): Promise<number> {
+  await h.deps.heartbeats.flush();
+  return Date.parse((await readNode(h, nodeId)).lastSeenAt);
+}
+
 /** The lines of a file a test script appends to (none when it never ran). */
 const lines = (file: string) =>
   existsSync(file) ? readFileSync(file, 'utf8').split('\n').filter(Boolean) : [];
@@ -203,7 +209,7 @@ describe('drydock-agent carries out remediation', () => {
     expect(second.stderr()).not.toMatch(/running reset-accelerator/);
   });
 
-  it('stopped (SIGTERM) while an action runs, the agent kills the action and does not report it', async () => {
+  it('heartbeats go on while an action runs; stopped (SIGTERM) meanwhile, the agent kills the action and does not report it', async () => {
     const m = await machine('pool-rem-stopped');
     const ran = join(dirname(m.dir), 'reset.log');
     const slow = script(
@@ -216,6 +222,9 @@ describe('drydock-agent carries out remediation', () => {
     await agentOf(h, m.credential).report('GpuXidError', true, 'xid-79');
     await eventually(async () => lines(ran).length === 1, 20_000);
     const pid = Number(/pid=(\d+)/.exec(lines(ran)[0]!)![1]);
+    // Heartbeats go on while the action runs.
+    const seen = await lastSeen(m.nodeId);
+    await eventually(async () => (await lastSeen(m.nodeId)) > seen, 10_000);
 
     expect((await bench.agent(['stop', '--data-dir', m.dir])).code).toBe(0);
     expect(await agent.exited).toBe(0);

@@ -8,7 +8,7 @@ import { readNode } from '../support/builders';
 import { eventsOf, seedPool } from '../support/fixtures';
 import { eventually, useHarness } from '../support/harness';
 import { agentOf } from '../support/remediation';
-import { joinedMachine, useAgentBench, type Machine } from './agent-process';
+import { joinedMachine, runMachine, useAgentBench, type Machine } from './agent-process';
 
 const h = useHarness();
 const bench = useAgentBench(h);
@@ -52,19 +52,7 @@ function config(m: Machine, yaml: string): string {
 }
 
 /** `drydock-agent run --config FILE` with a fast heartbeat, once it is connected. */
-async function running(m: Machine, configFile: string) {
-  const agent = bench.spawnAgent([
-    'run',
-    '--data-dir',
-    m.dir,
-    '--heartbeat-every',
-    '300ms',
-    '--config',
-    configFile,
-  ]);
-  await agent.waitForLog(/connected to .* as node_/, 15_000);
-  return agent;
-}
+const running = (m: Machine, configFile: string) => runMachine(bench, m, m.dir, ['--config', configFile]);
 
 /** The node's last-seen time after flushing this API process's heartbeats. */
 async function lastSeen(nodeId: string): Promise<number> {

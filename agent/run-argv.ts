@@ -56,8 +56,14 @@ export function runArgv(argv: readonly string[], options: ArgvOptions): Promise<
       killGroup();
     }, options.timeoutMs);
     const onStop = () => {
-      if (options.leaveOnStop) child.unref();
-      else killGroup();
+      if (options.leaveOnStop) {
+        // Nothing of it may keep the agent from exiting: the process, nor the pipes it writes to.
+        child.unref();
+        child.stdout!.destroy();
+        child.stderr!.destroy();
+      } else {
+        killGroup();
+      }
       finish({ kind: 'stopped' });
     };
     options.signal.addEventListener('abort', onStop, { once: true });

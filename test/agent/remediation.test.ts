@@ -117,6 +117,16 @@ describe('drydock-agent carries out remediation', () => {
     expect(lines(ran)).toHaveLength(1);
   });
 
+  it('a bad --config is a usage error (exit 2) naming the key; the agent does not start', async () => {
+    const m = await machine('pool-rem-bad-config');
+    const file = config(m, 'actions:\n  reboot: { command: ["systemctl", "reboot"], timeot: 5m }\n');
+    const run = await bench.agent(['run', '--data-dir', m.dir, '--config', file]);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain(`error: --config ${file}: actions.reboot.timeot: unknown key`);
+    expect(existsSync(join(m.dir, 'agent.pid'))).toBe(false);
+    expect((await readNode(h, m.nodeId)).connectivity).toBe('disconnected');
+  });
+
   it('an action this node has no mapping for is refused, saying so and naming those it has', async () => {
     const m = await machine('pool-rem-unmapped');
     const file = config(m, `actions:\n  drain-nic: { command: ["/bin/true"] }\n`);

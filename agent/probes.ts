@@ -4,7 +4,7 @@ import type { ProbeConfig } from './config';
 import { DampedCondition, type ProbeVerdict } from './damping';
 import { freeText, MAX_REASON } from './free-text';
 import type { Log } from './log';
-import { runArgv, spoken } from './run-argv';
+import { runArgv, scriptEnv, spoken } from './run-argv';
 
 /** One probe and what the agent says of its condition. */
 interface Probed {
@@ -81,12 +81,7 @@ export class Probes {
   /** Runs the probe once; null when it could not run (or the agent stopped). */
   private async check(p: Probed, signal: AbortSignal): Promise<ProbeVerdict | null> {
     const result = await runArgv(p.probe.command, {
-      env: {
-        ...(process.env.PATH === undefined ? {} : { PATH: process.env.PATH }),
-        ...(process.env.HOME === undefined ? {} : { HOME: process.env.HOME }),
-        DRYDOCK_NODE_ID: this.options.nodeId,
-        DRYDOCK_CONDITION: p.probe.condition,
-      },
+      env: scriptEnv({ nodeId: this.options.nodeId, condition: p.probe.condition }),
       timeoutMs: p.probe.timeoutMs,
       signal,
     });

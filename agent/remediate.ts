@@ -1,7 +1,7 @@
 import type { ActionConfig } from './config';
 import type { AgentCommand, CommandContext, CommandHandler, RunOutcome } from './commands';
 import { MAX_REASON } from './free-text';
-import { runArgv, spoken } from './run-argv';
+import { runArgv, scriptEnv, spoken } from './run-argv';
 
 /** The actions this node can run, by name. */
 export type ActionConfigs = Record<string, ActionConfig>;
@@ -52,7 +52,12 @@ async function runAction(
     action: name,
   });
   const result = await runArgv(action.command, {
-    env: actionEnv(name, command, context),
+    env: scriptEnv({
+      nodeId: context.nodeId,
+      commandId: command.id,
+      action: name,
+      condition: command.condition ?? '',
+    }),
     timeoutMs: action.timeoutMs,
     signal: context.signal,
     leaveOnStop: action.restarts,
@@ -68,18 +73,6 @@ async function runAction(
     case 'stopped':
       return { outcome: 'stopped' };
   }
-}
-
-/** What an action sees: PATH and HOME of the agent, and what it is run for. */
-function actionEnv(name: string, command: AgentCommand, context: CommandContext): NodeJS.ProcessEnv {
-  return {
-    ...(process.env.PATH === undefined ? {} : { PATH: process.env.PATH }),
-    ...(process.env.HOME === undefined ? {} : { HOME: process.env.HOME }),
-    DRYDOCK_NODE_ID: context.nodeId,
-    DRYDOCK_COMMAND_ID: command.id,
-    DRYDOCK_ACTION: name,
-    DRYDOCK_CONDITION: command.condition ?? '',
-  };
 }
 
 /**

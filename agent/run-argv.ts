@@ -82,6 +82,28 @@ export function runArgv(argv: readonly string[], options: ArgvOptions): Promise<
   });
 }
 
+/** What a probe or an action is run for: the node, the condition, and for an action its command. */
+export interface ScriptFor {
+  nodeId: string;
+  condition: string;
+  commandId?: string;
+  action?: string;
+}
+
+/**
+ * The whole environment of a probe or an action (docs/agent/gpu-machine.md): PATH and HOME of the
+ * agent, and the DRYDOCK_ variables saying what it is run for — nothing else of the agent's.
+ */
+export function scriptEnv(what: ScriptFor): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const name of ['PATH', 'HOME']) if (process.env[name] !== undefined) env[name] = process.env[name];
+  env.DRYDOCK_NODE_ID = what.nodeId;
+  if (what.commandId !== undefined) env.DRYDOCK_COMMAND_ID = what.commandId;
+  if (what.action !== undefined) env.DRYDOCK_ACTION = what.action;
+  env.DRYDOCK_CONDITION = what.condition;
+  return env;
+}
+
 /** A duration in words for messages: `90 s`, `2 min`, `1.5 h`. */
 export function spoken(ms: number): string {
   if (ms < 1000) return `${ms} ms`;

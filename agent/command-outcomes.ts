@@ -37,8 +37,8 @@ export class CommandOutcomes {
   /**
    * Tells the API the machine came back from each restarting action acked before this start, and
    * journals that it did, so it is said once. Throws when a report did not get through (tried
-   * again on the next call); a command the API no longer takes it for (gone, or not acked there
-   * and not pending) is dropped with a warning.
+   * again on the next call); stops at a command still pending there (its ack never got through);
+   * a command the API no longer takes it for (gone, cancelled) is dropped with a warning.
    */
   async reportReturns(client: AgentClient, signal: AbortSignal): Promise<void> {
     while (this.returns.length > 0) {
@@ -53,11 +53,9 @@ export class CommandOutcomes {
           },
         );
       } catch (error) {
-        // Pending there: the ack is sent again when the command comes back; the return after it.
-        const final =
-          error instanceof ApiError &&
-          (error.status === 404 || (error.status === 409 && error.details.status !== 'pending'));
-        if (!final) throw error;
+        if (!(error instanceof ApiError) || ![404, 409].includes(error.status)) throw error;
+        // Pending there: the ack never got through; the command comes back and runs (`rearm`).
+        if (error.details.status === 'pending') return;
         this.log(
           'warn',
           `command ${entry.id} (${entry.kind}): the return from ${entry.action} not reported: ${error.message}`,
@@ -85,6 +83,12 @@ export class CommandOutcomes {
         action: recorded.action,
         reason: `the agent stopped while ${recorded.action ?? command.kind} ran; not run again`,
       });
+    }
+    if (recorded?.outcome === 'acked' && recorded.restarts && !this.afterAcks.has(command.id)) {
+      // Delivered again, the API never took the ack, so the action (run only once it has) never
+      // ran: it runs once the ack gets through now, and its return is reported on the next start.
+      await this.rearm(command, context);
+      return recorded;
     }
     if (recorded) return recorded;
     if (this.ignored.has(command.id)) return null;
@@ -119,6 +123,14 @@ export class CommandOutcomes {
       this.afterAcks.set(command.id, { after: decided.after, final: decided.final });
     }
     return entry;
+  }
+
+  /** Sets up again the after-ack step of a restarting action acked by an agent before this one. */
+  private async rearm(command: AgentCommand, context: CommandContext): Promise<void> {
+    const returns = this.returns.findIndex((e) => e.id === command.id);
+    if (returns >= 0) this.returns.splice(returns, 1);
+    const decided = await this.handlers.handle(command, context);
+    if (decided.outcome === 'ack' && decided.after) this.afterAcks.set(command.id, { after: decided.after });
   }
 
   /** Appends where `command` stands now to the journal (on disk before anything is reported). */

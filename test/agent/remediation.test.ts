@@ -1,4 +1,4 @@
-import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { appendFileSync, chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { eq } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
@@ -289,5 +289,41 @@ describe('drydock-agent carries out remediation', () => {
     expect(await eventsOf(h, m.nodeId, 'node.remediation.returned')).toHaveLength(1);
     expect(lines(ran)).toHaveLength(1);
     expect((await commandRow(command!.id)).status).toBe('acked');
+  });
+
+  it('a restarting action journaled as acked whose ack never reached the API runs once the ack gets through, once', async () => {
+    const m = await machine('pool-rem-unsent-ack');
+    const ran = join(dirname(m.dir), 'reboot.log');
+    const reboot = script(m, 'reboot.sh', `echo "ran pid=$$" >> '${ran}'\nsleep 30`);
+    const file = config(m, `actions:\n  reset-accelerator: { command: ["${reboot}"], restarts: true }\n`);
+    await agentOf(h, m.credential).report('GpuXidError', true, 'xid-79');
+    const [command] = await eventually(async () => {
+      const commands = await remediateCommands(m.nodeId);
+      return commands.length > 0 ? commands : undefined;
+    });
+    // Journaled as acked, then the agent died before the ack reached the API.
+    const entry = {
+      id: command!.id,
+      kind: 'remediate',
+      outcome: 'acked',
+      action: 'reset-accelerator',
+      restarts: true,
+      at: new Date().toISOString(),
+    };
+    appendFileSync(join(m.dir, 'journal.jsonl'), `${JSON.stringify(entry)}\n`);
+
+    const agent = await running(m, file);
+    await eventually(async () => lines(ran).length === 1, 20_000);
+    expect(await commandRow(command!.id)).toMatchObject({ status: 'acked' });
+    expect((await bench.agent(['stop', '--data-dir', m.dir])).code).toBe(0);
+    expect(await agent.exited).toBe(0);
+    killRecorded(ran);
+    expect(agent.stderr()).not.toMatch(/came back/);
+    expect(await eventsOf(h, m.nodeId, 'node.remediation.returned')).toEqual([]);
+
+    const back = await running(m, file);
+    await back.waitForLog(/reported that the machine came back from reset-accelerator/);
+    expect(await eventsOf(h, m.nodeId, 'node.remediation.returned')).toHaveLength(1);
+    expect(lines(ran)).toHaveLength(1);
   });
 });

@@ -17,5 +17,9 @@ if [ -n "$busy" ]; then
 fi
 
 nvidia-smi -r
-# The reset clears the error; a fresh probe run shows whether the GPUs answer again.
+# The GPUs must answer again; then the Xid errors logged so far are dealt with (gpu-xid-probe.sh
+# counts only newer ones).
 nvidia-smi --query-gpu=index,pci.bus_id --format=csv,noheader >/dev/null
+cleared_file=/run/drydock/xid-cleared
+mkdir -p "$(dirname "$cleared_file")"
+dmesg | grep -c 'NVRM: Xid (' > "$cleared_file" || true

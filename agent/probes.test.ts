@@ -1,27 +1,16 @@
-import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
+import { recordedLines, useScripts } from '../test/support/scripts';
 import type { ProbeConfig } from './config';
 import { Probes } from './probes';
 
-const dir = mkdtempSync(join(tmpdir(), 'drydock-probes-'));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
-
-let scripts = 0;
-/** An executable shell script with `body`; its path. */
-function script(body: string): string {
-  const path = join(dir, `probe-${++scripts}.sh`);
-  writeFileSync(path, `#!/bin/sh\n${body}\n`);
-  chmodSync(path, 0o755);
-  return path;
-}
+const { dir, script } = useScripts('drydock-probes-');
 
 /** A probe script that appends a line to `file` each time it runs, then exits `code`. */
 function counting(file: string, code: number): string {
   return script(`echo run >> '${file}'\nexit ${code}`);
 }
-const runs = (file: string) => (existsSync(file) ? readFileSync(file, 'utf8').split('\n').length - 1 : 0);
+const runs = (file: string) => recordedLines(file).length;
 
 const probe = (command: string[], condition: string, more: Partial<ProbeConfig> = {}): ProbeConfig => ({
   command,

@@ -1,21 +1,11 @@
-import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { useScripts } from '../test/support/scripts';
 import { CommandHandlers, type AgentCommand, type CommandContext } from './commands';
 import type { ActionConfig } from './config';
 import { remediateHandler } from './remediate';
 
-const dir = mkdtempSync(join(tmpdir(), 'drydock-remediate-'));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
-
-let scripts = 0;
-function script(body: string): string {
-  const path = join(dir, `action-${++scripts}.sh`);
-  writeFileSync(path, `#!/bin/sh\n${body}\n`);
-  chmodSync(path, 0o755);
-  return path;
-}
+const { dir, script } = useScripts('drydock-remediate-');
 
 const command: AgentCommand = {
   id: 'cmd_01k5w8v3x9q2m4n6p8r0s2t4v6',

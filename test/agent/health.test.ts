@@ -1,9 +1,10 @@
-import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { readNode } from '../support/builders';
 import { call, seedPool } from '../support/fixtures';
 import { eventually, useHarness } from '../support/harness';
+import { recordedLines, writeScript } from '../support/scripts';
 import { joinedMachine, runMachine, useAgentBench, type Machine } from './agent-process';
 
 const h = useHarness();
@@ -13,9 +14,7 @@ const bench = useAgentBench(h);
 async function probed(poolId: string, body: string) {
   await seedPool(h, { id: poolId, tenantId: 'acme' });
   const m = await joinedMachine(h, bench, poolId);
-  const probe = join(dirname(m.dir), 'probe.sh');
-  writeFileSync(probe, `#!/bin/sh\n${body}\n`);
-  chmodSync(probe, 0o755);
+  const probe = writeScript(join(dirname(m.dir), 'probe.sh'), body);
   const config = join(dirname(m.dir), 'agent.yaml');
   writeFileSync(
     config,
@@ -25,7 +24,7 @@ async function probed(poolId: string, body: string) {
 }
 
 const count = (text: string, pattern: RegExp) => text.match(new RegExp(pattern, 'g'))?.length ?? 0;
-const runs = (file: string) => (existsSync(file) ? readFileSync(file, 'utf8').split('\n').length - 1 : 0);
+const runs = (file: string) => recordedLines(file).length;
 const conditionOf = async (m: Machine) => (await readNode(h, m.nodeId)).conditions;
 
 describe('drydock-agent health probes', () => {

@@ -1,4 +1,4 @@
-import { appendFileSync, chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { eq } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
@@ -7,6 +7,7 @@ import { remediationWorkflowId } from '../../workflows/definitions';
 import { readNode } from '../support/builders';
 import { eventsOf, seedPool } from '../support/fixtures';
 import { eventually, useHarness } from '../support/harness';
+import { recordedLines, writeScript } from '../support/scripts';
 import { agentOf } from '../support/remediation';
 import { joinedMachine, runMachine, useAgentBench, type Machine } from './agent-process';
 
@@ -37,12 +38,7 @@ async function machine(poolId: string): Promise<Machine> {
 }
 
 /** Writes an executable shell script `name` beside the machine's data directory; its path. */
-function script(m: Machine, name: string, body: string): string {
-  const path = join(dirname(m.dir), name);
-  writeFileSync(path, `#!/bin/sh\n${body}\n`);
-  chmodSync(path, 0o755);
-  return path;
-}
+const script = (m: Machine, name: string, body: string) => writeScript(join(dirname(m.dir), name), body);
 
 /** Writes the agent config (YAML) beside the machine's data directory; its path. */
 function config(m: Machine, yaml: string): string {
@@ -60,13 +56,9 @@ async function lastSeen(nodeId: string): Promise<number> {
   return Date.parse((await readNode(h, nodeId)).lastSeenAt);
 }
 
-/** The lines of a file a test script appends to (none when it never ran). */
-const lines = (file: string) =>
-  existsSync(file) ? readFileSync(file, 'utf8').split('\n').filter(Boolean) : [];
-
 /** Kills what is left of a test script that recorded its pid (`pid=N` on its record line). */
 function killRecorded(file: string): void {
-  for (const line of lines(file)) {
+  for (const line of recordedLines(file)) {
     const pid = Number(/pid=(\d+)/.exec(line)?.[1]);
     try {
       process.kill(-pid, 'SIGKILL');
@@ -98,7 +90,7 @@ describe('drydock-agent carries out remediation', () => {
     await agent.waitForLog(/probe gpu: reported GpuXidError true: xid-79 on GPU 0/);
     const command = await answeredCommand(m.nodeId);
     expect(command).toMatchObject({ action: 'reset-accelerator', status: 'acked', refuseReason: null });
-    expect(lines(ran)).toEqual([
+    expect(recordedLines(ran)).toEqual([
       `${m.nodeId} ${command.id} reset-accelerator GpuXidError home=${process.env.HOME} path=set extra=none`,
     ]);
     await agent.waitForLog(new RegExp(`command ${command.id} \\(remediate\\) acked`));
@@ -114,7 +106,7 @@ describe('drydock-agent carries out remediation', () => {
     // The remediation still waits on its first attempt.
     const handle = h.temporal.workflow.getHandle(remediationWorkflowId(m.nodeId));
     expect((await handle.describe()).status.name).toBe('RUNNING');
-    expect(lines(ran)).toHaveLength(1);
+    expect(recordedLines(ran)).toHaveLength(1);
   });
 
   it('a bad --config is a usage error (exit 2) naming the key; the agent does not start', async () => {
@@ -187,7 +179,7 @@ describe('drydock-agent carries out remediation', () => {
     const file = config(m, `actions:\n  reset-accelerator: { command: ["${slow}"], timeout: 1m }\n`);
     const first = await running(m, file);
     await agentOf(h, m.credential).report('GpuXidError', true, 'xid-79');
-    await eventually(async () => lines(ran).length === 1, 20_000);
+    await eventually(async () => recordedLines(ran).length === 1, 20_000);
     first.child.kill('SIGKILL');
     await first.exited;
     killRecorded(ran);
@@ -202,7 +194,7 @@ describe('drydock-agent carries out remediation', () => {
       refuseReason: reason,
     });
     await second.waitForLog(new RegExp(`command ${command!.id} \\(remediate\\) refused: the agent stopped`));
-    expect(lines(ran)).toHaveLength(1);
+    expect(recordedLines(ran)).toHaveLength(1);
     expect(second.stderr().match(/\(remediate\) (acked|refused)/g)).toEqual(['(remediate) refused']);
     expect(second.stderr()).not.toMatch(/running reset-accelerator/);
   });
@@ -218,8 +210,8 @@ describe('drydock-agent carries out remediation', () => {
     const file = config(m, `actions:\n  reset-accelerator: { command: ["${slow}"], timeout: 1m }\n`);
     const agent = await running(m, file);
     await agentOf(h, m.credential).report('GpuXidError', true, 'xid-79');
-    await eventually(async () => lines(ran).length === 1, 20_000);
-    const pid = Number(/pid=(\d+)/.exec(lines(ran)[0]!)![1]);
+    await eventually(async () => recordedLines(ran).length === 1, 20_000);
+    const pid = Number(/pid=(\d+)/.exec(recordedLines(ran)[0]!)![1]);
     // Heartbeats go on while the action runs.
     const seen = await lastSeen(m.nodeId);
     await eventually(async () => (await lastSeen(m.nodeId)) > seen, 10_000);
@@ -227,7 +219,7 @@ describe('drydock-agent carries out remediation', () => {
     expect((await bench.agent(['stop', '--data-dir', m.dir])).code).toBe(0);
     expect(await agent.exited).toBe(0);
     expect(() => process.kill(pid, 0)).toThrow();
-    expect(lines(ran)).toHaveLength(1);
+    expect(recordedLines(ran)).toHaveLength(1);
     const [command] = await remediateCommands(m.nodeId);
     expect(command).toMatchObject({ status: 'pending' });
     expect(agent.stderr()).toMatch(
@@ -246,7 +238,7 @@ describe('drydock-agent carries out remediation', () => {
     );
     const first = await running(m, file);
     await agentOf(h, m.credential).report('GpuXidError', true, 'xid-79');
-    await eventually(async () => lines(ran).length === 1, 20_000);
+    await eventually(async () => recordedLines(ran).length === 1, 20_000);
     const [command] = await remediateCommands(m.nodeId);
     // Acked before it ran: the API had the ack when the action started.
     expect(command).toMatchObject({ status: 'acked', action: 'reset-accelerator' });
@@ -259,7 +251,7 @@ describe('drydock-agent carries out remediation', () => {
     // Stopped meanwhile (as systemd stops it for a reboot), the agent leaves the action running.
     expect((await bench.agent(['stop', '--data-dir', m.dir])).code).toBe(0);
     expect(await first.exited).toBe(0);
-    const pid = Number(/pid=(\d+)/.exec(lines(ran)[0]!)![1]);
+    const pid = Number(/pid=(\d+)/.exec(recordedLines(ran)[0]!)![1]);
     expect(() => process.kill(pid, 0)).not.toThrow();
     killRecorded(ran);
 
@@ -277,7 +269,7 @@ describe('drydock-agent carries out remediation', () => {
         data: { commandId: command!.id, action: 'reset-accelerator', attempt: 1 },
       },
     ]);
-    expect(lines(ran)).toHaveLength(1);
+    expect(recordedLines(ran)).toHaveLength(1);
     expect((await bench.agent(['stop', '--data-dir', m.dir])).code).toBe(0);
     await second.exited;
 
@@ -287,7 +279,7 @@ describe('drydock-agent carries out remediation', () => {
     await third.exited;
     expect(third.stderr()).not.toMatch(/came back/);
     expect(await eventsOf(h, m.nodeId, 'node.remediation.returned')).toHaveLength(1);
-    expect(lines(ran)).toHaveLength(1);
+    expect(recordedLines(ran)).toHaveLength(1);
     expect((await commandRow(command!.id)).status).toBe('acked');
   });
 
@@ -313,7 +305,7 @@ describe('drydock-agent carries out remediation', () => {
     appendFileSync(join(m.dir, 'journal.jsonl'), `${JSON.stringify(entry)}\n`);
 
     const agent = await running(m, file);
-    await eventually(async () => lines(ran).length === 1, 20_000);
+    await eventually(async () => recordedLines(ran).length === 1, 20_000);
     expect(await commandRow(command!.id)).toMatchObject({ status: 'acked' });
     expect((await bench.agent(['stop', '--data-dir', m.dir])).code).toBe(0);
     expect(await agent.exited).toBe(0);
@@ -324,6 +316,6 @@ describe('drydock-agent carries out remediation', () => {
     const back = await running(m, file);
     await back.waitForLog(/reported that the machine came back from reset-accelerator/);
     expect(await eventsOf(h, m.nodeId, 'node.remediation.returned')).toHaveLength(1);
-    expect(lines(ran)).toHaveLength(1);
+    expect(recordedLines(ran)).toHaveLength(1);
   });
 });

@@ -74,10 +74,27 @@ export class AgentClient {
     return { items: answer.items, ca: caOfferOf(answer) };
   }
 
-  /** Reports a fault condition (docs/lifecycle/remediation.md); `status: false` says it cleared. */
-  async reportCondition(type: string, status: boolean, reason?: string): Promise<void> {
-    await this.client.POST('/v1/agent/conditions', {
+  /**
+   * Reports a fault condition (docs/lifecycle/remediation.md); `status: false` says it cleared.
+   * Answers how long the condition must hold clear before the agent reports it cleared.
+   */
+  async reportCondition(
+    type: string,
+    status: boolean,
+    reason?: string,
+  ): Promise<{ healthyAfterSeconds: number }> {
+    const answer = await this.client.POST('/v1/agent/conditions', {
       body: { type, status, ...(reason ? { reason } : {}) },
+    });
+    return { healthyAfterSeconds: answer.healthyAfterSeconds };
+  }
+
+  /** Says the machine came back from the restarting action of acked command `id`. */
+  async returned(id: string, signal?: AbortSignal): Promise<void> {
+    await this.client.POST('/v1/agent/commands/{id}/returned', {
+      params: { path: { id } },
+      body: {},
+      signal,
     });
   }
 

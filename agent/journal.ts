@@ -1,20 +1,32 @@
 import { appendFileSync, existsSync, readFileSync } from 'node:fs';
 
-/** One command the agent handled, as recorded before it reports the outcome. */
+/**
+ * One step of a command the agent handled. Several lines may name one command; the last one is
+ * where it stands: `started` (an action began and has no outcome yet), then `acked` or `refused`.
+ */
 export interface JournalEntry {
   id: string;
   kind: string;
-  outcome: 'acked' | 'refused';
+  outcome: 'started' | 'acked' | 'refused';
   reason?: string;
+  /** The action a `remediate` command ran. */
+  action?: string;
+  /** An acked action that restarts the machine: the next start reports that it came back. */
+  restarts?: true;
+  /** When the API heard that the machine came back from this restarting action. */
+  returnedAt?: string;
   at: string;
 }
 
 /**
- * What the agent has done. An entry is written once the outcome is decided and before the API
- * hears it, so a command delivered again (the report was lost, the agent restarted) is answered
- * from here and never carried out twice.
+ * What the agent has done. An outcome is written once decided and before the API hears it, and an
+ * action is written `started` before it runs, so a command delivered again (the report was lost,
+ * the agent restarted) is answered from here and never carried out twice.
  */
 export interface Journal {
+  /** Every entry, oldest first. */
+  readonly entries: readonly JournalEntry[];
+  /** Where command `id` stands: its last entry. */
   find(id: string): JournalEntry | undefined;
   append(entry: JournalEntry): void;
 }
@@ -33,7 +45,7 @@ export class MemoryJournal implements Journal {
   }
 }
 
-/** `DIR/journal.jsonl`: one JSON line per command handled (mode 0600). */
+/** `DIR/journal.jsonl`: one JSON line per step of a command handled (mode 0600). */
 export class FileJournal extends MemoryJournal {
   constructor(private readonly file: string) {
     super();

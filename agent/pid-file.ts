@@ -2,7 +2,7 @@ import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { AgentError } from './errors';
 
 /** What the command line of a drydock agent process looks like (its launcher or its source). */
-export const AGENT_COMMAND = /drydock-agent|agent[\\/]main/;
+const AGENT_COMMAND = /drydock-agent|agent[\\/]main/;
 
 /**
  * The pid of the `run` process that owns the data directory, or null. A pid whose process is gone,

@@ -17,14 +17,15 @@ export class Reach {
     private readonly log: Log,
   ) {}
 
-  /** A call succeeded. */
-  reached(): void {
+  /** A call succeeded; true when it is the way back after failed calls (a reconnect). */
+  reached(): boolean {
     const was = this.state;
     this.state = 'ok';
-    if (was === 'ok') return;
+    if (was === 'ok') return false;
     if (was === 'unknown') this.log('info', `connected to ${this.api} as ${this.nodeId}`);
     else if (was === 'blocked') this.log('info', 'unblocked: the control plane accepts this node again');
     else this.log('info', `reconnected to ${this.api}`);
+    return was !== 'unknown';
   }
 
   /**

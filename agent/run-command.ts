@@ -6,12 +6,13 @@ import { ApiError, Unreachable } from '../client';
 import { AgentClient } from './client';
 import { Connections } from './connections';
 import { dataDirFlag, defineAgentCommand, joinedApiFlag } from './command';
+import { EMPTY_CONFIG, loadAgentConfig } from './config';
 import { defaultHandlers } from './commands';
 import { AgentError, IdentityInvalid, UsageError } from './errors';
 import { dataFiles, requireIdentity, updateCaPublicKey } from './identity';
 import { FileJournal } from './journal';
 import { stderrLog, type Log } from './log';
-import { AGENT_COMMAND, claimPidFile, releasePidFile } from './pid-file';
+import { claimPidFile, releasePidFile } from './pid-file';
 import { removeNode } from './purge';
 import { AgentSession } from './session';
 
@@ -30,16 +31,23 @@ export const runCommand = defineAgentCommand({
       help: 'how often to heartbeat',
       default: `${HEARTBEAT_EVERY_MS / 1000}s`,
     },
+    config: {
+      type: 'string',
+      value: 'FILE',
+      help: 'the actions and health probes of this machine (YAML; docs/agent/gpu-machine.md)',
+      default: 'none: remediate commands are refused, no probes run',
+    },
     binary: {
       type: 'string',
       value: 'PATH',
       help: "the agent's binary, which a purge deletes last",
-      default: 'the launcher this runs from',
+      default: 'none: a purge deletes the data directory only',
     },
   },
   async run({ flags, json }) {
     const dataDir = resolve(flags['data-dir']);
-    const binary = checkBinary(flags.binary ?? ownLauncher());
+    const binary = checkBinary(flags.binary);
+    const config = flags.config === undefined ? EMPTY_CONFIG : loadAgentConfig(flags.config);
     const heartbeatEveryMs = flags['heartbeat-every'] ?? HEARTBEAT_EVERY_MS;
     const identity = requireIdentity(dataDir);
     const files = dataFiles(dataDir);
@@ -55,7 +63,8 @@ export const runCommand = defineAgentCommand({
       persistCaKey: (caPublicKey) => updateCaPublicKey(dataDir, caPublicKey),
       dataDir,
       heartbeatEveryMs,
-      handlers: defaultHandlers({ binary }),
+      handlers: defaultHandlers({ binary, actions: config.actions }),
+      probes: config.probes,
       journal,
       log,
     });
@@ -114,16 +123,7 @@ async function finishPurge(
   }
 }
 
-/**
- * The launcher this agent runs from (`process.argv[1]`), which a purge deletes unless `--binary`
- * names another; none when the process is not an agent's (main called in-process, as by a test).
- */
-function ownLauncher(): string | undefined {
-  const entry = process.argv[1];
-  return entry && AGENT_COMMAND.test(entry) ? entry : undefined;
-}
-
-/** The binary a purge deletes: an existing file (or link), never a directory; none when unknown. */
+/** The binary a purge deletes: an existing file (or link), never a directory; none unless named. */
 function checkBinary(path: string | undefined): string | undefined {
   if (path === undefined) return undefined;
   const binary = resolve(path);

@@ -3,11 +3,13 @@ import { HEARTBEAT_EVERY_MS } from '../domain/liveness';
 import { Backoff, sleep } from './backoff';
 import { CaTrust } from './ca-trust';
 import type { AgentClient } from './client';
+import type { ProbeConfig } from './config';
 import { CommandOutcomes } from './command-outcomes';
 import { CommandHandlers, type AgentCommand } from './commands';
 import type { Identity } from './identity';
 import { MemoryJournal, type Journal } from './journal';
 import { silentLog, type Log } from './log';
+import { Probes } from './probes';
 import { Reach } from './reach';
 
 /** The long-poll wait the agent asks for (docs/lifecycle/enrollment.md: `?wait=30`). */
@@ -30,6 +32,8 @@ export interface SessionOptions {
   commands?: boolean;
   pollWaitSeconds?: number;
   handlers?: CommandHandlers;
+  /** Health probes run for the session's length (docs/agent/gpu-machine.md). */
+  probes?: Record<string, ProbeConfig>;
   journal?: Journal;
   log?: Log;
   backoff?: { baseMs?: number; capMs?: number };
@@ -74,6 +78,7 @@ export class AgentSession {
   /** A final ack being reported: a heartbeat refused as revoked now may mean the API took it. */
   private finalAck: string | null = null;
   private readonly outcomes: CommandOutcomes;
+  private readonly probes: Probes | null;
   private readonly log: Log;
 
   constructor(private readonly options: SessionOptions) {
@@ -82,6 +87,11 @@ export class AgentSession {
     this.outcomes = new CommandOutcomes(handlers, options.journal ?? new MemoryJournal(), this.log);
     this.ca = new CaTrust(options.identity, options.persistCaKey, this.log);
     this.reach = new Reach(options.client.api, options.identity.nodeId, this.log);
+    const probes = options.probes ?? {};
+    this.probes =
+      Object.keys(probes).length === 0
+        ? null
+        : new Probes({ probes, client: options.client, nodeId: options.identity.nodeId, log: this.log });
     this.ended = new Promise((resolve) => (this.resolveEnded = resolve));
   }
 
@@ -99,6 +109,7 @@ export class AgentSession {
     hard.signal.addEventListener('abort', () => soft.abort(), { once: true });
     const loops = [this.heartbeatLoop(soft.signal, hard.signal)];
     if (this.options.commands !== false) loops.push(this.commandLoop(soft.signal));
+    if (this.probes) loops.push(this.probes.run(soft.signal));
     this.running = { soft, hard, loops: Promise.all(loops).then(() => undefined) };
   }
 
@@ -149,7 +160,7 @@ export class AgentSession {
         this.ca.follow(ca);
         this.heartbeats++;
         this.lastHeartbeatAt = new Date();
-        this.reach.reached();
+        this.reached();
         backoff.reset();
         wait = every - (Date.now() - started);
       } catch (error) {
@@ -167,11 +178,19 @@ export class AgentSession {
     const backoff = new Backoff(this.options.backoff);
     const wait = this.options.pollWaitSeconds ?? POLL_WAIT_SECONDS;
     while (!signal.aborted) {
+      if (this.outcomes.returnsDue) {
+        try {
+          await this.outcomes.reportReturns(this.options.client, signal);
+        } catch (error) {
+          // Not in the way of the poll (a blocked node still polls for its purge); tried again next time.
+          if (signal.aborted || this.failed(error)) return;
+        }
+      }
       try {
         const { items, ca } = await this.options.client.commands(wait, signal);
         // Before any command: a purge signed with a rotated-to key is checked against that key.
         this.ca.follow(ca);
-        this.reach.reached();
+        this.reached();
         backoff.reset();
         let answered = 0;
         for (const command of items) {
@@ -226,6 +245,11 @@ export class AgentSession {
       });
     }
     return true;
+  }
+
+  /** A call got through: after failures, the probes say every condition again. */
+  private reached(): void {
+    if (this.reach.reached()) this.probes?.reconnected();
   }
 
   /** Classifies a failed call; true when the session has ended (the identity is not accepted). */

@@ -56,6 +56,8 @@ export interface EventPayloads {
   'node.operation.abandoned': { kind: OperationKind; workflowStatus: string };
 
   'node.remediation.attempted': { attempt: number; action: string; condition: string; commandId: string };
+  /** The agent started again after a restarting action it had acked (a reboot): the machine is back. */
+  'node.remediation.returned': { commandId: string; action: string; attempt?: number };
   'node.remediation.succeeded': { attempts: AttemptRecord[] };
   'node.remediation.escalated': {
     reason: string;
@@ -102,6 +104,8 @@ export const EVENT_DESCRIPTIONS: Record<EventType, string> = {
   'node.operation.abandoned':
     "the operation's workflow closed without finishing it (terminated or timed out); it was closed failed and the node's reasons repaired",
   'node.remediation.attempted': 'a remediation action was sent to the node',
+  'node.remediation.returned':
+    'the agent came back after an action that restarts the machine (it acked the action before running it)',
   'node.remediation.succeeded': 'the condition cleared',
   'node.remediation.escalated': 'remediation gave up: the node is in maintenance',
 };

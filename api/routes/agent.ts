@@ -4,7 +4,7 @@ import { commandView } from '../../db/queries/commands';
 import { requireAgent } from '../auth';
 import type { AppEnv } from '../env';
 import { errorResponses, idOf, json, jsonBody, queryInteger, reason, text } from '../schemas';
-import { answerCommand, join, waitForCommands } from '../services/agent';
+import { answerCommand, join, reportReturned, waitForCommands } from '../services/agent';
 
 const hostname = z
   .string()
@@ -151,7 +151,25 @@ const answerRoute = <A extends CommandAnswer>(answer: A) =>
     },
   });
 
-/** The routes a node's agent calls: join, heartbeat, the command long-poll and its answers. */
+const returnedRoute = createRoute({
+  method: 'post',
+  path: '/v1/agent/commands/{id}/returned',
+  summary:
+    'The machine came back from the restarting action of an acked remediate command (event node.remediation.returned, once)',
+  request: { params: z.object({ id: idOf('cmd') }), ...jsonBody(z.strictObject({})) },
+  responses: {
+    200: json(
+      CommandSchema.extend({ status: z.string(), returnedAt: z.string() }),
+      'the command, and when its return was first reported',
+    ),
+    ...errorResponses,
+  },
+});
+
+/**
+ * The routes a node's agent calls: join, heartbeat, the command long-poll, its answers, and the
+ * return from a restarting action.
+ */
 export function agentRoutes(): OpenAPIHono<AppEnv> {
   const router = new OpenAPIHono<AppEnv>();
 
@@ -196,5 +214,14 @@ export function agentRoutes(): OpenAPIHono<AppEnv> {
       return c.json({ ...commandView(command), status: command.status }, 200);
     });
   }
+
+  router.openapi(returnedRoute, async (c) => {
+    const node = requireAgent(c.get('principal'), c.get('agentNode'));
+    const { command, returnedAt } = await reportReturned(c.get('deps'), {
+      node,
+      commandId: c.req.valid('param').id,
+    });
+    return c.json({ ...commandView(command), status: command.status, returnedAt }, 200);
+  });
   return router;
 }

@@ -151,3 +151,55 @@ async function wakeWaitingWorkflow(
       return assertNever(kind);
   }
 }
+
+/**
+ * The node says it came back from the restarting action (a reboot) of its acked `remediate`
+ * command `commandId`: in one transaction, `returnedAt` is set on the command and
+ * `node.remediation.returned` appended — once; a report again changes nothing and answers the
+ * first time. Only the node's own acked remediate command; any other is NOT_FOUND or INVALID_STATE.
+ */
+export async function reportReturned(
+  deps: Pick<AppDeps, 'db'>,
+  input: { node: NodeRow; commandId: string },
+): Promise<{ command: CommandRow; returnedAt: string }> {
+  const { node, commandId: id } = input;
+  return deps.db.transaction(async (tx) => {
+    const [command] = await tx
+      .select()
+      .from(nodeCommands)
+      .where(and(eq(nodeCommands.id, id), eq(nodeCommands.nodeId, node.id)))
+      .for('update');
+    if (!command) throw new DrydockError('NOT_FOUND', `command ${id} not found`, { commandId: id });
+    if (command.kind !== 'remediate') {
+      throw new DrydockError('INVALID_STATE', `command ${id} is a ${command.kind} command, not remediate`, {
+        kind: command.kind,
+      });
+    }
+    if (command.status !== 'acked') {
+      throw new DrydockError('INVALID_STATE', `command ${id} is ${command.status}, not acked`, {
+        status: command.status,
+      });
+    }
+    const data = command.data as { attempt?: number; returnedAt?: string };
+    if (data.returnedAt !== undefined) return { command, returnedAt: data.returnedAt };
+    const returnedAt = new Date().toISOString();
+    const [updated] = await tx
+      .update(nodeCommands)
+      .set({ data: { ...command.data, returnedAt } })
+      .where(eq(nodeCommands.id, id))
+      .returning();
+    await appendEvent(tx, {
+      nodeId: node.id,
+      tenantId: node.tenantId,
+      type: 'node.remediation.returned',
+      actor: `node:${node.id}`,
+      operationId: command.operationId,
+      data: {
+        commandId: id,
+        action: command.action ?? '',
+        ...(typeof data.attempt === 'number' ? { attempt: data.attempt } : {}),
+      },
+    });
+    return { command: updated!, returnedAt };
+  });
+}

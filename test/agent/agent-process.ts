@@ -165,8 +165,13 @@ export async function joinedMachine(
   return { dir, binary, nodeId: identity.nodeId, credential: identity.credential };
 }
 
-/** `drydock-agent run --binary COPY` with a fast heartbeat, once it is connected. */
-export async function runMachine(bench: AgentBench, m: Machine, dataDir = m.dir): Promise<RunningAgent> {
+/** `drydock-agent run --binary COPY [ARGS]` with a fast heartbeat, once it is connected. */
+export async function runMachine(
+  bench: AgentBench,
+  m: Machine,
+  dataDir = m.dir,
+  args: string[] = [],
+): Promise<RunningAgent> {
   const agent = bench.spawnAgent([
     'run',
     '--data-dir',
@@ -175,6 +180,7 @@ export async function runMachine(bench: AgentBench, m: Machine, dataDir = m.dir)
     '300ms',
     '--binary',
     m.binary,
+    ...args,
   ]);
   await agent.waitForLog(/connected to .* as node_/, 15_000);
   return agent;

@@ -22,7 +22,14 @@ import { createToken, joinedNode } from '../support/agents';
 import { call, eventsOf, seedPool } from '../support/fixtures';
 import { eventually, useHarness } from '../support/harness';
 import { signalAndAwaitStep } from '../support/witnesses';
-import { joinedMachine, runMachine, useAgentBench, type Machine, type RunningAgent } from './agent-process';
+import {
+  AGENT_BIN,
+  joinedMachine,
+  runMachine,
+  useAgentBench,
+  type Machine,
+  type RunningAgent,
+} from './agent-process';
 
 const h = useHarness();
 const bench = useAgentBench(h);
@@ -124,6 +131,20 @@ describe('drydock-agent purge', () => {
     expect(await operation(operationId)).toMatchObject({ status: 'succeeded', result: { purged: true } });
     const heartbeat = await call(h, 'POST', '/v1/agent/heartbeat', { token: m.credential, body: {} });
     expect(heartbeat.status).toBe(401);
+  });
+
+  it('without --binary a purge deletes the data directory only: no binary, not even the launcher it runs from', async () => {
+    const m = await machine('pool-purge-no-binary');
+    const agent = bench.spawnAgent(['run', '--data-dir', m.dir, '--heartbeat-every', '300ms']);
+    await agent.waitForLog(/connected to .* as node_/, 15_000);
+
+    await purgeLive(agent, m.nodeId);
+    expect(await agent.exited).toBe(0);
+    expect(agent.stderr()).toMatch(/purged: data directory removed \(no binary to remove\)\n$/);
+    expect(existsSync(m.dir)).toBe(false);
+    expect(existsSync(m.binary)).toBe(true);
+    expect(existsSync(AGENT_BIN)).toBe(true);
+    expect(await purgeResult(m.nodeId)).toBe('purged');
   });
 
   it('refuses a forged signature, another cluster, another node, a replayed command: each audited with its reason, nothing deleted', async () => {

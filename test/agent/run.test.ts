@@ -181,7 +181,7 @@ describe('drydock-agent run and stop', () => {
     expect((await bench.agent(['stop', '--data-dir', dir])).code).toBe(3);
   });
 
-  it('refuses a command kind it has no handler for and records it in the journal; answers a journaled command from the journal', async () => {
+  it('without --config refuses every remediate command, saying so, and records it in the journal; answers a journaled command from the journal', async () => {
     const { dir, nodeId } = await joined('pool-cmd');
     const agent = await running(dir, nodeId);
     const id = newId('cmd');
@@ -191,9 +191,10 @@ describe('drydock-agent run and stop', () => {
       const [row] = await h.db.select().from(nodeCommands).where(eq(nodeCommands.id, id));
       return row?.status === 'refused' ? row : undefined;
     }, 10_000);
-    expect(command).toMatchObject({ refuseReason: 'unsupported command kind remediate' });
+    const reason = 'no action reboot is configured on this node (configured: none)';
+    expect(command).toMatchObject({ refuseReason: reason });
     await agent.waitForLog(
-      new RegExp(`command ${id} \\(remediate\\) refused: unsupported command kind remediate`),
+      new RegExp(`command ${id} \\(remediate\\) refused: no action reboot is configured`),
     );
     const journal = () =>
       readFileSync(join(dir, 'journal.jsonl'), 'utf8')
@@ -205,7 +206,7 @@ describe('drydock-agent run and stop', () => {
         id,
         kind: 'remediate',
         outcome: 'refused',
-        reason: 'unsupported command kind remediate',
+        reason,
         at: expect.any(String),
       },
     ]);

@@ -290,11 +290,11 @@ async function placed(w: World, nodeId: string): Promise<string> {
   return reply.body.id as string;
 }
 
-async function command(w: World): Promise<string> {
+async function command(w: World, status: 'pending' | 'acked' = 'pending'): Promise<string> {
   const id = newId('cmd');
   await w.h.db
     .insert(nodeCommands)
-    .values({ id, nodeId: w.agent.nodeId, kind: 'remediate', action: 'reboot' });
+    .values({ id, nodeId: w.agent.nodeId, kind: 'remediate', action: 'reboot', status });
   return id;
 }
 
@@ -582,6 +582,11 @@ export const EXEMPLARS: Record<string, Exemplar> = {
     access: AGENT,
     status: 200,
     build: async (w) => ({ params: { id: await command(w) }, body: { reason: 'not now: a job runs' } }),
+  },
+  'POST /v1/agent/commands/{id}/returned': {
+    access: AGENT,
+    status: 200,
+    build: async (w) => ({ params: { id: await command(w, 'acked') }, body: {} }),
   },
   'GET /healthz': { access: PUBLIC, status: 200, build: async () => ({}) },
   'GET /readyz': { access: PUBLIC, status: 200, build: async () => ({}) },

@@ -1,0 +1,162 @@
+import { readFileSync } from 'node:fs';
+import { parse } from 'yaml';
+import { z } from 'zod';
+import { parseDuration } from '../domain/duration';
+import { SLUG_PATTERN } from '../domain/ids';
+import { CONDITION_TYPE } from '../domain/remediation';
+import { UsageError } from './errors';
+
+/** An action a `remediate` command names, as `--config` maps it (docs/agent/gpu-machine.md). */
+export interface ActionConfig {
+  /** The program and its arguments, run as given: no shell. */
+  command: string[];
+  timeoutMs: number;
+  /** It restarts the machine: acked before it runs, and its return reported on the next start. */
+  restarts: boolean;
+}
+
+/** A health probe: `command` run every `everyMs`; its exit status is condition `condition`'s. */
+export interface ProbeConfig {
+  command: string[];
+  everyMs: number;
+  timeoutMs: number;
+  condition: string;
+}
+
+/** What `drydock-agent run --config FILE` carries out and checks on this machine. */
+export interface AgentConfig {
+  actions: Record<string, ActionConfig>;
+  probes: Record<string, ProbeConfig>;
+}
+
+export const DEFAULT_ACTION_TIMEOUT = '5m';
+export const DEFAULT_PROBE_EVERY = '30s';
+export const DEFAULT_PROBE_TIMEOUT = '10s';
+
+/** No `--config`: no actions (every `remediate` is refused, saying so) and no probes. */
+export const EMPTY_CONFIG: AgentConfig = { actions: {}, probes: {} };
+
+const duration = (fallback: string) =>
+  z
+    .string({ error: 'must be a duration such as 30s, 2m or 1h' })
+    .default(fallback)
+    .transform((text, ctx) => {
+      const ms = parseDuration(text);
+      if (ms === null || ms <= 0) {
+        ctx.addIssue({ code: 'custom', message: `must be a duration such as 30s, 2m or 1h; got '${text}'` });
+        return z.NEVER;
+      }
+      return ms;
+    });
+
+const argv = z
+  .array(z.string({ error: 'must be a list of strings' }).min(1, 'must not be empty'), {
+    error: 'must be a list: the program, then its arguments, e.g. ["nvidia-smi", "-r"]',
+  })
+  .min(1, 'must name a program: an empty command runs nothing');
+
+const names = <T extends z.ZodType>(what: string, value: T) =>
+  z
+    .record(z.string().regex(SLUG_PATTERN), value, {
+      error: (issue) =>
+        issue.code === 'invalid_key'
+          ? 'is not a valid name: 1–63 of a-z 0-9 -, starting with a letter'
+          : `must be a map of ${what} names to their settings`,
+    })
+    .default({});
+
+const ConfigSchema = z.strictObject(
+  {
+    actions: names(
+      'action',
+      z.strictObject(
+        {
+          command: argv,
+          timeout: duration(DEFAULT_ACTION_TIMEOUT),
+          restarts: z.boolean({ error: 'must be true or false' }).default(false),
+        },
+        { error: 'must be a map with command, timeout, restarts' },
+      ),
+    ),
+    probes: names(
+      'probe',
+      z.strictObject(
+        {
+          command: argv,
+          every: duration(DEFAULT_PROBE_EVERY),
+          timeout: duration(DEFAULT_PROBE_TIMEOUT),
+          condition: z
+            .string({ error: 'must name a condition type such as GpuXidError' })
+            .regex(
+              CONDITION_TYPE,
+              'must be a condition type such as GpuXidError: a letter, then letters and digits',
+            ),
+        },
+        { error: 'must be a map with command, every, timeout, condition' },
+      ),
+    ),
+  },
+  { error: 'must be a map with actions and probes' },
+);
+
+/**
+ * Reads and checks the agent's configuration file (YAML). Anything wrong is a usage error naming
+ * the key: an unknown key, an empty command, a bad duration, a condition type the API would not
+ * take, two probes for one condition.
+ */
+export function loadAgentConfig(file: string): AgentConfig {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (error) {
+    throw new UsageError(`--config ${file}: cannot be read (${(error as NodeJS.ErrnoException).code})`);
+  }
+  let document: unknown;
+  try {
+    document = parse(text);
+  } catch (error) {
+    throw new UsageError(`--config ${file}: not YAML: ${(error as Error).message.split('\n')[0]}`);
+  }
+  return parseAgentConfig(document ?? {}, file);
+}
+
+/** Checks a configuration already parsed from YAML (`file` names it in errors). */
+export function parseAgentConfig(document: unknown, file: string): AgentConfig {
+  const parsed = ConfigSchema.safeParse(document);
+  if (!parsed.success) throw new UsageError(`--config ${file}: ${describe(parsed.error.issues[0]!)}`);
+  const { actions, probes } = parsed.data;
+  const probed = new Map<string, string>();
+  for (const [name, probe] of Object.entries(probes)) {
+    const other = probed.get(probe.condition);
+    if (other !== undefined) {
+      throw new UsageError(
+        `--config ${file}: probes.${name}.condition: ${probe.condition} is already probed by probes.${other}; one probe per condition`,
+      );
+    }
+    probed.set(probe.condition, name);
+  }
+  return {
+    actions: Object.fromEntries(
+      Object.entries(actions).map(([name, a]) => [
+        name,
+        { command: a.command, timeoutMs: a.timeout, restarts: a.restarts },
+      ]),
+    ),
+    probes: Object.fromEntries(
+      Object.entries(probes).map(([name, p]) => [
+        name,
+        { command: p.command, everyMs: p.every, timeoutMs: p.timeout, condition: p.condition },
+      ]),
+    ),
+  };
+}
+
+/** One issue as `path: problem`, the path in dots (`actions.reboot.timeout`). */
+function describe(issue: z.core.$ZodIssue): string {
+  const path = issue.path.map(String);
+  if (issue.code === 'unrecognized_keys') {
+    const at = path.length > 0 ? `${path.join('.')}.` : '';
+    return issue.keys.map((key) => `${at}${key}: unknown key`).join('; ');
+  }
+  return `${path.length > 0 ? path.join('.') : 'the file'}: ${issue.message}`;
+}

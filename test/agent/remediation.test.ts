@@ -1,15 +1,23 @@
-import { appendFileSync, existsSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { eq } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { nodeCommands } from '../../db/schema';
 import { remediationWorkflowId } from '../../workflows/definitions';
 import { readNode } from '../support/builders';
-import { eventsOf, seedPool } from '../support/fixtures';
+import { eventsOf } from '../support/fixtures';
 import { eventually, useHarness } from '../support/harness';
-import { recordedLines, writeScript } from '../support/scripts';
+import { recordedLines } from '../support/scripts';
 import { agentOf } from '../support/remediation';
-import { joinedMachine, runMachine, useAgentBench, type Machine } from './agent-process';
+import { useAgentBench, type Machine } from './agent-process';
+import {
+  answeredCommands,
+  machineConfig,
+  machineScript,
+  remediateCommands as remediateCommandsOf,
+  remediatingMachine,
+  runWithConfig,
+} from './remediating-machine';
 
 const h = useHarness();
 const bench = useAgentBench(h);
@@ -17,38 +25,13 @@ const bench = useAgentBench(h);
 const commandRow = async (id: string) =>
   (await h.db.select().from(nodeCommands).where(eq(nodeCommands.id, id)))[0]!;
 
-/** The node's remediate commands, oldest first. */
-const remediateCommands = async (nodeId: string) =>
-  (await h.db.select().from(nodeCommands).where(eq(nodeCommands.nodeId, nodeId)))
-    .filter((c) => c.kind === 'remediate')
-    .sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime());
+const remediateCommands = (nodeId: string) => remediateCommandsOf(h, nodeId);
 
 /** The first remediate command once it is answered (not pending). */
-async function answeredCommand(nodeId: string) {
-  return eventually(async () => {
-    const [command] = await remediateCommands(nodeId);
-    return command && command.status !== 'pending' ? command : undefined;
-  }, 20_000);
-}
+const answeredCommand = async (nodeId: string) => (await answeredCommands(h, nodeId, 1))[0]!;
 
-/** A machine in a pool that lets one node remediate (no storm), joined through the real binary. */
-async function machine(poolId: string): Promise<Machine> {
-  await seedPool(h, { id: poolId, tenantId: 'acme', kind: 'provider', policy: { maxUnhealthy: 5 } });
-  return joinedMachine(h, bench, poolId);
-}
-
-/** Writes an executable shell script `name` beside the machine's data directory; its path. */
-const script = (m: Machine, name: string, body: string) => writeScript(join(dirname(m.dir), name), body);
-
-/** Writes the agent config (YAML) beside the machine's data directory; its path. */
-function config(m: Machine, yaml: string): string {
-  const path = join(dirname(m.dir), 'agent.yaml');
-  writeFileSync(path, yaml);
-  return path;
-}
-
-/** `drydock-agent run --config FILE` with a fast heartbeat, once it is connected. */
-const running = (m: Machine, configFile: string) => runMachine(bench, m, m.dir, ['--config', configFile]);
+const machine = (poolId: string) => remediatingMachine(h, bench, poolId);
+const running = (m: Machine, configFile: string) => runWithConfig(bench, m, configFile);
 
 /** The node's last-seen time after flushing this API process's heartbeats. */
 async function lastSeen(nodeId: string): Promise<number> {
@@ -73,13 +56,13 @@ describe('drydock-agent carries out remediation', () => {
     const m = await machine('pool-rem-probe');
     const flag = join(dirname(m.dir), 'healthy');
     const ran = join(dirname(m.dir), 'reset.log');
-    const probe = script(m, 'probe.sh', `[ -f '${flag}' ] && exit 0\necho "xid-79 on GPU 0"\nexit 1`);
-    const reset = script(
+    const probe = machineScript(m, 'probe.sh', `[ -f '${flag}' ] && exit 0\necho "xid-79 on GPU 0"\nexit 1`);
+    const reset = machineScript(
       m,
       'reset.sh',
       `echo "$DRYDOCK_NODE_ID $DRYDOCK_COMMAND_ID $DRYDOCK_ACTION $DRYDOCK_CONDITION home=$HOME path=\${PATH:+set} extra=\${DRYDOCK_TEST_SECRET:-none}" >> '${ran}'\ntouch '${flag}'`,
     );
-    const file = config(
+    const file = machineConfig(
       m,
       `actions:\n  reset-accelerator: { command: ["${reset}"], timeout: 20s }\nprobes:\n  gpu: { command: ["${probe}"], every: 200ms, timeout: 5s, condition: GpuXidError }\n`,
     );
@@ -111,7 +94,7 @@ describe('drydock-agent carries out remediation', () => {
 
   it('a bad --config is a usage error (exit 2) naming the key; the agent does not start', async () => {
     const m = await machine('pool-rem-bad-config');
-    const file = config(m, 'actions:\n  reboot: { command: ["systemctl", "reboot"], timeot: 5m }\n');
+    const file = machineConfig(m, 'actions:\n  reboot: { command: ["systemctl", "reboot"], timeot: 5m }\n');
     const run = await bench.agent(['run', '--data-dir', m.dir, '--config', file]);
     expect(run.code).toBe(2);
     expect(run.stderr).toContain(`error: --config ${file}: actions.reboot.timeot: unknown key`);
@@ -121,7 +104,7 @@ describe('drydock-agent carries out remediation', () => {
 
   it('an action this node has no mapping for is refused, saying so and naming those it has', async () => {
     const m = await machine('pool-rem-unmapped');
-    const file = config(m, `actions:\n  drain-nic: { command: ["/bin/true"] }\n`);
+    const file = machineConfig(m, `actions:\n  drain-nic: { command: ["/bin/true"] }\n`);
     const agent = await running(m, file);
     await agentOf(h, m.credential).report('GpuXidError', true, 'xid-79');
 
@@ -142,12 +125,12 @@ describe('drydock-agent carries out remediation', () => {
 
   it('an action that fails is refused with its exit code and the last lines of its stderr', async () => {
     const m = await machine('pool-rem-fails');
-    const fails = script(
+    const fails = machineScript(
       m,
       'reset.sh',
       'echo "checking GPUs" >&2\necho "line two" >&2\necho "\tGPU 0: busy" >&2\necho "reset failed" >&2\nexit 3',
     );
-    const file = config(m, `actions:\n  reset-accelerator: { command: ["${fails}"], timeout: 20s }\n`);
+    const file = machineConfig(m, `actions:\n  reset-accelerator: { command: ["${fails}"], timeout: 20s }\n`);
     await running(m, file);
     await agentOf(h, m.credential).report('GpuXidError', true, 'xid-79');
 
@@ -160,8 +143,11 @@ describe('drydock-agent carries out remediation', () => {
 
   it('an action that does not exit within its timeout is killed and refused as timed out', async () => {
     const m = await machine('pool-rem-slow');
-    const slow = script(m, 'reset.sh', 'echo "resetting" >&2\nsleep 30');
-    const file = config(m, `actions:\n  reset-accelerator: { command: ["${slow}"], timeout: 500ms }\n`);
+    const slow = machineScript(m, 'reset.sh', 'echo "resetting" >&2\nsleep 30');
+    const file = machineConfig(
+      m,
+      `actions:\n  reset-accelerator: { command: ["${slow}"], timeout: 500ms }\n`,
+    );
     await running(m, file);
     await agentOf(h, m.credential).report('GpuXidError', true, 'xid-79');
 
@@ -175,8 +161,8 @@ describe('drydock-agent carries out remediation', () => {
   it('killed while an action runs, the agent answers the command once on its next start and does not run it again', async () => {
     const m = await machine('pool-rem-killed');
     const ran = join(dirname(m.dir), 'reset.log');
-    const slow = script(m, 'reset.sh', `echo "ran pid=$$" >> '${ran}'\nsleep 30`);
-    const file = config(m, `actions:\n  reset-accelerator: { command: ["${slow}"], timeout: 1m }\n`);
+    const slow = machineScript(m, 'reset.sh', `echo "ran pid=$$" >> '${ran}'\nsleep 30`);
+    const file = machineConfig(m, `actions:\n  reset-accelerator: { command: ["${slow}"], timeout: 1m }\n`);
     const first = await running(m, file);
     await agentOf(h, m.credential).report('GpuXidError', true, 'xid-79');
     await eventually(async () => recordedLines(ran).length === 1, 20_000);
@@ -202,12 +188,12 @@ describe('drydock-agent carries out remediation', () => {
   it('heartbeats go on while an action runs; stopped (SIGTERM) meanwhile, the agent kills the action and does not report it', async () => {
     const m = await machine('pool-rem-stopped');
     const ran = join(dirname(m.dir), 'reset.log');
-    const slow = script(
+    const slow = machineScript(
       m,
       'reset.sh',
       `echo "ran pid=$$" >> '${ran}'\nsleep 30\necho "finished" >> '${ran}'`,
     );
-    const file = config(m, `actions:\n  reset-accelerator: { command: ["${slow}"], timeout: 1m }\n`);
+    const file = machineConfig(m, `actions:\n  reset-accelerator: { command: ["${slow}"], timeout: 1m }\n`);
     const agent = await running(m, file);
     await agentOf(h, m.credential).report('GpuXidError', true, 'xid-79');
     await eventually(async () => recordedLines(ran).length === 1, 20_000);
@@ -231,8 +217,8 @@ describe('drydock-agent carries out remediation', () => {
     const m = await machine('pool-rem-restarts');
     const ran = join(dirname(m.dir), 'reboot.log');
     // Stands for a reboot: records that it ran, then hangs until the machine "goes down".
-    const reboot = script(m, 'reboot.sh', `echo "ran pid=$$ $DRYDOCK_ACTION" >> '${ran}'\nsleep 30`);
-    const file = config(
+    const reboot = machineScript(m, 'reboot.sh', `echo "ran pid=$$ $DRYDOCK_ACTION" >> '${ran}'\nsleep 30`);
+    const file = machineConfig(
       m,
       `actions:\n  reset-accelerator: { command: ["${reboot}"], timeout: 1m, restarts: true }\n`,
     );
@@ -286,8 +272,11 @@ describe('drydock-agent carries out remediation', () => {
   it('a restarting action journaled as acked whose ack never reached the API runs once the ack gets through, once', async () => {
     const m = await machine('pool-rem-unsent-ack');
     const ran = join(dirname(m.dir), 'reboot.log');
-    const reboot = script(m, 'reboot.sh', `echo "ran pid=$$" >> '${ran}'\nsleep 30`);
-    const file = config(m, `actions:\n  reset-accelerator: { command: ["${reboot}"], restarts: true }\n`);
+    const reboot = machineScript(m, 'reboot.sh', `echo "ran pid=$$" >> '${ran}'\nsleep 30`);
+    const file = machineConfig(
+      m,
+      `actions:\n  reset-accelerator: { command: ["${reboot}"], restarts: true }\n`,
+    );
     await agentOf(h, m.credential).report('GpuXidError', true, 'xid-79');
     const [command] = await eventually(async () => {
       const commands = await remediateCommands(m.nodeId);

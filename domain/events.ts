@@ -53,13 +53,20 @@ export interface EventPayloads {
   'node.operation.abandoned': { kind: OperationKind; workflowStatus: string };
 
   'node.remediation.attempted': { attempt: number; action: string; condition: string; commandId: string };
-  'node.remediation.succeeded': { attempts: AttemptRecord[] };
+  /** An operator recorded a condition the node had not reported (the actor is who). */
+  'node.condition.reported': { type: string; reason: string | null; source: 'operator' };
+  'node.remediation.succeeded': {
+    attempts: AttemptRecord[];
+    /** Other true conditions no remediation has handled yet: the next remediation takes the oldest. */
+    queued?: string[];
+  };
   'node.remediation.escalated': {
     reason: string;
     condition: string;
     attempts: AttemptRecord[];
     /** Present when the pool was over its `maxUnhealthy`: the counts that said so. */
     storm?: Storm;
+    queued?: string[];
   };
 }
 
@@ -99,6 +106,7 @@ export const EVENT_DESCRIPTIONS: Record<EventType, string> = {
   'node.operation.abandoned':
     "the operation's workflow closed without finishing it (terminated or timed out); it was closed failed and the node's reasons repaired",
   'node.remediation.attempted': 'a remediation action was sent to the node',
+  'node.condition.reported': 'an operator recorded a fault condition the node had not reported',
   'node.remediation.succeeded': 'the condition cleared',
   'node.remediation.escalated': 'remediation gave up: the node is in maintenance',
 };

@@ -6,7 +6,7 @@ import { seedPool } from './support/fixtures';
 import { eventually, useHarness } from './support/harness';
 import { agentOf } from './support/remediation';
 
-const h = useHarness({ remediation: { attemptTimeoutMs: 30_000 } });
+const h = useHarness();
 const cli = useCli(h);
 const { drydock } = cli;
 

@@ -25,17 +25,23 @@ export function awaitBegin<R extends BeginRequest, A extends OperationBegun>(
   update: UpdateDefinition<A, [R]>,
   nodeId: string,
   begin: (input: BeginInput<R>) => Promise<A>,
+  own?: R,
 ): Promise<{ begun: A } | { begun: null; outcome: 'refused' | 'never-began' }> {
-  return awaitBeginOf(update, (request) => begin(beginInput(request, nodeId)));
+  return awaitBeginOf(update, (request) => begin(beginInput(request, nodeId)), own);
 }
 
-/** `awaitBegin` for a workflow that is not a node's (a pool's): `begin` makes the activity's input. */
+/**
+ * `awaitBegin` for a workflow that is not a node's (a pool's): `begin` makes the activity's input.
+ * `own`: a begin the workflow makes itself at once (a remediation's next queued condition), served
+ * as a request would be; a begin from the API may still come first.
+ */
 export async function awaitBeginOf<R extends BeginRequest, A extends OperationBegun>(
   update: UpdateDefinition<A, [R]>,
   begin: (request: R) => Promise<A>,
+  own?: R,
 ): Promise<{ begun: A } | { begun: null; outcome: 'refused' | 'never-began' }> {
   const state: { first: A | null; refused: boolean } = { first: null, refused: false };
-  setHandler(update, async (request) => {
+  const serve = async (request: R) => {
     try {
       const result = await begin(request);
       if (state.first === null) {
@@ -47,7 +53,10 @@ export async function awaitBeginOf<R extends BeginRequest, A extends OperationBe
       state.refused = state.first === null;
       throw asRefusal(error);
     }
-  });
+  };
+  setHandler(update, serve);
+  // Its refusal is `state.refused`, as a request's would be; there is no caller to answer.
+  if (own) void serve(own).catch(() => undefined);
   setCurrentDetails('starting: waiting for the begin request');
   const arrived = await condition(() => state.first !== null || state.refused, BEGIN_TIMEOUT);
   await condition(allHandlersFinished);

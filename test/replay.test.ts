@@ -27,6 +27,12 @@ describe('replay of recorded histories', () => {
         'drain-child.json',
         // A child drain recorded before children were followed by their result: it signals its parent.
         'drain-child-signalled.json',
+        // A remediation whose refused rung climbed to the next, which cleared it.
+        'remediation-climb.json',
+        // A remediation that ended with another condition waiting and continued as new for it,
+        // and the run that began that one itself.
+        'remediation-continued.json',
+        'remediation-queued.json',
       ]),
     );
   });

@@ -7,10 +7,16 @@ export const HISTORIES_DIR = resolve(import.meta.dirname, '..', 'histories');
 
 /**
  * With RECORD_HISTORIES=1, saves a finished workflow's history under test/histories/ for the replay
- * test. Recording is a deliberate act (after a workflow change that is meant to break replay).
+ * test: its latest run, or the run `runId` (one that continued as new). Recording is a deliberate
+ * act (after a workflow change that is meant to break replay).
  */
-export async function recordHistory(client: Client, workflowId: string, name: string): Promise<void> {
+export async function recordHistory(
+  client: Client,
+  workflowId: string,
+  name: string,
+  runId?: string,
+): Promise<void> {
   if (process.env.RECORD_HISTORIES !== '1') return;
-  const history = await client.workflow.getHandle(workflowId).fetchHistory();
+  const history = await client.workflow.getHandle(workflowId, runId).fetchHistory();
   writeFileSync(resolve(HISTORIES_DIR, `${name}.json`), historyToJSON(history));
 }

@@ -2802,6 +2802,17 @@ export interface paths {
               lostAfter?: string;
               maxUnavailable?: number | string;
               maxUnhealthy?: number | string;
+              /** @description remediation per condition type (docs/lifecycle/remediation.md) */
+              remediation?: {
+                [key: string]: {
+                  /** @description the actions tried in order, one per attempt (default reset-accelerator, reboot) */
+                  ladder?: string[];
+                  /** @description how long one attempt waits for the condition to clear: more than 0, at most 24h (default 10m) */
+                  attemptTimeout?: string;
+                  /** @description how long the condition must hold clear before the agent reports it cleared: 0 to 1h (default 60s) */
+                  healthyAfter?: string;
+                };
+              };
             };
           };
         };
@@ -5135,6 +5146,11 @@ export interface components {
         status: boolean;
         reason: string | null;
         since: string;
+        /**
+         * @description operator: recorded by an operator; absent: reported by the agent
+         * @enum {string}
+         */
+        source?: 'operator';
       }[];
       session: {
         /** @enum {string} */
@@ -5192,6 +5208,7 @@ export interface components {
         | 'node.purge.cancelled'
         | 'node.operation.abandoned'
         | 'node.remediation.attempted'
+        | 'node.condition.reported'
         | 'node.remediation.succeeded'
         | 'node.remediation.escalated';
       actor: string;
@@ -5280,6 +5297,17 @@ export interface components {
         lostAfter?: string;
         maxUnavailable?: number | string;
         maxUnhealthy?: number | string;
+        /** @description remediation per condition type (docs/lifecycle/remediation.md) */
+        remediation?: {
+          [key: string]: {
+            /** @description the actions tried in order, one per attempt (default reset-accelerator, reboot) */
+            ladder?: string[];
+            /** @description how long one attempt waits for the condition to clear: more than 0, at most 24h (default 10m) */
+            attemptTimeout?: string;
+            /** @description how long the condition must hold clear before the agent reports it cleared: 0 to 1h (default 60s) */
+            healthyAfter?: string;
+          };
+        };
       };
       createdAt: string;
     };

@@ -1848,7 +1848,7 @@ export interface paths {
     };
     get?: never;
     put?: never;
-    /** Remediate a condition reported on the node (workflow remediation/<nodeId>) */
+    /** Remediate a condition of the node (workflow remediation/<nodeId>); one it has not reported is recorded as operator-reported */
     post: {
       parameters: {
         query?: never;
@@ -1871,7 +1871,7 @@ export interface paths {
         };
       };
       responses: {
-        /** @description a remediation already runs */
+        /** @description a remediation already runs (a condition other than its own is remediated after it) */
         200: {
           headers: {
             [name: string]: unknown;

@@ -82,12 +82,15 @@ async function writeCondition(tx: Tx, node: NodeRow, condition: Condition): Prom
 }
 
 /**
- * The node's true conditions that no remediation has handled, oldest first: none of its
+ * The node's fault conditions (true, with their `condition:<type>` NoSchedule reason; not the
+ * liveness sweep's `NodeUnreachable`) that no remediation has handled, oldest first: none of its
  * remediation operations was begun for that condition since it became true (a remediation records
  * the `since` it began for; one recorded before that counts when it began after `since`).
  */
 export async function unhandledConditions(tx: Tx, node: NodeRow): Promise<Condition[]> {
-  const open = node.conditions.filter((c) => c.status);
+  const open = node.conditions.filter(
+    (c) => c.status && node.noScheduleReasons.includes(conditionReason(c.type)),
+  );
   if (open.length === 0) return [];
   const remediations = await tx
     .select({

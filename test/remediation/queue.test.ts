@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { remediationProgressQuery, remediationWorkflowId } from '../../workflows/definitions';
 import { joinedNode } from '../support/agents';
-import { readNode } from '../support/builders';
+import { readNode, setNode } from '../support/builders';
 import { call, eventsOf, seedPool } from '../support/fixtures';
 import { eventually, useHarness } from '../support/harness';
 import { recordHistory } from '../support/histories';
@@ -141,6 +141,29 @@ describe('a second condition while a remediation runs', () => {
     });
     await agent.report('PsuFault', false);
     expect(await handle(nodeId).result()).toBe('succeeded');
+  });
+
+  it('the liveness sweep’s NodeUnreachable is no fault to remediate: nothing queued for it', async () => {
+    const { nodeId, agent } = await remediating('pool-q5');
+    const node = await readNode(h, nodeId);
+    await setNode(h, nodeId, {
+      noScheduleReasons: [...node.noScheduleReasons, 'unreachable'],
+      conditions: [
+        ...node.conditions,
+        {
+          type: 'NodeUnreachable',
+          status: true,
+          reason: 'HeartbeatTimeout',
+          since: new Date().toISOString(),
+        },
+      ],
+    });
+    await agent.report('GpuXidError', false);
+    // The result follows continued runs: 'succeeded' with one operation means none began after it.
+    expect(await handle(nodeId).result()).toBe('succeeded');
+    expect((await operations(nodeId)).map((o) => o.status)).toEqual(['succeeded']);
+    const [succeeded] = await eventsOf(h, nodeId, 'node.remediation.succeeded');
+    expect(succeeded!.data.queued).toBeUndefined();
   });
 
   it('a remediation cancelled by DELETE ends there: escalated, cancelled, and the queued one does not begin', async () => {

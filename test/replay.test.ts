@@ -33,6 +33,8 @@ describe('replay of recorded histories', () => {
         // and the run that began that one itself.
         'remediation-continued.json',
         'remediation-queued.json',
+        // A remediation that a begin reached as it ended: it continued as new for that operation.
+        'remediation-late-begin.json',
       ]),
     );
   });

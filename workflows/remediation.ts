@@ -1,4 +1,5 @@
 import {
+  allHandlersFinished,
   CancellationScope,
   continueAsNew,
   isCancellation,
@@ -70,9 +71,12 @@ export async function remediation(input: RemediationInput): Promise<Result> {
   setHandler(remediationProgressQuery, () => progress);
   setHandler(remediationWakeSignal, () => void wakes++);
   let opId: string | null = null;
+  // A begin that came as this remediation ended, and recorded an operation of its own.
+  let late: RemediationBegun | null = null;
   // A report of another condition joins this run's operation: its answer says what now waits.
   const noteQueued = (answer: RemediationBegun) => {
     if (answer.queued && (opId === null || answer.operation.id === opId)) progress.queued = answer.queued;
+    if (opId !== null && answer.created && answer.operation.status === 'running') late = answer;
     return answer;
   };
   const begun = await awaitBegin(
@@ -86,13 +90,20 @@ export async function remediation(input: RemediationInput): Promise<Result> {
   opId = start.operation.id;
   const type = start.condition;
   progress.condition = type;
-  /** Once this remediation ended (succeeded or escalated): a new run for the oldest waiting condition. */
+  /**
+   * Once this remediation ended (succeeded or escalated): a new run for the oldest waiting
+   * condition — or for the operation a begin recorded while this one ended (the new run's own
+   * begin joins it).
+   */
   const next = async (queued: string[] | undefined) => {
+    if (!allHandlersFinished() && patched(QUEUE_PATCH)) await condition(allHandlersFinished);
+    const waiting: RemediationBegun | null = late;
     progress.queued = queued ?? [];
-    if (!queued?.length || !patched(QUEUE_PATCH)) return;
+    const nextCondition = waiting?.condition ?? queued?.[0];
+    if (nextCondition === undefined || !patched(QUEUE_PATCH)) return;
     await continueAsNew<typeof remediation>({
       nodeId: input.nodeId,
-      queued: { condition: queued[0]!, after: opId! },
+      queued: { condition: nextCondition, after: opId! },
     });
   };
   if (start.escalated) {

@@ -143,6 +143,29 @@ describe('a second condition while a remediation runs', () => {
     expect(await handle(nodeId).result()).toBe('succeeded');
   });
 
+  it.each(['with the clear', 'once the first succeeded'] as const)(
+    'a second condition reported %s is remediated, whichever run its report reaches',
+    async (when) => {
+      const { nodeId, agent, opId } = await remediating(`pool-q6-${when.length}`);
+      // The report may join the ending run, reach it after its last step, or start the next run.
+      if (when === 'with the clear') {
+        await Promise.all([agent.report('GpuXidError', false), agent.report('NicFlap', true)]);
+      } else {
+        await agent.report('GpuXidError', false);
+        await eventually(async () => (await operations(nodeId))[0]!.status === 'succeeded', 10_000, 5);
+        await agent.report('NicFlap', true);
+      }
+      await eventually(async () => (await commandsFor(nodeId, 'NicFlap')).length > 0);
+      const [first, next] = await operations(nodeId);
+
+      expect(first).toMatchObject({ id: opId, status: 'succeeded' });
+      expect(next).toMatchObject({ status: 'running', result: { condition: 'NicFlap' } });
+      await agent.report('NicFlap', false);
+      expect(await handle(nodeId).result()).toBe('succeeded');
+      expect((await operations(nodeId)).map((o) => o.status)).toEqual(['succeeded', 'succeeded']);
+    },
+  );
+
   it('the liveness sweep’s NodeUnreachable is no fault to remediate: nothing queued for it', async () => {
     const { nodeId, agent } = await remediating('pool-q5');
     const node = await readNode(h, nodeId);

@@ -71,12 +71,14 @@ export async function remediation(input: RemediationInput): Promise<Result> {
   setHandler(remediationProgressQuery, () => progress);
   setHandler(remediationWakeSignal, () => void wakes++);
   let opId: string | null = null;
-  // A begin that came as this remediation ended, and recorded an operation of its own.
+  // A begin that came as this remediation ended, and recorded an operation of its own (not a
+  // re-sent begin of this run's operation, which answers it as created too).
   let late: RemediationBegun | null = null;
   // A report of another condition joins this run's operation: its answer says what now waits.
   const noteQueued = (answer: RemediationBegun) => {
     if (answer.queued && (opId === null || answer.operation.id === opId)) progress.queued = answer.queued;
-    if (opId !== null && answer.created && answer.operation.status === 'running') late = answer;
+    const other = opId !== null && answer.operation.id !== opId;
+    if (other && answer.created && answer.operation.status === 'running') late = answer;
     return answer;
   };
   const begun = await awaitBegin(

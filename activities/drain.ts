@@ -6,8 +6,8 @@ import { isDraining } from '../domain/node';
 import { isFinished } from '../domain/operation';
 import type { Db, Tx } from '../db/client';
 import { endCancelledOperation } from '../db/cancellation';
+import { forceReleaseOpenAllocations } from '../db/allocations';
 import { holdDrained, lockBudget, markDisruption } from '../db/disruptions';
-import { appendEvent } from '../db/events';
 import { applyNodeChange, checkVersion, lockNode, type NodeRow } from '../db/nodes';
 import { finishOperation, findOperation, type OperationRow } from '../db/operations';
 import { allocations, events, operations } from '../db/schema';
@@ -129,26 +129,11 @@ export function createDrainActivities(db: Db) {
           }
           await markDisruption(tx, pooled, op.id, 'holding');
         }
-        const released = await tx
-          .update(allocations)
-          .set({ releasedAt: sql`now()`, releasedBy: FORCED_BY })
-          .where(and(eq(allocations.nodeId, node.id), isOpen))
-          .returning({ id: allocations.id, tenantId: allocations.tenantId });
-        for (const allocation of released) {
-          await appendEvent(tx, {
-            nodeId: node.id,
-            tenantId: allocation.tenantId,
-            type: 'allocation.force-released',
-            actor: FORCED_BY,
-            operationId: op.id,
-            data: {
-              allocationId: allocation.id,
-              tenantId: allocation.tenantId,
-              operationId: op.id,
-              deadline: input.deadline,
-            },
-          });
-        }
+        const released = await forceReleaseOpenAllocations(tx, node.id, {
+          actor: FORCED_BY,
+          operationId: op.id,
+          deadline: input.deadline,
+        });
         return { outcome: 'released', released: released.length };
       });
     },

@@ -9,10 +9,11 @@ import type { Db } from '../db/client';
 import { supersedeDrain } from '../db/cancellation';
 import { applyNodeChange, checkVersion, lockNode } from '../db/nodes';
 import { finishOperation } from '../db/operations';
-import { forgetPurgedNode } from '../db/purge';
+import { forceReleaseOpenAllocations } from '../db/allocations';
+import { forgetPurgedNode, PURGE_ACTOR, refuseWhileHeld } from '../db/purge';
 import { nodeCommands, nodes } from '../db/schema';
 import { wakeNode } from '../db/wakeups';
-import type { BeginInput, BeginResult, PurgeCheck } from '../workflows/definitions';
+import type { BeginInput, BeginResult, PurgeCheck, PurgeRequest } from '../workflows/definitions';
 import { beginOperation } from './begin';
 import { wakeBudgetWaiters } from './signals';
 
@@ -21,16 +22,21 @@ export function createPurgeActivities(db: Db, deps: { ca: ClusterCa; clusterId: 
     /**
      * The purge begins, in one transaction: `purging` (out of placement at once), a purge command
      * signed with the cluster CA queued for the node, `node.purge.requested`, operation `running`;
-     * a drain of the node ends, superseded (`supersedeDrain`).
+     * a drain of the node ends, superseded (`supersedeDrain`). A node holding open allocations is
+     * refused (`refuseWhileHeld`) unless the request says `force`: then they are released here
+     * (`allocation.force-released` each), in the same transaction.
      */
-    async beginPurge(input: BeginInput): Promise<BeginResult> {
+    async beginPurge(input: BeginInput<PurgeRequest>): Promise<BeginResult> {
       return beginOperation(db, input, {
         kind: 'purge',
-        async admit(_tx, node) {
+        async admit(tx, node) {
           assertControllable(node);
           checkVersion(node, input.version);
+          if (!input.force) await refuseWhileHeld(tx, node);
         },
         async apply(tx, locked, operation) {
+          // Anything still open is what `force` let through (`admit` refused it otherwise).
+          await forceReleaseOpenAllocations(tx, locked.id, { actor: PURGE_ACTOR, operationId: operation.id });
           const node = await supersedeDrain(tx, locked, { actor: input.actor, operation });
           const commandId = newId('cmd');
           const payload = encodePurgePayload({

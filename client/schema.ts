@@ -1626,6 +1626,8 @@ export interface paths {
             confirm: true;
             /** @description why, recorded on the event; free text: no control characters (U+0000–U+001F, U+007F–U+009F), no lone surrogates */
             reason?: string;
+            /** @description release the open allocations of the node (allocation.force-released each) in the transaction the purge begins in; without it a node that holds any is refused INVALID_STATE, naming them. false is the same as leaving it out */
+            force?: boolean;
           };
         };
       };

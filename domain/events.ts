@@ -35,12 +35,15 @@ export interface EventPayloads {
   'node.drained': NoData;
   'node.drain.cancelled': NoData;
   'node.drain.failed': { code: string; step: string };
-  /** Recorded on the node, with the allocation's tenant as the event's tenant. */
+  /**
+   * Recorded on the node, with the allocation's tenant as the event's tenant; `deadline` is the
+   * drain's that passed (a purge's forced release has none).
+   */
   'allocation.force-released': {
     allocationId: string;
     tenantId: string;
     operationId: string;
-    deadline: string;
+    deadline?: string;
   };
 
   'node.decommissioned': { operator?: string; nodeGeneration?: number; dependencyDigest?: string };
@@ -96,7 +99,7 @@ export const EVENT_DESCRIPTIONS: Record<EventType, string> = {
   'node.drain.cancelled': 'the drain ended before it finished (`draining` was taken off)',
   'node.drain.failed': 'the drain failed for good; `draining` came off',
   'allocation.force-released':
-    "a drain's deadline passed: it released the allocation within the pool's disruption budget",
+    "the allocation was released by force: a drain's deadline passed (within the pool's disruption budget), or a purge of its node released it (told force, or as it forgot the node)",
   'node.decommissioned': 'the node was decommissioned for good',
   'node.purge.requested': 'a signed purge command was queued for the node',
   'node.purge.refused': 'the node refused the purge command',

@@ -236,7 +236,10 @@ describe('DELETE while Temporal cannot be reached', () => {
 describe('supersede', () => {
   it('a purge on a draining node ends its drain in its begin: cancelled by the purger, superseded', async () => {
     const { nodeId, opId } = await drainingNode();
-    const started = await purge(h, nodeId, { reason: 'EOL' });
+    // The drain waits on an allocation: a purge must be told to release it.
+    expect((await purge(h, nodeId, { reason: 'EOL' })).status).toBe(409);
+    expect((await call(h, 'GET', `/v1/operations/${opId}`)).body.status).toBe('running');
+    const started = await purge(h, nodeId, { reason: 'EOL', force: true });
     expect(started.status).toBe(202);
     const purgeId = started.body.operation.id as string;
     expect(started.body.node).toMatchObject({ provisionState: 'purging', noScheduleReasons: [] });
@@ -245,7 +248,12 @@ describe('supersede', () => {
       status: 'cancelled',
       cancellation: { by: 'key:bootstrap-operator', reason: `superseded by purge ${purgeId}` },
     });
-    expect(await types(nodeId)).toEqual(['node.draining', 'node.drain.cancelled', 'node.purge.requested']);
+    expect(await types(nodeId)).toEqual([
+      'node.draining',
+      'allocation.force-released',
+      'node.drain.cancelled',
+      'node.purge.requested',
+    ]);
     // The drain was told and ends at once, without its clean-up running again.
     expect(await h.temporal.workflow.getHandle(drainWorkflowId(nodeId)).result()).toBe('cancelled');
     expect(await eventsOf(h, nodeId, 'node.drain.cancelled')).toHaveLength(1);

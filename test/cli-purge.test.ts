@@ -7,7 +7,7 @@ import { purgeWorkflowId } from '../workflows/definitions';
 import { joinedMachine, runMachine, useAgentBench, type RunningAgent } from './agent/agent-process';
 import { joinedNode } from './support/agents';
 import { OPERATION_READ, readNode, useCli } from './support/cli';
-import { call, eventsOf, seedPool } from './support/fixtures';
+import { allocate, call, eventsOf, seedPool } from './support/fixtures';
 import { eventually, useHarness } from './support/harness';
 import { answered, answeredMore } from './support/witnesses';
 
@@ -74,7 +74,7 @@ describe('drydock nodes purge', () => {
     const help = await drydock(['nodes', 'purge', '--help']);
     expect(help.code).toBe(0);
     expect(help.stdout).toContain(
-      'Usage: drydock nodes purge NODE [--reason R] [--idempotency-key K] [--yes] [--wait] [--timeout DURATION]',
+      'Usage: drydock nodes purge NODE [--reason R] [--idempotency-key K] [--yes] [--force] [--wait] [--timeout DURATION]',
     );
   });
 
@@ -163,6 +163,39 @@ describe('drydock nodes purge', () => {
     expect(JSON.parse(cancelled.stdout)).toMatchObject({ id: op!.id, status: 'cancelled' });
     expect(cancelled.stderr).toBe(`error: OPERATION_CANCELLED: purge ${op!.id} was cancelled\n`);
     expect(await h.temporal.workflow.getHandle(purgeWorkflowId(nodeId)).result()).toBe('cancelled');
+  });
+
+  it('a node holding allocations is refused (exit 3) naming them and pointing at --force; --force releases them', async () => {
+    await seedPool(h, { id: 'pool-cp-held', tenantId: 'acme' });
+    const { nodeId } = await joinedNode(h, 'pool-cp-held');
+    const held = [await allocate(h, nodeId, 'acme'), await allocate(h, nodeId, 'globex')];
+    const [first, second] = [...held].sort();
+    const tenantOf = (id: string) => (id === held[0] ? 'acme' : 'globex');
+    const refused = await drydock(['nodes', 'purge', nodeId, '--yes', '--reason', 'rma']);
+    expect(refused).toEqual({
+      code: 3,
+      stdout: '',
+      stderr:
+        `error: INVALID_STATE: ${nodeId} still holds 2 open allocations: ${first} (${tenantOf(first!)}), ` +
+        `${second} (${tenantOf(second!)}); release them, or re-run with --force to release them with the purge\n`,
+    });
+    expect(await readNode(h, nodeId)).toMatchObject({ provisionState: 'adopted' });
+    expect(await purgeOperations(nodeId)).toEqual([]);
+    expect(await h.db.select().from(nodeCommands).where(eq(nodeCommands.nodeId, nodeId))).toEqual([]);
+    expect(await eventsOf(h, nodeId, 'allocation.force-released')).toEqual([]);
+
+    const forced = await drydock(['nodes', 'purge', nodeId, '--yes', '--force', '--reason', 'rma', '--json']);
+    expect(forced.code, forced.stderr).toBe(0);
+    const { operation } = JSON.parse(forced.stdout);
+    expect(operation).toMatchObject({ kind: 'purge', status: 'running' });
+    expect(await eventsOf(h, nodeId, 'allocation.force-released')).toMatchObject(
+      [first, second].map((id) => ({
+        actor: 'system:purge',
+        operationId: operation.id,
+        data: { allocationId: id },
+      })),
+    );
+    expect((await call(h, 'GET', `/v1/allocations?nodeId=${nodeId}&live=true`)).body.items).toEqual([]);
   });
 
   it('--wait stops at a refusal: the reason, exit 1, the node stays purging', async () => {

@@ -27,6 +27,9 @@ describe('replay of recorded histories', () => {
         'drain-child.json',
         // A child drain recorded before children were followed by their result: it signals its parent.
         'drain-child-signalled.json',
+        // A purge that waited long: its first run continued as new; the run it continued as, purged.
+        'purge-continued-as-new.json',
+        'purge-continued.json',
         // A remediation whose refused rung climbed to the next, which cleared it.
         'remediation-climb.json',
         // A remediation that ended with another condition waiting and continued as new for it,

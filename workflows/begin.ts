@@ -41,20 +41,16 @@ export async function awaitBeginOf<R extends BeginRequest, A extends OperationBe
   own?: R,
 ): Promise<{ begun: A } | { begun: null; outcome: 'refused' | 'never-began' }> {
   const state: { first: A | null; refused: boolean } = { first: null, refused: false };
-  const serve = async (request: R) => {
-    try {
-      const result = await begin(request);
-      if (state.first === null) {
-        state.first = result;
-        upsertSearchAttributes([{ key: OperationIdKey, value: result.operation.id }]);
-      }
-      return result;
-    } catch (error) {
+  const serve = serveBeginOf(update, begin, {
+    answered(result) {
+      if (state.first !== null) return;
+      state.first = result;
+      upsertSearchAttributes([{ key: OperationIdKey, value: result.operation.id }]);
+    },
+    refused() {
       state.refused = state.first === null;
-      throw asRefusal(error);
-    }
-  };
-  setHandler(update, serve);
+    },
+  });
   // Its refusal is `state.refused`, as a request's would be; there is no caller to answer.
   if (own) void serve(own).catch(() => undefined);
   setCurrentDetails('starting: waiting for the begin request');
@@ -62,6 +58,42 @@ export async function awaitBeginOf<R extends BeginRequest, A extends OperationBe
   await condition(allHandlersFinished);
   if (state.first !== null) return { begun: state.first };
   return { begun: null, outcome: arrived ? 'refused' : 'never-began' };
+}
+
+/**
+ * Serves the `begin` update of a run that continued as new once it had begun: a begin re-sent into
+ * it, or another one, is answered as the first run answered it (the begin activity finds the
+ * operation by the id the API minted, by its Idempotency-Key, or as the node's open one).
+ */
+export function serveBegin<R extends BeginRequest, A extends OperationBegun>(
+  update: UpdateDefinition<A, [R]>,
+  nodeId: string,
+  begin: (input: BeginInput<R>) => Promise<A>,
+): void {
+  serveBeginOf(update, (request) => begin(beginInput(request, nodeId)));
+}
+
+/**
+ * The `begin` handler: runs the begin for each request; a refusal goes back as the begin's own
+ * failure. Returns the handler, for a begin the workflow makes itself.
+ */
+function serveBeginOf<R extends BeginRequest, A extends OperationBegun>(
+  update: UpdateDefinition<A, [R]>,
+  begin: (request: R) => Promise<A>,
+  seen?: { answered: (result: A) => void; refused: () => void },
+): (request: R) => Promise<A> {
+  const serve = async (request: R) => {
+    try {
+      const result = await begin(request);
+      seen?.answered(result);
+      return result;
+    } catch (error) {
+      seen?.refused();
+      throw asRefusal(error);
+    }
+  };
+  setHandler(update, serve);
+  return serve;
 }
 
 /** What a begin activity gets for a request: the node, this workflow, and the operation's id. */

@@ -42,8 +42,6 @@ export interface BeginResult extends OperationBegun {
   node: NodeView;
 }
 
-export const beginUpdate = defineUpdate<BeginResult, [BeginRequest]>('begin');
-
 /** The lifecycle operations that run as a workflow of their own, one per node at a time. */
 export type LifecycleKind = 'drain' | 'decommission' | 'purge' | 'remediation';
 
@@ -207,11 +205,36 @@ export const decommissionProgressQuery = defineQuery<DecommissionProgress>('prog
 
 export const purgeWorkflowId = (nodeId: string) => `purge/${nodeId}`;
 
-export const purgeWorkflow: LifecycleWorkflow<{ nodeId: string }, BeginRequest, BeginResult> = {
+/**
+ * A purge's begin: `force` releases the node's open allocations in the begin's transaction;
+ * without it (absent in begins recorded before it existed) a node that holds any is refused.
+ */
+export interface PurgeRequest extends BeginRequest {
+  force?: boolean;
+}
+
+export interface PurgeInput {
+  nodeId: string;
+  /** Set when the purge continued as new: its operation, and since when it waits for the node. */
+  resume?: { operationId: string; waitingSince: string };
+  /** Looks at the command before continuing as new (production: `PURGE_CHECKS_PER_RUN`; tests make it small). */
+  continueAsNewAfter?: number;
+}
+
+export const beginPurgeUpdate = defineUpdate<BeginResult, [PurgeRequest]>('begin');
+
+export const purgeWorkflow: LifecycleWorkflow<PurgeInput, PurgeRequest, BeginResult> = {
   kind: 'purge',
   workflowId: purgeWorkflowId,
-  begin: beginUpdate,
+  begin: beginPurgeUpdate,
 };
+
+/**
+ * How many times a purge looks at its command (about one a minute while the node is away) before
+ * it continues as new: a purge that waits days for an offline node keeps each run's history a few
+ * thousand events long, far from Temporal's limit.
+ */
+export const PURGE_CHECKS_PER_RUN = 500;
 
 export type PurgeCheck =
   | { state: 'deleted' }

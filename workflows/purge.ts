@@ -1,7 +1,25 @@
-import { condition, proxyLocalActivities, setCurrentDetails, setHandler } from '@temporalio/workflow';
+import {
+  allHandlersFinished,
+  condition,
+  continueAsNew,
+  patched,
+  proxyLocalActivities,
+  setCurrentDetails,
+  setHandler,
+  workflowInfo,
+} from '@temporalio/workflow';
 import type { Activities } from '../activities';
-import { beginUpdate, purgeAnsweredSignal, purgeProgressQuery, type PurgeProgress } from './definitions';
-import { awaitBegin } from './begin';
+import {
+  PURGE_CHECKS_PER_RUN,
+  beginPurgeUpdate,
+  purgeAnsweredSignal,
+  purgeProgressQuery,
+  type BeginInput,
+  type PurgeInput,
+  type PurgeProgress,
+  type PurgeRequest,
+} from './definitions';
+import { awaitBegin, serveBegin } from './begin';
 import { cleanUpOnCancel } from './cancellation';
 import { unlessGivenUp } from './refusal';
 
@@ -14,19 +32,24 @@ const steps = proxyLocalActivities<Activities>({
 const RECHECK = '1 minute';
 
 /**
+ * Guards continuing as new after `PURGE_CHECKS_PER_RUN` looks: a purge recorded before it looked
+ * for as long as it took in one run, and replays that way.
+ */
+const CONTINUE_AS_NEW_PATCH = 'purge-continue-as-new';
+
+type PurgeOutcome = 'purged' | 'cancelled' | 'failed' | 'refused' | 'never-began';
+
+/**
  * purge/<nodeId>: the signed command is queued by `begin`; the workflow waits, as long as it takes,
  * for the node's answer. Ack → the node is forgotten (`node.purged`); refusal → it stays purging;
- * a DELETE of the purging node ends it `cancelled`.
+ * a DELETE of the purging node ends it `cancelled`. A long wait continues as new every
+ * `PURGE_CHECKS_PER_RUN` looks, carrying its operation and since when it waits.
  */
-export async function purge(input: {
-  nodeId: string;
-}): Promise<'purged' | 'cancelled' | 'failed' | 'refused' | 'never-began'> {
+export async function purge(input: PurgeInput): Promise<PurgeOutcome> {
   return cleanUpOnCancel(() => purgeUntilAnswered(input));
 }
 
-async function purgeUntilAnswered(input: {
-  nodeId: string;
-}): Promise<'purged' | 'cancelled' | 'failed' | 'refused' | 'never-began'> {
+async function purgeUntilAnswered(input: PurgeInput): Promise<PurgeOutcome> {
   let answers = 0;
   const progress: PurgeProgress = {
     phase: 'starting',
@@ -36,16 +59,25 @@ async function purgeUntilAnswered(input: {
   };
   setHandler(purgeProgressQuery, () => progress);
   setHandler(purgeAnsweredSignal, () => void answers++);
-  const start = await awaitBegin(beginUpdate, input.nodeId, (request) => steps.beginPurge(request));
-  if (start.begun === null) return start.outcome;
-  const opId = start.begun.operation.id;
+  const begin = (request: BeginInput<PurgeRequest>) => steps.beginPurge(request);
+  let opId: string;
+  if (input.resume) {
+    // Continued as new: the purge has begun; a begin sent now joins it, as in the first run.
+    serveBegin(beginPurgeUpdate, input.nodeId, begin);
+    opId = input.resume.operationId;
+  } else {
+    const start = await awaitBegin(beginPurgeUpdate, input.nodeId, begin);
+    if (start.begun === null) return start.outcome;
+    opId = start.begun.operation.id;
+  }
 
   progress.phase = 'waiting-for-node';
-  const waitingSince = new Date().toISOString();
+  const waitingSince = input.resume?.waitingSince ?? new Date().toISOString();
   progress.waitingSince = waitingSince;
+  const checksPerRun = input.continueAsNewAfter ?? PURGE_CHECKS_PER_RUN;
   const outcome = await unlessGivenUp(
-    async (): Promise<'purged' | 'cancelled'> => {
-      for (;;) {
+    async (): Promise<'purged' | 'cancelled' | 'continue'> => {
+      for (let checks = 1; ; checks++) {
         const seen = answers;
         const check = await steps.checkPurge({ nodeId: input.nodeId, operationId: opId });
         if (check.state === 'deleted') {
@@ -74,10 +106,17 @@ async function purgeUntilAnswered(input: {
           );
         }
         await condition(() => answers !== seen, RECHECK);
+        const longEnough = checks >= checksPerRun || workflowInfo().continueAsNewSuggested;
+        if (longEnough && patched(CONTINUE_AS_NEW_PATCH)) return 'continue';
       }
     },
     (failure) => steps.failOperation({ nodeId: input.nodeId, operationId: opId, failure }),
   );
+  if (outcome === 'continue') {
+    // The next run looks at the command first, so an answer that woke this one is not lost.
+    await condition(allHandlersFinished);
+    return continueAsNew<typeof purge>({ ...input, resume: { operationId: opId, waitingSince } });
+  }
   if (outcome === 'failed') progress.phase = 'failed';
   return outcome;
 }

@@ -9,6 +9,14 @@ import { NodeOperationSchema, signalIfRunning, startOperation, startResponses } 
 const purgeBody = z.strictObject({
   confirm: z.literal(true, { error: 'purge cannot be undone: send "confirm": true' }),
   reason: reason.optional(),
+  force: z
+    .boolean()
+    .optional()
+    .openapi({
+      description:
+        'release the open allocations of the node (allocation.force-released each) in the transaction the purge begins in; ' +
+        'without it a node that holds any is refused INVALID_STATE, naming them. false is the same as leaving it out',
+    }),
 });
 
 const purgeRoute = createRoute({
@@ -30,12 +38,16 @@ export function purgeRoutes(): OpenAPIHono<AppEnv> {
     requireOperator(principal);
     const deps = c.get('deps');
     const node = await getVisibleNode(deps.db, c.req.valid('param').id, principal);
-    const { reason } = c.req.valid('json');
+    const { reason, force } = c.req.valid('json');
     const result = await startOperation(deps, purgeWorkflow, {
       node,
       principal,
-      request: { reason: reason ?? null },
-      idempotency: { key: c.req.valid('header')['idempotency-key'], binds: { reason } },
+      request: { reason: reason ?? null, force: force === true },
+      // `force` is bound only when set, so a key of a purge sent before it existed stays the same request.
+      idempotency: {
+        key: c.req.valid('header')['idempotency-key'],
+        binds: { reason, force: force === true ? true : undefined },
+      },
     });
     // The purge's begin ended a drain of the node (superseded): tell it, so it stops at once.
     if (result.created)

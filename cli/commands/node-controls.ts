@@ -1,3 +1,4 @@
+import { ApiError, type Answer } from '../../client';
 import { MAX_LABELS } from '../../domain/labels';
 import { MAX_TAINT_KEYS, TAINT_KEY } from '../../domain/taints';
 import { defineCommand, type Command, type FlagSpec } from '../command';
@@ -179,6 +180,10 @@ const purge = defineCommand({
       type: 'boolean',
       help: 'yes, purge it: it deletes its keys, data and binary; the machine must be set up again to join',
     },
+    force: {
+      type: 'boolean',
+      help: 'release the allocations the node still holds, with the purge (without it such a node is refused)',
+    },
     wait: {
       ...waitFlag,
       help: 'block until the node is purged; exit 1 if it refuses or the purge ends otherwise',
@@ -191,10 +196,15 @@ const purge = defineCommand({
     }
   },
   async run({ api, out, args, flags }) {
-    const started = await api.POST('/v1/nodes/{id}/purge', {
-      params: { path: { id: args.NODE }, header: { 'idempotency-key': flags['idempotency-key'] } },
-      body: { confirm: true, reason: flags.reason },
-    });
+    let started: Answer<'post', '/v1/nodes/{id}/purge'>;
+    try {
+      started = await api.POST('/v1/nodes/{id}/purge', {
+        params: { path: { id: args.NODE }, header: { 'idempotency-key': flags['idempotency-key'] } },
+        body: { confirm: true, reason: flags.reason, force: flags.force },
+      });
+    } catch (error) {
+      throw heldRefusal(error, args.NODE) ?? error;
+    }
     const { node, operation } = started;
     if (!flags.wait) {
       out.result(
@@ -221,5 +231,20 @@ const purge = defineCommand({
     return reportFinished(out, op);
   },
 });
+
+/** A purge refused because the node holds allocations, as the command line says it: with --force. */
+function heldRefusal(error: unknown, nodeId: string): CliError | undefined {
+  if (!(error instanceof ApiError) || error.code !== 'INVALID_STATE') return undefined;
+  const held = error.details.allocations as { id: string; tenantId: string }[] | undefined;
+  const total = error.details.openAllocations;
+  if (!Array.isArray(held) || typeof total !== 'number') return undefined;
+  const named = held.map((a) => `${a.id} (${a.tenantId})`).join(', ');
+  const more = total > held.length ? ` and ${total - held.length} more` : '';
+  return new CliError(
+    error.code,
+    `${nodeId} still holds ${total} open allocation${total === 1 ? '' : 's'}: ${named}${more}; ` +
+      'release them, or re-run with --force to release them with the purge',
+  );
+}
 
 export const nodeControlCommands: Command[] = [taint, label, adopt, clearMaintenance, remove, purge];

@@ -21,6 +21,24 @@ export async function countOpenAllocations(db: DbOrTx, nodeId: string): Promise<
   return row?.n ?? 0;
 }
 
+/** The node's open allocations, by id: the first `limit` of them, and how many there are in all. */
+export async function openAllocationsOf(
+  db: DbOrTx,
+  nodeId: string,
+  limit: number,
+): Promise<{ total: number; allocations: { id: string; tenantId: string }[] }> {
+  const rows = await db
+    .select({ id: allocations.id, tenantId: allocations.tenantId, total: sql<number>`count(*) over ()` })
+    .from(allocations)
+    .where(and(eq(allocations.nodeId, nodeId), isOpen))
+    .orderBy(asc(allocations.id))
+    .limit(limit);
+  return {
+    total: Number(rows[0]?.total ?? 0),
+    allocations: rows.map(({ id, tenantId }) => ({ id, tenantId })),
+  };
+}
+
 /** The allocation object of the API (docs/api.md); `live` is `isOpen` as the database saw it. */
 export function allocationView(a: AllocationRow, live: boolean) {
   return {

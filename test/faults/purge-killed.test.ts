@@ -1,7 +1,9 @@
+import { eq } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
+import { allocations } from '../../db/schema';
 import { purgeWorkflowId } from '../../workflows/definitions';
 import { answerCommand, joinedPoolNode, pollCommands, purge } from '../support/builders';
-import { call } from '../support/fixtures';
+import { allocate, call } from '../support/fixtures';
 import { useHarness, type Harness } from '../support/harness';
 import { nodeOutcome, untilAnswered, useStepFaults, type Flow } from '../support/step-faults';
 
@@ -15,8 +17,8 @@ async function purgeJoinedNode(api: Harness): Promise<Purged> {
   return joinedPoolNode(api, api.taskQueue);
 }
 
-async function startPurge(api: Harness, nodeId: string): Promise<void> {
-  const reply = await untilAnswered(() => purge(api, nodeId));
+async function startPurge(api: Harness, nodeId: string, force?: boolean): Promise<void> {
+  const reply = await untilAnswered(() => purge(api, nodeId, { force }));
   expect([200, 202]).toContain(reply.status);
 }
 
@@ -44,6 +46,30 @@ const deletedFlow: Flow<Purged> = {
   },
 };
 
+/** A node holding two allocations, purged with force, then acknowledging. */
+const forcedFlow: Flow<Purged> = {
+  async setup(api) {
+    const node = await purgeJoinedNode(api);
+    await allocate(api, node.nodeId, 'acme');
+    await allocate(api, node.nodeId, 'globex');
+    return node;
+  },
+  workflowId: ackedFlow.workflowId,
+  async drive(api, { nodeId, credential }, learned) {
+    await startPurge(api, nodeId, true);
+    await learned(2);
+    const [command] = (await pollCommands(api, credential)).body.items;
+    expect((await answerCommand(api, credential, command.id)).status).toBe(200);
+  },
+  async outcome(api, { nodeId }) {
+    const held = await api.db
+      .select({ releasedBy: allocations.releasedBy })
+      .from(allocations)
+      .where(eq(allocations.nodeId, nodeId));
+    return { ...(await nodeOutcome(api, nodeId)), allocations: held };
+  },
+};
+
 describe('purge with its worker killed at every step boundary', () => {
   it('an acknowledged purge forgets the node once, whichever step the worker died after', async () => {
     const clean = await faults.everyStepBoundary('purge', ackedFlow);
@@ -54,6 +80,18 @@ describe('purge with its worker killed at every step boundary', () => {
       operations: [{ kind: 'purge', status: 'succeeded' }],
       commands: [{ kind: 'purge', status: 'acked' }],
       node: { provisionState: 'purging', deleted: true },
+    });
+  }, 240_000);
+
+  it('a forced purge releases each allocation once, whichever step the worker died after', async () => {
+    const clean = await faults.everyStepBoundary('purge-forced', forcedFlow);
+    expect(clean.steps).toEqual(['beginPurge', 'checkPurge', 'checkPurge', 'forgetPurgedNode']);
+    expect(clean.result).toBe('purged');
+    expect(clean.outcome).toMatchObject({
+      events: { 'allocation.force-released': 2, 'node.purge.requested': 1, 'node.purged': 1 },
+      operations: [{ kind: 'purge', status: 'succeeded' }],
+      allocations: [{ releasedBy: 'system:purge' }, { releasedBy: 'system:purge' }],
+      node: { deleted: true },
     });
   }, 240_000);
 

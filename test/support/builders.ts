@@ -34,10 +34,18 @@ export function answerCommand(
   return call(h, 'POST', `/v1/agent/commands/${commandId}/${answer}`, { token: credential, body });
 }
 
-/** `POST /v1/nodes/{id}/purge` with its confirmation, as the operator (or `token`) sends it. */
-export function purge(h: Harness, nodeId: string, options: { token?: string | null; reason?: string } = {}) {
-  const { token, ...rest } = options;
-  return call(h, 'POST', `/v1/nodes/${nodeId}/purge`, { token, body: { confirm: true, ...rest } });
+/** `POST /v1/nodes/{id}/purge` with its confirmation (and `force`, Idempotency-Key when given), as the operator (or `token`) sends it. */
+export function purge(
+  h: Harness,
+  nodeId: string,
+  options: { token?: string | null; reason?: string; force?: boolean; idempotencyKey?: string } = {},
+) {
+  const { token, idempotencyKey, ...rest } = options;
+  return call(h, 'POST', `/v1/nodes/${nodeId}/purge`, {
+    token,
+    body: { confirm: true, ...rest },
+    ...(idempotencyKey ? { headers: { 'idempotency-key': idempotencyKey } } : {}),
+  });
 }
 
 /** The node as `GET /v1/nodes/{id}` shows it to the operator. */

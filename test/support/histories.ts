@@ -6,9 +6,9 @@ import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 export const HISTORIES_DIR = resolve(import.meta.dirname, '..', 'histories');
 
 /**
- * With RECORD_HISTORIES=1, saves a finished workflow's history under test/histories/ for the replay
- * test: its latest run, or the run `runId` (one that continued as new). Recording is a deliberate
- * act (after a workflow change that is meant to break replay).
+ * With RECORD_HISTORIES=1, saves a finished workflow's history (its latest run, or run `runId`)
+ * under test/histories/ for the replay test. Recording is a deliberate act (after a workflow change
+ * that is meant to break replay).
  */
 export async function recordHistory(
   client: Client,

@@ -262,7 +262,8 @@ export interface RemediationRequest extends BeginRequest {
   /**
    * The workflow's own begin of the next queued condition, after the previous remediation ended:
    * the begin takes the oldest true condition no remediation has handled (`condition` is the one
-   * the previous run saw), automatic unless an operator reported it.
+   * the previous run saw), automatic unless an operator reported it — or joins the operation a
+   * begin recorded as the previous run ended.
    */
   queued?: boolean;
 }

@@ -24,10 +24,15 @@ export interface BeginPlan<A extends BeginResult> {
         staleWhen: (node: NodeRow) => boolean;
         end: (tx: Tx, open: OperationRow, node: NodeRow) => Promise<void>;
       };
+  /**
+   * A change every begin of a new request makes under the node's lock, before an open operation is
+   * joined (a remediation records an operator's condition): the node as it now is.
+   */
+  prepare?: (tx: Tx, node: NodeRow) => Promise<NodeRow>;
   /** The checks under the node's lock: throws a refusal, or names an earlier operation to answer. */
   admit: (tx: Tx, node: NodeRow) => Promise<OperationRow | undefined | void>;
-  /** The new operation's `result`, when it has one from the start. */
-  result?: Record<string, unknown>;
+  /** The new operation's `result`, when it has one from the start (made once admitted). */
+  result?: Record<string, unknown> | ((node: NodeRow) => Record<string, unknown>);
   /** The begin's change once its operation is recorded: the node as it now is, the operation if changed. */
   apply: (
     tx: Tx,
@@ -57,9 +62,10 @@ export function beginOperation<R extends BeginRequest, A extends BeginResult = B
       };
       return plan.answer ? plan.answer(result, operation) : (result as A);
     };
-    const node = await lockNode(tx, input.nodeId);
+    const locked = await lockNode(tx, input.nodeId);
     const earlier = await answeredBefore(tx, input);
-    if (earlier) return answer(earlier.operation, node, earlier.created);
+    if (earlier) return answer(earlier.operation, locked, earlier.created);
+    const node = plan.prepare ? await plan.prepare(tx, locked) : locked;
     const open = plan.open === false ? undefined : await openOperation(tx, node.id, plan.kind);
     const stale = open && plan.open ? plan.open.staleWhen(node) : false;
     if (open && !stale) return answer(open, node, false);
@@ -70,7 +76,7 @@ export function beginOperation<R extends BeginRequest, A extends BeginResult = B
       kind: plan.kind,
       nodeId: node.id,
       poolId: node.poolId,
-      result: plan.result,
+      result: typeof plan.result === 'function' ? plan.result(node) : plan.result,
     });
     const applied = await plan.apply(tx, node, operation);
     return answer(applied.operation ?? operation, applied.node, true);

@@ -61,8 +61,14 @@ export interface SimulatedAgent {
   journal: Journal;
 }
 
-/** How simulated agents answer a remediation command. */
-export type RemediationBehaviour = 'clear' | 'fail' | 'ignore';
+/**
+ * How simulated agents answer a remediation command: `clear` acks and then reports its conditions
+ * cleared, `ack` acks and leaves them (the action ran, the fault stays), `fail` refuses (the action
+ * failed), `ignore` says nothing. One answer for every action, or one per action name (an action
+ * not named is ignored).
+ */
+export type RemediationAnswer = 'clear' | 'ack' | 'fail' | 'ignore';
+export type RemediationBehaviour = RemediationAnswer | Partial<Record<string, RemediationAnswer>>;
 
 export interface Simulator {
   readonly agents: readonly SimulatedAgent[];
@@ -79,10 +85,7 @@ export interface Simulator {
   onCommand(kind: string, handler: CommandHandler): void;
   /** Reports a fault condition for the agent, as a real node's health checks would. */
   reportCondition(nodeId: string, type: string, status: boolean, reason?: string): Promise<void>;
-  /**
-   * How agents answer remediation commands: `clear` acks and then reports its conditions cleared,
-   * `fail` refuses (the action failed), `ignore` says nothing. For every agent, or one node.
-   */
+  /** How agents answer remediation commands (`RemediationBehaviour`). For every agent, or one node. */
   remediation(behaviour: RemediationBehaviour, nodeId?: string): void;
   /** Stops every session, without goodbyes unless asked, and closes the sockets. */
   close(options?: { goodbye?: boolean }): Promise<void>;
@@ -174,9 +177,11 @@ export async function createSimulator(options: SimulatorOptions): Promise<Simula
   let defaultBehaviour: RemediationBehaviour = 'ignore';
   handlers.on('remediate', async (command, context) => {
     const behaviour = behaviours.get(context.nodeId) ?? defaultBehaviour;
-    if (behaviour === 'ignore') return { outcome: 'ignore' };
-    if (behaviour === 'fail')
+    const answer = typeof behaviour === 'string' ? behaviour : (behaviour[command.action ?? ''] ?? 'ignore');
+    if (answer === 'ignore') return { outcome: 'ignore' };
+    if (answer === 'fail')
       return { outcome: 'refuse', reason: `${command.action ?? 'remediation'} failed (simulated)` };
+    if (answer === 'ack') return { outcome: 'ack' };
     return {
       outcome: 'ack',
       after: async () => {

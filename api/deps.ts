@@ -2,7 +2,6 @@ import type { Client } from '@temporalio/client';
 import type { Sql } from 'postgres';
 import type { Db } from '../db/client';
 import type { CaEndorsement } from '../domain/signing';
-import type { RemediationSettings } from '../workflows/definitions';
 import type { AppDeps } from './env';
 import { Heartbeats, type HeartbeatOptions } from './heartbeats';
 import { NodeCredentials } from './node-credentials';
@@ -22,7 +21,6 @@ export interface AppDepsInput {
   bootstrapKeyHash?: string;
   beginTimeoutMs?: number;
   heartbeats?: HeartbeatOptions;
-  remediation?: RemediationSettings;
   /** Per-address limits (defaults: `DEFAULT_RATE_LIMITS`). */
   rateLimits?: RateLimitSettings;
 }
@@ -46,7 +44,6 @@ export function createAppDeps(input: AppDepsInput) {
     nodeCredentials: new NodeCredentials(input.db, wakeups),
     heartbeats,
     rateLimits: new RateLimits(input.rateLimits),
-    remediation: input.remediation,
   };
   return {
     deps,

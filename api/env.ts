@@ -3,7 +3,6 @@ import type { Principal } from '../domain/principal';
 import type { CaEndorsement } from '../domain/signing';
 import type { Db } from '../db/client';
 import type { NodeRow } from '../db/nodes';
-import type { RemediationSettings } from '../workflows/definitions';
 import type { Heartbeats } from './heartbeats';
 import type { NodeCredentials } from './node-credentials';
 import type { NodeWakeups } from './node-events';
@@ -29,8 +28,6 @@ export interface AppDeps {
   nodeCredentials: NodeCredentials;
   heartbeats: Heartbeats;
   rateLimits: RateLimits;
-  /** Remediation ladders and attempt timeout handed to new remediation workflows (defaults otherwise). */
-  remediation?: RemediationSettings;
 }
 
 export interface AppEnv {

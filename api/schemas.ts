@@ -152,7 +152,16 @@ export const NodeSchema = z
     lastSeenAt: z.string().nullable(),
     labels: z.array(z.object({ key: z.string(), value: z.string(), source: z.string() })),
     conditions: z.array(
-      z.object({ type: z.string(), status: z.boolean(), reason: z.string().nullable(), since: z.string() }),
+      z.object({
+        type: z.string(),
+        status: z.boolean(),
+        reason: z.string().nullable(),
+        since: z.string(),
+        source: z
+          .enum(['operator'])
+          .optional()
+          .openapi({ description: 'operator: recorded by an operator; absent: reported by the agent' }),
+      }),
     ),
     session: z.object({ connectivity: z.enum(CONNECTIVITY), lastSeenAt: z.string().nullable() }),
     identityGeneration: z.number(),

@@ -1850,7 +1850,7 @@ export interface paths {
     };
     get?: never;
     put?: never;
-    /** Remediate a condition reported on the node (workflow remediation/<nodeId>) */
+    /** Remediate a condition of the node (workflow remediation/<nodeId>); one it has not reported is recorded as operator-reported */
     post: {
       parameters: {
         query?: never;
@@ -1873,7 +1873,7 @@ export interface paths {
         };
       };
       responses: {
-        /** @description a remediation already runs */
+        /** @description a remediation already runs (a condition other than its own is remediated after it) */
         200: {
           headers: {
             [name: string]: unknown;
@@ -2804,6 +2804,17 @@ export interface paths {
               lostAfter?: string;
               maxUnavailable?: number | string;
               maxUnhealthy?: number | string;
+              /** @description remediation per condition type (docs/lifecycle/remediation.md) */
+              remediation?: {
+                [key: string]: {
+                  /** @description the actions tried in order, one per attempt (default reset-accelerator, reboot) */
+                  ladder?: string[];
+                  /** @description how long one attempt waits for the condition to clear: more than 0, at most 24h (default 10m) */
+                  attemptTimeout?: string;
+                  /** @description how long the condition must hold clear before the agent reports it cleared: 0 to 1h (default 60s) */
+                  healthyAfter?: string;
+                };
+              };
             };
           };
         };
@@ -5245,6 +5256,11 @@ export interface components {
         status: boolean;
         reason: string | null;
         since: string;
+        /**
+         * @description operator: recorded by an operator; absent: reported by the agent
+         * @enum {string}
+         */
+        source?: 'operator';
       }[];
       session: {
         /** @enum {string} */
@@ -5303,6 +5319,7 @@ export interface components {
         | 'node.operation.abandoned'
         | 'node.remediation.attempted'
         | 'node.remediation.returned'
+        | 'node.condition.reported'
         | 'node.remediation.succeeded'
         | 'node.remediation.escalated';
       actor: string;
@@ -5391,6 +5408,17 @@ export interface components {
         lostAfter?: string;
         maxUnavailable?: number | string;
         maxUnhealthy?: number | string;
+        /** @description remediation per condition type (docs/lifecycle/remediation.md) */
+        remediation?: {
+          [key: string]: {
+            /** @description the actions tried in order, one per attempt (default reset-accelerator, reboot) */
+            ladder?: string[];
+            /** @description how long one attempt waits for the condition to clear: more than 0, at most 24h (default 10m) */
+            attemptTimeout?: string;
+            /** @description how long the condition must hold clear before the agent reports it cleared: 0 to 1h (default 60s) */
+            healthyAfter?: string;
+          };
+        };
       };
       createdAt: string;
     };

@@ -1,6 +1,6 @@
 import { and, asc, eq, inArray, sql } from 'drizzle-orm';
 import { OPEN_COMMAND_STATUSES } from '../domain/command-status';
-import type { AttemptRecord, Storm } from '../domain/remediation';
+import type { AttemptOutcome, AttemptRecord, Storm } from '../domain/remediation';
 import type { Tx } from './client';
 import { applyNodeChange, type NodeRow } from './nodes';
 import { finishOperation, type OperationRow } from './operations';
@@ -30,6 +30,8 @@ export async function escalateRemediation(
     attempts: AttemptRecord[];
     status: 'failed' | 'cancelled';
     storm?: Storm;
+    /** The node's other conditions waiting for a remediation of their own. */
+    queued?: string[];
     /** Who ended it; the remediation controller unless someone cancelled it. */
     actor?: string;
   },
@@ -48,6 +50,7 @@ export async function escalateRemediation(
           condition,
           attempts: input.attempts,
           ...(input.storm ? { storm: input.storm } : {}),
+          ...(input.queued?.length ? { queued: input.queued } : {}),
         },
       },
     },
@@ -61,7 +64,8 @@ export async function escalateRemediation(
 
 /**
  * The attempts of a remediation as its commands record them, for a clean-up that runs without the
- * workflow's own list (its workflow is gone): an unanswered rung counts as cancelled.
+ * workflow's own list (its workflow is gone): a refused rung `refused`, the last rung (cut short)
+ * `cancelled`, an earlier one `acked` or `timed-out` as its command was answered.
  */
 export async function remediationAttempts(tx: Tx, operationId: string): Promise<AttemptRecord[]> {
   const rows = await tx
@@ -69,11 +73,16 @@ export async function remediationAttempts(tx: Tx, operationId: string): Promise<
     .from(nodeCommands)
     .where(eq(nodeCommands.operationId, operationId))
     .orderBy(asc(nodeCommands.createdAt));
+  const outcome = (status: string, last: boolean): AttemptOutcome => {
+    if (status === 'refused') return 'refused';
+    if (last) return 'cancelled';
+    return status === 'acked' ? 'acked' : 'timed-out';
+  };
   return rows.map((command, index) => ({
     attempt: Number((command.data as { attempt?: number } | null)?.attempt ?? index + 1),
     action: command.action ?? 'unknown',
     commandId: command.id,
-    outcome: command.status === 'refused' ? 'failed' : 'cancelled',
+    outcome: outcome(command.status, index === rows.length - 1),
     refuseReason: command.refuseReason ?? null,
   }));
 }

@@ -58,13 +58,20 @@ export interface EventPayloads {
   'node.remediation.attempted': { attempt: number; action: string; condition: string; commandId: string };
   /** The agent started again after a restarting action it had acked (a reboot): the machine is back. */
   'node.remediation.returned': { commandId: string; action: string; attempt?: number };
-  'node.remediation.succeeded': { attempts: AttemptRecord[] };
+  /** An operator recorded a condition the node had not reported (the actor is who). */
+  'node.condition.reported': { type: string; reason: string | null; source: 'operator' };
+  'node.remediation.succeeded': {
+    attempts: AttemptRecord[];
+    /** Other true conditions no remediation has handled yet: the next remediation takes the oldest. */
+    queued?: string[];
+  };
   'node.remediation.escalated': {
     reason: string;
     condition: string;
     attempts: AttemptRecord[];
     /** Present when the pool was over its `maxUnhealthy`: the counts that said so. */
     storm?: Storm;
+    queued?: string[];
   };
 }
 
@@ -106,6 +113,7 @@ export const EVENT_DESCRIPTIONS: Record<EventType, string> = {
   'node.remediation.attempted': 'a remediation action was sent to the node',
   'node.remediation.returned':
     'the agent came back after an action that restarts the machine (it acked the action before running it)',
+  'node.condition.reported': 'an operator recorded a fault condition the node had not reported',
   'node.remediation.succeeded': 'the condition cleared',
   'node.remediation.escalated': 'remediation gave up: the node is in maintenance',
 };

@@ -20,6 +20,11 @@ export interface Condition {
   status: boolean;
   reason: string | null;
   since: string;
+  /**
+   * `operator`: recorded by an operator's `POST /v1/nodes/{id}/remediations` for a condition the
+   * node had not reported. Absent: the node's agent reported it.
+   */
+  source?: 'operator';
 }
 
 /** The axes a control may read or move. */

@@ -16,8 +16,8 @@ import {
 } from './support/route-table';
 import { snapshot } from './support/snapshot';
 
-// Short remediation attempts: a remediation an exemplar starts ends (escalated) within seconds.
-const h = useHarness({ remediation: { attemptTimeoutMs: 300 } });
+// The world's pool has short remediation attempts (test/support/route-table.ts).
+const h = useHarness();
 
 const CALLERS = [
   'none',

@@ -18,8 +18,8 @@ import {
 } from './support/route-table';
 import { snapshot } from './support/snapshot';
 
-// Short remediation attempts: a remediation a generated request starts ends (escalated) in seconds.
-const h = useHarness({ remediation: { attemptTimeoutMs: 300 } });
+// The world's pool has short remediation attempts (test/support/route-table.ts).
+const h = useHarness();
 
 /** At least 20,000 generated requests in CI; FUZZ_RUNS raises both phases for a longer hunt. */
 const SCALE = Math.max(1, Number(process.env.FUZZ_RUNS ?? 0) / 20_000);

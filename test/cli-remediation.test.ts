@@ -1,12 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { joinedNode } from './support/agents';
 import { useCli } from './support/cli';
-import { setNode } from './support/builders';
+import { readNode, setNode } from './support/builders';
 import { seedPool } from './support/fixtures';
 import { eventually, useHarness } from './support/harness';
 import { agentOf } from './support/remediation';
 
-const h = useHarness({ remediation: { attemptTimeoutMs: 30_000 } });
+const h = useHarness();
 const cli = useCli(h);
 const { drydock } = cli;
 
@@ -34,7 +34,7 @@ describe('drydock nodes remediate', () => {
     expect(JSON.parse(run.stdout)).toMatchObject({ kind: 'remediation', status: 'succeeded', nodeId });
   });
 
-  it('refuses usage errors before any request, and a condition the node does not report', async () => {
+  it('refuses usage errors before any request', async () => {
     const node = 'node_01k5w8v3x9q2m4n6p8r0s2t4v6';
     await cli.refuses(
       [
@@ -55,11 +55,39 @@ describe('drydock nodes remediate', () => {
       ],
       { exact: true },
     );
+  });
+
+  it('a condition the node has not reported: recorded as the operator’s, and --wait shows each attempt', async () => {
     await seedPool(h, { id: 'pool-cr2', tenantId: 'acme', kind: 'provider', policy: { maxUnhealthy: 5 } });
-    const { nodeId } = await joinedNode(h, 'pool-cr2');
-    const notReported = await drydock(['nodes', 'remediate', nodeId, '--condition', 'GpuXidError']);
-    expect(notReported.code).toBe(3);
-    expect(notReported.stderr).toContain('INVALID_STATE');
+    const { nodeId, credential } = await joinedNode(h, 'pool-cr2');
+    const agent = agentOf(h, credential);
+    const waiting = drydock([
+      'nodes',
+      'remediate',
+      nodeId,
+      '--condition',
+      'GpuXidError',
+      '--reason',
+      'dcgm diag failed',
+      '--wait',
+    ]);
+    for (const [action, why] of [
+      ['reset-accelerator', 'exit status 3: device busy'],
+      ['reboot', 'exit status 1: inhibited'],
+    ] as const) {
+      const command = await eventually(async () => (await agent.commands()).find((c) => c.action === action));
+      expect((await agent.refuse(command.id, why)).status).toBe(200);
+    }
+    const run = await waiting;
+    // Escalated: the exit status says it failed; stdout names each rung and how it ended.
+    expect(run.code).toBe(1);
+    expect(run.stdout).toContain('attempt 1 reset-accelerator: refused (exit status 3: device busy)');
+    expect(run.stdout).toContain('attempt 2 reboot: refused (exit status 1: inhibited)');
+    expect(run.stderr).toContain('failed');
+    expect(await readNode(h, nodeId)).toMatchObject({
+      maintenance: true,
+      conditions: [expect.objectContaining({ type: 'GpuXidError', source: 'operator' })],
+    });
   });
 
   it('--idempotency-key K: the same request again prints the same operation', async () => {

@@ -30,6 +30,14 @@ describe('replay of recorded histories', () => {
         // A purge that waited long: its first run continued as new; the run it continued as, purged.
         'purge-continued-as-new.json',
         'purge-continued.json',
+        // A remediation whose refused rung climbed to the next, which cleared it.
+        'remediation-climb.json',
+        // A remediation that ended with another condition waiting and continued as new for it,
+        // and the run that began that one itself.
+        'remediation-continued.json',
+        'remediation-queued.json',
+        // A remediation that a begin reached as it ended: it continued as new for that operation.
+        'remediation-late-begin.json',
       ]),
     );
   });

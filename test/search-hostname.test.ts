@@ -11,7 +11,7 @@ import { executeFromPreview, retiredNode } from './support/decommission';
 import { allocate, call, seedNode, seedPool } from './support/fixtures';
 import { eventually, useHarness } from './support/harness';
 
-const h = useHarness({ remediation: { attemptTimeoutMs: 60_000 } });
+const h = useHarness();
 
 const unique = (name: string) => `${name}-${Math.random().toString(36).slice(2, 7)}`;
 

@@ -25,17 +25,23 @@ export function awaitBegin<R extends BeginRequest, A extends OperationBegun>(
   update: UpdateDefinition<A, [R]>,
   nodeId: string,
   begin: (input: BeginInput<R>) => Promise<A>,
+  own?: R,
 ): Promise<{ begun: A } | { begun: null; outcome: 'refused' | 'never-began' }> {
-  return awaitBeginOf(update, (request) => begin(beginInput(request, nodeId)));
+  return awaitBeginOf(update, (request) => begin(beginInput(request, nodeId)), own);
 }
 
-/** `awaitBegin` for a workflow that is not a node's (a pool's): `begin` makes the activity's input. */
+/**
+ * `awaitBegin` for a workflow that is not a node's (a pool's): `begin` makes the activity's input.
+ * `own`: a begin the workflow makes itself at once (a remediation's next queued condition), served
+ * as a request would be; a begin from the API may still come first.
+ */
 export async function awaitBeginOf<R extends BeginRequest, A extends OperationBegun>(
   update: UpdateDefinition<A, [R]>,
   begin: (request: R) => Promise<A>,
+  own?: R,
 ): Promise<{ begun: A } | { begun: null; outcome: 'refused' | 'never-began' }> {
   const state: { first: A | null; refused: boolean } = { first: null, refused: false };
-  serveBeginOf(update, begin, {
+  const serve = serveBeginOf(update, begin, {
     answered(result) {
       if (state.first !== null) return;
       state.first = result;
@@ -45,6 +51,8 @@ export async function awaitBeginOf<R extends BeginRequest, A extends OperationBe
       state.refused = state.first === null;
     },
   });
+  // Its refusal is `state.refused`, as a request's would be; there is no caller to answer.
+  if (own) void serve(own).catch(() => undefined);
   setCurrentDetails('starting: waiting for the begin request');
   const arrived = await condition(() => state.first !== null || state.refused, BEGIN_TIMEOUT);
   await condition(allHandlersFinished);
@@ -65,13 +73,16 @@ export function serveBegin<R extends BeginRequest, A extends OperationBegun>(
   serveBeginOf(update, (request) => begin(beginInput(request, nodeId)));
 }
 
-/** The `begin` handler: runs the begin for each request; a refusal goes back as the begin's own failure. */
+/**
+ * The `begin` handler: runs the begin for each request; a refusal goes back as the begin's own
+ * failure. Returns the handler, for a begin the workflow makes itself.
+ */
 function serveBeginOf<R extends BeginRequest, A extends OperationBegun>(
   update: UpdateDefinition<A, [R]>,
   begin: (request: R) => Promise<A>,
   seen?: { answered: (result: A) => void; refused: () => void },
-): void {
-  setHandler(update, async (request) => {
+): (request: R) => Promise<A> {
+  const serve = async (request: R) => {
     try {
       const result = await begin(request);
       seen?.answered(result);
@@ -80,7 +91,9 @@ function serveBeginOf<R extends BeginRequest, A extends OperationBegun>(
       seen?.refused();
       throw asRefusal(error);
     }
-  });
+  };
+  setHandler(update, serve);
+  return serve;
 }
 
 /** What a begin activity gets for a request: the node, this workflow, and the operation's id. */

@@ -4,7 +4,7 @@ import type { Budget } from '../domain/budget';
 import type { Deadline } from '../domain/deadline';
 import type { LivenessSettings } from '../domain/liveness';
 import type { OperationKind } from '../domain/operation';
-import type { AttemptRecord, Ladders } from '../domain/remediation';
+import type { AttemptRecord, Ladders, RemediationPlan } from '../domain/remediation';
 import type { NodeView, OperationView } from '../activities';
 
 /** What the API hands to a lifecycle workflow's `begin` update. */
@@ -259,8 +259,16 @@ export interface RemediationRequest extends BeginRequest {
   condition: string;
   /** Automatic remediations (an agent's report) are held back in a storm; an operator's are not. */
   automatic: boolean;
+  /**
+   * The workflow's own begin of the next queued condition, after the previous remediation ended:
+   * the begin takes the oldest true condition no remediation has handled (`condition` is the one
+   * the previous run saw), automatic unless an operator reported it — or joins the operation a
+   * begin recorded as the previous run ended.
+   */
+  queued?: boolean;
 }
 
+/** Ladders and attempt timeout of the deployment, read only from histories recorded before plans. */
 export interface RemediationSettings {
   ladders?: Ladders;
   attemptTimeoutMs?: number;
@@ -268,13 +276,28 @@ export interface RemediationSettings {
 
 export interface RemediationInput {
   nodeId: string;
+  /** Recorded histories carry it; a begin's `plan` (from the pool policy) decides now. */
   settings?: RemediationSettings;
+  /** Set when the previous run continued as new for a queued condition: this run begins it itself. */
+  queued?: { condition: string; after: string };
 }
 
 export interface RemediationBegun extends BeginResult {
   /** Set when storm protection escalated at once: no command is sent and the workflow ends. */
   escalated: boolean;
   condition: string;
+  /** Resolved from the pool policy when the operation began (absent in histories recorded before). */
+  plan?: RemediationPlan;
+  /** The node's other true conditions no remediation has handled: remediated after this one. */
+  queued?: string[];
+}
+
+/**
+ * What a remediation's last step answers: the node's other true conditions waiting for a
+ * remediation of their own, oldest first (the next remediation begins with the first).
+ */
+export interface RemediationEnded {
+  queued: string[];
 }
 
 export const beginRemediationUpdate = defineUpdate<RemediationBegun, [RemediationRequest]>('begin');
@@ -293,6 +316,10 @@ export interface RemediationProgress {
   action: string | null;
   attemptDeadline: string | null;
   attempts: AttemptRecord[];
+  /** The ladder this remediation climbs. */
+  ladder: string[];
+  /** Other true conditions of the node, remediated after this one (oldest first). */
+  queued: string[];
 }
 
 export const remediationProgressQuery = defineQuery<RemediationProgress>('progress');

@@ -1,11 +1,18 @@
 import { createRoute, OpenAPIHono, z } from '@hono/zod-openapi';
 import { CAPACITY_BUCKETS, capacityOf } from '../../domain/capacity';
 import { DURATION_PATTERN, parseDuration } from '../../domain/duration';
+import {
+  ACTION_NAME,
+  CONDITION_TYPE,
+  MAX_ATTEMPT_TIMEOUT_MS,
+  MAX_HEALTHY_AFTER_MS,
+  MAX_LADDER_RUNGS,
+} from '../../domain/remediation';
 import { capacityRowsOf, getVisiblePool, listPools, type PoolRow } from '../../db/queries/pools';
 import { requireAction, requireOperator } from '../auth';
 import type { AppEnv } from '../env';
 import { createPool } from '../services/pools';
-import { errorResponses, json, jsonBody, slug } from '../schemas';
+import { errorResponses, json, jsonBody, record, slug } from '../schemas';
 
 const POOL_KINDS = ['bare-metal', 'provider', 'vps-host', 'tenant-root'] as const;
 
@@ -18,21 +25,64 @@ const countOrPercent = z.union([
 /** A node unreachable for longer than a month is long gone; a larger value is a typo. */
 const MAX_LOST_AFTER_MS = 30 * 86_400_000;
 
-const policySchema = z.strictObject({
-  lostAfter: z
+/** A duration string (`10m`) within bounds: above 0 (or at least 0 when `zero` is allowed), at most `max`. */
+function boundedDuration(name: string, bounds: { zero: boolean; maxMs: number; max: string }) {
+  const floor = bounds.zero ? 'at least 0' : 'more than 0';
+  return z
     .string()
-    .max(32, { error: 'lostAfter is at most 32 characters', abort: true })
-    .regex(DURATION_PATTERN, 'lostAfter is a duration such as 10m')
+    .max(32, { error: `${name} is at most 32 characters`, abort: true })
+    .regex(DURATION_PATTERN, `${name} is a duration such as 10m`)
     .refine((v) => {
       const ms = parseDuration(v)!;
-      return ms > 0 && ms <= MAX_LOST_AFTER_MS;
-    }, 'lostAfter is more than 0 and at most 30d')
+      return (bounds.zero ? ms >= 0 : ms > 0) && ms <= bounds.maxMs;
+    }, `${name} is ${floor} and at most ${bounds.max}`);
+}
+
+/** One condition type's remediation: its ladder of actions, attempt timeout and healthyAfter. */
+const conditionRemediationSchema = z.strictObject({
+  ladder: z
+    .array(z.string().max(64).regex(ACTION_NAME, 'an action name such as reset-accelerator'))
+    .min(1, 'a ladder has at least one action')
+    .max(MAX_LADDER_RUNGS, `a ladder has at most ${MAX_LADDER_RUNGS} actions`)
+    .openapi({
+      description: 'the actions tried in order, one per attempt (default reset-accelerator, reboot)',
+    })
+    .optional(),
+  attemptTimeout: boundedDuration('attemptTimeout', {
+    zero: false,
+    maxMs: MAX_ATTEMPT_TIMEOUT_MS,
+    max: '24h',
+  })
+    .openapi({
+      description:
+        'how long one attempt waits for the condition to clear: more than 0, at most 24h (default 10m)',
+    })
+    .optional(),
+  healthyAfter: boundedDuration('healthyAfter', { zero: true, maxMs: MAX_HEALTHY_AFTER_MS, max: '1h' })
+    .openapi({
+      description:
+        'how long the condition must hold clear before the agent reports it cleared: 0 to 1h (default 60s)',
+    })
+    .optional(),
+});
+
+const policySchema = z.strictObject({
+  lostAfter: boundedDuration('lostAfter', { zero: false, maxMs: MAX_LOST_AFTER_MS, max: '30d' })
     .openapi({
       description: 'how long an unreachable node stays before it is lost: more than 0, at most 30d',
     })
     .optional(),
   maxUnavailable: countOrPercent.optional(),
   maxUnhealthy: countOrPercent.optional(),
+  remediation: record(
+    z
+      .string()
+      .regex(CONDITION_TYPE, 'a condition type such as GpuXidError: a letter, then letters and digits'),
+    conditionRemediationSchema,
+  )
+    .refine((r) => Object.keys(r).length <= 64, 'at most 64 condition types')
+    .openapi({ description: 'remediation per condition type (docs/lifecycle/remediation.md)' })
+    .optional(),
 });
 
 const PoolSchema = z

@@ -51,7 +51,8 @@ const conditionsRoute = createRoute({
 const remediateRoute = createRoute({
   method: 'post',
   path: '/v1/nodes/{id}/remediations',
-  summary: 'Remediate a condition reported on the node (workflow remediation/<nodeId>)',
+  summary:
+    'Remediate a condition of the node (workflow remediation/<nodeId>); one it has not reported is recorded as operator-reported',
   request: {
     params: nodeIdParams,
     headers: idempotencyKeyHeaders,
@@ -60,7 +61,7 @@ const remediateRoute = createRoute({
   responses: startResponses(
     z.object({ operation: OperationSchema }),
     'the remediation began',
-    'a remediation already runs',
+    'a remediation already runs (a condition other than its own is remediated after it)',
   ),
 });
 

@@ -1,9 +1,10 @@
 import { DrydockError } from '../../domain/errors';
-import { DEFAULT_HEALTHY_AFTER_MS } from '../../domain/remediation';
+import { remediationPlan } from '../../domain/remediation';
 import type { Principal } from '../../domain/principal';
 import { reportCondition } from '../../db/conditions';
 import type { NodeRow } from '../../db/nodes';
 import type { OperationView } from '../../db/operations';
+import { findPool } from '../../db/queries/pools';
 import {
   remediationWakeSignal,
   remediationWorkflow,
@@ -21,7 +22,9 @@ export interface RemediationRequest {
 
 /**
  * Starts (or joins) remediation/<nodeId> for a condition; see workflows/remediation.ts. An
- * operator's `Idempotency-Key` is bound to the condition and the reason.
+ * operator's condition the node has not reported is recorded by the begin. A report of another
+ * condition while a remediation runs joins it (its operation is the answer) and waits for its own
+ * after it. An operator's `Idempotency-Key` is bound to the condition and the reason.
  */
 export function startRemediation(
   deps: AppDeps,
@@ -34,7 +37,6 @@ export function startRemediation(
     node,
     principal,
     request,
-    input: { settings: deps.remediation },
     idempotency: {
       key: idempotencyKey,
       binds: { condition: request.condition, automatic: request.automatic, reason: request.reason },
@@ -45,7 +47,8 @@ export function startRemediation(
 
 /**
  * Records an agent's condition report; a condition that became true starts (or joins) a
- * remediation, and one that cleared wakes the running remediation so it can see it.
+ * remediation, and one that cleared wakes the running remediation so it can see it. The answer
+ * carries the pool policy's `healthyAfter` for that condition type (the agent damps clears by it).
  */
 export async function reportNodeCondition(
   deps: AppDeps,
@@ -67,10 +70,12 @@ export async function reportNodeCondition(
   if (report.cleared) {
     await signalIfRunning(deps.temporal, remediationWorkflowId(node.id), remediationWakeSignal.name);
   }
+  const pool = report.node.poolId ? await findPool(deps.db, report.node.poolId) : undefined;
+  const { healthyAfterMs } = remediationPlan(condition.type, pool?.policy.remediation);
   return {
     nodeId: node.id,
     conditions: report.node.conditions,
     remediation,
-    healthyAfterSeconds: DEFAULT_HEALTHY_AFTER_MS / 1000,
+    healthyAfterSeconds: Math.ceil(healthyAfterMs / 1000),
   };
 }

@@ -1,13 +1,33 @@
 import { CONDITION_TYPE } from '../../domain/remediation';
 import { defineCommand, type Command } from '../command';
+import type { Operation } from '../views/operations';
 import { reportFinished, waitForOperation } from '../wait';
 import { idempotencyKeyFlag, reasonFlag, timeoutFlag, waitFlag } from './flags';
 
-/** Health remediation (docs/lifecycle/remediation.md): start one for a condition the node reports. */
+/**
+ * Health remediation (docs/lifecycle/remediation.md): start one for a condition, reported by the
+ * node or, when it has not reported it, recorded as reported by the operator.
+ */
+
+interface Attempt {
+  attempt: number;
+  action: string;
+  outcome: string | null;
+  refuseReason?: string | null;
+}
+
+/** A finished remediation's attempts, one line each: `attempt 1 reset-accelerator: refused (…)`. */
+function attemptLines(op: Operation): string[] {
+  const recorded = (op.status === 'succeeded' ? op.result : op.error) as { attempts?: Attempt[] } | null;
+  return (recorded?.attempts ?? []).map(
+    (a) =>
+      `  attempt ${a.attempt} ${a.action}: ${a.outcome ?? 'unfinished'}${a.refuseReason ? ` (${a.refuseReason})` : ''}`,
+  );
+}
 
 const remediate = defineCommand({
   words: ['nodes', 'remediate'],
-  summary: 'Remediate a condition the node reports: its ladder of actions, then maintenance if it stays',
+  summary: 'Remediate a condition, reported by the node or not: its ladder, then maintenance if it stays',
   operands: [{ name: 'NODE', type: 'node' }],
   flags: {
     condition: {
@@ -16,7 +36,7 @@ const remediate = defineCommand({
       required: true,
       pattern: CONDITION_TYPE,
       patternHint: 'a condition type such as GpuXidError',
-      help: 'the condition to remediate, as the node reports it (e.g. GpuXidError)',
+      help: 'the condition to remediate (e.g. GpuXidError); one the node has not reported is recorded as reported by you',
     },
     reason: reasonFlag,
     'idempotency-key': idempotencyKeyFlag,
@@ -33,7 +53,9 @@ const remediate = defineCommand({
       return;
     }
     if (!out.json) out.note(`${args.NODE}: remediation ${operation.id} ${operation.status}; waiting`);
-    return reportFinished(out, await waitForOperation(api, out, operation, flags.timeout));
+    const finished = await waitForOperation(api, out, operation, flags.timeout);
+    for (const line of attemptLines(finished)) out.human(line);
+    return reportFinished(out, finished);
   },
 });
 

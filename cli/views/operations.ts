@@ -71,6 +71,7 @@ export function describeProgress(progress: unknown): string {
     parts.push(`attempt ${p.attempt}: ${p.action}`);
   }
   if (typeof p.attemptDeadline === 'string') parts.push(`until ${clock(p.attemptDeadline)}`);
+  if (Array.isArray(p.queued) && p.queued.length > 0) parts.push(`queued after it: ${p.queued.join(', ')}`);
   if (typeof p.nextCheckAt === 'string') parts.push(`next check ${clock(p.nextCheckAt)}`);
   if (typeof p.deadline === 'string') parts.push(`deadline ${clock(p.deadline)}`);
   return parts.length > 0 ? parts.join('; ') : JSON.stringify(progress);

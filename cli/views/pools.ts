@@ -15,8 +15,9 @@ export function poolsTable(pools: readonly Pool[]): string {
 }
 
 export function poolDetails(p: Pool): string {
+  // policy.remediation is an object per condition type: shown as its JSON.
   const policy = Object.entries(p.policy)
-    .map(([key, value]) => `${key}=${String(value)}`)
+    .map(([key, value]) => `${key}=${typeof value === 'object' ? JSON.stringify(value) : String(value)}`)
     .join(', ');
   return fields([
     ['ID', p.id],

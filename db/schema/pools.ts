@@ -1,10 +1,13 @@
 import { jsonb, pgTable, text } from 'drizzle-orm/pg-core';
+import type { RemediationPolicy } from '../../domain/remediation';
 import { timestamps } from './columns';
 
 export interface PoolPolicy {
   lostAfter?: string;
   maxUnavailable?: number | string;
   maxUnhealthy?: number | string;
+  /** Ladders, attempt timeouts and healthyAfter per condition type (docs/lifecycle/remediation.md). */
+  remediation?: RemediationPolicy;
 }
 
 export const pools = pgTable('pools', {

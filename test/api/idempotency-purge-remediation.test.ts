@@ -6,8 +6,8 @@ import { readNode, setNode } from '../support/builders';
 import { call, eventsOf, seedPool, tenantKey, type Reply } from '../support/fixtures';
 import { eventually, useHarness } from '../support/harness';
 
-// Attempts wait long: a remediation started here keeps running while the test looks at it.
-const h = useHarness({ remediation: { attemptTimeoutMs: 60_000 } });
+// Attempts wait the default 10 minutes: a remediation started here keeps running while the test looks at it.
+const h = useHarness();
 
 let acme: string;
 beforeAll(async () => {

@@ -73,11 +73,16 @@ describe('remediation with its worker killed at every step boundary', () => {
     });
   }, 240_000);
 
-  it('refused by the node: escalates to maintenance once, whichever step the worker died after', async () => {
+  it('both rungs refused by the node: climbs, then escalates to maintenance once, whichever step the worker died after', async () => {
     const clean = await faults.everyStepBoundary(
       'remediation-refused',
-      remediationFlow(async (agent, commandId) => {
+      remediationFlow(async (agent, commandId, learned) => {
         expect((await agent.refuse(commandId, 'no spare GPU')).status).toBe(200);
+        // The refusal seen, the next rung sent, and a check that found it unanswered.
+        await learned(6);
+        const [reboot] = await agent.commands();
+        expect(reboot).toMatchObject({ action: 'reboot' });
+        expect((await agent.refuse(reboot!.id, 'reboot inhibited')).status).toBe(200);
       }),
     );
     expect(clean.steps).toEqual([
@@ -85,13 +90,19 @@ describe('remediation with its worker killed at every step boundary', () => {
       'startAttempt',
       'checkAttempt',
       'checkAttempt',
+      'startAttempt',
+      'checkAttempt',
+      'checkAttempt',
       'escalateRemediation',
     ]);
     expect(clean.result).toBe('escalated');
     expect(clean.outcome).toMatchObject({
-      events: { 'node.remediation.attempted': 1, 'node.remediation.escalated': 1 },
+      events: { 'node.remediation.attempted': 2, 'node.remediation.escalated': 1 },
       operations: [{ kind: 'remediation', status: 'failed' }],
-      commands: [{ kind: 'remediate', status: 'refused' }],
+      commands: [
+        { kind: 'remediate', status: 'refused' },
+        { kind: 'remediate', status: 'refused' },
+      ],
       node: { maintenance: true },
     });
   }, 240_000);

@@ -12,17 +12,26 @@ import { recordHistory } from '../support/histories';
 import { agentOf, remediateCommands } from '../support/remediation';
 import { signalAndAwaitStep } from '../support/witnesses';
 
-const ATTEMPT_TIMEOUT_MS = 1_500;
-const h = useHarness({
-  remediation: { attemptTimeoutMs: ATTEMPT_TIMEOUT_MS, ladders: { NicFlap: ['reset-nic', 'reboot'] } },
-});
+const h = useHarness();
+
+/** A pool of acme's whose remediations of NicFlap climb reset-nic then reboot, 1.5 s per attempt. */
+const poolOf = (id: string) =>
+  seedPool(h, {
+    id,
+    tenantId: 'acme',
+    kind: 'provider',
+    policy: {
+      maxUnhealthy: 5,
+      remediation: { NicFlap: { ladder: ['reset-nic', 'reboot'], attemptTimeout: '1500ms' } },
+    },
+  });
 
 const result = (nodeId: string) => h.temporal.workflow.getHandle(remediationWorkflowId(nodeId)).result();
 const node = (id: string) => readNode(h, id);
 
 describe('remediation', () => {
   it('a reported fault gets the first rung; clearing it succeeds', async () => {
-    await seedPool(h, { id: 'pool-r1', tenantId: 'acme', kind: 'provider', policy: { maxUnhealthy: 5 } });
+    await poolOf('pool-r1');
     const { nodeId, credential } = await joinedNode(h, 'pool-r1');
     const agent = agentOf(h, credential);
     const reported = await agent.report('GpuXidError', true, 'xid-79');
@@ -71,7 +80,7 @@ describe('remediation', () => {
   });
 
   it('not cleared in two attempts: both rungs tried, then maintenance and one escalation listing them', async () => {
-    await seedPool(h, { id: 'pool-r2', tenantId: 'acme', kind: 'provider', policy: { maxUnhealthy: 5 } });
+    await poolOf('pool-r2');
     const { nodeId, credential } = await joinedNode(h, 'pool-r2');
     const agent = agentOf(h, credential);
     await agent.report('NicFlap', true);
@@ -83,8 +92,8 @@ describe('remediation', () => {
     expect(escalated[0]!.data).toMatchObject({
       condition: 'NicFlap',
       attempts: [
-        { attempt: 1, action: 'reset-nic', outcome: 'timed-out' },
-        { attempt: 2, action: 'reboot', outcome: 'timed-out' },
+        { attempt: 1, action: 'reset-nic', outcome: 'timed-out', refuseReason: null },
+        { attempt: 2, action: 'reboot', outcome: 'timed-out', refuseReason: null },
       ],
     });
     expect(await node(nodeId)).toMatchObject({ maintenance: true });
@@ -99,27 +108,47 @@ describe('remediation', () => {
     ).toBe(false);
   });
 
-  it('an action that fails (refused) escalates at once with the reason', async () => {
-    await seedPool(h, { id: 'pool-r3', tenantId: 'acme', kind: 'provider', policy: { maxUnhealthy: 5 } });
+  it('a refused rung climbs to the next at once; both refused: maintenance, one escalation naming both', async () => {
+    await poolOf('pool-r3');
     const { nodeId, credential } = await joinedNode(h, 'pool-r3');
     const agent = agentOf(h, credential);
     await agent.report('GpuXidError', true);
-    const [command] = await eventually(async () => {
-      const items = await agent.commands();
-      return items.length > 0 ? items : undefined;
-    });
-    await agent.refuse(command!.id, 'nvidia-smi -r: device busy');
+    const next = async (action: string) =>
+      (
+        await eventually(async () => {
+          const items = await agent.commands();
+          return items.find((c) => c.action === action);
+        })
+      ).id;
+    await agent.refuse(await next('reset-accelerator'), 'nvidia-smi -r: device busy');
+    // The next rung goes out without waiting for the attempt timeout (10 minutes by default).
+    await agent.refuse(await next('reboot'), 'reboot: inhibited by a lock');
     expect(await result(nodeId)).toBe('escalated');
-    const [escalated] = await eventsOf(h, nodeId, 'node.remediation.escalated');
-    expect(escalated!.data.attempts).toEqual([
-      expect.objectContaining({ attempt: 1, outcome: 'failed', refuseReason: 'nvidia-smi -r: device busy' }),
+    const escalated = await eventsOf(h, nodeId, 'node.remediation.escalated');
+    expect(escalated).toHaveLength(1);
+    expect(escalated[0]!.data.attempts).toEqual([
+      expect.objectContaining({
+        attempt: 1,
+        action: 'reset-accelerator',
+        outcome: 'refused',
+        refuseReason: 'nvidia-smi -r: device busy',
+      }),
+      expect.objectContaining({
+        attempt: 2,
+        action: 'reboot',
+        outcome: 'refused',
+        refuseReason: 'reboot: inhibited by a lock',
+      }),
     ]);
-    expect((await remediateCommands(h, nodeId)).map((c) => c.action)).toEqual(['reset-accelerator']);
+    expect((await remediateCommands(h, nodeId)).map((c) => [c.action, c.status])).toEqual([
+      ['reset-accelerator', 'refused'],
+      ['reboot', 'refused'],
+    ]);
     expect((await node(nodeId)).maintenance).toBe(true);
   });
 
   it('a cancelled remediation escalates and ends cancelled', async () => {
-    await seedPool(h, { id: 'pool-r4', tenantId: 'acme', kind: 'provider', policy: { maxUnhealthy: 5 } });
+    await poolOf('pool-r4');
     const { nodeId, credential } = await joinedNode(h, 'pool-r4');
     await agentOf(h, credential).report('GpuXidError', true);
     const handle = h.temporal.workflow.getHandle(remediationWorkflowId(nodeId));
@@ -134,13 +163,8 @@ describe('remediation', () => {
   });
 
   it('operators start one for a reported condition; a running one is returned; rules and keys', async () => {
-    await seedPool(h, { id: 'pool-r5', tenantId: 'acme', kind: 'provider', policy: { maxUnhealthy: 5 } });
+    await poolOf('pool-r5');
     const { nodeId, credential } = await joinedNode(h, 'pool-r5');
-    const none = await call(h, 'POST', `/v1/nodes/${nodeId}/remediations`, {
-      body: { condition: 'GpuXidError' },
-    });
-    expect(none.status).toBe(409);
-    expect(none.body.error.code).toBe('INVALID_STATE');
     // A condition that arrives while a remediation runs joins it: still one operation.
     const agent = agentOf(h, credential);
     await agent.report('GpuXidError', true);

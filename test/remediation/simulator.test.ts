@@ -7,8 +7,7 @@ import { eventsOf, seedPool } from '../support/fixtures';
 import { useHarness } from '../support/harness';
 import { remediateCommands } from '../support/remediation';
 
-// Long enough for a loaded machine to deliver, ack and clear within one attempt.
-const h = useHarness({ remediation: { attemptTimeoutMs: 4_000 } });
+const h = useHarness();
 let simulator: Simulator | undefined;
 let stop: (() => Promise<void>) | undefined;
 afterAll(async () => {
@@ -18,7 +17,13 @@ afterAll(async () => {
 
 describe('simulated agents told to clear, fail or ignore a remediation', () => {
   it('each path ends as the spec says', async () => {
-    await seedPool(h, { id: 'pool-sim', tenantId: 'acme', kind: 'provider', policy: { maxUnhealthy: 5 } });
+    await seedPool(h, {
+      id: 'pool-sim',
+      tenantId: 'acme',
+      kind: 'provider',
+      // Long enough for a loaded machine to deliver, ack and clear within one attempt.
+      policy: { maxUnhealthy: 5, remediation: { GpuXidError: { attemptTimeout: '4s' } } },
+    });
     const token = await createToken(h, { poolId: 'pool-sim' });
     const { server, port } = await listen(h.deps, 0);
     stop = () => closeServer(server);
@@ -47,7 +52,8 @@ describe('simulated agents told to clear, fail or ignore a remediation', () => {
     ]);
     const [failed] = await eventsOf(h, fails, 'node.remediation.escalated');
     expect(failed!.data.attempts).toEqual([
-      expect.objectContaining({ outcome: 'failed', refuseReason: 'reset-accelerator failed (simulated)' }),
+      expect.objectContaining({ outcome: 'refused', refuseReason: 'reset-accelerator failed (simulated)' }),
+      expect.objectContaining({ outcome: 'refused', refuseReason: 'reboot failed (simulated)' }),
     ]);
     const [ignored] = await eventsOf(h, ignores, 'node.remediation.escalated');
     expect(

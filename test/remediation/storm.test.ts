@@ -1,16 +1,17 @@
-import { eq } from 'drizzle-orm';
+import { and, eq, inArray } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
-import { nodeCommands, nodes } from '../../db/schema';
+import { nodeCommands, nodes, type PoolPolicy } from '../../db/schema';
 import { remediationProgressQuery, remediationWorkflowId } from '../../workflows/definitions';
 import { createToken, join } from '../support/agents';
 import { eventsOf, seedPool } from '../support/fixtures';
 import { eventually, useHarness } from '../support/harness';
 import { agentOf } from '../support/remediation';
 
-const h = useHarness({ remediation: { attemptTimeoutMs: 60_000 } });
+// Attempts wait the default 10 minutes: an allowed remediation keeps running while the test looks.
+const h = useHarness();
 
-async function fleet(poolId: string, size: number) {
-  await seedPool(h, { id: poolId, tenantId: 'acme', kind: 'provider' });
+async function fleet(poolId: string, size: number, policy: PoolPolicy = {}) {
+  await seedPool(h, { id: poolId, tenantId: 'acme', kind: 'provider', policy });
   const token = await createToken(h, { poolId });
   const joined = [];
   for (let i = 0; i < size; i++)
@@ -28,36 +29,98 @@ async function attempting(nodeId: string): Promise<void> {
   });
 }
 
-async function remediateCommandsIn(poolNodeIds: string[]) {
-  const rows = await h.db.select().from(nodeCommands).where(eq(nodeCommands.kind, 'remediate'));
-  return rows.filter((r) => poolNodeIds.includes(r.nodeId));
+async function remediateCommandsIn(nodeIds: string[]) {
+  return h.db
+    .select()
+    .from(nodeCommands)
+    .where(and(eq(nodeCommands.kind, 'remediate'), inArray(nodeCommands.nodeId, nodeIds)));
 }
 
+// Pool size, maxUnhealthy, and how many nodes in a row remediate before the next one is a storm.
+const MATRIX: { size: number; maxUnhealthy?: number | string; allowed: number }[] = [
+  // 40% of one node is 0.4: the node alone is over it, and still remediates (one at a time).
+  { size: 1, allowed: 1 },
+  // 40% of 2 is 0.8: the first remediates alone; the second, with the first running, is a storm.
+  { size: 2, allowed: 1 },
+  // 40% of 5 is 2: two unhealthy are within it (just under), the third is over (just over).
+  { size: 5, allowed: 2 },
+  { size: 10, allowed: 4 },
+  { size: 2, maxUnhealthy: 0, allowed: 1 },
+  { size: 5, maxUnhealthy: 1, allowed: 1 },
+  { size: 10, maxUnhealthy: 3, allowed: 3 },
+  { size: 10, maxUnhealthy: '50%', allowed: 5 },
+];
+
 describe('storm protection', () => {
-  it('just under the threshold remediates; just over escalates at once without a command', async () => {
-    const pool = await fleet('pool-storm-a', 10);
+  it.each(MATRIX)(
+    'pool of $size, maxUnhealthy $maxUnhealthy: $allowed remediate, the next escalates at once without a command',
+    async ({ size, maxUnhealthy, allowed }) => {
+      const poolId = `pool-storm-${size}-${String(maxUnhealthy ?? 'default').replace('%', 'p')}`;
+      const pool = await fleet(poolId, size, maxUnhealthy === undefined ? {} : { maxUnhealthy });
+      const ids = pool.map((n) => n.nodeId);
+      for (const [i, n] of pool.slice(0, allowed).entries()) {
+        const reply = await agentOf(h, n.credential).report('GpuXidError', true);
+        expect(reply.body.remediation.status).toBe('running');
+        // Its command goes out before the next node reports.
+        await attempting(n.nodeId);
+        expect(await remediateCommandsIn(ids)).toHaveLength(i + 1);
+      }
+      if (allowed === size) return;
+      const over = pool[allowed]!;
+      const stormed = await agentOf(h, over.credential).report('GpuXidError', true);
+      expect(stormed.body.remediation).toMatchObject({
+        status: 'failed',
+        error: { reason: 'remediation-storm' },
+      });
+      expect(await workflow(over.nodeId).result()).toBe('escalated');
+      const events = await eventsOf(h, over.nodeId, 'node.remediation.');
+      expect(events).toHaveLength(1);
+      expect(events[0]).toMatchObject({
+        type: 'node.remediation.escalated',
+        reason: 'remediation-storm',
+        data: {
+          attempts: [],
+          storm: {
+            liveNodes: size,
+            unhealthyNodes: allowed + 1,
+            remediating: allowed,
+            maxUnhealthy: maxUnhealthy ?? '40%',
+          },
+        },
+      });
+      const [row] = await h.db.select().from(nodes).where(eq(nodes.id, over.nodeId));
+      expect(row).toMatchObject({ maintenance: true });
+      // No command for the stormed node; the allowed ones each still have their one.
+      const commands = await remediateCommandsIn(ids);
+      expect(commands.filter((c) => c.nodeId === over.nodeId)).toEqual([]);
+      expect(commands).toHaveLength(allowed);
+      for (const n of pool.slice(0, allowed)) await attempting(n.nodeId);
+    },
+  );
+
+  it('escalated nodes left unhealthy do not hold back the one remediation a pool always gets', async () => {
+    const pool = await fleet('pool-storm-escalated', 5);
     const ids = pool.map((n) => n.nodeId);
-    // 40% of 10 live nodes: four unhealthy nodes are allowed, the fifth is a storm.
-    for (const n of pool.slice(0, 4)) {
-      const reply = await agentOf(h, n.credential).report('GpuXidError', true);
-      expect(reply.body.remediation.status).toBe('running');
-    }
-    await eventually(async () => (await remediateCommandsIn(ids)).length === 4);
-    const fifth = pool[4]!;
-    const stormed = await agentOf(h, fifth.credential).report('GpuXidError', true);
+    // Three nodes faulted and were escalated by hand earlier: unhealthy, in maintenance, none remediating.
+    const since = new Date().toISOString();
+    await h.db
+      .update(nodes)
+      .set({
+        maintenance: true,
+        noScheduleReasons: ['condition:GpuXidError'],
+        conditions: [{ type: 'GpuXidError', status: true, reason: 'xid-79', since }],
+      })
+      .where(inArray(nodes.id, ids.slice(0, 3)));
+    const reply = await agentOf(h, pool[3]!.credential).report('GpuXidError', true);
+    expect(reply.body.remediation.status).toBe('running');
+    await attempting(pool[3]!.nodeId);
+    // With that one running, the fifth is a storm (5 of 5 unhealthy, allowance 2).
+    const stormed = await agentOf(h, pool[4]!.credential).report('GpuXidError', true);
     expect(stormed.body.remediation).toMatchObject({
       status: 'failed',
       error: { reason: 'remediation-storm' },
     });
-    expect(await eventsOf(h, fifth.nodeId, 'node.remediation.')).toMatchObject([
-      { type: 'node.remediation.escalated', reason: 'remediation-storm' },
-    ]);
-    const [row] = await h.db.select().from(nodes).where(eq(nodes.id, fifth.nodeId));
-    expect(row?.maintenance).toBe(true);
-    // Its workflow ended without a command; each of the four sent its one and waits on it.
-    expect(await workflow(fifth.nodeId).result()).toBe('escalated');
-    for (const n of pool.slice(0, 4)) await attempting(n.nodeId);
-    expect(await remediateCommandsIn(ids)).toHaveLength(4);
+    expect((await remediateCommandsIn(ids)).map((c) => c.nodeId)).toEqual([pool[3]!.nodeId]);
   });
 
   it('a fleet-wide fault reported by every node at once sends no more commands than the threshold allows', async () => {
@@ -68,7 +131,9 @@ describe('storm protection', () => {
     );
     const statuses = replies.map((r) => r.body.remediation?.status);
     const running = statuses.filter((s) => s === 'running').length;
-    // Every report lands before the storm check of the others: most, or all, escalate at once.
+    // The first begin to take the pool's lock always runs; every report landed before most storm
+    // checks, so most (or all) of the others escalate at once.
+    expect(running).toBeGreaterThanOrEqual(1);
     expect(running).toBeLessThanOrEqual(4);
     expect(statuses.filter((s) => s === 'failed')).toHaveLength(10 - running);
     // Every workflow has done what it will: escalated without a command, or sent one and waits on it.

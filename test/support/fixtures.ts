@@ -1,6 +1,6 @@
 import { newId } from '../../domain/ids';
 import type { ProvisionState } from '../../domain/node';
-import { nodeLabels, nodes, pools } from '../../db/schema';
+import { nodeLabels, nodes, pools, type PoolPolicy } from '../../db/schema';
 import type { Harness } from './harness';
 
 export interface Reply<T = any> {
@@ -41,7 +41,7 @@ export async function seedPool(
     tenantId?: string;
     grants?: string[];
     kind?: 'bare-metal' | 'provider' | 'vps-host';
-    policy?: { lostAfter?: string; maxUnavailable?: number | string; maxUnhealthy?: number | string };
+    policy?: PoolPolicy;
   },
 ) {
   await h.db

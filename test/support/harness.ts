@@ -14,7 +14,6 @@ import type { RateLimitSettings } from '../../api/rate-limit';
 import { createAppDeps } from '../../api/deps';
 import { generateCa, type ClusterCa } from '../../ca';
 import { createDb, type Db } from '../../db/client';
-import type { RemediationSettings } from '../../workflows/definitions';
 import { createWorker } from '../../worker';
 
 let runtimeInstalled = false;
@@ -56,7 +55,6 @@ export function useHarness(
   options: {
     worker?: boolean;
     heartbeats?: { flushEveryMs?: number; sessionTimeoutMs?: number };
-    remediation?: RemediationSettings;
     /** Per-address limits; unset ones are out of reach (tests of the limits set small ones). */
     rateLimits?: Partial<RateLimitSettings>;
   } = {},
@@ -102,7 +100,6 @@ export function useHarness(
       bootstrapKeyHash: hashSecret(h.operatorKey),
       beginTimeoutMs: 10_000,
       heartbeats: options.heartbeats,
-      remediation: options.remediation,
       rateLimits: { ...UNREACHABLE_RATE_LIMITS, ...options.rateLimits },
     });
     await h.services.start();

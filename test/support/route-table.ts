@@ -155,7 +155,12 @@ export async function createWorld(h: Harness): Promise<World> {
   const owner = `own-${suffix}`;
   const stranger = `str-${suffix}`;
   const pool = `pool-${owner}`;
-  await seedPool(h, { id: pool, tenantId: owner });
+  // Short remediation attempts: a remediation a request starts ends (escalated) within seconds.
+  await seedPool(h, {
+    id: pool,
+    tenantId: owner,
+    policy: { remediation: { GpuXidError: { attemptTimeout: '300ms' } } },
+  });
   await seedPool(h, { id: `pool-${stranger}`, tenantId: stranger });
   const ownerIds = new Set<string>([pool]);
   const strangerKey = (await tenantKey(h, stranger, [...ACTIONS], `all-${stranger}`)).secret;
@@ -485,7 +490,18 @@ export const EXEMPLARS: Record<string, Exemplar> = {
           siteId: 'fra1',
           tenantId: w.owner,
           grants: ['partner'],
-          policy: { lostAfter: '10m', maxUnavailable: 2, maxUnhealthy: '40%' },
+          policy: {
+            lostAfter: '10m',
+            maxUnavailable: 2,
+            maxUnhealthy: '40%',
+            remediation: {
+              GpuXidError: {
+                ladder: ['reset-accelerator', 'reboot'],
+                attemptTimeout: '10m',
+                healthyAfter: '60s',
+              },
+            },
+          },
         },
       };
     },

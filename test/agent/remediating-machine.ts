@@ -1,9 +1,9 @@
 import { writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { eq } from 'drizzle-orm';
-import { nodeCommands, type PoolPolicy } from '../../db/schema';
+import type { PoolPolicy } from '../../db/schema';
 import { seedPool } from '../support/fixtures';
 import { eventually, type Harness } from '../support/harness';
+import { remediateCommands } from '../support/remediation';
 import { writeScript } from '../support/scripts';
 import { joinedMachine, runMachine, type AgentBench, type Machine, type RunningAgent } from './agent-process';
 
@@ -40,12 +40,6 @@ export function machineConfig(m: Machine, yaml: string): string {
 /** `drydock-agent run --config FILE` with a fast heartbeat, once it is connected. */
 export const runWithConfig = (bench: AgentBench, m: Machine, configFile: string): Promise<RunningAgent> =>
   runMachine(bench, m, m.dir, ['--config', configFile]);
-
-/** The node's remediate commands, oldest first. */
-export const remediateCommands = async (h: Harness, nodeId: string) =>
-  (await h.db.select().from(nodeCommands).where(eq(nodeCommands.nodeId, nodeId)))
-    .filter((c) => c.kind === 'remediate')
-    .sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime());
 
 /** The node's first `count` remediate commands, once every one of them is answered. */
 export function answeredCommands(h: Harness, nodeId: string, count: number) {

@@ -8,13 +8,12 @@ import { readNode } from '../support/builders';
 import { eventsOf } from '../support/fixtures';
 import { eventually, useHarness } from '../support/harness';
 import { recordedLines } from '../support/scripts';
-import { agentOf } from '../support/remediation';
+import { agentOf, remediateCommands as remediateCommandsOf } from '../support/remediation';
 import { useAgentBench, type Machine } from './agent-process';
 import {
   answeredCommands,
   machineConfig,
   machineScript,
-  remediateCommands as remediateCommandsOf,
   remediatingMachine,
   runWithConfig,
 } from './remediating-machine';

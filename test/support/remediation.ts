@@ -1,4 +1,4 @@
-import { and, eq } from 'drizzle-orm';
+import { and, asc, eq } from 'drizzle-orm';
 import { nodeCommands } from '../../db/schema';
 import { call } from './fixtures';
 import type { Harness } from './harness';
@@ -23,9 +23,11 @@ export function agentOf(h: Harness, credential: string) {
   };
 }
 
+/** The node's remediate commands, oldest first. */
 export async function remediateCommands(h: Harness, nodeId: string) {
   return h.db
     .select()
     .from(nodeCommands)
-    .where(and(eq(nodeCommands.nodeId, nodeId), eq(nodeCommands.kind, 'remediate')));
+    .where(and(eq(nodeCommands.nodeId, nodeId), eq(nodeCommands.kind, 'remediate')))
+    .orderBy(asc(nodeCommands.createdAt), asc(nodeCommands.id));
 }

@@ -46,7 +46,7 @@ import {
   TenantIdKey,
 } from './search-attributes';
 
-const retry = { initialInterval: '200 milliseconds', maximumInterval: '10 seconds' };
+const retry = { initialInterval: '200 milliseconds', maximumInterval: '10 seconds' } as const;
 // Local activities: the begin, the record reads and the end are short transactions, and running
 // them inside the workflow task saves the activity-task round trip.
 const { beginPoolDrain, readNodeDrains, finishPoolDrain, cancelPoolDrain } = proxyLocalActivities<Activities>(

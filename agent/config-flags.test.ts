@@ -2,8 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { parseCommandLine } from '../cli-kit/parse';
 import type { FlagValues } from '../cli-kit/spec';
 import { EMPTY_CONFIG, parseAgentConfig, type AgentConfig } from './config';
-import type { configFlags } from './config-flags';
-import { withConfigFlags } from './config-flags';
+import { withConfigFlags, type configFlags } from './config-flags';
 import { UsageError } from './errors';
 import { drydockAgent } from './program';
 

@@ -68,6 +68,25 @@ describe('agent config flags (run --action, --restarting-action, --probe)', () =
     });
   });
 
+  it("the systemd unit's form (examples/agent/drydock-agent.service): --flag=NAME=COMMAND, one word each", () => {
+    const config = fromFlags(
+      '--action',
+      'reset-accelerator=/usr/local/lib/drydock/reset-accelerator.sh',
+      '--restarting-action=reboot=systemctl reboot',
+      '--probe=GpuXidError=/usr/local/lib/drydock/gpu-xid-probe.sh 8',
+    );
+    expect(config.actions.reboot).toEqual({
+      command: ['systemctl', 'reboot'],
+      timeoutMs: 300_000,
+      restarts: true,
+    });
+    expect(config.probes.GpuXidError).toMatchObject({
+      command: ['/usr/local/lib/drydock/gpu-xid-probe.sh', '8'],
+      condition: 'GpuXidError',
+    });
+    expect(Object.keys(config.actions)).toEqual(['reset-accelerator', 'reboot']);
+  });
+
   it('no flags: the configuration is the file’s, unchanged', () => {
     expect(withConfigFlags(FILE, runFlags())).toEqual(FILE);
     expect(fromFlags()).toEqual({ actions: {}, probes: {} });

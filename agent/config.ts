@@ -33,7 +33,7 @@ export const DEFAULT_ACTION_TIMEOUT = '5m';
 export const DEFAULT_PROBE_EVERY = '30s';
 export const DEFAULT_PROBE_TIMEOUT = '10s';
 
-/** No `--config`: no actions (every `remediate` is refused, saying so) and no probes. */
+/** No `--config`: no actions (every `remediate` is refused, saying so) and no probes; flags may add some. */
 export const EMPTY_CONFIG: AgentConfig = { actions: {}, probes: {} };
 
 const duration = (fallback: string) =>

@@ -33,7 +33,7 @@ export const DEFAULT_ACTION_TIMEOUT = '5m';
 export const DEFAULT_PROBE_EVERY = '30s';
 export const DEFAULT_PROBE_TIMEOUT = '10s';
 
-/** No `--config`: no actions (every `remediate` is refused, saying so) and no probes. */
+/** No `--config`: no actions (every `remediate` is refused, saying so) and no probes; flags may add some. */
 export const EMPTY_CONFIG: AgentConfig = { actions: {}, probes: {} };
 
 const duration = (fallback: string) =>
@@ -122,11 +122,10 @@ export function loadAgentConfig(file: string): AgentConfig {
 
 /** Checks a configuration already parsed from YAML (`file` names it in errors). */
 export function parseAgentConfig(document: unknown, file: string): AgentConfig {
-  const parsed = ConfigSchema.safeParse(document);
-  if (!parsed.success) throw new UsageError(`--config ${file}: ${describe(parsed.error.issues[0]!)}`);
-  const { actions, probes } = parsed.data;
+  const checked = checkConfig(document);
+  if ('issue' in checked) throw new UsageError(`--config ${file}: ${describe(checked.issue)}`);
   const probed = new Map<string, string>();
-  for (const [name, probe] of Object.entries(probes)) {
+  for (const [name, probe] of Object.entries(checked.config.probes)) {
     const other = probed.get(probe.condition);
     if (other !== undefined) {
       throw new UsageError(
@@ -135,19 +134,33 @@ export function parseAgentConfig(document: unknown, file: string): AgentConfig {
     }
     probed.set(probe.condition, name);
   }
+  return checked.config;
+}
+
+/**
+ * Checks actions and probes in the file's form (`{ actions: { NAME: { command, … } }, probes }`),
+ * however they were given (the file, or flags in agent/config-flags.ts): the configuration, or the
+ * first problem found, with its path.
+ */
+export function checkConfig(raw: unknown): { config: AgentConfig } | { issue: z.core.$ZodIssue } {
+  const parsed = ConfigSchema.safeParse(raw);
+  if (!parsed.success) return { issue: parsed.error.issues[0]! };
+  const { actions, probes } = parsed.data;
   return {
-    actions: Object.fromEntries(
-      Object.entries(actions).map(([name, a]) => [
-        name,
-        { command: a.command, timeoutMs: a.timeout, restarts: a.restarts },
-      ]),
-    ),
-    probes: Object.fromEntries(
-      Object.entries(probes).map(([name, p]) => [
-        name,
-        { command: p.command, everyMs: p.every, timeoutMs: p.timeout, condition: p.condition },
-      ]),
-    ),
+    config: {
+      actions: Object.fromEntries(
+        Object.entries(actions).map(([name, a]) => [
+          name,
+          { command: a.command, timeoutMs: a.timeout, restarts: a.restarts },
+        ]),
+      ),
+      probes: Object.fromEntries(
+        Object.entries(probes).map(([name, p]) => [
+          name,
+          { command: p.command, everyMs: p.every, timeoutMs: p.timeout, condition: p.condition },
+        ]),
+      ),
+    },
   };
 }
 

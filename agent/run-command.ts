@@ -7,6 +7,7 @@ import { AgentClient } from './client';
 import { Connections } from './connections';
 import { dataDirFlag, defineAgentCommand, joinedApiFlag } from './command';
 import { EMPTY_CONFIG, loadAgentConfig } from './config';
+import { configFlags, withConfigFlags } from './config-flags';
 import { defaultHandlers } from './commands';
 import { AgentError, IdentityInvalid, UsageError } from './errors';
 import { dataFiles, requireIdentity, updateCaPublicKey } from './identity';
@@ -35,8 +36,9 @@ export const runCommand = defineAgentCommand({
       type: 'string',
       value: 'FILE',
       help: 'the actions and health probes of this machine (YAML; docs/agent/gpu-machine.md)',
-      default: 'none: remediate commands are refused, no probes run',
+      default: 'none: the actions and probes of --action, --restarting-action and --probe only',
     },
+    ...configFlags,
     binary: {
       type: 'string',
       value: 'PATH',
@@ -47,7 +49,10 @@ export const runCommand = defineAgentCommand({
   async run({ flags, json }) {
     const dataDir = resolve(flags['data-dir']);
     const binary = checkBinary(flags.binary);
-    const config = flags.config === undefined ? EMPTY_CONFIG : loadAgentConfig(flags.config);
+    const config = withConfigFlags(
+      flags.config === undefined ? EMPTY_CONFIG : loadAgentConfig(flags.config),
+      flags,
+    );
     const heartbeatEveryMs = flags['heartbeat-every'] ?? HEARTBEAT_EVERY_MS;
     const identity = requireIdentity(dataDir);
     const files = dataFiles(dataDir);

@@ -73,7 +73,7 @@ function valueOf(spec: FlagSpec): string {
     case 'integer':
       return `whole number ${integerRange(spec)}`;
     case 'list':
-      return `comma-separated, ≤ ${spec.maxItems} distinct items${spec.repeatable ? '; repeatable' : ''}`;
+      return `${spec.whole ? 'text, commas kept' : 'comma-separated'}, ≤ ${spec.maxItems} distinct items${spec.repeatable ? '; repeatable' : ''}`;
     case 'duration':
       return `duration such as 90s, 10m, 2h${spec.min === undefined ? '' : `, ≥ ${spec.min}ms`}`;
   }

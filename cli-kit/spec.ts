@@ -39,6 +39,8 @@ export type FlagSpec =
       maxItems: number;
       /** May be given more than once (`--label a=1 --label b=2`); the items of all count together. */
       repeatable?: boolean;
+      /** Each value is one item as given, commas and all (a command line), not comma-separated. */
+      whole?: boolean;
       /** What is wrong with one item, e.g. `must be …`; undefined when it is fine. */
       checkItem?: (item: string) => string | undefined;
     })

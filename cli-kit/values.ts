@@ -100,7 +100,7 @@ export function checkValue(
 export const integerRange = (spec: Extract<FlagSpec, { type: 'integer' }>) =>
   spec.max === undefined ? `≥ ${spec.min}` : `${spec.min}–${spec.max}`;
 
-/** The comma-separated items of every value a list flag was given: trimmed, distinct, checked. */
+/** The items of every value a list flag was given (comma-separated, trimmed, unless whole): distinct, checked. */
 function checkList(
   name: string,
   spec: Extract<FlagSpec, { type: 'list' }>,
@@ -109,6 +109,10 @@ function checkList(
   const items: string[] = [];
   for (const value of values) {
     if (value.trim() === '') throw new UsageError(`--${name} must not be empty`);
+    if (spec.whole) {
+      items.push(value);
+      continue;
+    }
     const split = value.split(',').map((item) => item.trim());
     if (split.includes('')) throw new UsageError(`--${name} has an empty item in '${value}'`);
     items.push(...split);

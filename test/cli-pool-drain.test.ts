@@ -73,8 +73,10 @@ describe('drydock pools drain', () => {
       .filter((l) => /^pool-drain op_\S+ \d+s: /.test(l))
       .map((l) => l.replace(/ \d+s: /, ': '));
     expect(progress.length).toBeGreaterThan(0);
+    // The workflow's phase turns `failed` a moment before its operation record does: a poll in
+    // between prints it as progress (a loaded machine shows it), and that is the truth.
     for (const l of progress)
-      expect(l).toMatch(/: (starting|draining): \d+ drained, \d+ draining, \d+ pending, \d+ failed$/);
+      expect(l).toMatch(/: (starting|draining|failed): \d+ drained, \d+ draining, \d+ pending, \d+ failed$/);
     expect(progress.filter((l, k) => l === progress[k - 1])).toEqual([]);
     expect(run.stdout).toMatch(/^pool-cli-fail: 1 drained, 0 draining, 0 pending, 1 failed$/m);
     expect(run.stdout).toMatch(new RegExp(`^${kept} +CANCELLED +the node drain was cancelled`, 'm'));

@@ -99,10 +99,17 @@ export function useBrowser(): BrowserSession {
   };
 }
 
-/** Saves a full-page screenshot of `page` as test-artifacts/screenshots/<name>.png; returns its path. */
-export async function screenshot(page: Page, name: string): Promise<string> {
+/**
+ * Saves a screenshot of `page` as test-artifacts/screenshots/<name>.png, of the whole page unless
+ * `fullPage: false` (the viewport only, for a page too long to look at whole); returns its path.
+ */
+export async function screenshot(
+  page: Page,
+  name: string,
+  options: { fullPage?: boolean } = {},
+): Promise<string> {
   const path = resolve(SCREENSHOTS_DIR, `${name}.png`);
   mkdirSync(SCREENSHOTS_DIR, { recursive: true });
-  await page.screenshot({ path, fullPage: true });
+  await page.screenshot({ path, fullPage: options.fullPage ?? true });
   return path;
 }

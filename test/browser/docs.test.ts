@@ -58,8 +58,12 @@ describe('/docs', () => {
     expect(b.blocked).toEqual([]);
   });
 
-  it('serves the script as JavaScript, cached for good under a URL of its content', async () => {
-    const html = await (await fetch(`${origin}/docs`)).text();
+  it('allows this origin only, and serves the script as JavaScript cached for good under a URL of its content', async () => {
+    const page = await fetch(`${origin}/docs`);
+    const policy = page.headers.get('content-security-policy')!;
+    expect(policy).toContain("default-src 'self'");
+    expect(policy).not.toMatch(/https?:|\*/);
+    const html = await page.text();
     const src = /<script src="([^"]+)"/.exec(html)![1]!;
     expect(src).toMatch(new RegExp(`^${REFERENCE_SCRIPT_PATH}\\?v=[0-9a-f]{16}$`));
     const response = await fetch(`${origin}${src}`);

@@ -507,6 +507,7 @@ export const EXEMPLARS: Record<string, Exemplar> = {
     },
   },
   'GET /v1/pools': read(async () => ({}), false),
+  'GET /v1/whoami': read(async () => ({}), false),
   'GET /v1/pools/{id}': read(async (w) => ({ params: { id: w.pool } })),
   'GET /v1/pools/{id}/capacity': read(async (w) => ({ params: { id: w.pool } })),
   'POST /v1/keys': {

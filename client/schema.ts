@@ -30,6 +30,10 @@ export interface paths {
             | 'decommissioned';
           access?: 'allowed' | 'blocked';
           liveness?: 'alive' | 'unreachable' | 'lost' | 'offline' | 'decommissioned';
+          /** @description label selector KEY=VALUE[,KEY=VALUE…]: the nodes carrying all of these labels; every node when absent */
+          selector?: string;
+          /** @description nodes whose hostname contains this, in any case */
+          hostname?: string;
           includeDeleted?: 'true' | 'false';
           /** @description decimal digits only */
           limit?: number;

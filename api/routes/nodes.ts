@@ -14,7 +14,9 @@ import {
   EventSchema,
   eventTypePrefix,
   json,
+  labelSelector,
   limit,
+  selectorOf,
   NodeSchema,
   nodeIdParams,
   slug,
@@ -33,6 +35,12 @@ const listNodesRoute = createRoute({
       provisionState: z.enum(PROVISION_STATES).optional(),
       access: z.enum(ACCESS).optional(),
       liveness: z.enum(LIVENESS).optional(),
+      selector: labelSelector.optional(),
+      hostname: z
+        .string()
+        .regex(/^[A-Za-z0-9._-]{1,253}$/, 'is 1–253 of letters, digits and . _ -')
+        .optional()
+        .openapi({ description: 'nodes whose hostname contains this, in any case' }),
       includeDeleted: booleanString.optional(),
       limit: limit(50, 50),
       cursor: cursor.optional(),
@@ -80,13 +88,18 @@ export function nodesRoutes(): OpenAPIHono<AppEnv> {
   router.openapi(listNodesRoute, async (c) => {
     const principal = c.get('principal');
     requireAction(principal, 'compute:nodes:read');
-    const { cursor, limit, ...filter } = c.req.valid('query');
+    const { cursor, limit, selector, ...filter } = c.req.valid('query');
     const after = decodeCursor(cursor, idPattern('node'));
     if (filter.includeDeleted && principal.kind !== 'operator') {
       throw new DrydockError('FORBIDDEN', 'includeDeleted is for operator keys');
     }
     const { db } = c.get('deps');
-    const rows = await listNodes(db, principal, { ...filter, after, limit: limit + 1 });
+    const rows = await listNodes(db, principal, {
+      ...filter,
+      selector: selector === undefined ? undefined : selectorOf(selector),
+      after,
+      limit: limit + 1,
+    });
     const result = page(rows, limit, (n) => n.id);
     return c.json({ items: await nodeViews(db, result.items), nextCursor: result.nextCursor }, 200);
   });

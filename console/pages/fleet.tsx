@@ -9,6 +9,8 @@ type Pool = Schemas['Pool'];
 
 /** The `GET /v1/nodes` filters the fleet page offers, as the page's own query carries them. */
 export const FLEET_FILTERS = [
+  'hostname',
+  'selector',
   'poolId',
   'tenantId',
   'siteId',
@@ -107,6 +109,14 @@ function Filters(props: { filters: FleetFilters; pools: string[] }) {
   );
   return (
     <form method="get" action="/console" class="filters">
+      <label>
+        hostname
+        <input name="hostname" value={f.hostname ?? ''} placeholder="part of a hostname" size={18} />
+      </label>
+      <label>
+        labels
+        <input name="selector" value={f.selector ?? ''} placeholder="rack=b7,gpu.model=H100" size={22} />
+      </label>
       {choice('poolId', props.pools)}
       <label>
         tenantId

@@ -23,11 +23,12 @@ describe('console controls', () => {
     const browser = await operator();
     const page = await browser.get(`/console/nodes/${nodeId}`);
     const csrf = csrfOf(page);
-    for (const fields of [
+    const forms: Record<string, string>[] = [
       { version: String(before.version) },
       { version: String(before.version), csrf: 'x'.repeat(csrf.length) },
       { version: String(before.version), csrf: csrf.slice(1) },
-    ]) {
+    ];
+    for (const fields of forms) {
       const refused = await browser.post(`/console/nodes/${nodeId}/cordon`, fields);
       expect(refused.status).toBe(403);
       expect(refused.html).toContain('nothing was changed');
@@ -163,5 +164,28 @@ describe('a tenant key in the console', () => {
     expect((await cordoner.get(`/console/nodes/${mine}`)).html).toContain(
       `action="/console/nodes/${mine}/cordon"`,
     );
+  });
+});
+
+describe('the fleet page', () => {
+  it('finds a node by part of its hostname and by labels, paged as the API pages', async () => {
+    await seedPool(h, { id: 'pool-find' });
+    const wanted = await seedNode(h, {
+      poolId: 'pool-find',
+      hostname: 'gpu-find-me',
+      labels: { rack: 'f1' },
+    });
+    await seedNode(h, { poolId: 'pool-find', hostname: 'gpu-other', labels: { rack: 'f2' } });
+    const browser = await operator();
+    const byName = await browser.get('/console?hostname=FIND-me');
+    expect(byName.html).toContain(`href="/console/nodes/${wanted}"`);
+    expect(byName.html).not.toContain('gpu-other');
+    const byLabel = await browser.get(`/console?${new URLSearchParams({ selector: 'rack=f2' })}`);
+    expect(byLabel.html).toContain('gpu-other');
+    expect(byLabel.html).not.toContain('gpu-find-me');
+    // The API's refusal of a selector shows in the page.
+    const bad = await browser.get('/console?selector=rack');
+    expect(bad.status).toBe(400);
+    expect(bad.html).toContain('is not KEY=VALUE');
   });
 });

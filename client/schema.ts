@@ -338,11 +338,13 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** A node's events, oldest first */
+    /** A node's events, oldest first (or newest first) */
     get: {
       parameters: {
         query?: {
           type?: string;
+          /** @description oldest first (the default) or newest first; a cursor keeps its order */
+          order?: 'oldest' | 'newest';
           /** @description decimal digits only */
           limit?: number;
           cursor?: string;

@@ -170,7 +170,9 @@ export function consoleRoutes(send: InProcess): Hono<ConsoleEnv> {
     const [allocations, running, events] = await Promise.all([
       api.GET('/v1/allocations', { params: { query: { nodeId: id, live: 'true' } } }),
       api.GET('/v1/operations', { params: { query: { nodeId: id, status: 'running' } } }),
-      api.GET('/v1/nodes/{id}/events', { params: { path: { id }, query: { type, cursor, limit: 50 } } }),
+      api.GET('/v1/nodes/{id}/events', {
+        params: { path: { id }, query: { type, cursor, order: 'newest', limit: 50 } },
+      }),
     ]);
     // The list has no progress: each running operation read on its own carries it.
     const operations = await Promise.all(

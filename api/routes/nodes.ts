@@ -63,11 +63,15 @@ const getNodeRoute = createRoute({
 const nodeEventsRoute = createRoute({
   method: 'get',
   path: '/v1/nodes/{id}/events',
-  summary: "A node's events, oldest first",
+  summary: "A node's events, oldest first (or newest first)",
   request: {
     params: nodeIdParams,
     query: z.object({
       type: eventTypePrefix.optional(),
+      order: z
+        .enum(['oldest', 'newest'])
+        .default('oldest')
+        .openapi({ description: 'oldest first (the default) or newest first; a cursor keeps its order' }),
       limit: limit(200, 200),
       cursor: cursor.optional(),
     }),
@@ -123,6 +127,7 @@ export function nodesRoutes(): OpenAPIHono<AppEnv> {
       typePrefix: q.type,
       afterId: after ? Number(after) : undefined,
       limit: q.limit + 1,
+      newestFirst: q.order === 'newest',
     });
     const result = page(rows, q.limit, (e) => String(e.id));
     return c.json({ items: result.items.map(eventView), nextCursor: result.nextCursor }, 200);

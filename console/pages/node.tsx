@@ -115,7 +115,7 @@ export function NodePage(view: NodeView) {
       )}
       <h2>Running operations</h2>
       <Operations operations={view.operations} workflowUrl={view.workflowUrl} />
-      <h2>Events</h2>
+      <h2>Events, newest first</h2>
       <Events node={node} events={view.events} />
     </Layout>
   );
@@ -272,7 +272,7 @@ function Events(props: { node: Node; events: NodeView['events'] }) {
           <a
             href={`${base}?${new URLSearchParams({ ...(events.type ? { type: events.type } : {}), cursor: events.nextCursor })}`}
           >
-            Next events
+            Older events
           </a>
         </p>
       )}

@@ -332,7 +332,7 @@ export const EXEMPLARS: Record<string, Exemplar> = {
   'GET /v1/nodes/{id}': read(async (w) => ({ params: { id: await w.node() } })),
   'GET /v1/nodes/{id}/events': read(async (w) => ({
     params: { id: await w.node() },
-    query: { type: 'node.', limit: '20' },
+    query: { type: 'node.', order: 'newest', limit: '20' },
   })),
   // wait 0: the fuzzer spoils only values the schema refuses, so no call of it long-polls.
   'GET /v1/events': read(

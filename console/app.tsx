@@ -218,16 +218,25 @@ export function consoleRoutes(send: InProcess): Hono<ConsoleEnv> {
 }
 
 /**
- * A POST whose Origin names another site is refused (a browser always sends Origin on a POST; the
- * session cookie is SameSite=Strict as well). This is also what stops a forged sign-in.
+ * A POST a browser says came from another site is refused: by `Sec-Fetch-Site` (every current
+ * browser sends it), else by an `Origin` that is not this one. (Pages say `no-referrer`, so a
+ * browser's own form posts carry `Origin: null`; `Sec-Fetch-Site` still says same-origin.) The
+ * session cookie is SameSite=Strict as well; this is what stops a forged sign-in.
  */
 const sameOrigin = createMiddleware(async (c, next) => {
-  const origin = c.req.header('origin');
-  if (c.req.method === 'POST' && origin !== undefined && origin !== new URL(c.req.url).origin) {
+  if (
+    c.req.method === 'POST' &&
+    !fromThisSite(c.req.header('sec-fetch-site'), c.req.header('origin'), c.req.url)
+  ) {
     return c.html(<Problem title="Refused" message="A form from another site: nothing was changed." />, 403);
   }
   await next();
 });
+
+function fromThisSite(fetchSite: string | undefined, origin: string | undefined, url: string): boolean {
+  if (fetchSite !== undefined) return fetchSite === 'same-origin';
+  return origin === undefined || origin === new URL(url).origin;
+}
 
 function nodeIdOf(c: Ctx): string | undefined {
   const id = c.req.param('id');

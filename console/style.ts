@@ -25,7 +25,7 @@ button { cursor: pointer; }
 .axis { border: 1px solid var(--line); border-radius: 4px; padding: .4rem .6rem; }
 .axis .name { display: block; font-size: .8rem; color: var(--muted); }
 .axis .value { font-weight: 600; }
-.controls { display: flex; gap: .5rem; flex-wrap: wrap; }
+.controls { display: flex; gap: .5rem; flex-wrap: wrap; align-items: center; margin: .8rem 0; }
 .muted { color: var(--muted); }
 code { font-family: ui-monospace, monospace; font-size: .9em; }
 .signin { max-width: 32rem; }

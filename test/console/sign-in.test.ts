@@ -46,15 +46,34 @@ describe('console sign-in', () => {
     expect((await replay.get('/console')).location).toBe('/console/sign-in');
   });
 
-  it('refuses a sign-in form posted from another site', async () => {
-    const response = await fetch(`${server.base}/console/sign-in`, {
+  it('refuses a sign-in form posted from another site, as Sec-Fetch-Site or Origin tell', async () => {
+    const refused: Record<string, string>[] = [
+      { 'sec-fetch-site': 'cross-site', origin: 'null' },
+      { 'sec-fetch-site': 'same-site', origin: 'https://other.example' },
+      { origin: 'https://evil.example' },
+    ];
+    for (const headers of refused) {
+      const response = await fetch(`${server.base}/console/sign-in`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers },
+        body: new URLSearchParams({ key: h.operatorKey }).toString(),
+        redirect: 'manual',
+      });
+      expect(response.status, JSON.stringify(headers)).toBe(403);
+      expect(response.headers.get('set-cookie')).toBeNull();
+    }
+    // A browser's own form (no-referrer pages send Origin: null) is let in.
+    const own = await fetch(`${server.base}/console/sign-in`, {
       method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded', origin: 'https://evil.example' },
+      headers: {
+        'content-type': 'application/x-www-form-urlencoded',
+        'sec-fetch-site': 'same-origin',
+        origin: 'null',
+      },
       body: new URLSearchParams({ key: h.operatorKey }).toString(),
       redirect: 'manual',
     });
-    expect(response.status).toBe(403);
-    expect(response.headers.get('set-cookie')).toBeNull();
+    expect(own.status).toBe(303);
   });
 
   it('refuses a tenant key without compute:nodes:read, saying why', async () => {

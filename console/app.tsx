@@ -5,6 +5,7 @@ import { ApiError, Unreachable, type ApiClient, type Query } from '../client';
 import { idPattern } from '../domain/ids';
 import type { AppEnv } from '../api/env';
 import { apiAs, type InProcess } from './api';
+import { CONTROLS, type Fields } from './controls';
 import { Problem } from './layout';
 import { FLEET_FILTERS, FleetPage, type FleetFilters } from './pages/fleet';
 import { NodePage } from './pages/node';
@@ -20,45 +21,11 @@ interface ConsoleEnv {
   Variables: AppEnv['Variables'] & {
     session: Session;
     api: ApiClient;
-    /** A POST's form fields, its CSRF token already checked. */
-    form: Record<string, string | File>;
+    form: Fields;
   };
 }
 type Ctx = Context<ConsoleEnv>;
 type NodesQuery = Query<'get', '/v1/nodes'>;
-
-/** The node controls a console form may post, each one API call. */
-const CONTROLS = {
-  cordon: (api: ApiClient, id: string, form: Fields) =>
-    api.POST('/v1/nodes/{id}/cordon', {
-      params: { path: { id }, header: ifMatch(form) },
-      body: reasonOf(form),
-    }),
-  uncordon: (api: ApiClient, id: string, form: Fields) =>
-    api.POST('/v1/nodes/{id}/uncordon', {
-      params: { path: { id }, header: ifMatch(form) },
-      body: reasonOf(form),
-    }),
-  approve: (api: ApiClient, id: string, form: Fields) =>
-    api.POST('/v1/nodes/{id}/approve', {
-      params: { path: { id }, header: ifMatch(form) },
-      body: { ...reasonOf(form), ...(typeof form.poolId === 'string' ? { poolId: form.poolId } : {}) },
-    }),
-  reject: (api: ApiClient, id: string, form: Fields) =>
-    api.POST('/v1/nodes/{id}/reject', {
-      params: { path: { id }, header: ifMatch(form) },
-      body: reasonOf(form),
-    }),
-} as const;
-type Fields = ConsoleEnv['Variables']['form'];
-
-/** What a control's flash says it did, and where it returns to. */
-const DONE: Record<keyof typeof CONTROLS, { did: string; back: 'node' | 'fleet' }> = {
-  cordon: { did: 'cordoned', back: 'node' },
-  uncordon: { did: 'uncordoned', back: 'node' },
-  approve: { did: 'approved', back: 'fleet' },
-  reject: { did: 'rejected', back: 'fleet' },
-};
 
 /**
  * The admin console under /console (docs/console.md): server-rendered pages over the API, called
@@ -201,16 +168,15 @@ export function consoleRoutes(send: InProcess): Hono<ConsoleEnv> {
     const { api, session, form } = c.var;
     const id = nodeIdOf(c);
     const control = c.req.param('control');
-    if (!id || !Object.hasOwn(CONTROLS, control)) return notFound(c);
-    const name = control as keyof typeof CONTROLS;
+    const chosen = Object.hasOwn(CONTROLS, control) ? CONTROLS[control] : undefined;
+    if (!id || !chosen) return notFound(c);
     try {
-      const node = await CONTROLS[name](api, id, form);
-      session.flash = { kind: 'ok', text: `${node.hostname} ${DONE[name].did}.` };
+      session.flash = { kind: 'ok', text: await chosen.run(api, id, form) };
     } catch (error) {
       if (!(error instanceof ApiError) || error.status === 401) throw error;
       session.flash = { kind: 'error', text: `${control} refused: ${error.message} (${error.code})` };
     }
-    return c.redirect(DONE[name].back === 'node' ? `${PATH}/nodes/${id}` : PATH, 303);
+    return c.redirect(chosen.back === 'node' ? `${PATH}/nodes/${id}` : PATH, 303);
   });
 
   router.all('*', (c) => notFound(c));
@@ -267,14 +233,6 @@ function takeFlash(session: Session) {
   const flash = session.flash;
   session.flash = undefined;
   return flash;
-}
-
-function ifMatch(form: Fields): { 'if-match'?: string } {
-  return typeof form.version === 'string' ? { 'if-match': form.version } : {};
-}
-
-function reasonOf(form: Fields): { reason?: string } {
-  return typeof form.reason === 'string' && form.reason.trim() ? { reason: form.reason.trim() } : {};
 }
 
 /** The API's refusal of a listing, shown in the page in place of the list. */

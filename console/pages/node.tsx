@@ -1,5 +1,7 @@
 import type { Schemas } from '../../client';
-import { controlRefusal } from '../../domain/node';
+import type { Child } from 'hono/jsx';
+import { controlRefusal, isDraining } from '../../domain/node';
+import { TAINT_PREFIX } from '../../domain/taints';
 import { Csrf, Layout } from '../layout';
 import type { Flash, Session } from '../sessions';
 
@@ -31,32 +33,9 @@ export function NodePage(view: NodeView) {
       <Axes node={node} />
       <Controls node={node} session={view.session} />
       <h2>Labels</h2>
-      {node.labels.length === 0 ? (
-        <p class="muted">No labels.</p>
-      ) : (
-        <table>
-          <thead>
-            <tr>
-              <th>Key</th>
-              <th>Value</th>
-              <th>Source</th>
-            </tr>
-          </thead>
-          <tbody>
-            {node.labels.map((label) => (
-              <tr>
-                <td>
-                  <code>{label.key}</code>
-                </td>
-                <td>{label.value}</td>
-                <td>{label.source}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      )}
+      <Labels node={node} session={view.session} />
       <h2>Taints</h2>
-      <Taints node={node} />
+      <Taints node={node} session={view.session} />
       <h2>Conditions</h2>
       {node.conditions.length === 0 ? (
         <p class="muted">No conditions reported.</p>
@@ -145,45 +124,169 @@ function Axes(props: { node: Node }) {
   );
 }
 
-/** NoSchedule reasons that are taints (`taint:<key>`), as the API reports them. */
-function Taints(props: { node: Node }) {
-  const taints = props.node.noScheduleReasons.filter((r) => r.startsWith('taint:')).map((r) => r.slice(6));
-  if (taints.length === 0) return <p class="muted">No taints.</p>;
+/** The labels with their source; operator labels may be set and removed, the others are read-only. */
+function Labels(props: { node: Node; session: Session }) {
+  const { node, session } = props;
+  const can = allowed(node, session);
   return (
-    <ul>
-      {taints.map((taint) => (
-        <li>
-          <code>{taint}</code>
-        </li>
-      ))}
-    </ul>
+    <>
+      {node.labels.length === 0 ? (
+        <p class="muted">No labels.</p>
+      ) : (
+        <table>
+          <thead>
+            <tr>
+              <th>Key</th>
+              <th>Value</th>
+              <th>Source</th>
+              <th></th>
+            </tr>
+          </thead>
+          <tbody>
+            {node.labels.map((label) => (
+              <tr>
+                <td>
+                  <code>{label.key}</code>
+                </td>
+                <td>{label.value}</td>
+                <td>{label.source}</td>
+                <td>
+                  {can.update && label.source === 'operator' && (
+                    <ControlForm
+                      node={node}
+                      session={session}
+                      control="unlabel"
+                      button="Remove"
+                      reason={false}
+                    >
+                      <input type="hidden" name="key" value={label.key} />
+                    </ControlForm>
+                  )}
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+      {can.update && (
+        <div class="controls">
+          <ControlForm node={node} session={session} control="label" button="Set label">
+            <input name="key" placeholder="key" required maxlength={128} />
+            <input name="value" placeholder="value" maxlength={256} />
+          </ControlForm>
+        </div>
+      )}
+    </>
+  );
+}
+
+/** NoSchedule reasons that are taints (`taint:<key>`), as the API reports them. */
+function Taints(props: { node: Node; session: Session }) {
+  const { node, session } = props;
+  const can = allowed(node, session);
+  const taints = node.noScheduleReasons
+    .filter((r) => r.startsWith(TAINT_PREFIX))
+    .map((r) => r.slice(TAINT_PREFIX.length));
+  return (
+    <>
+      {taints.length === 0 ? (
+        <p class="muted">No taints.</p>
+      ) : (
+        <ul>
+          {taints.map((taint) => (
+            <li>
+              <code>{taint}</code>{' '}
+              {can.update && (
+                <ControlForm node={node} session={session} control="untaint" button="Remove" reason={false}>
+                  <input type="hidden" name="key" value={taint} />
+                </ControlForm>
+              )}
+            </li>
+          ))}
+        </ul>
+      )}
+      {can.update && (
+        <div class="controls">
+          <ControlForm node={node} session={session} control="taint" button="Add taint">
+            <input name="key" placeholder="taint key, e.g. rma-pending" required maxlength={128} />
+          </ControlForm>
+        </div>
+      )}
+    </>
+  );
+}
+
+type ActionName = Schemas['Caller']['actions'][number];
+
+/** Which controls this key may use on this node as it is now; none for a deleted or retired node. */
+function allowed(node: Node, session: Session) {
+  const refusal = controlRefusal({
+    provisionState: node.provisionState,
+    deletedAt: node.deletedAt ? new Date(node.deletedAt) : null,
+  });
+  const may = (action: ActionName) => refusal === null && session.caller.actions.includes(action);
+  return {
+    refusal,
+    cordon: may('compute:nodes:cordon'),
+    drain: may('compute:nodes:drain'),
+    update: may('compute:nodes:update'),
+  };
+}
+
+/** A POST form of one control: the CSRF token, the node version it was read at, an optional reason. */
+function ControlForm(props: {
+  node: Node;
+  session: Session;
+  control: string;
+  button: string;
+  reason?: boolean;
+  children?: Child;
+}) {
+  return (
+    <form method="post" action={`/console/nodes/${props.node.id}/${props.control}`} class="inline">
+      <Csrf session={props.session} />
+      <input type="hidden" name="version" value={String(props.node.version)} />
+      {props.children}
+      {props.reason !== false && <input name="reason" placeholder="reason (optional)" maxlength={256} />}
+      <button type="submit">{props.button}</button>
+    </form>
   );
 }
 
 /** The controls this key may use on this node in its state; each a POST form through the API. */
 function Controls(props: { node: Node; session: Session }) {
   const { node, session } = props;
-  const refusal = controlRefusal({
-    provisionState: node.provisionState,
-    deletedAt: node.deletedAt ? new Date(node.deletedAt) : null,
-  });
-  if (refusal) return <p class="muted">No controls: {refusal}.</p>;
-  const may = (action: Schemas['Caller']['actions'][number]) => session.caller.actions.includes(action);
-  const forms = [may('compute:nodes:cordon') && (node.cordoned ? 'uncordon' : 'cordon')].filter(
-    (control): control is string => Boolean(control),
-  );
-  if (forms.length === 0) return null;
+  const can = allowed(node, session);
+  if (can.refusal) return <p class="muted">No controls: {can.refusal}.</p>;
   return (
-    <div class="controls">
-      {forms.map((control) => (
-        <form method="post" action={`/console/nodes/${node.id}/${control}`} class="inline">
-          <Csrf session={session} />
-          <input type="hidden" name="version" value={String(node.version)} />
-          <input name="reason" placeholder="reason (optional)" maxlength={256} />
-          <button type="submit">{control === 'cordon' ? 'Cordon' : 'Uncordon'}</button>
-        </form>
-      ))}
-    </div>
+    <>
+      {can.cordon && (
+        <div class="controls">
+          {node.cordoned ? (
+            <ControlForm node={node} session={session} control="uncordon" button="Uncordon" />
+          ) : (
+            <ControlForm node={node} session={session} control="cordon" button="Cordon" />
+          )}
+        </div>
+      )}
+      {can.drain && !isDraining(node) && (
+        <div class="controls">
+          <ControlForm node={node} session={session} control="drain" button="Drain">
+            <input
+              name="deadline"
+              placeholder="deadline (2h, or a time; empty: wait)"
+              size={32}
+              maxlength={64}
+            />
+          </ControlForm>
+        </div>
+      )}
+      {can.update && node.maintenance && (
+        <div class="controls">
+          <ControlForm node={node} session={session} control="clear-maintenance" button="Clear maintenance" />
+        </div>
+      )}
+    </>
   );
 }
 

@@ -58,11 +58,15 @@ export function consoleRoutes(send: InProcess): Hono<ConsoleEnv> {
       return c.redirect(PATH, 303);
     } catch (error) {
       if (!(error instanceof ApiError)) throw error;
+      // Not 401: the API counted this failed authentication once already (per-address limits);
+      // a 401 of the console's own would count it again.
       const problem =
         error.status === 401
           ? 'That key is unknown or revoked.'
           : `The API refused that key: ${error.message}`;
-      return c.html(<SignInPage problem={problem} />, error.status === 401 ? 401 : 403);
+      if (error.details.retryAfterSeconds !== undefined)
+        c.header('Retry-After', String(error.details.retryAfterSeconds));
+      return c.html(<SignInPage problem={problem} />, error.status === 429 ? 429 : 403);
     }
   });
 

@@ -7,10 +7,10 @@ const h = useHarness({ worker: false });
 const server = useConsole(h);
 
 describe('console sign-in', () => {
-  it('refuses an unknown key: 401, the form again with why, no cookie', async () => {
+  it('refuses an unknown key: the form again with why, no cookie', async () => {
     const browser = new Browser(server.base);
     const page = await browser.signIn('not-a-key-anyone-has');
-    expect(page.status).toBe(401);
+    expect(page.status).toBe(403);
     expect(page.headers.get('set-cookie')).toBeNull();
     expect(page.html).toContain('That key is unknown or revoked.');
     expect((await browser.get('/console')).location).toBe('/console/sign-in');

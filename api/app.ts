@@ -1,10 +1,10 @@
 import { OpenAPIHono } from '@hono/zod-openapi';
-import { Scalar } from '@scalar/hono-api-reference';
 import { sql } from 'drizzle-orm';
 import { routePath } from 'hono/route';
 import { DrydockError } from '../domain/errors';
 import { authenticate } from './auth';
 import { closeIfBodyUnread, limitBody } from './body-limit';
+import { docsRoutes } from './docs-page';
 import type { AppDeps, AppEnv } from './env';
 import { toResponse } from './errors';
 import { Metrics } from './metrics';
@@ -110,7 +110,7 @@ export function createApp(deps: AppDeps) {
     },
     security: [{ bearer: [] }],
   });
-  app.get('/docs', Scalar({ url: '/openapi.json', pageTitle: 'Drydock API' }));
+  app.route('/', docsRoutes());
 
   // Joining is the one /v1 call without a bearer credential: the join token is in the body.
   app.use('/v1/*', (c, next) => (c.req.path === '/v1/agent/join' ? next() : authenticate(c, next)));

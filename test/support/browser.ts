@@ -3,7 +3,7 @@ import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import chromium from '@sparticuz/chromium';
 import { chromium as playwright, type Browser, type BrowserContext, type Page } from 'playwright-core';
-import { afterAll, afterEach, beforeAll, beforeEach } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, inject } from 'vitest';
 
 /** Where screenshots land: test-artifacts/screenshots at the repository's root (git-ignored). */
 export const SCREENSHOTS_DIR = resolve(
@@ -39,9 +39,9 @@ export interface BrowserSession {
 }
 
 /**
- * One headless Chromium for the test file (from @sparticuz/chromium, driven by playwright-core),
- * and for each test a new context whose requests to anywhere but this machine are aborted and
- * recorded. Pages that keep a request open (the Temporal UI) never reach network idle: wait for
+ * One headless Chromium for the test file (from @sparticuz/chromium, unpacked by the global setup,
+ * driven by playwright-core), and for each test a new context whose requests to anywhere but this
+ * machine are aborted and recorded. Pages that keep a request open (the Temporal UI) never reach network idle: wait for
  * text, not for the network.
  */
 export function useBrowser(): BrowserSession {
@@ -66,7 +66,7 @@ export function useBrowser(): BrowserSession {
 
   beforeAll(async () => {
     browser = await playwright.launch({
-      executablePath: await chromium.executablePath(),
+      executablePath: inject('chromiumPath'),
       args: chromium.args.filter((flag) => !DROPPED_FLAGS.has(flag)),
       headless: true,
     });
@@ -99,10 +99,17 @@ export function useBrowser(): BrowserSession {
   };
 }
 
-/** Saves a full-page screenshot of `page` as test-artifacts/screenshots/<name>.png; returns its path. */
-export async function screenshot(page: Page, name: string): Promise<string> {
+/**
+ * Saves a screenshot of `page` as test-artifacts/screenshots/<name>.png, of the whole page unless
+ * `fullPage: false` (the viewport only, for a page too long to look at whole); returns its path.
+ */
+export async function screenshot(
+  page: Page,
+  name: string,
+  options: { fullPage?: boolean } = {},
+): Promise<string> {
   const path = resolve(SCREENSHOTS_DIR, `${name}.png`);
   mkdirSync(SCREENSHOTS_DIR, { recursive: true });
-  await page.screenshot({ path, fullPage: true });
+  await page.screenshot({ path, fullPage: options.fullPage ?? true });
   return path;
 }

@@ -2,6 +2,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname } from 'node:path';
 import { resolve } from 'node:path';
+import chromium from '@sparticuz/chromium';
 import { bundleWorkflowCode, NativeConnection } from '@temporalio/worker';
 import postgres from 'postgres';
 import type { TestProject } from 'vitest/node';
@@ -18,13 +19,18 @@ declare module 'vitest' {
     temporalAddress: string;
     templateDatabaseUrl: string;
     workflowBundlePath: string;
+    chromiumPath: string;
   }
 }
 
 /** The machine's Postgres (README, Development), unless DATABASE_URL names another. */
 const MACHINE_POSTGRES = 'postgres://postgres@127.0.0.1:5432/postgres';
 
-/** Once per run: one Temporal dev server, one migrated template database, one workflow bundle. */
+/**
+ * Once per run: one Temporal dev server, one migrated template database, one workflow bundle, and
+ * the browser tests' Chromium unpacked (into the temp directory, where it stays; unpacked by test
+ * files in parallel, one could launch the binary another is still writing).
+ */
 export default async function setup(project: TestProject) {
   requirePatchedPostgres();
   const config = loadConfig();
@@ -37,7 +43,7 @@ export default async function setup(project: TestProject) {
   const templateUrl = withDatabase(adminUrl.url, template);
   await migrateDatabase(templateUrl);
 
-  const [temporal, bundle] = await Promise.all([
+  const [temporal, bundle, chromiumPath] = await Promise.all([
     startTemporal({
       address: config.TEMPORAL_ADDRESS,
       cli: config.TEMPORAL_CLI,
@@ -48,6 +54,7 @@ export default async function setup(project: TestProject) {
       log: (line) => console.log(`[temporal] ${line}`),
     }),
     bundleWorkflowCode({ workflowsPath, logger: quietLogger }),
+    chromium.executablePath(),
   ]);
   // The worker registers these at start-up; files that run no in-process worker need them too.
   const connection = await NativeConnection.connect({ address: temporal.address });
@@ -60,6 +67,7 @@ export default async function setup(project: TestProject) {
   project.provide('temporalAddress', temporal.address);
   project.provide('templateDatabaseUrl', templateUrl);
   project.provide('workflowBundlePath', bundlePath);
+  project.provide('chromiumPath', chromiumPath);
 
   return async () => {
     await temporal.stop();

@@ -6,6 +6,7 @@ import { createToken, join, newPublicKey } from './agents';
 import { preview, retiredNode } from './decommission';
 import { call, seedPool, tenantKey, type Reply } from './fixtures';
 import { eventually, type Harness } from './harness';
+import { REFERENCE_SCRIPT_PATH } from '../../api/docs-page';
 
 /** The JSON Schema of one request part, as the OpenAPI document gives it. */
 export interface JsonSchema {
@@ -76,9 +77,14 @@ export function routeSpecs(app: App): RouteSpec[] {
 }
 
 /** Routes served beside the OpenAPI ones (probes, metrics, the document itself). */
-export const PLAIN_ROUTES: RouteSpec[] = ['/healthz', '/readyz', '/metrics', '/openapi.json', '/docs'].map(
-  (path) => ({ key: `GET ${path}`, method: 'GET', path, params: [], query: [], headers: [] }),
-);
+export const PLAIN_ROUTES: RouteSpec[] = [
+  '/healthz',
+  '/readyz',
+  '/metrics',
+  '/openapi.json',
+  '/docs',
+  REFERENCE_SCRIPT_PATH,
+].map((path) => ({ key: `GET ${path}`, method: 'GET', path, params: [], query: [], headers: [] }));
 
 /**
  * Every method and path Hono serves, in the `{param}` form of the OpenAPI document. The console's
@@ -615,6 +621,7 @@ export const EXEMPLARS: Record<string, Exemplar> = {
   'GET /metrics': { access: PUBLIC, status: 200, build: async () => ({}) },
   'GET /openapi.json': { access: PUBLIC, status: 200, build: async () => ({}) },
   'GET /docs': { access: PUBLIC, status: 200, build: async () => ({}) },
+  [`GET ${REFERENCE_SCRIPT_PATH}`]: { access: PUBLIC, status: 200, build: async () => ({}) },
 };
 
 /** The credential the right caller of a route presents (null: none). */

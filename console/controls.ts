@@ -11,26 +11,8 @@ interface Control {
 
 /** The node controls a console form may post, by the last segment of its action. */
 export const CONTROLS: Record<string, Control> = {
-  cordon: {
-    back: 'node',
-    run: async (api, id, form) => {
-      const node = await api.POST('/v1/nodes/{id}/cordon', {
-        params: params(id, form),
-        body: reasonOf(form),
-      });
-      return `${node.hostname} cordoned.`;
-    },
-  },
-  uncordon: {
-    back: 'node',
-    run: async (api, id, form) => {
-      const node = await api.POST('/v1/nodes/{id}/uncordon', {
-        params: params(id, form),
-        body: reasonOf(form),
-      });
-      return `${node.hostname} uncordoned.`;
-    },
-  },
+  cordon: plain('/v1/nodes/{id}/cordon', 'cordoned'),
+  uncordon: plain('/v1/nodes/{id}/uncordon', 'uncordoned'),
   drain: {
     back: 'node',
     run: async (api, id, form) => {
@@ -104,17 +86,22 @@ export const CONTROLS: Record<string, Control> = {
       return `${node.hostname} approved.`;
     },
   },
-  reject: {
-    back: 'fleet',
-    run: async (api, id, form) => {
-      const node = await api.POST('/v1/nodes/{id}/reject', {
-        params: params(id, form),
-        body: reasonOf(form),
-      });
-      return `${node.hostname} rejected.`;
-    },
-  },
+  reject: { ...plain('/v1/nodes/{id}/reject', 'rejected'), back: 'fleet' },
 };
+
+/** A control whose body is only the reason; its flash says the node is now `did`. */
+function plain(
+  path: '/v1/nodes/{id}/cordon' | '/v1/nodes/{id}/uncordon' | '/v1/nodes/{id}/reject',
+  did: string,
+): Control {
+  return {
+    back: 'node',
+    run: async (api, id, form) => {
+      const node = await api.POST(path, { params: params(id, form), body: reasonOf(form) });
+      return `${node.hostname} ${did}.`;
+    },
+  };
+}
 
 /** A text field as posted; undefined when absent or blank. */
 function field(form: Fields, name: string): string | undefined {

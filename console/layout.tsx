@@ -45,6 +45,31 @@ export function Layout(props: { title: string; session?: Session; flash?: Flash;
   );
 }
 
+/** A table of `items` under `columns`, one row each (`row` gives its cells); `empty` when none. */
+export function Table<T>(props: { columns: string[]; items: T[]; row: (item: T) => Child[]; empty: string }) {
+  if (props.items.length === 0) return <p class="muted">{props.empty}</p>;
+  return (
+    <table>
+      <thead>
+        <tr>
+          {props.columns.map((column) => (
+            <th>{column}</th>
+          ))}
+        </tr>
+      </thead>
+      <tbody>
+        {props.items.map((item) => (
+          <tr>
+            {props.row(item).map((cell) => (
+              <td>{cell}</td>
+            ))}
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  );
+}
+
 /** The hidden CSRF field every POST form carries. */
 export function Csrf(props: { session: Session }) {
   return <input type="hidden" name="csrf" value={props.session.csrf} />;

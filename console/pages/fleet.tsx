@@ -1,7 +1,7 @@
 import type { Answer, Schemas } from '../../client';
 import { CAPACITY_BUCKETS } from '../../domain/capacity';
 import { ACCESS, LIVENESS, PROVISION_STATES } from '../../domain/node';
-import { Csrf, Layout } from '../layout';
+import { Csrf, Layout, Table } from '../layout';
 import type { Flash, Session } from '../sessions';
 
 type Node = Schemas['Node'];
@@ -56,38 +56,21 @@ export function FleetPage(view: FleetView) {
       <h2>Capacity per pool</h2>
       <Capacity pools={view.pools} />
       <h2>Waiting for approval</h2>
-      {view.pending.length === 0 ? (
-        <p class="muted">No pending nodes.</p>
-      ) : (
-        <table>
-          <thead>
-            <tr>
-              <th>Hostname</th>
-              <th>Node</th>
-              <th>Joined</th>
-              <th>Decision</th>
-            </tr>
-          </thead>
-          <tbody>
-            {view.pending.map((node) => (
-              <tr>
-                <td>{node.hostname}</td>
-                <td>
-                  <code>{node.id}</code>
-                </td>
-                <td>{node.createdAt}</td>
-                <td>
-                  {operator ? (
-                    <Decision node={node} session={view.session} pools={view.pools.map((p) => p.pool.id)} />
-                  ) : (
-                    <span class="muted">an operator approves</span>
-                  )}
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      )}
+      <Table
+        columns={['Hostname', 'Node', 'Joined', 'Decision']}
+        items={view.pending}
+        row={(node) => [
+          node.hostname,
+          <code>{node.id}</code>,
+          node.createdAt,
+          operator ? (
+            <Decision node={node} session={view.session} pools={view.pools.map((p) => p.pool.id)} />
+          ) : (
+            <span class="muted">an operator approves</span>
+          ),
+        ]}
+        empty="No pending nodes."
+      />
     </Layout>
   );
 }
@@ -136,68 +119,37 @@ function Filters(props: { filters: FleetFilters; pools: string[] }) {
 }
 
 function NodeTable(props: { nodes: Node[] }) {
-  if (props.nodes.length === 0) return <p class="muted">No nodes match.</p>;
   return (
-    <table>
-      <thead>
-        <tr>
-          <th>Hostname</th>
-          <th>Pool</th>
-          <th>State</th>
-          <th>Access</th>
-          <th>Cordoned</th>
-          <th>Liveness</th>
-          <th>NoSchedule</th>
-          <th>Last seen</th>
-        </tr>
-      </thead>
-      <tbody>
-        {props.nodes.map((node) => (
-          <tr>
-            <td>
-              <a href={`/console/nodes/${node.id}`}>{node.hostname}</a>
-            </td>
-            <td>{node.poolId ?? '—'}</td>
-            <td>{node.provisionState}</td>
-            <td>{node.access}</td>
-            <td>{node.cordoned ? 'cordoned' : 'no'}</td>
-            <td>{node.liveness}</td>
-            <td>{node.noScheduleReasons.join(', ') || '—'}</td>
-            <td>{node.lastSeenAt ?? 'never'}</td>
-          </tr>
-        ))}
-      </tbody>
-    </table>
+    <Table
+      columns={['Hostname', 'Pool', 'State', 'Access', 'Cordoned', 'Liveness', 'NoSchedule', 'Last seen']}
+      items={props.nodes}
+      row={(node) => [
+        <a href={`/console/nodes/${node.id}`}>{node.hostname}</a>,
+        node.poolId ?? '—',
+        node.provisionState,
+        node.access,
+        node.cordoned ? 'cordoned' : 'no',
+        node.liveness,
+        node.noScheduleReasons.join(', ') || '—',
+        node.lastSeenAt ?? 'never',
+      ]}
+      empty="No nodes match."
+    />
   );
 }
 
 function Capacity(props: { pools: FleetView['pools'] }) {
-  if (props.pools.length === 0) return <p class="muted">No pools visible to this key.</p>;
   return (
-    <table>
-      <thead>
-        <tr>
-          <th>Pool</th>
-          <th>Total</th>
-          {CAPACITY_BUCKETS.map((bucket) => (
-            <th>{bucket}</th>
-          ))}
-        </tr>
-      </thead>
-      <tbody>
-        {props.pools.map(({ pool, capacity }) => (
-          <tr>
-            <td>
-              <a href={`/console?${new URLSearchParams({ poolId: pool.id })}`}>{pool.id}</a>
-            </td>
-            <td>{capacity?.total ?? '?'}</td>
-            {CAPACITY_BUCKETS.map((bucket) => (
-              <td>{capacity?.buckets[bucket] ?? '?'}</td>
-            ))}
-          </tr>
-        ))}
-      </tbody>
-    </table>
+    <Table
+      columns={['Pool', 'Total', ...CAPACITY_BUCKETS]}
+      items={props.pools}
+      row={({ pool, capacity }) => [
+        <a href={`/console?${new URLSearchParams({ poolId: pool.id })}`}>{pool.id}</a>,
+        capacity?.total ?? '?',
+        ...CAPACITY_BUCKETS.map((bucket) => capacity?.buckets[bucket] ?? '?'),
+      ]}
+      empty="No pools visible to this key."
+    />
   );
 }
 

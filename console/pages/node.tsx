@@ -2,7 +2,7 @@ import type { Schemas } from '../../client';
 import type { Child } from 'hono/jsx';
 import { controlRefusal, isDraining } from '../../domain/node';
 import { TAINT_PREFIX } from '../../domain/taints';
-import { Csrf, Layout } from '../layout';
+import { Csrf, Layout, Table } from '../layout';
 import type { Flash, Session } from '../sessions';
 
 type Node = Schemas['Node'];
@@ -37,61 +37,25 @@ export function NodePage(view: NodeView) {
       <h2>Taints</h2>
       <Taints node={node} session={view.session} />
       <h2>Conditions</h2>
-      {node.conditions.length === 0 ? (
-        <p class="muted">No conditions reported.</p>
-      ) : (
-        <table>
-          <thead>
-            <tr>
-              <th>Type</th>
-              <th>Status</th>
-              <th>Reason</th>
-              <th>Since</th>
-              <th>Source</th>
-            </tr>
-          </thead>
-          <tbody>
-            {node.conditions.map((condition) => (
-              <tr>
-                <td>{condition.type}</td>
-                <td>{condition.status ? 'true' : 'false'}</td>
-                <td>{condition.reason ?? '—'}</td>
-                <td>{condition.since}</td>
-                <td>{condition.source ?? 'agent'}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      )}
+      <Table
+        columns={['Type', 'Status', 'Reason', 'Since', 'Source']}
+        items={node.conditions}
+        row={(condition) => [
+          condition.type,
+          condition.status ? 'true' : 'false',
+          condition.reason ?? '—',
+          condition.since,
+          condition.source ?? 'agent',
+        ]}
+        empty="No conditions reported."
+      />
       <h2>Live allocations</h2>
-      {view.allocations.length === 0 ? (
-        <p class="muted">No live allocations.</p>
-      ) : (
-        <table>
-          <thead>
-            <tr>
-              <th>Allocation</th>
-              <th>Tenant</th>
-              <th>Kind</th>
-              <th>Since</th>
-              <th>Ends</th>
-            </tr>
-          </thead>
-          <tbody>
-            {view.allocations.map((a) => (
-              <tr>
-                <td>
-                  <code>{a.id}</code>
-                </td>
-                <td>{a.tenantId}</td>
-                <td>{a.kind}</td>
-                <td>{a.createdAt}</td>
-                <td>{a.endsAt ?? 'open-ended'}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      )}
+      <Table
+        columns={['Allocation', 'Tenant', 'Kind', 'Since', 'Ends']}
+        items={view.allocations}
+        row={(a) => [<code>{a.id}</code>, a.tenantId, a.kind, a.createdAt, a.endsAt ?? 'open-ended']}
+        empty="No live allocations."
+      />
       <h2>Running operations</h2>
       <Operations operations={view.operations} workflowUrl={view.workflowUrl} />
       <h2>Events, newest first</h2>
@@ -130,44 +94,21 @@ function Labels(props: { node: Node; session: Session }) {
   const can = allowed(node, session);
   return (
     <>
-      {node.labels.length === 0 ? (
-        <p class="muted">No labels.</p>
-      ) : (
-        <table>
-          <thead>
-            <tr>
-              <th>Key</th>
-              <th>Value</th>
-              <th>Source</th>
-              <th></th>
-            </tr>
-          </thead>
-          <tbody>
-            {node.labels.map((label) => (
-              <tr>
-                <td>
-                  <code>{label.key}</code>
-                </td>
-                <td>{label.value}</td>
-                <td>{label.source}</td>
-                <td>
-                  {can.update && label.source === 'operator' && (
-                    <ControlForm
-                      node={node}
-                      session={session}
-                      control="unlabel"
-                      button="Remove"
-                      reason={false}
-                    >
-                      <input type="hidden" name="key" value={label.key} />
-                    </ControlForm>
-                  )}
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      )}
+      <Table
+        columns={['Key', 'Value', 'Source', '']}
+        items={node.labels}
+        row={(label) => [
+          <code>{label.key}</code>,
+          label.value,
+          label.source,
+          can.update && label.source === 'operator' && (
+            <ControlForm node={node} session={session} control="unlabel" button="Remove" reason={false}>
+              <input type="hidden" name="key" value={label.key} />
+            </ControlForm>
+          ),
+        ]}
+        empty="No labels."
+      />
       {can.update && (
         <div class="controls">
           <ControlForm node={node} session={session} control="label" button="Set label">
@@ -291,44 +232,21 @@ function Controls(props: { node: Node; session: Session }) {
 }
 
 function Operations(props: { operations: Schemas['Operation'][]; workflowUrl?: (id: string) => string }) {
-  if (props.operations.length === 0) return <p class="muted">No running operations.</p>;
+  const { workflowUrl } = props;
   return (
-    <table>
-      <thead>
-        <tr>
-          <th>Operation</th>
-          <th>Kind</th>
-          <th>Status</th>
-          <th>Since</th>
-          <th>Progress</th>
-          <th>Workflow</th>
-        </tr>
-      </thead>
-      <tbody>
-        {props.operations.map((op) => (
-          <tr>
-            <td>
-              <code>{op.id}</code>
-            </td>
-            <td>{op.kind}</td>
-            <td>{op.status}</td>
-            <td>{op.createdAt}</td>
-            <td>
-              <code>
-                {op.progress === undefined || op.progress === null ? '—' : JSON.stringify(op.progress)}
-              </code>
-            </td>
-            <td>
-              {props.workflowUrl ? (
-                <a href={props.workflowUrl(op.workflowId)}>{op.workflowId}</a>
-              ) : (
-                <code>{op.workflowId}</code>
-              )}
-            </td>
-          </tr>
-        ))}
-      </tbody>
-    </table>
+    <Table
+      columns={['Operation', 'Kind', 'Status', 'Since', 'Progress', 'Workflow']}
+      items={props.operations}
+      row={(op) => [
+        <code>{op.id}</code>,
+        op.kind,
+        op.status,
+        op.createdAt,
+        <code>{op.progress === undefined || op.progress === null ? '—' : JSON.stringify(op.progress)}</code>,
+        workflowUrl ? <a href={workflowUrl(op.workflowId)}>{op.workflowId}</a> : <code>{op.workflowId}</code>,
+      ]}
+      empty="No running operations."
+    />
   );
 }
 
@@ -344,32 +262,18 @@ function Events(props: { node: Node; events: NodeView['events'] }) {
         </label>
         <button type="submit">Filter</button>
       </form>
-      {events.items.length === 0 ? (
-        <p class="muted">No events.</p>
-      ) : (
-        <table>
-          <thead>
-            <tr>
-              <th>When</th>
-              <th>Type</th>
-              <th>Actor</th>
-              <th>Reason</th>
-              <th>Operation</th>
-            </tr>
-          </thead>
-          <tbody>
-            {events.items.map((event) => (
-              <tr>
-                <td>{event.createdAt}</td>
-                <td>{event.type}</td>
-                <td>{event.actor}</td>
-                <td>{event.reason ?? '—'}</td>
-                <td>{event.operationId ? <code>{event.operationId}</code> : '—'}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      )}
+      <Table
+        columns={['When', 'Type', 'Actor', 'Reason', 'Operation']}
+        items={events.items}
+        row={(event) => [
+          event.createdAt,
+          event.type,
+          event.actor,
+          event.reason ?? '—',
+          event.operationId ? <code>{event.operationId}</code> : '—',
+        ]}
+        empty="No events."
+      />
       {events.nextCursor && (
         <p>
           <a

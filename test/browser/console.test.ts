@@ -41,8 +41,11 @@ describe('the console in a browser, with the outside network cut', () => {
     const cordon = page.locator('[data-axis="cordon"] .value');
     expect(await cordon.textContent()).toBe('not cordoned');
 
-    await page.getByPlaceholder('reason (optional)').fill('swap a fan');
-    await page.getByRole('button', { name: 'Cordon', exact: true }).click();
+    const cordonForm = page.locator('form', {
+      has: page.getByRole('button', { name: 'Cordon', exact: true }),
+    });
+    await cordonForm.getByPlaceholder('reason (optional)').fill('swap a fan');
+    await cordonForm.getByRole('button').click();
     await page.getByText('gpu-b7-03 cordoned.').waitFor();
     expect(await cordon.textContent()).toBe('cordoned');
     expect(await page.getByRole('button', { name: 'Uncordon' }).count()).toBe(1);

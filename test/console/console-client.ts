@@ -10,12 +10,15 @@ export interface Page {
   location: string | null;
 }
 
-/** The API (and its console) listening on a real port for this file's tests. */
-export function useConsole(h: Harness): { readonly base: string } {
+/**
+ * The API (and its console) listening on a real port for this file's tests; `temporalUiUrl` is the
+ * Temporal UI its pages link to (none unless given).
+ */
+export function useConsole(h: Harness, options: { temporalUiUrl?: string } = {}): { readonly base: string } {
   const server = { base: '' };
   let close: () => Promise<void> = async () => {};
   beforeAll(async () => {
-    const listening = await listen(h.deps, 0);
+    const listening = await listen({ ...h.deps, temporalUiUrl: options.temporalUiUrl }, 0);
     server.base = `http://127.0.0.1:${listening.port}`;
     close = () => closeServer(listening.server);
   });

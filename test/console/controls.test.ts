@@ -188,4 +188,19 @@ describe('the fleet page', () => {
     expect(bad.status).toBe(400);
     expect(bad.html).toContain('is not KEY=VALUE');
   });
+
+  it('pages as the API pages: 50 a page, the next page keeping the filters', async () => {
+    await seedPool(h, { id: 'pool-many' });
+    for (let i = 0; i < 51; i++) await seedNode(h, { poolId: 'pool-many', hostname: `many-${i}` });
+    const browser = await operator();
+    const first = await browser.get('/console?poolId=pool-many');
+    const rows = (page: { html: string }) => page.html.match(/>many-\d+<\/a>/g) ?? [];
+    expect(rows(first)).toHaveLength(50);
+    const next = /href="(\/console\?[^"]*cursor=[^"]+)"/.exec(first.html)![1]!.replaceAll('&amp;', '&');
+    expect(next).toContain('poolId=pool-many');
+    const second = await browser.get(next);
+    expect(rows(second)).toHaveLength(1);
+    expect(second.html).not.toContain('Next page');
+    expect(new Set([...rows(first), ...rows(second)]).size).toBe(51);
+  });
 });

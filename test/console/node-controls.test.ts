@@ -6,7 +6,8 @@ import { eventually, useHarness } from '../support/harness';
 import { Browser, csrfOf, useConsole, type Page } from './console-client';
 
 const h = useHarness();
-const server = useConsole(h);
+const TEMPORAL_UI = 'http://127.0.0.1:8233';
+const server = useConsole(h, { temporalUiUrl: TEMPORAL_UI });
 
 const nodeOf = async (id: string) => (await call(h, 'GET', `/v1/nodes/${id}`)).body;
 
@@ -58,7 +59,10 @@ describe('node page controls', () => {
       return p.html.includes('waiting') ? p : undefined;
     });
     expect(page.html).toContain(operations[0].id);
-    expect(page.html).toContain(`drain/${nodeId}`);
+    // Linked to its workflow in the Temporal UI.
+    expect(page.html).toContain(
+      `href="${TEMPORAL_UI}/namespaces/default/workflows/${encodeURIComponent(`drain/${nodeId}`)}"`,
+    );
     expect(page.html).toContain('draining');
     // A draining node offers no second drain.
     expect(page.html).not.toContain(`action="/console/nodes/${nodeId}/drain"`);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { seedPool, seedNode, tenantKey } from '../support/fixtures';
+import { call, seedPool, seedNode, tenantKey } from '../support/fixtures';
 import { useHarness } from '../support/harness';
 import { Browser, csrfOf, useConsole } from './console-client';
 
@@ -87,6 +87,19 @@ describe('console sign-in', () => {
 });
 
 describe('console pages', () => {
+  it('end the session when the API no longer accepts its key (revoked)', async () => {
+    await seedPool(h, { id: 'pool-revoked', tenantId: 'revoked' });
+    const key = await tenantKey(h, 'revoked', ['compute:nodes:read'], 'soon-revoked');
+    const browser = new Browser(server.base);
+    await browser.signIn(key.secret);
+    expect((await browser.get('/console')).status).toBe(200);
+    expect((await call(h, 'DELETE', `/v1/keys/${key.id}`)).status).toBe(200);
+    const page = await browser.get('/console');
+    expect(page.status).toBe(303);
+    expect(page.location).toBe('/console/sign-in');
+    expect(page.headers.get('set-cookie')).toMatch(/drydock_session=;.*Max-Age=0/);
+  });
+
   it('need a session: pages redirect to sign-in, a POST is refused', async () => {
     const nodeId = await seedNode(h, { poolId: 'pool-signin' });
     const browser = new Browser(server.base);

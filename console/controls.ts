@@ -13,6 +13,18 @@ interface Control {
 export const CONTROLS: Record<string, Control> = {
   cordon: plain('/v1/nodes/{id}/cordon', 'cordoned'),
   uncordon: plain('/v1/nodes/{id}/uncordon', 'uncordoned'),
+  block: {
+    back: 'node',
+    run: async (api, id, form) => {
+      // The reason is required: an empty one goes as it is, and the API refuses it.
+      const node = await api.POST('/v1/nodes/{id}/block', {
+        params: params(id, form),
+        body: { reason: field(form, 'reason') ?? '' },
+      });
+      return `${node.hostname} blocked.`;
+    },
+  },
+  unblock: plain('/v1/nodes/{id}/unblock', 'unblocked'),
   drain: {
     back: 'node',
     run: async (api, id, form) => {
@@ -91,7 +103,8 @@ export const CONTROLS: Record<string, Control> = {
 
 /** A control whose body is only the reason; its flash says the node is now `did`. */
 function plain(
-  path: '/v1/nodes/{id}/cordon' | '/v1/nodes/{id}/uncordon' | '/v1/nodes/{id}/reject',
+  path:
+    '/v1/nodes/{id}/cordon' | '/v1/nodes/{id}/uncordon' | '/v1/nodes/{id}/unblock' | '/v1/nodes/{id}/reject',
   did: string,
 ): Control {
   return {

@@ -170,6 +170,7 @@ function allowed(node: Node, session: Session) {
     refusal,
     cordon: may('compute:nodes:cordon'),
     drain: may('compute:nodes:drain'),
+    block: may('compute:nodes:block'),
     update: may('compute:nodes:update'),
   };
 }
@@ -220,6 +221,17 @@ function Controls(props: { node: Node; session: Session }) {
               maxlength={64}
             />
           </ControlForm>
+        </div>
+      )}
+      {can.block && (
+        <div class="controls">
+          {node.access === 'blocked' ? (
+            <ControlForm node={node} session={session} control="unblock" button="Unblock" />
+          ) : (
+            <ControlForm node={node} session={session} control="block" button="Block" reason={false}>
+              <input name="reason" placeholder="reason (required)" required maxlength={256} />
+            </ControlForm>
+          )}
         </div>
       )}
       {can.update && node.maintenance && (

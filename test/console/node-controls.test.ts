@@ -121,7 +121,26 @@ describe('node page controls', () => {
     expect(page.html).not.toContain('clear-maintenance');
   });
 
-  it('a tenant key with cordon only gets no drain, label or taint forms', async () => {
+  it('block needs a reason; block and unblock each record one event', async () => {
+    await seedPool(h, { id: 'pool-block' });
+    const nodeId = await seedNode(h, { poolId: 'pool-block' });
+    const browser = new Browser(server.base);
+    await browser.signIn(h.operatorKey);
+    let page = await submit(browser, nodeId, 'block', { reason: '' });
+    expect(flashOf(page)?.[0]).toBe('error');
+    expect(flashOf(page)?.[1]).toContain('INVALID_INPUT');
+    expect((await nodeOf(nodeId)).access).toBe('allowed');
+
+    page = await submit(browser, nodeId, 'block', { reason: 'stolen credential' });
+    expect(flashOf(page)?.[0]).toBe('ok');
+    expect((await nodeOf(nodeId)).access).toBe('blocked');
+    expect(await eventsOf(h, nodeId, 'node.blocked')).toMatchObject([{ reason: 'stolen credential' }]);
+    page = await submit(browser, nodeId, 'unblock');
+    expect((await nodeOf(nodeId)).access).toBe('allowed');
+    expect(await eventsOf(h, nodeId, 'node.unblocked')).toHaveLength(1);
+  });
+
+  it('a tenant key with cordon only gets no drain, label, taint, maintenance or block forms', async () => {
     await seedPool(h, { id: 'pool-limited', tenantId: 'limited' });
     const nodeId = await seedNode(h, { poolId: 'pool-limited', tenantId: 'limited' });
     await setNode(h, nodeId, { maintenance: true });
@@ -130,7 +149,7 @@ describe('node page controls', () => {
     await browser.signIn(key.secret);
     const page = await browser.get(`/console/nodes/${nodeId}`);
     expect(page.html).toContain(`action="/console/nodes/${nodeId}/cordon"`);
-    for (const control of ['drain', 'label', 'unlabel', 'taint', 'untaint', 'clear-maintenance']) {
+    for (const control of ['drain', 'label', 'unlabel', 'taint', 'untaint', 'clear-maintenance', 'block']) {
       expect(page.html, control).not.toContain(`action="/console/nodes/${nodeId}/${control}"`);
     }
   });

@@ -27,6 +27,9 @@ button { cursor: pointer; }
 .axis .value { font-weight: 600; }
 .controls { display: flex; gap: .5rem; flex-wrap: wrap; align-items: center; margin: .8rem 0; }
 .muted { color: var(--muted); }
+dl.progress { display: grid; grid-template-columns: auto 1fr; gap: 0 .6rem; margin: 0; }
+dl.progress dt { color: var(--muted); }
+dl.progress dd { margin: 0; font-family: ui-monospace, monospace; font-size: .9em; word-break: break-all; }
 code { font-family: ui-monospace, monospace; font-size: .9em; }
 .signin { max-width: 32rem; }
 .signin input[type=password] { width: 100%; }

@@ -254,11 +254,31 @@ function Operations(props: { operations: Schemas['Operation'][]; workflowUrl?: (
         op.kind,
         op.status,
         op.createdAt,
-        <code>{op.progress === undefined || op.progress === null ? '—' : JSON.stringify(op.progress)}</code>,
+        <Progress progress={op.progress} />,
         workflowUrl ? <a href={workflowUrl(op.workflowId)}>{op.workflowId}</a> : <code>{op.workflowId}</code>,
       ]}
       empty="No running operations."
     />
+  );
+}
+
+/**
+ * An operation's progress (its workflow's answer; its fields differ per kind): each top-level
+ * field on a line of its own, nested values as JSON; "—" when the workflow could not be asked.
+ */
+function Progress(props: { progress: unknown }) {
+  const { progress } = props;
+  if (progress === undefined || progress === null) return <span class="muted">—</span>;
+  if (typeof progress !== 'object' || Array.isArray(progress)) return <code>{JSON.stringify(progress)}</code>;
+  return (
+    <dl class="progress">
+      {Object.entries(progress).map(([name, value]) => (
+        <>
+          <dt>{name}</dt>
+          <dd>{typeof value === 'string' ? value : JSON.stringify(value)}</dd>
+        </>
+      ))}
+    </dl>
   );
 }
 

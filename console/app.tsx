@@ -48,6 +48,9 @@ export function consoleRoutes(send: InProcess): Hono<ConsoleEnv> {
     const key = typeof form.key === 'string' ? form.key.trim() : '';
     try {
       const caller = await apiAs(c, key, send).GET('/v1/whoami');
+      // A browser signing in again leaves its earlier session behind, ended.
+      const earlier = getCookie(c, COOKIE);
+      if (earlier) sessions.close(earlier);
       const session = sessions.open(key, caller);
       setCookie(c, COOKIE, session.id, {
         httpOnly: true,

@@ -36,13 +36,22 @@ describe('console sign-in', () => {
     expect(fleet.html).toContain('bootstrap-operator');
     expect(fleet.html).not.toContain(h.operatorKey);
 
-    const out = await browser.post('/console/sign-out', { csrf: csrfOf(fleet) });
+    // Signing in again in the same browser ends the earlier session: its id is worth nothing.
+    const earlier = browser.cookie!;
+    expect((await browser.signIn(h.operatorKey)).status).toBe(303);
+    expect(browser.cookie).not.toBe(earlier);
+    const signedIn = browser.cookie!;
+    const stale = new Browser(server.base);
+    stale.cookie = earlier;
+    expect((await stale.get('/console')).location).toBe('/console/sign-in');
+
+    const out = await browser.post('/console/sign-out', { csrf: csrfOf(await browser.get('/console')) });
     expect(out.status).toBe(303);
     expect(out.location).toBe('/console/sign-in');
     expect(out.headers.get('set-cookie')).toMatch(/drydock_session=;.*Max-Age=0/);
     // The old session id is dead on the server too, not only forgotten by the browser.
     const replay = new Browser(server.base);
-    replay.cookie = page.headers.get('set-cookie')!.split(';')[0]!;
+    replay.cookie = signedIn;
     expect((await replay.get('/console')).location).toBe('/console/sign-in');
   });
 

@@ -22,6 +22,8 @@ const schema = z.object({
   TEMPORAL_CLI: z.string().min(1).optional(),
   PORT: z.coerce.number().int().min(0).max(65535).default(8080),
   TEMPORAL_UI_PORT: z.coerce.number().int().min(1).max(65535).default(8233),
+  /** The Temporal Web UI the console links operations to (`npm start` uses the UI it starts). */
+  DRYDOCK_TEMPORAL_UI_URL: z.string().url().optional(),
   DRYDOCK_CLUSTER_ID: z.string().min(1).default('drydock-dev'),
   DRYDOCK_CA_KEY_FILE: z.string().min(1).optional(),
   /** The CA keys the current one replaced, newest first, comma-separated: they endorse it to agents. */

@@ -7,7 +7,7 @@ export default tseslint.config(
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
-    files: ['**/*.ts'],
+    files: ['**/*.ts', '**/*.tsx'],
     languageOptions: {
       parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname },
       globals: globals.node,
@@ -51,6 +51,9 @@ export default tseslint.config(
       ],
     },
   },
+  // The console reaches the API through the shared client only (the app's context as a type).
+  consoleImports(['console/*.ts', 'console/*.tsx'], '\\.\\./'),
+  consoleImports(['console/pages/*.tsx'], '\\.\\./\\.\\./'),
   {
     // The command-line kit both binaries share: domain/ rules and Node, nothing of the CLI or agent.
     files: ['cli-kit/**/*.ts'],
@@ -146,3 +149,28 @@ export default tseslint.config(
     },
   },
 );
+
+/** The console's import rule for its files at one depth: `up` is the regex of `../` out of console/. */
+function consoleImports(files, up) {
+  return {
+    files,
+    rules: {
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              regex: `^${up}api/env$`,
+              allowTypeImports: true,
+              message: 'console/ takes the app context as a type only.',
+            },
+            {
+              regex: `^${up}(?!client$|domain/|api/env$)`,
+              message: 'console/ imports client/, domain/ and its own files (the API through client/ only).',
+            },
+          ],
+        },
+      ],
+    },
+  };
+}

@@ -9,8 +9,9 @@ import { formatSelector, type Selector } from '../domain/selector';
 import type { Db, DbOrTx } from '../db/client';
 import { recordCancellation } from '../db/cancellation';
 import { classifyDatabaseError } from '../db/errors';
+import { carriesLabels } from '../db/queries/nodes';
 import { finishOperation, findOperation, operationView, type OperationRow } from '../db/operations';
-import { disruptions, nodeLabels, nodes, operations, pools } from '../db/schema';
+import { disruptions, nodes, operations, pools } from '../db/schema';
 import {
   drainWorkflowId,
   type BeginInput,
@@ -241,10 +242,6 @@ export function createPoolDrainActivities(db: Db, temporal: Client) {
 
 /** The selected nodes of a pool, by id: live, in the fleet, carrying every label of the selector. */
 async function selectNodes(tx: DbOrTx, poolId: string, selector: Selector): Promise<string[]> {
-  const labelled = Object.entries(selector).map(
-    ([key, value]) =>
-      sql`exists (select 1 from ${nodeLabels} where ${nodeLabels.nodeId} = ${nodes.id} and ${nodeLabels.key} = ${key} and ${nodeLabels.value} = ${value})`,
-  );
   const rows = await tx
     .select({ id: nodes.id })
     .from(nodes)
@@ -253,7 +250,7 @@ async function selectNodes(tx: DbOrTx, poolId: string, selector: Selector): Prom
         eq(nodes.poolId, poolId),
         isNull(nodes.deletedAt),
         notInArray(nodes.provisionState, TERMINAL_STATES),
-        ...labelled,
+        ...carriesLabels(selector),
       ),
     )
     .orderBy(asc(nodes.id));

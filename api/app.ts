@@ -24,6 +24,8 @@ import { remediationRoutes } from './routes/remediation';
 import { poolDrainRoutes } from './routes/pool-drain';
 import { poolsRoutes } from './routes/pools';
 import { tokensRoutes } from './routes/tokens';
+import { whoamiRoutes } from './routes/whoami';
+import { consoleRoutes } from '../console/app';
 import { limitFailedAuthentications } from './rate-limit';
 import { newRequestId } from './request-id';
 import { requireUtf8Body } from './utf8-body';
@@ -46,6 +48,7 @@ const ROUTES = [
   tokensRoutes,
   nodeAccessRoutes,
   agentRoutes,
+  whoamiRoutes,
 ] as const;
 
 /** The Drydock HTTP API, wired to the services in `deps`. */
@@ -112,6 +115,11 @@ export function createApp(deps: AppDeps) {
   // Joining is the one /v1 call without a bearer credential: the join token is in the body.
   app.use('/v1/*', (c, next) => (c.req.path === '/v1/agent/join' ? next() : authenticate(c, next)));
   for (const routes of ROUTES) app.route('/', routes());
+  // The admin console (docs/console.md) calls the routes above in-process, as the signed-in key.
+  app.route(
+    '/console',
+    consoleRoutes((request, env) => app.fetch(request, env)),
+  );
   return app;
 }
 

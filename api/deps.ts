@@ -23,6 +23,7 @@ export interface AppDepsInput {
   heartbeats?: HeartbeatOptions;
   /** Per-address limits (defaults: `DEFAULT_RATE_LIMITS`). */
   rateLimits?: RateLimitSettings;
+  temporalUiUrl?: string;
 }
 
 /** Everything one API process runs beside its routes: agent wake-ups and the heartbeat flush. */
@@ -44,6 +45,7 @@ export function createAppDeps(input: AppDepsInput) {
     nodeCredentials: new NodeCredentials(input.db, wakeups),
     heartbeats,
     rateLimits: new RateLimits(input.rateLimits),
+    temporalUiUrl: input.temporalUiUrl?.replace(/\/+$/, ''),
   };
   return {
     deps,

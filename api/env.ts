@@ -28,6 +28,8 @@ export interface AppDeps {
   nodeCredentials: NodeCredentials;
   heartbeats: Heartbeats;
   rateLimits: RateLimits;
+  /** The Temporal Web UI the console links workflows to; unset: no links. */
+  temporalUiUrl?: string;
 }
 
 export interface AppEnv {

@@ -4,6 +4,7 @@ import { DrydockError } from '../domain/errors';
 import { EVENT_TYPES } from '../domain/events';
 import { idPattern, SLUG_PATTERN, type IdPrefix } from '../domain/ids';
 import { ACCESS, CONNECTIVITY, LIVENESS, PROVISION_STATES } from '../domain/node';
+import { parseSelector, type Selector } from '../domain/selector';
 import { ALLOCATION_KINDS, OPERATION_KINDS, OPERATION_STATUSES } from '../domain/operation';
 import { TEXT_PATTERN, textFault } from '../domain/text';
 
@@ -66,6 +67,29 @@ export const record = <K extends z.core.$ZodRecordKey, V extends z.ZodType>(key:
     },
     z.record(key, value),
   );
+
+/** A label selector as the caller writes it (domain/selector.ts): `rack=b7,gpu.model=H100`. */
+export const labelSelector = z
+  .string()
+  .max(4096, { error: 'is at most 4096 characters', abort: true })
+  .refine((text) => 'selector' in parseSelector(text), {
+    error: (issue) => {
+      const parsed = parseSelector(issue.input as string);
+      return 'problem' in parsed ? parsed.problem : 'is not a label selector';
+    },
+  })
+  .openapi({
+    description:
+      'label selector KEY=VALUE[,KEY=VALUE…]: the nodes carrying all of these labels; every node when absent',
+    example: 'rack=b7,gpu.model=H100',
+  });
+
+/** The selector of a `labelSelector` the schema passed; INVALID_INPUT should it not parse. */
+export function selectorOf(text: string): Selector {
+  const parsed = parseSelector(text);
+  if (!('selector' in parsed)) throw new DrydockError('INVALID_INPUT', `selector ${parsed.problem}`);
+  return parsed.selector;
+}
 
 /** A positive counter Postgres stores as `integer`: versions, generations. */
 export const counter = z.number().int().positive().max(2_147_483_647);

@@ -71,7 +71,7 @@ export async function listen(
 /** An API process's services as `config` sets them, over the connections and CA its caller holds. */
 export function apiServicesOf(
   config: Config,
-  held: { db: Db; sql: Sql; temporal: Client; ca: ClusterCa; operatorKey?: string },
+  held: { db: Db; sql: Sql; temporal: Client; ca: ClusterCa; operatorKey?: string; temporalUiUrl?: string },
 ) {
   const offer = caOffer(held.ca, config.DRYDOCK_CA_PREVIOUS_KEY_FILES, config.DRYDOCK_CLUSTER_ID);
   return createAppDeps({
@@ -84,6 +84,7 @@ export function apiServicesOf(
     caEndorsements: offer.endorsements,
     bootstrapKeyHash: held.operatorKey ? hashSecret(held.operatorKey) : undefined,
     rateLimits: rateLimitsOf(config),
+    temporalUiUrl: config.DRYDOCK_TEMPORAL_UI_URL ?? held.temporalUiUrl,
   });
 }
 

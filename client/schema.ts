@@ -30,6 +30,10 @@ export interface paths {
             | 'decommissioned';
           access?: 'allowed' | 'blocked';
           liveness?: 'alive' | 'unreachable' | 'lost' | 'offline' | 'decommissioned';
+          /** @description label selector KEY=VALUE[,KEY=VALUE…]: the nodes carrying all of these labels; every node when absent */
+          selector?: string;
+          /** @description nodes whose hostname contains this, in any case */
+          hostname?: string;
           includeDeleted?: 'true' | 'false';
           /** @description decimal digits only */
           limit?: number;
@@ -334,11 +338,13 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** A node's events, oldest first */
+    /** A node's events, oldest first (or newest first) */
     get: {
       parameters: {
         query?: {
           type?: string;
+          /** @description oldest first (the default) or newest first; a cursor keeps its order */
+          order?: 'oldest' | 'newest';
           /** @description decimal digits only */
           limit?: number;
           cursor?: string;
@@ -5213,6 +5219,105 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/v1/whoami': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** Who the caller is and which actions its key holds */
+    get: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path?: never;
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description the caller */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Caller'];
+          };
+        };
+        /** @description error */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Error'];
+          };
+        };
+        /** @description error */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Error'];
+          };
+        };
+        /** @description error */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Error'];
+          };
+        };
+        /** @description error */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Error'];
+          };
+        };
+        /** @description error */
+        409: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Error'];
+          };
+        };
+        /** @description error */
+        422: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Error'];
+          };
+        };
+        /** @description error */
+        503: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['Error'];
+          };
+        };
+      };
+    };
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -5463,6 +5568,29 @@ export interface components {
       payload: string | null;
       signature: string | null;
       createdAt: string;
+    };
+    Caller: {
+      /** @enum {string} */
+      kind: 'operator' | 'tenant';
+      /** @description the key name, recorded as key:<name> on events */
+      name: string;
+      /** @description a tenant key's tenant; null for operators */
+      tenantId: string | null;
+      /** @description the actions the key holds */
+      actions: (
+        | 'compute:nodes:read'
+        | 'compute:nodes:cordon'
+        | 'compute:nodes:drain'
+        | 'compute:nodes:update'
+        | 'compute:nodes:provision'
+        | 'compute:nodes:block'
+        | 'compute:nodes:revoke-identity'
+        | 'compute:nodes:delete'
+        | 'compute:nodes:remediate'
+        | 'compute:allocations:write'
+        | 'compute:tokens:read'
+        | 'compute:tokens:write'
+      )[];
     };
   };
   responses: never;

@@ -73,7 +73,14 @@ async function main(): Promise<void> {
     stops.push(() => connection.close());
     const temporal = new Client({ connection, namespace: config.TEMPORAL_NAMESPACE });
     const operatorKey = config.DRYDOCK_BOOTSTRAP_OPERATOR_KEY ?? developmentOperatorKey(home);
-    const services = apiServicesOf(config, { db, sql, temporal, ca, operatorKey });
+    const services = apiServicesOf(config, {
+      db,
+      sql,
+      temporal,
+      ca,
+      operatorKey,
+      temporalUiUrl: server.uiUrl ?? undefined,
+    });
     await services.start();
     stops.push(() => services.stop());
     await ensureLivenessSweep(temporal, config.TEMPORAL_TASK_QUEUE);
@@ -91,6 +98,7 @@ async function main(): Promise<void> {
   Drydock is running.
     API          ${apiUrl}
     API docs     ${apiUrl}/docs   (OpenAPI: ${apiUrl}/openapi.json)
+    Console      ${apiUrl}/console   (sign in with the operator key)
     Temporal UI  ${server.uiUrl ?? `(the Temporal server at ${server.address})`}
     Operator key ${operatorKey}
 

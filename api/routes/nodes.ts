@@ -14,7 +14,9 @@ import {
   EventSchema,
   eventTypePrefix,
   json,
+  labelSelector,
   limit,
+  selectorOf,
   NodeSchema,
   nodeIdParams,
   slug,
@@ -33,6 +35,12 @@ const listNodesRoute = createRoute({
       provisionState: z.enum(PROVISION_STATES).optional(),
       access: z.enum(ACCESS).optional(),
       liveness: z.enum(LIVENESS).optional(),
+      selector: labelSelector.optional(),
+      hostname: z
+        .string()
+        .regex(/^[A-Za-z0-9._-]{1,253}$/, 'is 1–253 of letters, digits and . _ -')
+        .optional()
+        .openapi({ description: 'nodes whose hostname contains this, in any case' }),
       includeDeleted: booleanString.optional(),
       limit: limit(50, 50),
       cursor: cursor.optional(),
@@ -55,11 +63,15 @@ const getNodeRoute = createRoute({
 const nodeEventsRoute = createRoute({
   method: 'get',
   path: '/v1/nodes/{id}/events',
-  summary: "A node's events, oldest first",
+  summary: "A node's events, oldest first (or newest first)",
   request: {
     params: nodeIdParams,
     query: z.object({
       type: eventTypePrefix.optional(),
+      order: z
+        .enum(['oldest', 'newest'])
+        .default('oldest')
+        .openapi({ description: 'oldest first (the default) or newest first; a cursor keeps its order' }),
       limit: limit(200, 200),
       cursor: cursor.optional(),
     }),
@@ -80,13 +92,18 @@ export function nodesRoutes(): OpenAPIHono<AppEnv> {
   router.openapi(listNodesRoute, async (c) => {
     const principal = c.get('principal');
     requireAction(principal, 'compute:nodes:read');
-    const { cursor, limit, ...filter } = c.req.valid('query');
+    const { cursor, limit, selector, ...filter } = c.req.valid('query');
     const after = decodeCursor(cursor, idPattern('node'));
     if (filter.includeDeleted && principal.kind !== 'operator') {
       throw new DrydockError('FORBIDDEN', 'includeDeleted is for operator keys');
     }
     const { db } = c.get('deps');
-    const rows = await listNodes(db, principal, { ...filter, after, limit: limit + 1 });
+    const rows = await listNodes(db, principal, {
+      ...filter,
+      selector: selector === undefined ? undefined : selectorOf(selector),
+      after,
+      limit: limit + 1,
+    });
     const result = page(rows, limit, (n) => n.id);
     return c.json({ items: await nodeViews(db, result.items), nextCursor: result.nextCursor }, 200);
   });
@@ -110,6 +127,7 @@ export function nodesRoutes(): OpenAPIHono<AppEnv> {
       typePrefix: q.type,
       afterId: after ? Number(after) : undefined,
       limit: q.limit + 1,
+      newestFirst: q.order === 'newest',
     });
     const result = page(rows, q.limit, (e) => String(e.id));
     return c.json({ items: result.items.map(eventView), nextCursor: result.nextCursor }, 200);

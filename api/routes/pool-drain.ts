@@ -1,31 +1,25 @@
 import { createRoute, OpenAPIHono, z } from '@hono/zod-openapi';
 import { parseDeadline } from '../../domain/deadline';
 import { DrydockError } from '../../domain/errors';
-import { formatSelector, parseSelector } from '../../domain/selector';
+import { formatSelector } from '../../domain/selector';
 import { getVisiblePool } from '../../db/queries/pools';
 import { poolDrainWorkflow } from '../../workflows/definitions';
 import { requireAction } from '../auth';
 import type { AppEnv } from '../env';
-import { deadlineText, idempotencyKeyHeaders, jsonBody, OperationSchema, reason, slug } from '../schemas';
+import {
+  deadlineText,
+  idempotencyKeyHeaders,
+  jsonBody,
+  labelSelector,
+  OperationSchema,
+  reason,
+  selectorOf,
+  slug,
+} from '../schemas';
 import { startOperation, startResponses } from '../workflows';
 
 /** How many node drains a pool drain runs at once unless told. */
 export const DEFAULT_MAX_CONCURRENT = 1;
-
-const selector = z
-  .string()
-  .max(4096, { error: 'is at most 4096 characters', abort: true })
-  .refine((text) => 'selector' in parseSelector(text), {
-    error: (issue) => {
-      const parsed = parseSelector(issue.input as string);
-      return 'problem' in parsed ? parsed.problem : 'is not a label selector';
-    },
-  })
-  .openapi({
-    description:
-      'label selector KEY=VALUE[,KEY=VALUE…]: the nodes carrying all of these labels; every node when absent',
-    example: 'rack=b7,gpu.model=H100',
-  });
 
 const deadline = deadlineText(
   'when a node drain force-releases what is still live: an RFC 3339 time (the same for every node) ' +
@@ -33,7 +27,7 @@ const deadline = deadlineText(
 );
 
 const poolDrainBody = z.strictObject({
-  selector: selector.optional(),
+  selector: labelSelector.optional(),
   maxConcurrent: z
     .number()
     .int()
@@ -68,11 +62,9 @@ export function poolDrainRoutes(): OpenAPIHono<AppEnv> {
     requireAction(principal, 'compute:nodes:drain');
     const deps = c.get('deps');
     const body = c.req.valid('json');
-    const parsedSelector = parseSelector(body.selector ?? '');
+    const selector = selectorOf(body.selector ?? '');
     const parsedDeadline = body.deadline === undefined ? null : parseDeadline(body.deadline, Date.now());
     // Checked by the schema a moment ago; a time that passed since is refused the same way.
-    if (!('selector' in parsedSelector))
-      throw new DrydockError('INVALID_INPUT', `selector ${parsedSelector.problem}`);
     if (parsedDeadline && !('deadline' in parsedDeadline)) {
       throw new DrydockError('INVALID_INPUT', `deadline ${parsedDeadline.problem}`);
     }
@@ -80,7 +72,7 @@ export function poolDrainRoutes(): OpenAPIHono<AppEnv> {
     const maxConcurrent = body.maxConcurrent ?? DEFAULT_MAX_CONCURRENT;
     const request = {
       reason: body.reason,
-      selector: parsedSelector.selector,
+      selector,
       maxConcurrent,
       deadline: parsedDeadline?.deadline ?? null,
     };

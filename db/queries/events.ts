@@ -1,4 +1,4 @@
-import { and, asc, eq, gt, like, sql, type SQL } from 'drizzle-orm';
+import { and, asc, desc, eq, gt, like, lt, sql, type SQL } from 'drizzle-orm';
 import type { Principal } from '../../domain/principal';
 import type { DbOrTx } from '../client';
 import { events, nodes } from '../schema';
@@ -34,33 +34,35 @@ function eventsVisibleTo(principal: Principal): SQL | undefined {
 }
 
 /**
- * The events `principal` may see, oldest first, meeting every condition, those whose type starts
- * with `typePrefix` if given.
+ * The events `principal` may see, oldest first (or newest first), meeting every condition, those
+ * whose type starts with `typePrefix` if given.
  */
 export async function eventPage(
   db: DbOrTx,
   principal: Principal,
-  q: { conditions: (SQL | undefined)[]; typePrefix?: string; limit: number },
+  q: { conditions: (SQL | undefined)[]; typePrefix?: string; limit: number; newestFirst?: boolean },
 ): Promise<EventRow[]> {
   const byType = q.typePrefix ? like(events.type, `${q.typePrefix}%`) : undefined;
   return db
     .select()
     .from(events)
     .where(and(byType, eventsVisibleTo(principal), ...q.conditions))
-    .orderBy(asc(events.id))
+    .orderBy(q.newestFirst ? desc(events.id) : asc(events.id))
     .limit(q.limit);
 }
 
 /**
- * A node's events as `principal` sees them (the projection of `eventPage`), oldest first, those
- * whose type starts with `typePrefix` when one is given.
+ * A node's events as `principal` sees them (the projection of `eventPage`), oldest first or newest
+ * first, those whose type starts with `typePrefix` when one is given. `afterId` is the last event
+ * of the page before, in the same order.
  */
 export async function listNodeEvents(
   db: DbOrTx,
   principal: Principal,
   nodeId: string,
-  q: { typePrefix?: string; afterId?: number; limit: number },
+  q: { typePrefix?: string; afterId?: number; limit: number; newestFirst?: boolean },
 ): Promise<EventRow[]> {
-  const after = q.afterId === undefined ? undefined : gt(events.id, q.afterId);
+  const beyond = q.newestFirst ? lt : gt;
+  const after = q.afterId === undefined ? undefined : beyond(events.id, q.afterId);
   return eventPage(db, principal, { ...q, conditions: [eq(events.nodeId, nodeId), after] });
 }

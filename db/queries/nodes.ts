@@ -1,8 +1,9 @@
-import { and, asc, eq, gt, inArray, isNull, sql, type SQL } from 'drizzle-orm';
+import { and, asc, eq, gt, ilike, inArray, isNull, sql, type SQL } from 'drizzle-orm';
 import type { NodeState } from '../../domain/controls';
 import { DrydockError } from '../../domain/errors';
 import type { Access, Liveness, ProvisionState } from '../../domain/node';
 import type { Principal } from '../../domain/principal';
+import type { Selector } from '../../domain/selector';
 import type { DbOrTx } from '../client';
 import { nodeLabels, nodes } from '../schema';
 import { isoOrNull, stamps } from './dates';
@@ -79,6 +80,10 @@ export interface NodeFilter {
   provisionState?: ProvisionState;
   access?: Access;
   liveness?: Liveness;
+  /** Nodes carrying every one of these labels. */
+  selector?: Selector;
+  /** Nodes whose hostname contains this, in any case. */
+  hostname?: string;
   includeDeleted?: boolean;
   /** The last id of the page before. */
   after?: string;
@@ -97,6 +102,8 @@ export async function listNodes(db: DbOrTx, principal: Principal, q: NodeFilter)
     q.provisionState ? eq(nodes.provisionState, q.provisionState) : undefined,
     q.access ? eq(nodes.access, q.access) : undefined,
     q.liveness ? eq(nodes.liveness, q.liveness) : undefined,
+    ...carriesLabels(q.selector ?? {}),
+    q.hostname ? ilike(nodes.hostname, `%${q.hostname.replace(/[\\%_]/g, '\\$&')}%`) : undefined,
     q.after ? gt(nodes.id, q.after) : undefined,
   ];
   return db
@@ -105,6 +112,14 @@ export async function listNodes(db: DbOrTx, principal: Principal, q: NodeFilter)
     .where(and(...filters))
     .orderBy(asc(nodes.id))
     .limit(q.limit);
+}
+
+/** One condition per label of `selector`: the node carries that label with that value. */
+export function carriesLabels(selector: Selector): SQL[] {
+  return Object.entries(selector).map(
+    ([key, value]) =>
+      sql`exists (select 1 from ${nodeLabels} where ${nodeLabels.nodeId} = ${nodes.id} and ${nodeLabels.key} = ${key} and ${nodeLabels.value} = ${value})`,
+  );
 }
 
 /** The views of `rows`, each with its labels (one query for all of them). */

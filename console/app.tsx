@@ -1,0 +1,275 @@
+import { Hono, type Context } from 'hono';
+import { deleteCookie, getCookie, setCookie } from 'hono/cookie';
+import { createMiddleware } from 'hono/factory';
+import { ApiError, Unreachable, type ApiClient, type Query } from '../client';
+import { idPattern } from '../domain/ids';
+import type { AppEnv } from '../api/env';
+import { apiAs, type InProcess } from './api';
+import { CONTROLS, type Fields } from './controls';
+import { Problem } from './layout';
+import { FLEET_FILTERS, FleetPage, type FleetFilters } from './pages/fleet';
+import { NodePage } from './pages/node';
+import { SignInPage } from './pages/sign-in';
+import { securityHeaders } from './security';
+import { csrfMatches, Sessions, type Session } from './sessions';
+import { STYLESHEET } from './style';
+
+const COOKIE = 'drydock_session';
+const PATH = '/console';
+
+interface ConsoleEnv {
+  Variables: AppEnv['Variables'] & {
+    session: Session;
+    api: ApiClient;
+    form: Fields;
+  };
+}
+type Ctx = Context<ConsoleEnv>;
+type NodesQuery = Query<'get', '/v1/nodes'>;
+
+/**
+ * The admin console under /console (docs/console.md): server-rendered pages over the API, called
+ * in-process through the shared typed client as the signed-in key. `send` hands a request to the
+ * API app.
+ */
+export function consoleRoutes(send: InProcess): Hono<ConsoleEnv> {
+  const sessions = new Sessions();
+  const router = new Hono<ConsoleEnv>();
+
+  router.use('*', securityHeaders);
+  router.onError((error, c) => failure(c as Ctx, sessions, error));
+  router.get('/assets/console.css', (c) =>
+    c.body(STYLESHEET, 200, { 'content-type': 'text/css; charset=utf-8' }),
+  );
+
+  router.get('/sign-in', (c) => c.html(<SignInPage />));
+  router.post('/sign-in', sameOrigin, async (c) => {
+    const form = await c.req.parseBody();
+    const key = typeof form.key === 'string' ? form.key.trim() : '';
+    try {
+      const caller = await apiAs(c, key, send).GET('/v1/whoami');
+      // A browser signing in again leaves its earlier session behind, ended.
+      const earlier = getCookie(c, COOKIE);
+      if (earlier) sessions.close(earlier);
+      const session = sessions.open(key, caller);
+      setCookie(c, COOKIE, session.id, {
+        httpOnly: true,
+        sameSite: 'Strict',
+        path: PATH,
+        secure: new URL(c.req.url).protocol === 'https:',
+      });
+      return c.redirect(PATH, 303);
+    } catch (error) {
+      if (!(error instanceof ApiError)) throw error;
+      // Not 401: the API counted this failed authentication once already (per-address limits);
+      // a 401 of the console's own would count it again.
+      const problem =
+        error.status === 401
+          ? 'That key is unknown or revoked.'
+          : `The API refused that key: ${error.message}`;
+      if (error.details.retryAfterSeconds !== undefined)
+        c.header('Retry-After', String(error.details.retryAfterSeconds));
+      return c.html(<SignInPage problem={problem} />, error.status === 429 ? 429 : 403);
+    }
+  });
+
+  // Everything below needs a session; every POST below needs its CSRF token too.
+  router.use('*', sameOrigin, async (c, next) => {
+    const session = sessions.find(getCookie(c, COOKIE));
+    if (!session) {
+      if (c.req.method === 'GET') return c.redirect(`${PATH}/sign-in`, 303);
+      return c.html(<Problem title="Sign in first" message="This session has ended: sign in again." />, 403);
+    }
+    if (c.req.method === 'POST') {
+      const form = await c.req.parseBody();
+      if (!csrfMatches(session, form.csrf)) {
+        return c.html(
+          <Problem
+            title="Refused"
+            message="This form's CSRF token is missing or wrong: nothing was changed."
+          />,
+          403,
+        );
+      }
+      c.set('form', form);
+    }
+    c.set('session', session);
+    c.set('api', apiAs(c, session.key, send));
+    await next();
+  });
+
+  router.post('/sign-out', (c) => {
+    sessions.close(c.var.session.id);
+    deleteCookie(c, COOKIE, { path: PATH });
+    return c.redirect(`${PATH}/sign-in`, 303);
+  });
+
+  router.get('/', async (c) => {
+    const { api, session } = c.var;
+    const filters = fleetFilters(c);
+    const cursor = c.req.query('cursor');
+    const [nodes, pools, pending] = await Promise.all([
+      api
+        // The filters go as the page's query has them: the API validates them and its refusal shows.
+        .GET('/v1/nodes', { params: { query: { ...filters, ...(cursor ? { cursor } : {}) } as NodesQuery } })
+        .catch(refusedInPage),
+      api.GET('/v1/pools'),
+      api.GET('/v1/nodes', { params: { query: { provisionState: 'pending' } } }),
+    ]);
+    const capacities = await Promise.all(
+      pools.items.map((pool) =>
+        api.GET('/v1/pools/{id}/capacity', { params: { path: { id: pool.id } } }).catch(() => null),
+      ),
+    );
+    return c.html(
+      <FleetPage
+        session={session}
+        flash={takeFlash(session)}
+        filters={filters}
+        nodes={nodes}
+        pools={pools.items.map((pool, i) => ({ pool, capacity: capacities[i] ?? null }))}
+        pending={pending.items}
+      />,
+      'problem' in nodes ? nodes.status : 200,
+    );
+  });
+
+  router.get('/nodes/:id', async (c) => {
+    const { api, session } = c.var;
+    const id = nodeIdOf(c);
+    if (!id) return notFound(c);
+    const type = c.req.query('type') || undefined;
+    const cursor = c.req.query('cursor') || undefined;
+    const node = await api.GET('/v1/nodes/{id}', { params: { path: { id } } });
+    const [allocations, running, events] = await Promise.all([
+      api.GET('/v1/allocations', { params: { query: { nodeId: id, live: 'true' } } }),
+      api.GET('/v1/operations', { params: { query: { nodeId: id, status: 'running' } } }),
+      api.GET('/v1/nodes/{id}/events', {
+        params: { path: { id }, query: { type, cursor, order: 'newest', limit: 50 } },
+      }),
+    ]);
+    // The list has no progress: each running operation read on its own carries it.
+    const operations = await Promise.all(
+      running.items.map((op) => api.GET('/v1/operations/{id}', { params: { path: { id: op.id } } })),
+    );
+    const { temporalUiUrl, temporal } = c.var.deps;
+    return c.html(
+      <NodePage
+        session={session}
+        flash={takeFlash(session)}
+        node={node}
+        allocations={allocations.items}
+        operations={operations}
+        events={{ ...events, type }}
+        workflowUrl={
+          temporalUiUrl
+            ? (workflowId) =>
+                `${temporalUiUrl}/namespaces/${encodeURIComponent(temporal.options.namespace)}/workflows/${encodeURIComponent(workflowId)}`
+            : undefined
+        }
+      />,
+    );
+  });
+
+  router.post('/nodes/:id/:control', async (c) => {
+    const { api, session, form } = c.var;
+    const id = nodeIdOf(c);
+    const control = c.req.param('control');
+    const chosen = Object.hasOwn(CONTROLS, control) ? CONTROLS[control] : undefined;
+    if (!id || !chosen) return notFound(c);
+    try {
+      session.flash = { kind: 'ok', text: await chosen.run(api, id, form) };
+    } catch (error) {
+      if (!(error instanceof ApiError) || error.status === 401) throw error;
+      session.flash = { kind: 'error', text: `${control} refused: ${error.message} (${error.code})` };
+    }
+    return c.redirect(chosen.back === 'node' ? `${PATH}/nodes/${id}` : PATH, 303);
+  });
+
+  router.all('*', (c) => notFound(c));
+  return router;
+}
+
+/**
+ * A POST a browser says came from another site is refused: by `Sec-Fetch-Site` (every current
+ * browser sends it), else by an `Origin` that is not this one. (Pages say `no-referrer`, so a
+ * browser's own form posts carry `Origin: null`; `Sec-Fetch-Site` still says same-origin.) The
+ * session cookie is SameSite=Strict as well; this is what stops a forged sign-in.
+ */
+const sameOrigin = createMiddleware(async (c, next) => {
+  if (
+    c.req.method === 'POST' &&
+    !fromThisSite(c.req.header('sec-fetch-site'), c.req.header('origin'), c.req.url)
+  ) {
+    return c.html(<Problem title="Refused" message="A form from another site: nothing was changed." />, 403);
+  }
+  await next();
+});
+
+function fromThisSite(fetchSite: string | undefined, origin: string | undefined, url: string): boolean {
+  if (fetchSite !== undefined) return fetchSite === 'same-origin';
+  return origin === undefined || origin === new URL(url).origin;
+}
+
+function nodeIdOf(c: Ctx): string | undefined {
+  const id = c.req.param('id');
+  return id && idPattern('node').test(id) ? id : undefined;
+}
+
+function notFound(c: Ctx) {
+  return c.html(
+    <Problem
+      title="Not found"
+      message={`There is no console page at ${c.req.path}.`}
+      session={c.var.session}
+    />,
+    404,
+  );
+}
+
+function fleetFilters(c: Ctx): FleetFilters {
+  const filters: FleetFilters = {};
+  for (const name of FLEET_FILTERS) {
+    const value = c.req.query(name);
+    if (value) filters[name] = value;
+  }
+  return filters;
+}
+
+function takeFlash(session: Session) {
+  const flash = session.flash;
+  session.flash = undefined;
+  return flash;
+}
+
+/** The API's refusal of a listing, shown in the page in place of the list. */
+function refusedInPage(error: unknown): { problem: string; status: 400 | 403 | 404 } {
+  if (error instanceof ApiError && [400, 403, 404].includes(error.status)) {
+    return { problem: `${error.message} (${error.code})`, status: error.status as 400 | 403 | 404 };
+  }
+  throw error;
+}
+
+/**
+ * A page for what went wrong: a key the API no longer knows ends the session; any other refusal
+ * shows its message with its status; an API that cannot be reached is 503.
+ */
+function failure(c: Ctx, sessions: Sessions, error: Error) {
+  const session = c.get('session') as Session | undefined;
+  if (error instanceof ApiError && error.status === 401 && session) {
+    sessions.close(session.id);
+    deleteCookie(c, COOKIE, { path: PATH });
+    return c.redirect(`${PATH}/sign-in`, 303);
+  }
+  if (error instanceof ApiError) {
+    const title = error.status === 404 ? 'Not found' : 'The API refused';
+    return c.html(
+      <Problem title={title} message={`${error.message} (${error.code})`} session={session} />,
+      error.status as 400,
+    );
+  }
+  if (error instanceof Unreachable) {
+    return c.html(<Problem title="Unavailable" message={error.message} session={session} />, 503);
+  }
+  throw error;
+}

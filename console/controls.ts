@@ -1,0 +1,134 @@
+import type { ApiClient } from '../client';
+
+/** A POST's form fields (its CSRF token already checked). */
+export type Fields = Record<string, string | File>;
+
+/** One console control: the one API call a form makes, what its flash says, where it returns. */
+interface Control {
+  run(api: ApiClient, id: string, form: Fields): Promise<string>;
+  back: 'node' | 'fleet';
+}
+
+/** The node controls a console form may post, by the last segment of its action. */
+export const CONTROLS: Record<string, Control> = {
+  cordon: plain('/v1/nodes/{id}/cordon', 'cordoned'),
+  uncordon: plain('/v1/nodes/{id}/uncordon', 'uncordoned'),
+  block: {
+    back: 'node',
+    run: async (api, id, form) => {
+      // The reason is required: an empty one goes as it is, and the API refuses it.
+      const node = await api.POST('/v1/nodes/{id}/block', {
+        params: params(id, form),
+        body: { reason: field(form, 'reason') ?? '' },
+      });
+      return `${node.hostname} blocked.`;
+    },
+  },
+  unblock: plain('/v1/nodes/{id}/unblock', 'unblocked'),
+  drain: {
+    back: 'node',
+    run: async (api, id, form) => {
+      const deadline = field(form, 'deadline');
+      const { node, operation } = await api.POST('/v1/nodes/{id}/drain', {
+        params: params(id, form),
+        body: { ...reasonOf(form), ...(deadline ? { deadline } : {}) },
+      });
+      return `${node.hostname} draining: operation ${operation.id} is ${operation.status}.`;
+    },
+  },
+  taint: {
+    back: 'node',
+    run: async (api, id, form) => {
+      const node = await api.POST('/v1/nodes/{id}/taint', {
+        params: params(id, form),
+        body: { ...reasonOf(form), add: [field(form, 'key') ?? ''] },
+      });
+      return `${node.hostname} tainted ${field(form, 'key')}.`;
+    },
+  },
+  untaint: {
+    back: 'node',
+    run: async (api, id, form) => {
+      const node = await api.POST('/v1/nodes/{id}/taint', {
+        params: params(id, form),
+        body: { ...reasonOf(form), remove: [field(form, 'key') ?? ''] },
+      });
+      return `${node.hostname}: taint ${field(form, 'key')} removed.`;
+    },
+  },
+  label: {
+    back: 'node',
+    run: async (api, id, form) => {
+      const key = field(form, 'key') ?? '';
+      const node = await api.POST('/v1/nodes/{id}/label', {
+        params: params(id, form),
+        body: { ...reasonOf(form), set: { [key]: field(form, 'value') ?? '' } },
+      });
+      return `${node.hostname} labelled ${key}.`;
+    },
+  },
+  unlabel: {
+    back: 'node',
+    run: async (api, id, form) => {
+      const node = await api.POST('/v1/nodes/{id}/label', {
+        params: params(id, form),
+        body: { ...reasonOf(form), remove: [field(form, 'key') ?? ''] },
+      });
+      return `${node.hostname}: label ${field(form, 'key')} removed.`;
+    },
+  },
+  'clear-maintenance': {
+    back: 'node',
+    run: async (api, id, form) => {
+      const node = await api.POST('/v1/nodes/{id}/maintenance', {
+        params: params(id, form),
+        body: { ...reasonOf(form), maintenance: false },
+      });
+      return `${node.hostname} is out of maintenance.`;
+    },
+  },
+  approve: {
+    back: 'fleet',
+    run: async (api, id, form) => {
+      const poolId = field(form, 'poolId');
+      const node = await api.POST('/v1/nodes/{id}/approve', {
+        params: params(id, form),
+        body: { ...reasonOf(form), ...(poolId ? { poolId } : {}) },
+      });
+      return `${node.hostname} approved.`;
+    },
+  },
+  reject: { ...plain('/v1/nodes/{id}/reject', 'rejected'), back: 'fleet' },
+};
+
+/** A control whose body is only the reason; its flash says the node is now `did`. */
+function plain(
+  path:
+    '/v1/nodes/{id}/cordon' | '/v1/nodes/{id}/uncordon' | '/v1/nodes/{id}/unblock' | '/v1/nodes/{id}/reject',
+  did: string,
+): Control {
+  return {
+    back: 'node',
+    run: async (api, id, form) => {
+      const node = await api.POST(path, { params: params(id, form), body: reasonOf(form) });
+      return `${node.hostname} ${did}.`;
+    },
+  };
+}
+
+/** A text field as posted; undefined when absent or blank. */
+function field(form: Fields, name: string): string | undefined {
+  const value = form[name];
+  return typeof value === 'string' && value.trim() !== '' ? value.trim() : undefined;
+}
+
+/** The node and, when the form carries the version it was read at, If-Match: the API checks it. */
+function params(id: string, form: Fields) {
+  const version = field(form, 'version');
+  return { path: { id }, header: version === undefined ? {} : { 'if-match': version } };
+}
+
+function reasonOf(form: Fields): { reason?: string } {
+  const reason = field(form, 'reason');
+  return reason ? { reason } : {};
+}

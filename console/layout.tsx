@@ -1,0 +1,89 @@
+import type { Child } from 'hono/jsx';
+import type { Flash, Session } from './sessions';
+
+/** The frame of every console page: the nav with the caller and sign-out, the flash, the content. */
+export function Layout(props: { title: string; session?: Session; flash?: Flash; children?: Child }) {
+  const { session, flash } = props;
+  return (
+    <html lang="en">
+      <head>
+        <meta charset="utf-8" />
+        <meta name="viewport" content="width=device-width, initial-scale=1" />
+        <title>{`${props.title} · Drydock`}</title>
+        <link rel="stylesheet" href="/console/assets/console.css" />
+      </head>
+      <body>
+        <header>
+          <a class="brand" href="/console">
+            Drydock
+          </a>
+          {session && (
+            <nav>
+              <a href="/console">Fleet</a>
+              <span class="caller">
+                {session.caller.kind === 'tenant'
+                  ? `key ${session.caller.name} (tenant ${session.caller.tenantId})`
+                  : `key ${session.caller.name} (operator)`}
+              </span>
+              <form method="post" action="/console/sign-out" class="inline">
+                <Csrf session={session} />
+                <button type="submit">Sign out</button>
+              </form>
+            </nav>
+          )}
+        </header>
+        <main>
+          {flash && (
+            <p class={`flash ${flash.kind}`} role={flash.kind === 'error' ? 'alert' : 'status'}>
+              {flash.text}
+            </p>
+          )}
+          {props.children}
+        </main>
+      </body>
+    </html>
+  );
+}
+
+/** A table of `items` under `columns`, one row each (`row` gives its cells); `empty` when none. */
+export function Table<T>(props: { columns: string[]; items: T[]; row: (item: T) => Child[]; empty: string }) {
+  if (props.items.length === 0) return <p class="muted">{props.empty}</p>;
+  return (
+    <table>
+      <thead>
+        <tr>
+          {props.columns.map((column) => (
+            <th>{column}</th>
+          ))}
+        </tr>
+      </thead>
+      <tbody>
+        {props.items.map((item) => (
+          <tr>
+            {props.row(item).map((cell) => (
+              <td>{cell}</td>
+            ))}
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  );
+}
+
+/** The hidden CSRF field every POST form carries. */
+export function Csrf(props: { session: Session }) {
+  return <input type="hidden" name="csrf" value={props.session.csrf} />;
+}
+
+/** A page that says what went wrong (404, 403, an API refusal). */
+export function Problem(props: { title: string; message: string; session?: Session }) {
+  return (
+    <Layout title={props.title} session={props.session}>
+      <h1>{props.title}</h1>
+      <p class="problem">{props.message}</p>
+      <p>
+        <a href="/console">Back to the fleet</a>
+      </p>
+    </Layout>
+  );
+}

@@ -1,0 +1,320 @@
+import type { Schemas } from '../../client';
+import type { Child } from 'hono/jsx';
+import { controlRefusal, isDraining } from '../../domain/node';
+import { TAINT_PREFIX } from '../../domain/taints';
+import { Csrf, Layout, Table } from '../layout';
+import type { Flash, Session } from '../sessions';
+
+type Node = Schemas['Node'];
+
+export interface NodeView {
+  session: Session;
+  flash?: Flash;
+  node: Node;
+  allocations: Schemas['Allocation'][];
+  /** Running operations as `GET /v1/operations/{id}` reads them (with `progress`). */
+  operations: Schemas['Operation'][];
+  events: { items: Schemas['Event'][]; nextCursor: string | null; type?: string };
+  /** Opens a workflow in the Temporal UI; undefined when no UI is configured. */
+  workflowUrl?: (workflowId: string) => string;
+}
+
+export function NodePage(view: NodeView) {
+  const { node } = view;
+  return (
+    <Layout title={node.hostname} session={view.session} flash={view.flash}>
+      <h1>
+        {node.hostname} <span class="muted">{node.displayName ?? ''}</span>
+      </h1>
+      <p class="muted">
+        <code>{node.id}</code> · pool {node.poolId ?? '—'} · tenant {node.tenantId ?? '—'} · site{' '}
+        {node.siteId ?? '—'} · version {node.version}
+      </p>
+      <Axes node={node} />
+      <Controls node={node} session={view.session} />
+      <h2>Labels</h2>
+      <Labels node={node} session={view.session} />
+      <h2>Taints</h2>
+      <Taints node={node} session={view.session} />
+      <h2>Conditions</h2>
+      <Table
+        columns={['Type', 'Status', 'Reason', 'Since', 'Source']}
+        items={node.conditions}
+        row={(condition) => [
+          condition.type,
+          condition.status ? 'true' : 'false',
+          condition.reason ?? '—',
+          condition.since,
+          condition.source ?? 'agent',
+        ]}
+        empty="No conditions reported."
+      />
+      <h2>Live allocations</h2>
+      <Table
+        columns={['Allocation', 'Tenant', 'Kind', 'Since', 'Ends']}
+        items={view.allocations}
+        row={(a) => [<code>{a.id}</code>, a.tenantId, a.kind, a.createdAt, a.endsAt ?? 'open-ended']}
+        empty="No live allocations."
+      />
+      <h2>Running operations</h2>
+      <Operations operations={view.operations} workflowUrl={view.workflowUrl} />
+      <h2>Events, newest first</h2>
+      <Events node={node} events={view.events} />
+    </Layout>
+  );
+}
+
+function Axes(props: { node: Node }) {
+  const { node } = props;
+  const axes: [string, string][] = [
+    ['state', node.provisionState],
+    ['access', node.access],
+    ['cordon', node.cordoned ? 'cordoned' : 'not cordoned'],
+    ['maintenance', node.maintenance ? 'in maintenance' : 'no'],
+    ['NoSchedule', node.noScheduleReasons.join(', ') || 'none'],
+    ['connectivity', node.connectivity],
+    ['liveness', node.liveness],
+    ['last seen', node.lastSeenAt ?? 'never'],
+  ];
+  return (
+    <div class="axes">
+      {axes.map(([name, value]) => (
+        <div class="axis" data-axis={name}>
+          <span class="name">{name}</span>
+          <span class="value">{value}</span>
+        </div>
+      ))}
+    </div>
+  );
+}
+
+/** The labels with their source; operator labels may be set and removed, the others are read-only. */
+function Labels(props: { node: Node; session: Session }) {
+  const { node, session } = props;
+  const can = allowed(node, session);
+  return (
+    <>
+      <Table
+        columns={['Key', 'Value', 'Source', '']}
+        items={node.labels}
+        row={(label) => [
+          <code>{label.key}</code>,
+          label.value,
+          label.source,
+          can.update && label.source === 'operator' && (
+            <ControlForm node={node} session={session} control="unlabel" button="Remove" reason={false}>
+              <input type="hidden" name="key" value={label.key} />
+            </ControlForm>
+          ),
+        ]}
+        empty="No labels."
+      />
+      {can.update && (
+        <div class="controls">
+          <ControlForm node={node} session={session} control="label" button="Set label">
+            <input name="key" placeholder="key" required maxlength={128} />
+            <input name="value" placeholder="value" maxlength={256} />
+          </ControlForm>
+        </div>
+      )}
+    </>
+  );
+}
+
+/** NoSchedule reasons that are taints (`taint:<key>`), as the API reports them. */
+function Taints(props: { node: Node; session: Session }) {
+  const { node, session } = props;
+  const can = allowed(node, session);
+  const taints = node.noScheduleReasons
+    .filter((r) => r.startsWith(TAINT_PREFIX))
+    .map((r) => r.slice(TAINT_PREFIX.length));
+  return (
+    <>
+      {taints.length === 0 ? (
+        <p class="muted">No taints.</p>
+      ) : (
+        <ul>
+          {taints.map((taint) => (
+            <li>
+              <code>{taint}</code>{' '}
+              {can.update && (
+                <ControlForm node={node} session={session} control="untaint" button="Remove" reason={false}>
+                  <input type="hidden" name="key" value={taint} />
+                </ControlForm>
+              )}
+            </li>
+          ))}
+        </ul>
+      )}
+      {can.update && (
+        <div class="controls">
+          <ControlForm node={node} session={session} control="taint" button="Add taint">
+            <input name="key" placeholder="taint key, e.g. rma-pending" required maxlength={128} />
+          </ControlForm>
+        </div>
+      )}
+    </>
+  );
+}
+
+type ActionName = Schemas['Caller']['actions'][number];
+
+/** Which controls this key may use on this node as it is now; none for a deleted or retired node. */
+function allowed(node: Node, session: Session) {
+  const refusal = controlRefusal({
+    provisionState: node.provisionState,
+    deletedAt: node.deletedAt ? new Date(node.deletedAt) : null,
+  });
+  const may = (action: ActionName) => refusal === null && session.caller.actions.includes(action);
+  return {
+    refusal,
+    cordon: may('compute:nodes:cordon'),
+    drain: may('compute:nodes:drain'),
+    block: may('compute:nodes:block'),
+    update: may('compute:nodes:update'),
+  };
+}
+
+/** A POST form of one control: the CSRF token, the node version it was read at, an optional reason. */
+function ControlForm(props: {
+  node: Node;
+  session: Session;
+  control: string;
+  button: string;
+  reason?: boolean;
+  children?: Child;
+}) {
+  return (
+    <form method="post" action={`/console/nodes/${props.node.id}/${props.control}`} class="inline">
+      <Csrf session={props.session} />
+      <input type="hidden" name="version" value={String(props.node.version)} />
+      {props.children}
+      {props.reason !== false && <input name="reason" placeholder="reason (optional)" maxlength={256} />}
+      <button type="submit">{props.button}</button>
+    </form>
+  );
+}
+
+/** The controls this key may use on this node in its state; each a POST form through the API. */
+function Controls(props: { node: Node; session: Session }) {
+  const { node, session } = props;
+  const can = allowed(node, session);
+  if (can.refusal) return <p class="muted">No controls: {can.refusal}.</p>;
+  return (
+    <>
+      {can.cordon && (
+        <div class="controls">
+          {node.cordoned ? (
+            <ControlForm node={node} session={session} control="uncordon" button="Uncordon" />
+          ) : (
+            <ControlForm node={node} session={session} control="cordon" button="Cordon" />
+          )}
+        </div>
+      )}
+      {can.drain && !isDraining(node) && (
+        <div class="controls">
+          <ControlForm node={node} session={session} control="drain" button="Drain">
+            <input
+              name="deadline"
+              placeholder="deadline (2h, or a time; empty: wait)"
+              size={32}
+              maxlength={64}
+            />
+          </ControlForm>
+        </div>
+      )}
+      {can.block && (
+        <div class="controls">
+          {node.access === 'blocked' ? (
+            <ControlForm node={node} session={session} control="unblock" button="Unblock" />
+          ) : (
+            <ControlForm node={node} session={session} control="block" button="Block" reason={false}>
+              <input name="reason" placeholder="reason (required)" required maxlength={256} />
+            </ControlForm>
+          )}
+        </div>
+      )}
+      {can.update && node.maintenance && (
+        <div class="controls">
+          <ControlForm node={node} session={session} control="clear-maintenance" button="Clear maintenance" />
+        </div>
+      )}
+    </>
+  );
+}
+
+function Operations(props: { operations: Schemas['Operation'][]; workflowUrl?: (id: string) => string }) {
+  const { workflowUrl } = props;
+  return (
+    <Table
+      columns={['Operation', 'Kind', 'Status', 'Since', 'Progress', 'Workflow']}
+      items={props.operations}
+      row={(op) => [
+        <code>{op.id}</code>,
+        op.kind,
+        op.status,
+        op.createdAt,
+        <Progress progress={op.progress} />,
+        workflowUrl ? <a href={workflowUrl(op.workflowId)}>{op.workflowId}</a> : <code>{op.workflowId}</code>,
+      ]}
+      empty="No running operations."
+    />
+  );
+}
+
+/**
+ * An operation's progress (its workflow's answer; its fields differ per kind): each top-level
+ * field on a line of its own, nested values as JSON; "—" when the workflow could not be asked.
+ */
+function Progress(props: { progress: unknown }) {
+  const { progress } = props;
+  if (progress === undefined || progress === null) return <span class="muted">—</span>;
+  if (typeof progress !== 'object' || Array.isArray(progress)) return <code>{JSON.stringify(progress)}</code>;
+  return (
+    <dl class="progress">
+      {Object.entries(progress).map(([name, value]) => (
+        <>
+          <dt>{name}</dt>
+          <dd>{typeof value === 'string' ? value : JSON.stringify(value)}</dd>
+        </>
+      ))}
+    </dl>
+  );
+}
+
+function Events(props: { node: Node; events: NodeView['events'] }) {
+  const { node, events } = props;
+  const base = `/console/nodes/${node.id}`;
+  return (
+    <>
+      <form method="get" action={base} class="filters">
+        <label>
+          type prefix
+          <input name="type" value={events.type ?? ''} placeholder="node." size={20} />
+        </label>
+        <button type="submit">Filter</button>
+      </form>
+      <Table
+        columns={['When', 'Type', 'Actor', 'Reason', 'Operation']}
+        items={events.items}
+        row={(event) => [
+          event.createdAt,
+          event.type,
+          event.actor,
+          event.reason ?? '—',
+          event.operationId ? <code>{event.operationId}</code> : '—',
+        ]}
+        empty="No events."
+      />
+      {events.nextCursor && (
+        <p>
+          <a
+            href={`${base}?${new URLSearchParams({ ...(events.type ? { type: events.type } : {}), cursor: events.nextCursor })}`}
+          >
+            Older events
+          </a>
+        </p>
+      )}
+    </>
+  );
+}

@@ -1,0 +1,36 @@
+/** The console's one stylesheet, served from /console/assets/console.css (no inline styles). */
+export const STYLESHEET = `
+:root { color-scheme: light dark; --muted: #6b7280; --line: #d1d5db; --ok: #15803d; --bad: #b91c1c; --warn: #b45309; }
+* { box-sizing: border-box; }
+body { margin: 0; font: 14px/1.45 system-ui, -apple-system, "Segoe UI", sans-serif; }
+header { display: flex; align-items: center; justify-content: space-between; padding: .6rem 1.2rem; border-bottom: 1px solid var(--line); }
+header nav { display: flex; gap: 1rem; align-items: center; }
+.brand { font-weight: 700; text-decoration: none; color: inherit; }
+.caller { color: var(--muted); }
+main { padding: 1rem 1.2rem; max-width: 80rem; }
+h1 { font-size: 1.4rem; margin: .2rem 0 1rem; }
+h2 { font-size: 1.1rem; margin: 1.6rem 0 .6rem; }
+table { border-collapse: collapse; width: 100%; }
+th, td { text-align: left; padding: .3rem .6rem; border-bottom: 1px solid var(--line); vertical-align: top; }
+th { font-weight: 600; color: var(--muted); }
+form.inline { display: inline; }
+form.filters { display: flex; flex-wrap: wrap; gap: .6rem; align-items: end; margin-bottom: 1rem; }
+form.filters label { display: flex; flex-direction: column; font-size: .85rem; color: var(--muted); }
+input, select, button { font: inherit; padding: .25rem .5rem; }
+button { cursor: pointer; }
+.flash { padding: .5rem .8rem; border: 1px solid var(--line); border-radius: 4px; }
+.flash.ok { border-color: var(--ok); }
+.flash.error, .problem { border-color: var(--bad); color: var(--bad); }
+.axes { display: grid; grid-template-columns: repeat(auto-fill, minmax(12rem, 1fr)); gap: .5rem; }
+.axis { border: 1px solid var(--line); border-radius: 4px; padding: .4rem .6rem; }
+.axis .name { display: block; font-size: .8rem; color: var(--muted); }
+.axis .value { font-weight: 600; }
+.controls { display: flex; gap: .5rem; flex-wrap: wrap; align-items: center; margin: .8rem 0; }
+.muted { color: var(--muted); }
+dl.progress { display: grid; grid-template-columns: auto 1fr; gap: 0 .6rem; margin: 0; }
+dl.progress dt { color: var(--muted); }
+dl.progress dd { margin: 0; font-family: ui-monospace, monospace; font-size: .9em; word-break: break-all; }
+code { font-family: ui-monospace, monospace; font-size: .9em; }
+.signin { max-width: 32rem; }
+.signin input[type=password] { width: 100%; }
+`;

@@ -1,0 +1,75 @@
+import { closeServer, listen } from '../../api/server';
+import type { Harness } from '../support/harness';
+import { afterAll, beforeAll } from 'vitest';
+
+/** A page as a browser gets it: status, headers, the HTML, where a redirect points. */
+export interface Page {
+  status: number;
+  headers: Headers;
+  html: string;
+  location: string | null;
+}
+
+/**
+ * The API (and its console) listening on a real port for this file's tests; `temporalUiUrl` is the
+ * Temporal UI its pages link to (none unless given).
+ */
+export function useConsole(h: Harness, options: { temporalUiUrl?: string } = {}): { readonly base: string } {
+  const server = { base: '' };
+  let close: () => Promise<void> = async () => {};
+  beforeAll(async () => {
+    const listening = await listen({ ...h.deps, temporalUiUrl: options.temporalUiUrl }, 0);
+    server.base = `http://127.0.0.1:${listening.port}`;
+    close = () => closeServer(listening.server);
+  });
+  afterAll(() => close());
+  return server;
+}
+
+/** One browser: the console's cookie it holds, sent back on every request as a browser would. */
+export class Browser {
+  cookie: string | null = null;
+
+  constructor(private readonly base: string) {}
+
+  async get(path: string): Promise<Page> {
+    return this.send(path, { method: 'GET' });
+  }
+
+  async post(path: string, fields: Record<string, string>): Promise<Page> {
+    return this.send(path, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams(fields).toString(),
+    });
+  }
+
+  /** Signs in with `key`; the answer to the sign-in form. */
+  async signIn(key: string): Promise<Page> {
+    return this.post('/console/sign-in', { key });
+  }
+
+  private async send(path: string, init: RequestInit): Promise<Page> {
+    const headers = new Headers(init.headers);
+    if (this.cookie) headers.set('cookie', this.cookie);
+    const response = await fetch(`${this.base}${path}`, { ...init, headers, redirect: 'manual' });
+    const set = response.headers.get('set-cookie');
+    if (set) {
+      const [pair] = set.split(';');
+      this.cookie = /=$/.test(pair!) || /max-age=0/i.test(set) ? null : pair!;
+    }
+    return {
+      status: response.status,
+      headers: response.headers,
+      html: await response.text(),
+      location: response.headers.get('location'),
+    };
+  }
+}
+
+/** The CSRF token a page's forms carry. */
+export function csrfOf(page: Page): string {
+  const match = /name="csrf" value="([^"]+)"/.exec(page.html);
+  if (!match) throw new Error(`no CSRF field in the page:\n${page.html.slice(0, 500)}`);
+  return match[1]!;
+}

@@ -1,0 +1,206 @@
+import { describe, expect, it } from 'vitest';
+import { join } from '../support/agents';
+import { call, eventsOf, seedNode, seedPool, tenantKey } from '../support/fixtures';
+import { useHarness } from '../support/harness';
+import { Browser, csrfOf, useConsole } from './console-client';
+
+const h = useHarness({ worker: false });
+const server = useConsole(h);
+
+async function operator(): Promise<Browser> {
+  const browser = new Browser(server.base);
+  expect((await browser.signIn(h.operatorKey)).status).toBe(303);
+  return browser;
+}
+
+const nodeOf = async (id: string) => (await call(h, 'GET', `/v1/nodes/${id}`)).body;
+
+describe('console controls', () => {
+  it('refuse a POST without or with a wrong CSRF token: 403, node unchanged, no event', async () => {
+    await seedPool(h, { id: 'pool-csrf' });
+    const nodeId = await seedNode(h, { poolId: 'pool-csrf' });
+    const before = await nodeOf(nodeId);
+    const browser = await operator();
+    const page = await browser.get(`/console/nodes/${nodeId}`);
+    const csrf = csrfOf(page);
+    const forms: Record<string, string>[] = [
+      { version: String(before.version) },
+      { version: String(before.version), csrf: 'x'.repeat(csrf.length) },
+      { version: String(before.version), csrf: csrf.slice(1) },
+    ];
+    for (const fields of forms) {
+      const refused = await browser.post(`/console/nodes/${nodeId}/cordon`, fields);
+      expect(refused.status).toBe(403);
+      expect(refused.html).toContain('nothing was changed');
+    }
+    // Another session's token is no good either.
+    const other = await operator();
+    const otherCsrf = csrfOf(await other.get('/console'));
+    expect((await browser.post(`/console/nodes/${nodeId}/cordon`, { csrf: otherCsrf })).status).toBe(403);
+
+    const after = await nodeOf(nodeId);
+    expect(after.cordoned).toBe(false);
+    expect(after.version).toBe(before.version);
+    expect(await eventsOf(h, nodeId, 'node.cordoned')).toEqual([]);
+  });
+
+  it('cordon and uncordon through the console change the node as the API does, one event each', async () => {
+    await seedPool(h, { id: 'pool-cordon' });
+    const nodeId = await seedNode(h, { poolId: 'pool-cordon', hostname: 'gpu-console-1' });
+    const browser = await operator();
+    const page = await browser.get(`/console/nodes/${nodeId}`);
+    expect(page.html).toContain('gpu-console-1');
+    expect(page.html).toContain('not cordoned');
+    const before = await nodeOf(nodeId);
+    expect(page.html).toContain(`name="version" value="${before.version}"`);
+
+    const done = await browser.post(`/console/nodes/${nodeId}/cordon`, {
+      csrf: csrfOf(page),
+      version: String(before.version),
+      reason: 'swap a fan',
+    });
+    expect(done.status).toBe(303);
+    expect(done.location).toBe(`/console/nodes/${nodeId}`);
+    const after = await nodeOf(nodeId);
+    expect(after.cordoned).toBe(true);
+    expect(after.version).toBe(before.version + 1);
+    const events = await eventsOf(h, nodeId, 'node.cordoned');
+    expect(events).toHaveLength(1);
+    expect(events[0]).toMatchObject({ actor: 'key:bootstrap-operator', reason: 'swap a fan' });
+
+    // The page after the redirect says so once, and now offers uncordon.
+    const shown = await browser.get(done.location!);
+    expect(shown.html).toContain('gpu-console-1 cordoned.');
+    expect(shown.html).toContain(`action="/console/nodes/${nodeId}/uncordon"`);
+    expect(shown.html).not.toContain(`action="/console/nodes/${nodeId}/cordon"`);
+    expect((await browser.get(done.location!)).html).not.toContain('gpu-console-1 cordoned.');
+
+    await browser.post(`/console/nodes/${nodeId}/uncordon`, {
+      csrf: csrfOf(shown),
+      version: String(after.version),
+    });
+    expect((await nodeOf(nodeId)).cordoned).toBe(false);
+    expect(await eventsOf(h, nodeId, 'node.uncordoned')).toHaveLength(1);
+  });
+
+  it('a form of a stale version is refused by the API, its message shown, nothing changed', async () => {
+    await seedPool(h, { id: 'pool-stale' });
+    const nodeId = await seedNode(h, { poolId: 'pool-stale' });
+    const browser = await operator();
+    const page = await browser.get(`/console/nodes/${nodeId}`);
+    const stale = (await nodeOf(nodeId)).version;
+    // Someone else changes the node after the page was read.
+    expect((await call(h, 'POST', `/v1/nodes/${nodeId}/cordon`, { body: {} })).status).toBe(200);
+    expect((await call(h, 'POST', `/v1/nodes/${nodeId}/uncordon`, { body: {} })).status).toBe(200);
+    const current = await nodeOf(nodeId);
+
+    const done = await browser.post(`/console/nodes/${nodeId}/cordon`, {
+      csrf: csrfOf(page),
+      version: String(stale),
+    });
+    expect(done.status).toBe(303);
+    const shown = await browser.get(done.location!);
+    expect(shown.html).toContain('cordon refused:');
+    expect(shown.html).toContain('(CONFLICT)');
+    expect(await nodeOf(nodeId)).toMatchObject({ cordoned: false, version: current.version });
+    expect(await eventsOf(h, nodeId, 'node.cordoned')).toHaveLength(1);
+  });
+
+  it('approve a pending node into a pool from the fleet page', async () => {
+    await seedPool(h, { id: 'pool-approve', tenantId: 'acme' });
+    const joined = await join(h, {});
+    const nodeId = joined.body.nodeId as string;
+    const browser = await operator();
+    const fleet = await browser.get('/console');
+    expect(fleet.html).toContain(`action="/console/nodes/${nodeId}/approve"`);
+    expect(fleet.html).toContain(`action="/console/nodes/${nodeId}/reject"`);
+    const done = await browser.post(`/console/nodes/${nodeId}/approve`, {
+      csrf: csrfOf(fleet),
+      version: String((await nodeOf(nodeId)).version),
+      poolId: 'pool-approve',
+    });
+    expect(done.location).toBe('/console');
+    expect((await browser.get('/console')).html).toContain('approved.');
+    const node = await nodeOf(nodeId);
+    expect(node.provisionState).not.toBe('pending');
+    expect(node.poolId).toBe('pool-approve');
+  });
+});
+
+describe('a tenant key in the console', () => {
+  it("sees only its pools' nodes, and only the buttons its actions allow", async () => {
+    await seedPool(h, { id: 'pool-mine', tenantId: 'mine' });
+    await seedPool(h, { id: 'pool-theirs', tenantId: 'theirs' });
+    const mine = await seedNode(h, { poolId: 'pool-mine', hostname: 'gpu-mine-1' });
+    const theirs = await seedNode(h, { poolId: 'pool-theirs', hostname: 'gpu-theirs-1' });
+    await join(h, {}); // a pending node: only operators decide on those
+
+    const reader = new Browser(server.base);
+    const key = await tenantKey(h, 'mine', ['compute:nodes:read'], 'mine-reader');
+    expect((await reader.signIn(key.secret)).status).toBe(303);
+    const fleet = await reader.get('/console');
+    expect(fleet.html).toContain('gpu-mine-1');
+    expect(fleet.html).not.toContain('gpu-theirs-1');
+    expect(fleet.html).toContain('pool-mine');
+    expect(fleet.html).not.toContain('pool-theirs');
+    expect(fleet.html).not.toMatch(/action="[^"]*\/(approve|reject)"/);
+
+    const page = await reader.get(`/console/nodes/${mine}`);
+    expect(page.status).toBe(200);
+    expect(page.html).not.toMatch(/action="[^"]*\/(cordon|uncordon)"/);
+    // Another tenant's node does not exist for this key.
+    expect((await reader.get(`/console/nodes/${theirs}`)).status).toBe(404);
+
+    // Posting the form anyway: the API refuses it, the node stays as it was.
+    await reader.post(`/console/nodes/${mine}/cordon`, { csrf: csrfOf(page) });
+    expect((await reader.get(`/console/nodes/${mine}`)).html).toContain(
+      'this key lacks compute:nodes:cordon',
+    );
+    expect((await nodeOf(mine)).cordoned).toBe(false);
+
+    const cordoner = new Browser(server.base);
+    const withCordon = await tenantKey(h, 'mine', ['compute:nodes:read', 'compute:nodes:cordon'], 'mine-ops');
+    await cordoner.signIn(withCordon.secret);
+    expect((await cordoner.get(`/console/nodes/${mine}`)).html).toContain(
+      `action="/console/nodes/${mine}/cordon"`,
+    );
+  });
+});
+
+describe('the fleet page', () => {
+  it('finds a node by part of its hostname and by labels, paged as the API pages', async () => {
+    await seedPool(h, { id: 'pool-find' });
+    const wanted = await seedNode(h, {
+      poolId: 'pool-find',
+      hostname: 'gpu-find-me',
+      labels: { rack: 'f1' },
+    });
+    await seedNode(h, { poolId: 'pool-find', hostname: 'gpu-other', labels: { rack: 'f2' } });
+    const browser = await operator();
+    const byName = await browser.get('/console?hostname=FIND-me');
+    expect(byName.html).toContain(`href="/console/nodes/${wanted}"`);
+    expect(byName.html).not.toContain('gpu-other');
+    const byLabel = await browser.get(`/console?${new URLSearchParams({ selector: 'rack=f2' })}`);
+    expect(byLabel.html).toContain('gpu-other');
+    expect(byLabel.html).not.toContain('gpu-find-me');
+    // The API's refusal of a selector shows in the page.
+    const bad = await browser.get('/console?selector=rack');
+    expect(bad.status).toBe(400);
+    expect(bad.html).toContain('is not KEY=VALUE');
+  });
+
+  it('pages as the API pages: 50 a page, the next page keeping the filters', async () => {
+    await seedPool(h, { id: 'pool-many' });
+    for (let i = 0; i < 51; i++) await seedNode(h, { poolId: 'pool-many', hostname: `many-${i}` });
+    const browser = await operator();
+    const first = await browser.get('/console?poolId=pool-many');
+    const rows = (page: { html: string }) => page.html.match(/>many-\d+<\/a>/g) ?? [];
+    expect(rows(first)).toHaveLength(50);
+    const next = /href="(\/console\?[^"]*cursor=[^"]+)"/.exec(first.html)![1]!.replaceAll('&amp;', '&');
+    expect(next).toContain('poolId=pool-many');
+    const second = await browser.get(next);
+    expect(rows(second)).toHaveLength(1);
+    expect(second.html).not.toContain('Next page');
+    expect(new Set([...rows(first), ...rows(second)]).size).toBe(51);
+  });
+});

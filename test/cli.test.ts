@@ -59,6 +59,36 @@ describe('drydock nodes list', () => {
     expect(rows(firstPage.stdout)).toHaveLength(1);
     expect(firstPage.stderr).toContain('add --all');
   });
+
+  it('finds nodes by hostname and by label selector, and refuses a bad selector before calling', async () => {
+    await seedPool(h, { id: 'pool-find', tenantId: 'acme' });
+    const b7 = await seedNode(h, {
+      poolId: 'pool-find',
+      tenantId: 'acme',
+      hostname: 'GPU-Find-b7-01',
+      labels: { rack: 'b7', gpu: 'h100' },
+    });
+    const b8 = await seedNode(h, {
+      poolId: 'pool-find',
+      tenantId: 'acme',
+      hostname: 'gpu-find-b8-01',
+      labels: { rack: 'b8', gpu: 'h100' },
+    });
+    const ids = (run: { stdout: string }) =>
+      (JSON.parse(run.stdout).items as { id: string }[]).map((n) => n.id).sort();
+
+    const [byHost, byLabels, both, bad] = await Promise.all([
+      drydock(['--json', 'nodes', 'list', '--hostname', 'find-B7']),
+      drydock(['--json', 'nodes', 'list', '--selector', 'gpu=h100', '--pool', 'pool-find']),
+      drydock(['--json', 'nodes', 'list', '--selector', 'rack=b8,gpu=h100', '--hostname', 'gpu-find']),
+      drydock(['nodes', 'list', '--selector', 'rack']),
+    ]);
+    expect(ids(byHost)).toEqual([b7]);
+    expect(ids(byLabels)).toEqual([b7, b8].sort());
+    expect(ids(both)).toEqual([b8]);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('--selector');
+  });
 });
 
 describe('drydock nodes show and events', () => {

@@ -1,5 +1,6 @@
 import { parseDeadline } from '../../domain/deadline';
 import { idPattern } from '../../domain/ids';
+import { parseSelector } from '../../domain/selector';
 import { LABEL_KEY, LABEL_VALUE, MAX_LABELS, RESERVED_LABEL_PREFIX } from '../../domain/labels';
 import type { FlagSpec } from '../command';
 import { UsageError } from '../errors';
@@ -52,6 +53,18 @@ export const deadlineFlag = (help: string) =>
     maxLength: 64,
     accepts: (value) => 'deadline' in parseDeadline(value, Date.now()),
     patternHint: 'an RFC 3339 time within 30 days (2026-12-01T18:00:00Z) or a duration such as 2h (0s: now)',
+    help,
+  }) as const satisfies FlagSpec;
+
+/** `--selector K=V,…`: a label selector, as the API's `selector` takes it (domain/selector.ts). */
+export const selectorFlag = (help: string, fallback?: string) =>
+  ({
+    type: 'string',
+    value: 'K=V,…',
+    maxLength: 4096,
+    accepts: (value) => 'selector' in parseSelector(value),
+    patternHint: 'KEY=VALUE[,KEY=VALUE…], each a label key and value, no key twice',
+    ...(fallback === undefined ? {} : { default: fallback }),
     help,
   }) as const satisfies FlagSpec;
 

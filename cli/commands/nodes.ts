@@ -5,7 +5,15 @@ import { defineCommand, type Command } from '../command';
 import { EVENT_HEADER, eventLine, nodeDetails, nodeName, nodesTable, type NodeEvent } from '../views/nodes';
 import { printListing, pagingFlags } from '../paging';
 import { reportFinished, waitForOperation } from '../wait';
-import { deadlineFlag, idempotencyKeyFlag, mutationFlags, slugFlag, timeoutFlag, waitFlag } from './flags';
+import {
+  deadlineFlag,
+  idempotencyKeyFlag,
+  mutationFlags,
+  selectorFlag,
+  slugFlag,
+  timeoutFlag,
+  waitFlag,
+} from './flags';
 
 const NODE = [{ name: 'NODE', type: 'node' }] as const;
 
@@ -29,6 +37,14 @@ const list = defineCommand({
     cordoned: { type: 'boolean', help: 'only cordoned nodes' },
     liveness: { type: 'string', value: 'L', choices: LIVENESS, help: 'only nodes with liveness L' },
     access: { type: 'string', value: 'A', choices: ACCESS, help: 'only nodes with access A' },
+    hostname: {
+      type: 'string',
+      value: 'TEXT',
+      pattern: /^[A-Za-z0-9._-]{1,253}$/,
+      patternHint: '1–253 of letters, digits and . _ -',
+      help: 'only nodes whose hostname contains TEXT, in any case',
+    },
+    selector: selectorFlag('only nodes carrying all of these labels, e.g. rack=b7,gpu.model=H100'),
     'include-deleted': { type: 'boolean', help: 'also deleted nodes, shown as deleted (operator keys only)' },
     ...pagingFlags('nodes', 50),
   },
@@ -43,6 +59,8 @@ const list = defineCommand({
       cordoned: flags.cordoned ? 'true' : undefined,
       liveness: flags.liveness as Filter['liveness'],
       access: flags.access as Filter['access'],
+      hostname: flags.hostname,
+      selector: flags.selector,
       includeDeleted: flags['include-deleted'] ? 'true' : undefined,
       limit: flags.limit,
     };

@@ -1,8 +1,7 @@
-import { parseSelector } from '../../domain/selector';
 import { defineCommand, type Command } from '../command';
 import { capacityTable, poolDetails, poolDrainSummary, poolsTable } from '../views/pools';
 import { reportFinished, waitForOperation } from '../wait';
-import { deadlineFlag, idempotencyKeyFlag, reasonFlag, timeoutFlag, waitFlag } from './flags';
+import { deadlineFlag, idempotencyKeyFlag, reasonFlag, selectorFlag, timeoutFlag, waitFlag } from './flags';
 
 const POOL = [{ name: 'POOL', type: 'pool' }] as const;
 
@@ -48,15 +47,10 @@ const drain = defineCommand({
   summary: 'Drain the nodes of a pool that match a label selector, at most N at a time',
   operands: POOL,
   flags: {
-    selector: {
-      type: 'string',
-      value: 'K=V,…',
-      maxLength: 4096,
-      accepts: (value) => 'selector' in parseSelector(value),
-      patternHint: 'KEY=VALUE[,KEY=VALUE…], each a label key and value, no key twice',
-      default: 'every node of the pool',
-      help: 'only the nodes carrying all of these labels, e.g. rack=b7,gpu.model=H100',
-    },
+    selector: selectorFlag(
+      'only the nodes carrying all of these labels, e.g. rack=b7,gpu.model=H100',
+      'every node of the pool',
+    ),
     'max-concurrent': {
       type: 'integer',
       value: 'N',

@@ -77,9 +77,9 @@ export function FleetPage(view: FleetView) {
 
 function Filters(props: { filters: FleetFilters; pools: string[] }) {
   const f = props.filters;
-  const choice = (name: keyof FleetFilters, values: readonly string[]) => (
+  const choice = (name: keyof FleetFilters, title: string, values: readonly string[]) => (
     <label>
-      {name}
+      {title}
       <select name={name}>
         <option value="">any</option>
         {values.map((v) => (
@@ -100,19 +100,19 @@ function Filters(props: { filters: FleetFilters; pools: string[] }) {
         labels
         <input name="selector" value={f.selector ?? ''} placeholder="rack=b7,gpu.model=H100" size={22} />
       </label>
-      {choice('poolId', props.pools)}
+      {choice('poolId', 'pool', props.pools)}
       <label>
-        tenantId
+        tenant
         <input name="tenantId" value={f.tenantId ?? ''} size={12} />
       </label>
       <label>
-        siteId
+        site
         <input name="siteId" value={f.siteId ?? ''} size={10} />
       </label>
-      {choice('provisionState', PROVISION_STATES)}
-      {choice('access', ACCESS)}
-      {choice('liveness', LIVENESS)}
-      {choice('cordoned', ['true', 'false'])}
+      {choice('provisionState', 'state', PROVISION_STATES)}
+      {choice('access', 'access', ACCESS)}
+      {choice('liveness', 'liveness', LIVENESS)}
+      {choice('cordoned', 'cordoned', ['true', 'false'])}
       <button type="submit">Filter</button>
     </form>
   );

@@ -263,7 +263,7 @@ async function stormInPool(tx: Tx, node: NodeRow, policy: PoolPolicy): Promise<S
         isNull(nodes.deletedAt),
         sql`(exists (select 1 from unnest(${nodes.noScheduleReasons}) r where r like 'condition:%')
              or exists (select 1 from ${operations} o where o.node_id = ${nodes.id} and o.kind = 'remediation'
-                          and o.status in ('pending', 'running')))`,
+                          and o.status in ${OPEN_OPERATION_STATUSES}))`,
       ),
     );
   const [others] = await tx

@@ -1,31 +1,18 @@
-import { Hono, type Context } from 'hono';
+import { Hono } from 'hono';
 import { deleteCookie, getCookie, setCookie } from 'hono/cookie';
 import { createMiddleware } from 'hono/factory';
-import { ApiError, Unreachable, type ApiClient, type Query } from '../client';
-import { idPattern } from '../domain/ids';
-import type { AppEnv } from '../api/env';
+import { ApiError, Unreachable } from '../client';
 import { apiAs, type InProcess } from './api';
-import { CONTROLS, type Fields } from './controls';
+import { CONSOLE_PATH as PATH, notFound, type ConsoleEnv, type Ctx } from './context';
 import { Problem } from './layout';
-import { FLEET_FILTERS, FleetPage, type FleetFilters } from './pages/fleet';
-import { NodePage } from './pages/node';
 import { SignInPage } from './pages/sign-in';
+import { fleetRoutes } from './routes/fleet';
+import { nodeRoutes } from './routes/nodes';
 import { securityHeaders } from './security';
 import { csrfMatches, Sessions, type Session } from './sessions';
 import { STYLESHEET } from './style';
 
 const COOKIE = 'drydock_session';
-const PATH = '/console';
-
-interface ConsoleEnv {
-  Variables: AppEnv['Variables'] & {
-    session: Session;
-    api: ApiClient;
-    form: Fields;
-  };
-}
-type Ctx = Context<ConsoleEnv>;
-type NodesQuery = Query<'get', '/v1/nodes'>;
 
 /**
  * The admin console under /console (docs/console.md): server-rendered pages over the API, called
@@ -104,87 +91,8 @@ export function consoleRoutes(send: InProcess): Hono<ConsoleEnv> {
     return c.redirect(`${PATH}/sign-in`, 303);
   });
 
-  router.get('/', async (c) => {
-    const { api, session } = c.var;
-    const filters = fleetFilters(c);
-    const cursor = c.req.query('cursor');
-    const [nodes, pools, pending] = await Promise.all([
-      api
-        // The filters go as the page's query has them: the API validates them and its refusal shows.
-        .GET('/v1/nodes', { params: { query: { ...filters, ...(cursor ? { cursor } : {}) } as NodesQuery } })
-        .catch(refusedInPage),
-      api.GET('/v1/pools'),
-      api.GET('/v1/nodes', { params: { query: { provisionState: 'pending' } } }),
-    ]);
-    const capacities = await Promise.all(
-      pools.items.map((pool) =>
-        api.GET('/v1/pools/{id}/capacity', { params: { path: { id: pool.id } } }).catch(() => null),
-      ),
-    );
-    return c.html(
-      <FleetPage
-        session={session}
-        flash={takeFlash(session)}
-        filters={filters}
-        nodes={nodes}
-        pools={pools.items.map((pool, i) => ({ pool, capacity: capacities[i] ?? null }))}
-        pending={pending.items}
-      />,
-      'problem' in nodes ? nodes.status : 200,
-    );
-  });
-
-  router.get('/nodes/:id', async (c) => {
-    const { api, session } = c.var;
-    const id = nodeIdOf(c);
-    if (!id) return notFound(c);
-    const type = c.req.query('type') || undefined;
-    const cursor = c.req.query('cursor') || undefined;
-    const node = await api.GET('/v1/nodes/{id}', { params: { path: { id } } });
-    const [allocations, running, events] = await Promise.all([
-      api.GET('/v1/allocations', { params: { query: { nodeId: id, live: 'true' } } }),
-      api.GET('/v1/operations', { params: { query: { nodeId: id, status: 'running' } } }),
-      api.GET('/v1/nodes/{id}/events', {
-        params: { path: { id }, query: { type, cursor, order: 'newest', limit: 50 } },
-      }),
-    ]);
-    // The list has no progress: each running operation read on its own carries it.
-    const operations = await Promise.all(
-      running.items.map((op) => api.GET('/v1/operations/{id}', { params: { path: { id: op.id } } })),
-    );
-    const { temporalUiUrl, temporal } = c.var.deps;
-    return c.html(
-      <NodePage
-        session={session}
-        flash={takeFlash(session)}
-        node={node}
-        allocations={allocations.items}
-        operations={operations}
-        events={{ ...events, type }}
-        workflowUrl={
-          temporalUiUrl
-            ? (workflowId) =>
-                `${temporalUiUrl}/namespaces/${encodeURIComponent(temporal.options.namespace)}/workflows/${encodeURIComponent(workflowId)}`
-            : undefined
-        }
-      />,
-    );
-  });
-
-  router.post('/nodes/:id/:control', async (c) => {
-    const { api, session, form } = c.var;
-    const id = nodeIdOf(c);
-    const control = c.req.param('control');
-    const chosen = Object.hasOwn(CONTROLS, control) ? CONTROLS[control] : undefined;
-    if (!id || !chosen) return notFound(c);
-    try {
-      session.flash = { kind: 'ok', text: await chosen.run(api, id, form) };
-    } catch (error) {
-      if (!(error instanceof ApiError) || error.status === 401) throw error;
-      session.flash = { kind: 'error', text: `${control} refused: ${error.message} (${error.code})` };
-    }
-    return c.redirect(chosen.back === 'node' ? `${PATH}/nodes/${id}` : PATH, 303);
-  });
+  router.route('/', fleetRoutes());
+  router.route('/', nodeRoutes());
 
   router.all('*', (c) => notFound(c));
   return router;
@@ -209,45 +117,6 @@ const sameOrigin = createMiddleware(async (c, next) => {
 function fromThisSite(fetchSite: string | undefined, origin: string | undefined, url: string): boolean {
   if (fetchSite !== undefined) return fetchSite === 'same-origin';
   return origin === undefined || origin === new URL(url).origin;
-}
-
-function nodeIdOf(c: Ctx): string | undefined {
-  const id = c.req.param('id');
-  return id && idPattern('node').test(id) ? id : undefined;
-}
-
-function notFound(c: Ctx) {
-  return c.html(
-    <Problem
-      title="Not found"
-      message={`There is no console page at ${c.req.path}.`}
-      session={c.var.session}
-    />,
-    404,
-  );
-}
-
-function fleetFilters(c: Ctx): FleetFilters {
-  const filters: FleetFilters = {};
-  for (const name of FLEET_FILTERS) {
-    const value = c.req.query(name);
-    if (value) filters[name] = value;
-  }
-  return filters;
-}
-
-function takeFlash(session: Session) {
-  const flash = session.flash;
-  session.flash = undefined;
-  return flash;
-}
-
-/** The API's refusal of a listing, shown in the page in place of the list. */
-function refusedInPage(error: unknown): { problem: string; status: 400 | 403 | 404 } {
-  if (error instanceof ApiError && [400, 403, 404].includes(error.status)) {
-    return { problem: `${error.message} (${error.code})`, status: error.status as 400 | 403 | 404 };
-  }
-  throw error;
 }
 
 /**

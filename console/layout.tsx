@@ -1,8 +1,18 @@
 import type { Child } from 'hono/jsx';
+import type { Watch } from './live';
 import type { Flash, Session } from './sessions';
 
-/** The frame of every console page: the nav with the caller and sign-out, the flash, the content. */
-export function Layout(props: { title: string; session?: Session; flash?: Flash; children?: Child }) {
+/**
+ * The frame of every console page: the nav with the caller and sign-out, the flash, the content.
+ * A page with `watch` has live regions (console/live.tsx) that follow the event feed it names.
+ */
+export function Layout(props: {
+  title: string;
+  session?: Session;
+  flash?: Flash;
+  watch?: Watch;
+  children?: Child;
+}) {
   const { session, flash } = props;
   return (
     <html lang="en">
@@ -12,7 +22,7 @@ export function Layout(props: { title: string; session?: Session; flash?: Flash;
         <title>{`${props.title} · Drydock`}</title>
         <link rel="stylesheet" href="/console/assets/console.css" />
       </head>
-      <body>
+      <body data-watch={props.watch ? new URLSearchParams({ ...props.watch }).toString() : undefined}>
         <header>
           <a class="brand" href="/console">
             Drydock

@@ -3,6 +3,8 @@ import type { Child } from 'hono/jsx';
 import { controlRefusal, isDraining } from '../../domain/node';
 import { TAINT_PREFIX } from '../../domain/taints';
 import { Csrf, Layout, Table } from '../layout';
+import { LiveRegion } from '../live';
+import { Progress } from '../progress';
 import type { Flash, Session } from '../sessions';
 
 type Node = Schemas['Node'];
@@ -22,7 +24,7 @@ export interface NodeView {
 export function NodePage(view: NodeView) {
   const { node } = view;
   return (
-    <Layout title={node.hostname} session={view.session} flash={view.flash}>
+    <Layout title={node.hostname} session={view.session} flash={view.flash} watch={{ nodeId: node.id }}>
       <h1>
         {node.hostname} <span class="muted">{node.displayName ?? ''}</span>
       </h1>
@@ -30,7 +32,9 @@ export function NodePage(view: NodeView) {
         <code>{node.id}</code> · pool {node.poolId ?? '—'} · tenant {node.tenantId ?? '—'} · site{' '}
         {node.siteId ?? '—'} · version {node.version}
       </p>
-      <Axes node={node} />
+      <LiveRegion id="axes">
+        <Axes node={node} />
+      </LiveRegion>
       <Controls node={node} session={view.session} />
       <h2>Labels</h2>
       <Labels node={node} session={view.session} />
@@ -57,9 +61,13 @@ export function NodePage(view: NodeView) {
         empty="No live allocations."
       />
       <h2>Running operations</h2>
-      <Operations operations={view.operations} workflowUrl={view.workflowUrl} />
+      <LiveRegion id="operations">
+        <Operations operations={view.operations} workflowUrl={view.workflowUrl} />
+      </LiveRegion>
       <h2>Events, newest first</h2>
-      <Events node={node} events={view.events} />
+      <LiveRegion id="events">
+        <Events node={node} events={view.events} />
+      </LiveRegion>
     </Layout>
   );
 }
@@ -254,31 +262,11 @@ function Operations(props: { operations: Schemas['Operation'][]; workflowUrl?: (
         op.kind,
         op.status,
         op.createdAt,
-        <Progress progress={op.progress} />,
+        <Progress operation={op} />,
         workflowUrl ? <a href={workflowUrl(op.workflowId)}>{op.workflowId}</a> : <code>{op.workflowId}</code>,
       ]}
       empty="No running operations."
     />
-  );
-}
-
-/**
- * An operation's progress (its workflow's answer; its fields differ per kind): each top-level
- * field on a line of its own, nested values as JSON; "—" when the workflow could not be asked.
- */
-function Progress(props: { progress: unknown }) {
-  const { progress } = props;
-  if (progress === undefined || progress === null) return <span class="muted">—</span>;
-  if (typeof progress !== 'object' || Array.isArray(progress)) return <code>{JSON.stringify(progress)}</code>;
-  return (
-    <dl class="progress">
-      {Object.entries(progress).map(([name, value]) => (
-        <>
-          <dt>{name}</dt>
-          <dd>{typeof value === 'string' ? value : JSON.stringify(value)}</dd>
-        </>
-      ))}
-    </dl>
   );
 }
 

@@ -1,0 +1,50 @@
+import { Hono } from 'hono';
+import type { Query } from '../../client';
+import { refusedInPage, takeFlash, type ConsoleEnv, type Ctx } from '../context';
+import { FLEET_FILTERS, FleetPage, type FleetFilters } from '../pages/fleet';
+
+type NodesQuery = Query<'get', '/v1/nodes'>;
+
+/** The fleet page: the node list with the API's filters, capacity per pool, pending nodes. */
+export function fleetRoutes(): Hono<ConsoleEnv> {
+  const router = new Hono<ConsoleEnv>();
+  router.get('/', async (c) => {
+    const { api, session } = c.var;
+    const filters = fleetFilters(c);
+    const cursor = c.req.query('cursor');
+    const [nodes, pools, pending] = await Promise.all([
+      api
+        // The filters go as the page's query has them: the API validates them and its refusal shows.
+        .GET('/v1/nodes', { params: { query: { ...filters, ...(cursor ? { cursor } : {}) } as NodesQuery } })
+        .catch(refusedInPage),
+      api.GET('/v1/pools'),
+      api.GET('/v1/nodes', { params: { query: { provisionState: 'pending' } } }),
+    ]);
+    const capacities = await Promise.all(
+      pools.items.map((pool) =>
+        api.GET('/v1/pools/{id}/capacity', { params: { path: { id: pool.id } } }).catch(() => null),
+      ),
+    );
+    return c.html(
+      <FleetPage
+        session={session}
+        flash={takeFlash(session)}
+        filters={filters}
+        nodes={nodes}
+        pools={pools.items.map((pool, i) => ({ pool, capacity: capacities[i] ?? null }))}
+        pending={pending.items}
+      />,
+      'problem' in nodes ? nodes.status : 200,
+    );
+  });
+  return router;
+}
+
+function fleetFilters(c: Ctx): FleetFilters {
+  const filters: FleetFilters = {};
+  for (const name of FLEET_FILTERS) {
+    const value = c.req.query(name);
+    if (value) filters[name] = value;
+  }
+  return filters;
+}

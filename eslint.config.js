@@ -51,9 +51,10 @@ export default tseslint.config(
       ],
     },
   },
-  // The console reaches the API through the shared client only (the app's context as a type).
+  // The console reaches the API through the shared client only (the app's context and the
+  // workflows' progress answers as types).
   consoleImports(['console/*.ts', 'console/*.tsx'], '\\.\\./'),
-  consoleImports(['console/pages/*.tsx'], '\\.\\./\\.\\./'),
+  consoleImports(['console/pages/*.tsx', 'console/routes/*.tsx'], '\\.\\./\\.\\./'),
   {
     // The command-line kit both binaries share: domain/ rules and Node, nothing of the CLI or agent.
     files: ['cli-kit/**/*.ts'],
@@ -165,7 +166,12 @@ function consoleImports(files, up) {
               message: 'console/ takes the app context as a type only.',
             },
             {
-              regex: `^${up}(?!client$|domain/|api/env$)`,
+              regex: `^${up}workflows/definitions$`,
+              allowTypeImports: true,
+              message: 'console/ takes the progress workflows answer as types only.',
+            },
+            {
+              regex: `^${up}(?!client$|domain/|api/env$|workflows/definitions$)`,
               message: 'console/ imports client/, domain/ and its own files (the API through client/ only).',
             },
           ],

@@ -117,7 +117,7 @@ function plain(
 }
 
 /** A text field as posted; undefined when absent or blank. */
-function field(form: Fields, name: string): string | undefined {
+export function field(form: Fields, name: string): string | undefined {
   const value = form[name];
   return typeof value === 'string' && value.trim() !== '' ? value.trim() : undefined;
 }

@@ -33,4 +33,15 @@ dl.progress dd { margin: 0; font-family: ui-monospace, monospace; font-size: .9e
 code { font-family: ui-monospace, monospace; font-size: .9em; }
 .signin { max-width: 32rem; }
 .signin input[type=password] { width: 100%; }
+/* pools, join tokens, operations */
+h3 { font-size: 1rem; margin: 1.2rem 0 .4rem; }
+dl.facts { display: grid; grid-template-columns: max-content 1fr; gap: .2rem .8rem; margin: 0; }
+dl.facts dt { color: var(--muted); }
+dl.facts dd { margin: 0; }
+.running { border: 1px solid var(--line); border-radius: 4px; padding: .4rem .8rem; margin-bottom: .8rem; }
+.status.failed { color: var(--bad); }
+.status.succeeded { color: var(--ok); }
+.status.running, .status.pending { color: var(--warn); }
+.secret { border: 1px solid var(--ok); border-radius: 4px; padding: .4rem .8rem; margin-bottom: 1rem; }
+pre.join-line { white-space: pre-wrap; word-break: break-all; padding: .5rem; border: 1px solid var(--line); border-radius: 4px; user-select: all; }
 `;

@@ -1,0 +1,45 @@
+import type { Answer, Schemas } from '../../client';
+import { Layout, Table } from '../layout';
+import type { Flash, Session } from '../sessions';
+
+type Pool = Schemas['Pool'];
+export type Capacity = Answer<'get', '/v1/pools/{id}/capacity'>;
+
+export interface PoolsView {
+  session: Session;
+  flash?: Flash;
+  pools: { pool: Pool; capacity: Capacity | null }[];
+}
+
+/** Every pool the key sees (`GET /v1/pools`): what it is, whose, who else may use it, its size. */
+export function PoolsPage(view: PoolsView) {
+  return (
+    <Layout title="Pools" session={view.session} flash={view.flash}>
+      <h1>Pools</h1>
+      <Table
+        columns={['Pool', 'Kind', 'Site', 'Owner', 'Granted to', 'Nodes', 'Schedulable']}
+        items={view.pools}
+        row={({ pool, capacity }) => [
+          <a href={`/console/pools/${pool.id}`}>{pool.id}</a>,
+          pool.kind,
+          pool.siteId,
+          ownerOf(pool),
+          pool.grants.join(', ') || 'nobody',
+          capacity ? <a href={fleetOfPool(pool.id)}>{capacity.total}</a> : '?',
+          capacity?.buckets.schedulable ?? '?',
+        ]}
+        empty="No pools visible to this key."
+      />
+    </Layout>
+  );
+}
+
+/** Who a pool belongs to, in words. */
+export function ownerOf(pool: Pool): string {
+  return pool.tenantId ? `tenant ${pool.tenantId}` : 'operators (no tenant)';
+}
+
+/** The fleet page filtered to one pool's nodes. */
+export function fleetOfPool(poolId: string): string {
+  return `/console?${new URLSearchParams({ poolId })}`;
+}

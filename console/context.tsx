@@ -44,7 +44,8 @@ export function workflowUrlOf(c: Ctx): ((workflowId: string) => string) | undefi
   const { temporalUiUrl, temporal } = c.var.deps;
   if (!temporalUiUrl) return undefined;
   const namespace = encodeURIComponent(temporal.options.namespace);
-  return (workflowId) => `${temporalUiUrl}/namespaces/${namespace}/workflows/${encodeURIComponent(workflowId)}`;
+  return (workflowId) =>
+    `${temporalUiUrl}/namespaces/${namespace}/workflows/${encodeURIComponent(workflowId)}`;
 }
 
 /** The message a change left for the next page, once. */

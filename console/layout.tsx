@@ -31,7 +31,9 @@ export function Layout(props: {
             <nav>
               <a href="/console">Fleet</a>
               <a href="/console/pools">Pools</a>
-              {session.caller.actions.includes('compute:tokens:read') && <a href="/console/tokens">Join tokens</a>}
+              {session.caller.actions.includes('compute:tokens:read') && (
+                <a href="/console/tokens">Join tokens</a>
+              )}
               <a href="/console/operations">Operations</a>
               <span class="caller">
                 {session.caller.kind === 'tenant'

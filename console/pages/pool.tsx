@@ -1,7 +1,12 @@
 import type { Schemas } from '../../client';
 import { CAPACITY_BUCKETS } from '../../domain/capacity';
 import { DEFAULT_MAX_UNAVAILABLE } from '../../domain/budget';
-import { DEFAULT_ATTEMPT_TIMEOUT_MS, DEFAULT_HEALTHY_AFTER_MS, DEFAULT_LADDER, DEFAULT_MAX_UNHEALTHY } from '../../domain/remediation';
+import {
+  DEFAULT_ATTEMPT_TIMEOUT_MS,
+  DEFAULT_HEALTHY_AFTER_MS,
+  DEFAULT_LADDER,
+  DEFAULT_MAX_UNHEALTHY,
+} from '../../domain/remediation';
 import { Csrf, Layout, Table } from '../layout';
 import { LiveRegion } from '../live';
 import { Progress } from '../progress';
@@ -89,7 +94,9 @@ export function PoolPage(view: PoolView) {
           empty="This pool has not been drained."
         />
       </LiveRegion>
-      {!view.running && actions.includes('compute:nodes:drain') && <DrainForm pool={pool} session={session} />}
+      {!view.running && actions.includes('compute:nodes:drain') && (
+        <DrainForm pool={pool} session={session} />
+      )}
     </Layout>
   );
 }
@@ -108,9 +115,21 @@ function Policy(props: { policy: Pool['policy'] }) {
             : 'not set: an unreachable node is never marked lost'}
         </dd>
         <dt>disruption budget (maxUnavailable)</dt>
-        <dd>{budgetInWords(maxUnavailable, DEFAULT_MAX_UNAVAILABLE, 'unavailable at once (drains release within it)')}</dd>
+        <dd>
+          {budgetInWords(
+            maxUnavailable,
+            DEFAULT_MAX_UNAVAILABLE,
+            'unavailable at once (drains release within it)',
+          )}
+        </dd>
         <dt>unhealthy allowance (maxUnhealthy)</dt>
-        <dd>{budgetInWords(maxUnhealthy, DEFAULT_MAX_UNHEALTHY, 'unhealthy or in remediation at once; past it, a new fault escalates to a person instead of being remediated')}</dd>
+        <dd>
+          {budgetInWords(
+            maxUnhealthy,
+            DEFAULT_MAX_UNHEALTHY,
+            'unhealthy or in remediation at once; past it, a new fault escalates to a person instead of being remediated',
+          )}
+        </dd>
       </dl>
       <h3>Remediation per condition</h3>
       <Table
@@ -132,7 +151,7 @@ function Policy(props: { policy: Pool['policy'] }) {
 function budgetInWords(value: number | string | undefined, fallback: number | string, what: string): string {
   const limit = value ?? fallback;
   const amount =
-    typeof limit === 'number' ? `${limit} node${limit === 1 ? '' : 's'}` : `${limit} of the pool's nodes`;
+    typeof limit === 'number' ? `${limit} node${limit === 1 ? '' : 's'}` : `${limit} of its nodes`;
   return `at most ${amount} ${what}${value === undefined ? ' (default)' : ''}`;
 }
 

@@ -73,10 +73,10 @@ function Created(props: { token: CreatedToken; apiUrl: string }) {
   const { token } = props;
   return (
     <section class="secret" role="status">
-      <h2>Token {token.id} created for pool {token.poolId}</h2>
-      <p>
-        Its secret is shown this once: copy it now. On the machine, as root, join with:
-      </p>
+      <h2>
+        Token {token.id} created for pool {token.poolId}
+      </h2>
+      <p>Its secret is shown this once: copy it now. On the machine, as root, join with:</p>
       <pre class="join-line">
         <code>
           {`drydock-agent join --api ${props.apiUrl} --token ${token.secret} --data-dir ${DATA_DIR}`}

@@ -45,9 +45,7 @@ export function poolRoutes(): Hono<ConsoleEnv> {
     ]);
     const open = drains.find((op) => op.status === 'pending' || op.status === 'running');
     // The list has no progress: the running drain read on its own carries it.
-    const running = open
-      ? await api.GET('/v1/operations/{id}', { params: { path: { id: open.id } } })
-      : null;
+    const running = open ? await api.GET('/v1/operations/{id}', { params: { path: { id: open.id } } }) : null;
     return c.html(
       <PoolPage
         session={session}
@@ -66,7 +64,7 @@ export function poolRoutes(): Hono<ConsoleEnv> {
     const { api, form } = c.var;
     const id = poolIdOf(c);
     if (!id) return notFound(c);
-    await change(c, 'Pool drain', async () => {
+    const refused = await change(c, 'Pool drain', async () => {
       const maxConcurrent = field(form, 'maxConcurrent');
       const selector = field(form, 'selector');
       const deadline = field(form, 'deadline');
@@ -83,7 +81,8 @@ export function poolRoutes(): Hono<ConsoleEnv> {
       });
       return `Pool ${id} draining ${selector ? `the nodes with ${selector}` : 'every node'}: operation ${operation.id} is ${operation.status}.`;
     });
-    return c.redirect(`${CONSOLE_PATH}/pools/${id}`, 303);
+    // A pool the key cannot see has no page to go back to: the list says why.
+    return c.redirect(`${CONSOLE_PATH}/pools${refused?.status === 404 ? '' : `/${id}`}`, 303);
   });
 
   router.post('/pools/:id/drain/cancel', async (c) => {
@@ -127,14 +126,20 @@ async function poolDrainsOf(api: ApiClient, poolId: string) {
 
 /**
  * Runs one change and leaves its flash: what it did, or the API's refusal as
- * "`<what>` refused: message (CODE)".
+ * "`<what>` refused: message (CODE)"; answers the refusal, if any.
  */
-export async function change(c: Ctx, what: string, run: () => Promise<string>): Promise<void> {
+export async function change(
+  c: Ctx,
+  what: string,
+  run: () => Promise<string>,
+): Promise<ApiError | undefined> {
   const { session } = c.var;
   try {
     session.flash = { kind: 'ok', text: await run() };
+    return undefined;
   } catch (error) {
     if (!(error instanceof ApiError) || error.status === 401) throw error;
     session.flash = { kind: 'error', text: `${what} refused: ${error.message} (${error.code})` };
+    return error;
   }
 }

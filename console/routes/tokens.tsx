@@ -27,7 +27,9 @@ export function tokenRoutes(): Hono<ConsoleEnv> {
     ]);
     // A tenant key manages the tokens of its own pools only (granted pools are another's).
     const { caller } = session;
-    const managed = pools.items.filter((pool) => caller.kind === 'operator' || pool.tenantId === caller.tenantId);
+    const managed = pools.items.filter(
+      (pool) => caller.kind === 'operator' || pool.tenantId === caller.tenantId,
+    );
     return c.html(
       <TokensPage
         session={session}

@@ -38,7 +38,7 @@ h3 { font-size: 1rem; margin: 1.2rem 0 .4rem; }
 dl.facts { display: grid; grid-template-columns: max-content 1fr; gap: .2rem .8rem; margin: 0; }
 dl.facts dt { color: var(--muted); }
 dl.facts dd { margin: 0; }
-.running { border: 1px solid var(--line); border-radius: 4px; padding: .4rem .8rem; margin-bottom: .8rem; }
+.pool-drain-running { border: 1px solid var(--line); border-radius: 4px; padding: .4rem .8rem; margin-bottom: .8rem; }
 .status.failed { color: var(--bad); }
 .status.succeeded { color: var(--ok); }
 .status.running, .status.pending { color: var(--warn); }

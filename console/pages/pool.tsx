@@ -61,18 +61,20 @@ export function PoolPage(view: PoolView) {
         />
       </LiveRegion>
       <h2>Nodes</h2>
-      <Table
-        columns={['Hostname', 'State', 'Cordoned', 'Liveness', 'NoSchedule']}
-        items={view.nodes.items}
-        row={(node) => [
-          <a href={`/console/nodes/${node.id}`}>{node.hostname}</a>,
-          node.provisionState,
-          node.cordoned ? 'cordoned' : 'no',
-          node.liveness,
-          node.noScheduleReasons.join(', ') || '—',
-        ]}
-        empty="No nodes in this pool."
-      />
+      <LiveRegion id="pool-nodes">
+        <Table
+          columns={['Hostname', 'State', 'Cordoned', 'Liveness', 'NoSchedule']}
+          items={view.nodes.items}
+          row={(node) => [
+            <a href={`/console/nodes/${node.id}`}>{node.hostname}</a>,
+            node.provisionState,
+            node.cordoned ? 'cordoned' : 'no',
+            node.liveness,
+            node.noScheduleReasons.join(', ') || '—',
+          ]}
+          empty="No nodes in this pool."
+        />
+      </LiveRegion>
       <p>
         <a href={fleetOfPool(pool.id)}>
           {view.nodes.more ? 'All nodes of this pool in the fleet' : 'This pool in the fleet'}
@@ -166,7 +168,7 @@ function Running(props: {
   const op = props.operation;
   if (!op) return <p class="muted">No pool drain is running.</p>;
   return (
-    <div class="running">
+    <div class="pool-drain-running">
       <p>
         <code>{op.id}</code> {op.status} since {op.createdAt}, by {op.actor}: {op.reason ?? ''}
         {props.workflowUrl && (

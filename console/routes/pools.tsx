@@ -1,6 +1,7 @@
 import { Hono } from 'hono';
 import { ApiError, type ApiClient } from '../../client';
 import { isId, SLUG_PATTERN } from '../../domain/ids';
+import { OPEN_OPERATION_STATUSES } from '../../domain/operation-status';
 import { CONSOLE_PATH, notFound, takeFlash, workflowUrlOf, type ConsoleEnv, type Ctx } from '../context';
 import { field } from '../controls';
 import { PoolPage } from '../pages/pool';
@@ -43,7 +44,7 @@ export function poolRoutes(): Hono<ConsoleEnv> {
       api.GET('/v1/nodes', { params: { query: { poolId: id, limit: POOL_NODES_SHOWN } } }),
       poolDrainsOf(api, id),
     ]);
-    const open = drains.find((op) => op.status === 'pending' || op.status === 'running');
+    const open = drains.find((op) => OPEN_OPERATION_STATUSES.includes(op.status));
     // The list has no progress: the running drain read on its own carries it.
     const running = open ? await api.GET('/v1/operations/{id}', { params: { path: { id: open.id } } }) : null;
     return c.html(

@@ -90,6 +90,7 @@ function Created(props: { token: CreatedToken; apiUrl: string }) {
 }
 
 function CreateForm(props: { session: Session; pools: string[] }) {
+  if (props.pools.length === 0) return <p class="muted">No pool of this key's to make join tokens for.</p>;
   return (
     <>
       <h2>Create a token</h2>

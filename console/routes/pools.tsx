@@ -18,7 +18,10 @@ export function poolRoutes(): Hono<ConsoleEnv> {
 
   router.get('/pools', async (c) => {
     const { api, session } = c.var;
-    const pools = await api.GET('/v1/pools');
+    const [pools, drains] = await Promise.all([
+      api.GET('/v1/pools'),
+      api.GET('/v1/operations', { params: { query: { kind: 'pool-drain', status: 'running' } } }),
+    ]);
     const capacities = await Promise.all(
       pools.items.map((pool) =>
         api.GET('/v1/pools/{id}/capacity', { params: { path: { id: pool.id } } }).catch(() => null),
@@ -29,6 +32,7 @@ export function poolRoutes(): Hono<ConsoleEnv> {
         session={session}
         flash={takeFlash(session)}
         pools={pools.items.map((pool, i) => ({ pool, capacity: capacities[i] ?? null }))}
+        draining={new Map(drains.items.map((op) => [op.poolId ?? '', op]))}
       />,
     );
   });

@@ -67,6 +67,7 @@ describe('pools pages', () => {
     expect(page.html).toContain('pp-gpu-2');
     expect(page.html).toContain('href="/console?poolId=pool-pp-east"');
     expect(page.html).toContain('No pool drain is running.');
+    expect(list.html).not.toContain('running since');
     expect(page.html).toContain('action="/console/pools/pool-pp-east/drain"');
     // The drain's region updates live, following every event the key sees.
     expect(page.html).toContain('id="live-pool-drain" data-live=""');
@@ -123,6 +124,9 @@ describe('pools pages', () => {
     );
     expect(running.html).not.toContain('action="/console/pools/pool-pd-form/drain"');
     expect(running.html).toContain('action="/console/pools/pool-pd-form/drain/cancel"');
+    // The pools list says the pool is draining.
+    const list = await browser.get('/console/pools');
+    expect(list.html).toContain(`<a href="/console/pools/pool-pd-form">running since ${op.createdAt}</a>`);
 
     // Cancel, letting the node drains finish: the pool drain ends cancelled.
     const cancelled = await browser.post('/console/pools/pool-pd-form/drain/cancel', {

@@ -43,5 +43,6 @@ dl.facts dd { margin: 0; }
 .status.succeeded { color: var(--ok); }
 .status.running, .status.pending { color: var(--warn); }
 .secret { border: 1px solid var(--ok); border-radius: 4px; padding: .4rem .8rem; margin-bottom: 1rem; }
+.operation-list td code, .operation-list td a { overflow-wrap: anywhere; }
 pre.join-line { white-space: pre-wrap; word-break: break-all; padding: .5rem; border: 1px solid var(--line); border-radius: 4px; user-select: all; }
 `;

@@ -81,22 +81,28 @@ export function OperationTable(props: {
 }) {
   const { workflowUrl } = props;
   return (
-    <Table
-      columns={['Operation', 'Kind', 'Status', 'On', 'Actor', 'Reason', 'Started', 'Ended', 'Workflow']}
-      items={props.operations}
-      row={(op) => [
-        <code>{op.id}</code>,
-        op.kind,
-        <span class={`status ${op.status}`}>{op.status}</span>,
-        <Target operation={op} />,
-        op.actor,
-        op.reason ?? '—',
-        op.createdAt,
-        op.completedAt ?? '—',
-        workflowUrl ? <a href={workflowUrl(op.workflowId)}>{op.workflowId}</a> : <code>{op.workflowId}</code>,
-      ]}
-      empty={props.empty ?? 'No operations match.'}
-    />
+    <div class="operation-list">
+      <Table
+        columns={['Operation', 'Kind', 'Status', 'On', 'Actor', 'Reason', 'Started', 'Ended', 'Workflow']}
+        items={props.operations}
+        row={(op) => [
+          <code>{op.id}</code>,
+          op.kind,
+          <span class={`status ${op.status}`}>{op.status}</span>,
+          <Target operation={op} />,
+          op.actor,
+          op.reason ?? '—',
+          op.createdAt,
+          op.completedAt ?? '—',
+          workflowUrl ? (
+            <a href={workflowUrl(op.workflowId)}>{op.workflowId}</a>
+          ) : (
+            <code>{op.workflowId}</code>
+          ),
+        ]}
+        empty={props.empty ?? 'No operations match.'}
+      />
+    </div>
   );
 }
 

@@ -106,11 +106,18 @@ describe('pools pages', () => {
     expect(drains[0]).toMatchObject({ reason: 'driver roll-out', actor: 'key:bootstrap-operator' });
     const op = (await call(h, 'GET', `/v1/operations/${(drains[0] as { id?: string }).id}`)).body;
     expect(op.result).toMatchObject({ maxConcurrent: 2, nodeIds: [...b7].sort() });
-    // Two at a time: the first wave drains two rack b7 nodes; b8 is never touched.
+    // Every rack b7 node drains: the two without allocations end drained (cordoned), the held one
+    // stays draining; b8 is never touched.
     await eventually(async () => {
-      const nodes = await Promise.all(b7.map(async (id) => (await call(h, 'GET', `/v1/nodes/${id}`)).body));
-      return nodes.filter((n) => n.noScheduleReasons.includes('draining')).length >= 2 ? true : undefined;
+      const [held, ...free] = await Promise.all(
+        b7.map(async (id) => (await call(h, 'GET', `/v1/nodes/${id}`)).body),
+      );
+      const settled =
+        held.noScheduleReasons.includes('draining') &&
+        free.every((n) => n.cordoned && !n.noScheduleReasons.includes('draining'));
+      return settled ? true : undefined;
     });
+    expect((await call(h, 'GET', `/v1/nodes/${other}`)).body.cordoned).toBe(false);
     expect((await call(h, 'GET', `/v1/nodes/${other}`)).body.noScheduleReasons).not.toContain('draining');
 
     // The pool page shows it running with its progress and its workflow, and offers no second drain.

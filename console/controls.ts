@@ -182,7 +182,10 @@ export const CONTROLS: Record<string, Control> = {
       refusalBack: true,
     },
     run: async (api, id, form) => {
-      const { deleted } = await api.DELETE('/v1/nodes/{id}', { params: params(id, form), body: reasonOf(form) });
+      const { deleted } = await api.DELETE('/v1/nodes/{id}', {
+        params: params(id, form),
+        body: reasonOf(form),
+      });
       return deleted ? `Node ${id} deleted.` : `Node ${id} was deleted already.`;
     },
   },

@@ -39,7 +39,8 @@ export function Progress(props: { operation: Schemas['Operation'] }) {
 /** The progress of an operation of `kind` in words, or undefined when its shape is not the known one. */
 export function progressInWords(kind: string, p: Record<string, unknown>): string | undefined {
   const has = (...fields: string[]) => fields.every((f) => f in p);
-  if (kind === 'drain' && has('phase', 'liveAllocationCount')) return drainInWords(p as unknown as DrainProgress);
+  if (kind === 'drain' && has('phase', 'liveAllocationCount'))
+    return drainInWords(p as unknown as DrainProgress);
   if (kind === 'decommission' && has('phase', 'stepsDone'))
     return decommissionInWords(p as unknown as DecommissionProgress);
   if (kind === 'purge' && has('phase', 'waitingSince')) return purgeInWords(p as unknown as PurgeProgress);
@@ -157,7 +158,6 @@ export function poolDrainInWords(p: PoolDrainProgress): string {
     : 'at' in p.deadline
       ? `deadline ${p.deadline.at}`
       : `deadline ${p.deadline.after} after each node's drain starts`;
-  const phase =
-    p.phase === 'draining' ? 'Draining' : p.phase.charAt(0).toUpperCase() + p.phase.slice(1);
+  const phase = p.phase === 'draining' ? 'Draining' : p.phase.charAt(0).toUpperCase() + p.phase.slice(1);
   return `${phase}: ${counts}; at most ${p.maxConcurrent} at a time; ${deadline}.`;
 }

@@ -12,8 +12,10 @@ export type Preview = Schemas['DecommissionPreview'];
 export function dangerZoneShown(node: Node, session: Session): boolean {
   return (
     session.caller.kind === 'operator' &&
-    controlRefusal({ provisionState: node.provisionState, deletedAt: node.deletedAt ? new Date(node.deletedAt) : null }) ===
-      null
+    controlRefusal({
+      provisionState: node.provisionState,
+      deletedAt: node.deletedAt ? new Date(node.deletedAt) : null,
+    }) === null
   );
 }
 
@@ -25,7 +27,8 @@ export function dangerZoneShown(node: Node, session: Session): boolean {
 export function deletionBlocked(node: Node, liveAllocations: number): string | null {
   const rule = provisionRules(node.provisionState).delete;
   if (rule === 'no') return `a node in ${node.provisionState} cannot be deleted`;
-  if (rule === 'cordoned' && !node.cordoned) return 'cordon first: an adopted node is deleted only once cordoned';
+  if (rule === 'cordoned' && !node.cordoned)
+    return 'cordon first: an adopted node is deleted only once cordoned';
   if (liveAllocations > 0) {
     return `it still holds ${liveAllocations} live allocation${liveAllocations === 1 ? '' : 's'}: drain it first`;
   }
@@ -123,7 +126,8 @@ export function DecommissionPage(props: {
         <a href={base}>Back to {preview.hostname}</a>
       </p>
       <p class="muted">
-        Preview at node version {preview.nodeGeneration}, dependencies <code>{preview.dependencyDigest}</code>.
+        Preview at node version {preview.nodeGeneration}, dependencies <code>{preview.dependencyDigest}</code>
+        .
       </p>
       <h2>Blockers</h2>
       <Table
@@ -224,8 +228,8 @@ export function ConfirmPage(props: {
           <label class="check">
             <input type="checkbox" name="force" value="yes" />
             Force: release its {props.liveAllocations} live allocation
-            {props.liveAllocations === 1 ? '' : 's'} (each recorded as force-released); without it the purge is
-            refused
+            {props.liveAllocations === 1 ? '' : 's'} (each recorded as force-released); without it the purge
+            is refused
           </label>
         )}
         <label>

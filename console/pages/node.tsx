@@ -277,7 +277,9 @@ function Controls(props: { node: Node; session: Session }) {
  */
 function Remediate(props: { node: Node; session: Session }) {
   const { node, session } = props;
-  const conditions = node.conditions.filter((condition) => condition.status).map((condition) => condition.type);
+  const conditions = node.conditions
+    .filter((condition) => condition.status)
+    .map((condition) => condition.type);
   const list = `conditions-${node.id}`;
   return (
     <div class="controls">
@@ -287,7 +289,9 @@ function Remediate(props: { node: Node; session: Session }) {
           list={list}
           required
           maxlength={128}
-          placeholder={conditions[0] ? `condition, e.g. ${conditions[0]}` : 'condition type, e.g. GpuXidError'}
+          placeholder={
+            conditions[0] ? `condition, e.g. ${conditions[0]}` : 'condition type, e.g. GpuXidError'
+          }
           value={conditions.length === 1 ? conditions[0] : undefined}
         />
         <datalist id={list}>

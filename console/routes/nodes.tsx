@@ -105,7 +105,8 @@ export function nodeRoutes(): Hono<ConsoleEnv> {
             ? `${node.hostname} changed since the preview you confirmed (${error.message}): nothing was done. This is the new preview: check it and confirm again.`
             : `Decommission refused: ${error.message} (${error.code})`,
       };
-      return c.redirect(previewPage, 303);
+      // A key that may not decommission may not preview either: back to the node page.
+      return c.redirect(error.status === 403 ? `${CONSOLE_PATH}/nodes/${id}` : previewPage, 303);
     }
   });
 
@@ -158,4 +159,3 @@ export function nodeRoutes(): Hono<ConsoleEnv> {
 
   return router;
 }
-

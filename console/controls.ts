@@ -156,8 +156,8 @@ export const CONTROLS: Record<string, Control> = {
     confirm: {
       title: 'Purge',
       says: [
-        "Purge sends the node's agent a signed command to remove Drydock from the machine: its services, credentials and data.",
-        'The node cannot come back under this identity; the machine would have to join again as a new node.',
+        "Purge sends the node's agent a signed command to remove Drydock from the machine: it deletes its data directory and its own binary, and the control plane then forgets the node.",
+        'The node cannot come back under this identity: the machine comes back only by being set up again and joining as a new node.',
         'This cannot be undone.',
       ],
       refusalBack: true,

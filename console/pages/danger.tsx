@@ -164,7 +164,9 @@ export function DecommissionPage(props: {
             join as a new node.
           </p>
           <label>
-            Type the hostname <code>{preview.hostname}</code> to confirm
+            <span>
+              Type the hostname <code>{preview.hostname}</code> to confirm
+            </span>
             <input name="confirm" required autocomplete="off" maxlength={256} />
           </label>
           <label>

@@ -129,19 +129,20 @@ export function purgeInWords(p: PurgeProgress): string {
 export function remediationInWords(p: RemediationProgress): string {
   const condition = p.condition ?? 'its condition';
   const queued = p.queued.length ? ` Queued after it: ${p.queued.join(', ')}.` : '';
-  const ladder = p.ladder.length ? p.ladder.join(' → ') : 'no ladder';
+  const ladder = p.ladder.length ? ` (ladder ${p.ladder.join(' → ')})` : '';
   switch (p.phase) {
     case 'starting':
       return `Starting on ${condition}.${queued}`;
     case 'attempting':
       return (
-        `Remediating ${condition}: attempt ${p.attempt} of ${p.ladder.length} (${ladder}), ` +
-        `${p.action ?? 'no action'}${p.attemptDeadline ? ` until ${p.attemptDeadline}` : ''}.${queued}`
+        `Remediating ${condition}: attempt ${p.attempt} of at most ${p.ladder.length}${ladder}, ` +
+        `${p.action ?? 'no action'}; waiting for ${condition} to clear` +
+        `${p.attemptDeadline ? ` until ${p.attemptDeadline}` : ''}.${queued}`
       );
     case 'succeeded':
       return `Succeeded: ${condition} cleared after ${plural(p.attempt, 'attempt')}.${queued}`;
     case 'escalated':
-      return `Escalated: ${condition} did not clear after ${plural(p.attempt, 'attempt')} (${ladder}).${queued}`;
+      return `Escalated to maintenance: ${condition} did not clear after ${plural(p.attempts.length, 'attempt')}${ladder}.${queued}`;
     case 'cancelled':
       return `Cancelled.${queued}`;
   }

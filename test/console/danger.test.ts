@@ -52,6 +52,8 @@ describe('the danger zone', () => {
     const op = await operator();
     const page = await op.get(`/console/nodes/${nodeId}`);
     expect(page.html).toContain('Danger zone');
+    // A node that never sent a heartbeat says so, next to its liveness.
+    expect(page.html).toContain('<span class="value">never (no heartbeat yet)</span>');
     expect(page.html).toContain(`action="/console/nodes/${nodeId}/decommission"`);
     expect(page.html).toContain(`action="/console/nodes/${nodeId}/purge"`);
 

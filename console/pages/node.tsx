@@ -70,7 +70,9 @@ export function NodePage(view: NodeView) {
       <LiveRegion id="events">
         <Events node={node} events={view.events} />
       </LiveRegion>
-      <DangerZone node={node} session={view.session} liveAllocations={view.allocations.length} />
+      <LiveRegion id="danger">
+        <DangerZone node={node} session={view.session} liveAllocations={view.allocations.length} />
+      </LiveRegion>
     </Layout>
   );
 }

@@ -1,6 +1,6 @@
 import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
-import { setNode } from '../support/builders';
+import { readNode, setNode } from '../support/builders';
 import { allocate, call, eventsOf, seedNode, seedPool, tenantKey } from '../support/fixtures';
 import { screenshot, useBrowser } from '../support/browser';
 import { eventually, useHarness } from '../support/harness';
@@ -16,8 +16,6 @@ async function signIn(page: Page, key: string) {
   await page.getByRole('button', { name: 'Sign in' }).click();
   await page.getByRole('heading', { name: 'Fleet' }).waitFor();
 }
-
-const nodeOf = async (id: string) => (await call(h, 'GET', `/v1/nodes/${id}`)).body;
 
 describe('the node page in a browser: controls and the danger zone', () => {
   it('labels and taints a node, then decommissions it through preview, a stale preview and typed confirmation', async () => {
@@ -36,7 +34,7 @@ describe('the node page in a browser: controls and the danger zone', () => {
     await page.getByPlaceholder('taint key, e.g. rma-pending').fill('rma-pending');
     await page.getByRole('button', { name: 'Add taint' }).click();
     await page.getByText('gpu-eol-07 tainted rma-pending.').waitFor();
-    expect((await nodeOf(nodeId)).noScheduleReasons).toContain('taint:rma-pending');
+    expect((await readNode(h, nodeId)).noScheduleReasons).toContain('taint:rma-pending');
     expect(await page.locator('[data-axis="last seen"] .value').textContent()).toBe(
       'never (no heartbeat yet)',
     );
@@ -60,7 +58,7 @@ describe('the node page in a browser: controls and the danger zone', () => {
     await page.getByText('gpu-eol-07 changed since the preview', { exact: false }).waitFor();
     const newGeneration = await page.locator('input[name="nodeGeneration"]').inputValue();
     expect(Number(newGeneration)).toBeGreaterThan(Number(generation));
-    expect((await nodeOf(nodeId)).provisionState).toBe('adopted');
+    expect((await readNode(h, nodeId)).provisionState).toBe('adopted');
     expect((await call(h, 'GET', `/v1/operations?nodeId=${nodeId}&kind=decommission`)).body.items).toEqual(
       [],
     );
@@ -70,14 +68,14 @@ describe('the node page in a browser: controls and the danger zone', () => {
     await page.getByLabel('Reason').fill('end of life');
     await page.getByRole('button', { name: 'Decommission gpu-eol-07' }).click();
     await page.getByText('"gpu-eol-08" is not this node\'s hostname', { exact: false }).waitFor();
-    expect((await nodeOf(nodeId)).provisionState).toBe('adopted');
+    expect((await readNode(h, nodeId)).provisionState).toBe('adopted');
 
     await page.getByLabel(/Type the hostname/).fill('gpu-eol-07');
     await page.getByLabel('Reason').fill('end of life');
     await page.getByRole('button', { name: 'Decommission gpu-eol-07' }).click();
     await page.getByText(/^gpu-eol-07 decommissioning: operation op_/).waitFor();
     await eventually(async () =>
-      (await nodeOf(nodeId)).provisionState === 'decommissioned' ? true : undefined,
+      (await readNode(h, nodeId)).provisionState === 'decommissioned' ? true : undefined,
     );
     expect(await eventsOf(h, nodeId, 'node.decommissioned')).toMatchObject([
       {
@@ -103,7 +101,7 @@ describe('the node page in a browser: controls and the danger zone', () => {
     await page.getByLabel(/Force: release its 1 live allocation/).check();
     await page.getByRole('button', { name: 'Purge gpu-pg-07' }).click();
     await page.getByText(/^gpu-pg-07 purging: operation op_/).waitFor();
-    expect((await nodeOf(nodeId)).provisionState).toBe('purging');
+    expect((await readNode(h, nodeId)).provisionState).toBe('purging');
     expect((await call(h, 'GET', `/v1/allocations?nodeId=${nodeId}&live=true`)).body.items).toEqual([]);
     expect(b.blocked).toEqual([]);
   });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { setNode } from '../support/builders';
+import { readNode, setNode } from '../support/builders';
 import { allocate, call, eventsOf, seedNode, seedPool, tenantKey } from '../support/fixtures';
 import { eventually, useHarness } from '../support/harness';
 import { Browser, csrfOf, useConsole, type Page } from './console-client';
@@ -7,7 +7,6 @@ import { Browser, csrfOf, useConsole, type Page } from './console-client';
 const h = useHarness();
 const server = useConsole(h);
 
-const nodeOf = async (id: string) => (await call(h, 'GET', `/v1/nodes/${id}`)).body;
 const operationsOf = async (nodeId: string, kind: string) =>
   (await call(h, 'GET', `/v1/operations?nodeId=${nodeId}&kind=${kind}`)).body.items as {
     id: string;
@@ -72,7 +71,7 @@ describe('the danger zone', () => {
       expect(seen.html, control).not.toContain(`/console/nodes/${nodeId}/${control}"`);
     }
     // Posted anyway (a hand-made form): the API refuses, the node is unchanged.
-    const before = await nodeOf(nodeId);
+    const before = await readNode(h, nodeId);
     const csrf = csrfOf(seen);
     const purged = await tenant.post(`/console/nodes/${nodeId}/purge`, { csrf, confirm: 'yes' });
     expect(purged.status).toBe(303);
@@ -98,7 +97,7 @@ describe('the danger zone', () => {
     const previewed = await tenant.get(`/console/nodes/${nodeId}/decommission`);
     expect(previewed.status).toBe(403);
     expect(previewed.html).toContain('FORBIDDEN');
-    expect(await nodeOf(nodeId)).toMatchObject({ provisionState: 'adopted', version: before.version });
+    expect(await readNode(h, nodeId)).toMatchObject({ provisionState: 'adopted', version: before.version });
     expect(await operationsOf(nodeId, 'purge')).toEqual([]);
     expect(await operationsOf(nodeId, 'decommission')).toEqual([]);
   });
@@ -139,7 +138,7 @@ describe('the danger zone', () => {
     });
 
     // A typed hostname that does not match: no call, nothing changed, and the page says so.
-    const before = await nodeOf(nodeId);
+    const before = await readNode(h, nodeId);
     const eventsBefore = (await eventsOf(h, nodeId)).length;
     let answer = await op.post(action, form(first, 'gpu-dc-8'));
     expect(answer.location).toBe(action);
@@ -149,7 +148,7 @@ describe('the danger zone', () => {
       expect.stringContaining('"gpu-dc-8" is not this node\'s hostname'),
     ]);
     expect(flashOf(shown)?.[1]).toContain('nothing was done');
-    expect(await nodeOf(nodeId)).toMatchObject({ provisionState: 'adopted', version: before.version });
+    expect(await readNode(h, nodeId)).toMatchObject({ provisionState: 'adopted', version: before.version });
     expect(await eventsOf(h, nodeId)).toHaveLength(eventsBefore);
     expect(await operationsOf(nodeId, 'decommission')).toEqual([]);
 
@@ -166,7 +165,7 @@ describe('the danger zone', () => {
     expect(flashOf(shown)?.[1]).toContain('confirm again');
     const fresh = fieldOf(shown, action, 'nodeGeneration');
     expect(Number(fresh)).toBeGreaterThan(Number(staleGeneration));
-    expect((await nodeOf(nodeId)).provisionState).toBe('adopted');
+    expect((await readNode(h, nodeId)).provisionState).toBe('adopted');
     expect(await eventsOf(h, nodeId, 'node.decommission')).toEqual([]);
 
     // Confirmed on the new preview: the decommission runs to its end, by the signed-in key.
@@ -178,7 +177,7 @@ describe('the danger zone', () => {
     expect(more).toEqual([]);
     expect(operation!.actor).toBe('key:bootstrap-operator');
     await eventually(async () =>
-      (await nodeOf(nodeId)).provisionState === 'decommissioned' ? true : undefined,
+      (await readNode(h, nodeId)).provisionState === 'decommissioned' ? true : undefined,
     );
     const done = await op.get(`/console/nodes/${nodeId}`);
     expect(done.html).toContain('No controls: the node is decommissioned.');
@@ -208,7 +207,7 @@ describe('the danger zone', () => {
     expect(answer.location).toBe(confirmPath);
     shown = await op.get(confirmPath);
     expect(flashOf(shown)).toEqual(['error', expect.stringContaining('(INVALID_STATE)')]);
-    expect((await nodeOf(nodeId)).provisionState).toBe('adopted');
+    expect((await readNode(h, nodeId)).provisionState).toBe('adopted');
 
     // With force: the allocation is released and the purge begins.
     answer = await op.post(confirmPath, {
@@ -220,7 +219,7 @@ describe('the danger zone', () => {
     expect(answer.location).toBe(`/console/nodes/${nodeId}`);
     shown = await op.get(answer.location!);
     expect(flashOf(shown)).toEqual(['ok', expect.stringMatching(/^gpu-pg-1 purging: operation op_/)]);
-    expect((await nodeOf(nodeId)).provisionState).toBe('purging');
+    expect((await readNode(h, nodeId)).provisionState).toBe('purging');
     expect(await eventsOf(h, nodeId, 'node.purge.requested')).toMatchObject([
       { actor: 'key:bootstrap-operator', reason: 'RMA' },
     ]);
@@ -273,7 +272,7 @@ describe('the danger zone', () => {
       });
       expect(answer.status, control).toBe(403);
     }
-    expect(await nodeOf(nodeId)).toMatchObject({ provisionState: 'adopted', version: 1 });
+    expect(await readNode(h, nodeId)).toMatchObject({ provisionState: 'adopted', version: 1 });
     expect(await eventsOf(h, nodeId)).toEqual([]);
 
     const csrf = csrfOf(page);
@@ -306,7 +305,7 @@ describe('adopt, revoke identity, remediate', () => {
     });
     const shown = await op.get(answer.location!);
     expect(flashOf(shown)).toEqual(['ok', 'gpu-ad-1 adopted.']);
-    expect((await nodeOf(nodeId)).provisionState).toBe('adopted');
+    expect((await readNode(h, nodeId)).provisionState).toBe('adopted');
     expect(await eventsOf(h, nodeId, 'node.adopted')).toMatchObject([{ actor: 'key:bootstrap-operator' }]);
     // A pending node is not adopted by this control: no form.
     const pending = await seedNode(h, { poolId: 'pool-adopt', provisionState: 'pending' });

@@ -56,7 +56,11 @@ describe('node page controls', () => {
     // While the allocation holds the node, the page lists the drain with what it waits for.
     const page = await eventually(async () => {
       const p = await browser.get(`/console/nodes/${nodeId}`);
-      return p.html.includes('Waiting for 1 live allocation until ') ? p : undefined;
+      return /Waiting for 1 live allocation until [^<]+; then they are force-released within the pool&#39;s disruption budget\./.test(
+        p.html,
+      )
+        ? p
+        : undefined;
     });
     expect(page.html).toContain(operations[0].id);
     // Linked to its workflow in the Temporal UI.

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { newId } from '../../domain/ids';
 import { readNode, setNode } from '../support/builders';
 import { allocate, call, eventsOf, seedNode, seedPool, tenantKey } from '../support/fixtures';
 import { eventually, useHarness } from '../support/harness';
@@ -283,6 +284,14 @@ describe('the danger zone', () => {
       );
       expect((await op.get(`/console/nodes/../${path}`)).status, path).toBe(404);
     }
+    // An id of the right shape that no node has: the API's 404, as the 404 page.
+    const missing = newId('node');
+    for (const path of ['decommission', 'purge', 'delete']) {
+      expect((await op.get(`/console/nodes/${missing}/${path}`)).status, path).toBe(404);
+    }
+    const refused = await op.post(`/console/nodes/${missing}/decommission`, { csrf, confirm: 'x' });
+    expect(refused.status).toBe(404);
+    expect(refused.html).toContain('Not found');
     // A control that has no confirmation step has no confirmation page either.
     expect((await op.get(`/console/nodes/${nodeId}/cordon`)).status).toBe(404);
   });

@@ -56,7 +56,7 @@ describe('node page controls', () => {
     // While the allocation holds the node, the page lists the drain with what it waits for.
     const page = await eventually(async () => {
       const p = await browser.get(`/console/nodes/${nodeId}`);
-      return /Waiting for 1 live allocation until [^<]+; then they are released within the pool&#39;s disruption budget\./.test(
+      return /Waiting for 1 live allocation until [^<]+; then they are force-released within the pool&#39;s disruption budget\./.test(
         p.html,
       )
         ? p
@@ -153,8 +153,23 @@ describe('node page controls', () => {
     await browser.signIn(key.secret);
     const page = await browser.get(`/console/nodes/${nodeId}`);
     expect(page.html).toContain(`action="/console/nodes/${nodeId}/cordon"`);
-    for (const control of ['drain', 'label', 'unlabel', 'taint', 'untaint', 'clear-maintenance', 'block']) {
+    for (const control of [
+      'drain',
+      'label',
+      'unlabel',
+      'taint',
+      'untaint',
+      'clear-maintenance',
+      'block',
+      'adopt',
+      'remediate',
+      'revoke-identity',
+      'decommission',
+      'purge',
+      'delete',
+    ]) {
       expect(page.html, control).not.toContain(`action="/console/nodes/${nodeId}/${control}"`);
     }
+    expect(page.html).not.toContain('Danger zone');
   });
 });

@@ -54,19 +54,29 @@ describe('pools, join tokens and operations in a browser, with the outside netwo
     expect(drains).toHaveLength(1);
     const op = (await call(h, 'GET', `/v1/operations/${drains[0].id}`)).body;
     expect(op.result).toMatchObject({ maxConcurrent: 2, nodeIds: [...rack].sort() });
-    // Its progress shows in the pool drain's region, and the node list shows the rack drained but
-    // the held node, which is still draining, once the workflow got that far (a reload at most).
+    // Its progress shows in the pool drain's region, and the node list shows every rack node
+    // cordoned, the held one still draining, once the workflow got that far (a reload at most).
     const progress = page.locator('#live-pool-drain .progress');
     const cell = (text: string) => page.locator('#live-pool-nodes td', { hasText: new RegExp(`^${text}$`) });
-    await eventually(async () => {
-      const settled =
-        (await progress.count()) > 0 &&
-        (await cell('draining').count()) === 1 &&
-        (await cell('cordoned').count()) === 2;
-      if (settled) return true;
-      await page.reload();
-      return undefined;
-    });
+    await eventually(
+      async () => {
+        const settled =
+          (await progress.count()) > 0 &&
+          (await cell('draining').count()) === 1 &&
+          (await cell('cordoned').count()) === 3;
+        if (settled) return true;
+        await page.reload();
+        return undefined;
+      },
+      30_000,
+      250,
+    );
+    expect(await page.locator('#live-pool-nodes tr', { hasText: 'gpu-b7-01' }).textContent()).toContain(
+      'draining',
+    );
+    expect(await page.locator('#live-pool-nodes tr', { hasText: 'gpu-b8-01' }).textContent()).not.toContain(
+      'cordoned',
+    );
     expect(await page.locator('#live-pool-drain').textContent()).toContain(op.id);
     expect(await page.getByRole('button', { name: 'Drain pool' }).count()).toBe(0);
     await screenshot(page, 'console-pool');

@@ -116,7 +116,7 @@ describe('pools pages', () => {
         held.noScheduleReasons.includes('draining') &&
         free.every((n) => n.cordoned && !n.noScheduleReasons.includes('draining'));
       return settled ? true : undefined;
-    });
+    }, 30_000);
     expect((await call(h, 'GET', `/v1/nodes/${other}`)).body.cordoned).toBe(false);
     expect((await call(h, 'GET', `/v1/nodes/${other}`)).body.noScheduleReasons).not.toContain('draining');
 

@@ -8,6 +8,9 @@ import { Problem } from './layout';
 import { SignInPage } from './pages/sign-in';
 import { fleetRoutes } from './routes/fleet';
 import { nodeRoutes } from './routes/nodes';
+import { operationRoutes } from './routes/operations';
+import { poolRoutes } from './routes/pools';
+import { tokenRoutes } from './routes/tokens';
 import { securityHeaders } from './security';
 import { csrfMatches, Sessions, type Session } from './sessions';
 import { STYLESHEET } from './style';
@@ -93,6 +96,9 @@ export function consoleRoutes(send: InProcess): Hono<ConsoleEnv> {
 
   router.route('/', fleetRoutes());
   router.route('/', nodeRoutes());
+  router.route('/', poolRoutes());
+  router.route('/', tokenRoutes());
+  router.route('/', operationRoutes());
 
   router.all('*', (c) => notFound(c));
   return router;

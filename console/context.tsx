@@ -36,6 +36,18 @@ export function notFound(c: Ctx) {
   );
 }
 
+/**
+ * Opens a workflow in the Temporal UI the API was given (`DRYDOCK_TEMPORAL_UI_URL`); undefined
+ * when none is configured, and the page shows the workflow id without a link.
+ */
+export function workflowUrlOf(c: Ctx): ((workflowId: string) => string) | undefined {
+  const { temporalUiUrl, temporal } = c.var.deps;
+  if (!temporalUiUrl) return undefined;
+  const namespace = encodeURIComponent(temporal.options.namespace);
+  return (workflowId) =>
+    `${temporalUiUrl}/namespaces/${namespace}/workflows/${encodeURIComponent(workflowId)}`;
+}
+
 /** The message a change left for the next page, once. */
 export function takeFlash(session: Session) {
   const flash = session.flash;

@@ -30,6 +30,11 @@ export function Layout(props: {
           {session && (
             <nav>
               <a href="/console">Fleet</a>
+              <a href="/console/pools">Pools</a>
+              {session.caller.actions.includes('compute:tokens:read') && (
+                <a href="/console/tokens">Join tokens</a>
+              )}
+              <a href="/console/operations">Operations</a>
               <span class="caller">
                 {session.caller.kind === 'tenant'
                   ? `key ${session.caller.name} (tenant ${session.caller.tenantId})`

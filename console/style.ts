@@ -46,4 +46,16 @@ form.confirm button { align-self: flex-start; }
 ul.counts { margin: 0; padding-left: 1.2rem; }
 p.progress { margin: 0; }
 ul.progress { margin: 0; padding-left: 1.1rem; }
+/* pools, join tokens, operations */
+h3 { font-size: 1rem; margin: 1.2rem 0 .4rem; }
+dl.facts { display: grid; grid-template-columns: max-content 1fr; gap: .2rem .8rem; margin: 0; }
+dl.facts dt { color: var(--muted); }
+dl.facts dd { margin: 0; }
+.pool-drain-running { border: 1px solid var(--line); border-radius: 4px; padding: .4rem .8rem; margin-bottom: .8rem; }
+.status.failed { color: var(--bad); }
+.status.succeeded { color: var(--ok); }
+.status.running, .status.pending { color: var(--warn); }
+.secret { border: 1px solid var(--ok); border-radius: 4px; padding: .4rem .8rem; margin-bottom: 1rem; }
+.operation-list td code, .operation-list td a { overflow-wrap: anywhere; }
+pre.join-line { white-space: pre-wrap; word-break: break-all; padding: .5rem; border: 1px solid var(--line); border-radius: 4px; user-select: all; }
 `;

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Hono } from 'hono';
 import { ApiError } from '../../client';
-import { CONSOLE_PATH, nodeIdOf, notFound, takeFlash, type ConsoleEnv } from '../context';
+import { CONSOLE_PATH, nodeIdOf, notFound, takeFlash, workflowUrlOf, type ConsoleEnv } from '../context';
 import { CONTROLS, field } from '../controls';
 import { ConfirmPage, DecommissionPage } from '../pages/danger';
 import { NodePage } from '../pages/node';
@@ -28,7 +28,6 @@ export function nodeRoutes(): Hono<ConsoleEnv> {
     const operations = await Promise.all(
       running.items.map((op) => api.GET('/v1/operations/{id}', { params: { path: { id: op.id } } })),
     );
-    const { temporalUiUrl, temporal } = c.var.deps;
     return c.html(
       <NodePage
         session={session}
@@ -37,12 +36,7 @@ export function nodeRoutes(): Hono<ConsoleEnv> {
         allocations={allocations.items}
         operations={operations}
         events={{ ...events, type }}
-        workflowUrl={
-          temporalUiUrl
-            ? (workflowId) =>
-                `${temporalUiUrl}/namespaces/${encodeURIComponent(temporal.options.namespace)}/workflows/${encodeURIComponent(workflowId)}`
-            : undefined
-        }
+        workflowUrl={workflowUrlOf(c)}
       />,
     );
   });

@@ -1,0 +1,115 @@
+import type { Schemas } from '../../client';
+import { OPERATION_KINDS, OPERATION_STATUSES } from '../../domain/operation';
+import { Layout, Table } from '../layout';
+import { LiveRegion } from '../live';
+import type { Flash, Session } from '../sessions';
+
+type Operation = Schemas['Operation'];
+
+/** The `GET /v1/operations` filters the operations page offers, as its own query carries them. */
+export const OPERATION_FILTERS = ['kind', 'status'] as const;
+export type OperationFilters = Partial<Record<(typeof OPERATION_FILTERS)[number], string>>;
+
+export interface OperationsView {
+  session: Session;
+  flash?: Flash;
+  filters: OperationFilters;
+  /** The page of operations, or the API's refusal of the filters. */
+  operations: { items: Operation[]; nextCursor: string | null } | { problem: string };
+  workflowUrl?: (workflowId: string) => string;
+}
+
+/** Operations, newest first, filtered by kind and status and paged as the API pages them. */
+export function OperationsPage(view: OperationsView) {
+  const { operations, filters } = view;
+  return (
+    <Layout title="Operations" session={view.session} flash={view.flash} watch={{}}>
+      <h1>Operations</h1>
+      <Filters filters={filters} />
+      {'problem' in operations ? (
+        <p class="flash error" role="alert">
+          {operations.problem}
+        </p>
+      ) : (
+        <>
+          <LiveRegion id="operations">
+            <OperationTable operations={operations.items} workflowUrl={view.workflowUrl} />
+          </LiveRegion>
+          {operations.nextCursor && (
+            <p>
+              <a
+                href={`/console/operations?${new URLSearchParams({ ...filters, cursor: operations.nextCursor })}`}
+              >
+                Older operations
+              </a>
+            </p>
+          )}
+        </>
+      )}
+    </Layout>
+  );
+}
+
+function Filters(props: { filters: OperationFilters }) {
+  const choice = (name: keyof OperationFilters, values: readonly string[]) => (
+    <label>
+      {name}
+      <select name={name}>
+        <option value="">any</option>
+        {values.map((v) => (
+          <option value={v} selected={props.filters[name] === v}>
+            {v}
+          </option>
+        ))}
+      </select>
+    </label>
+  );
+  return (
+    <form method="get" action="/console/operations" class="filters">
+      {choice('kind', OPERATION_KINDS)}
+      {choice('status', OPERATION_STATUSES)}
+      <button type="submit">Filter</button>
+    </form>
+  );
+}
+
+/** Operations one row each: what, on which node or pool, by whom, when, and its workflow. */
+export function OperationTable(props: {
+  operations: Operation[];
+  workflowUrl?: (workflowId: string) => string;
+  empty?: string;
+}) {
+  const { workflowUrl } = props;
+  return (
+    <div class="operation-list">
+      <Table
+        columns={['Operation', 'Kind', 'Status', 'On', 'Actor', 'Reason', 'Started', 'Ended', 'Workflow']}
+        items={props.operations}
+        row={(op) => [
+          <code>{op.id}</code>,
+          op.kind,
+          <span class={`status ${op.status}`}>{op.status}</span>,
+          <Target operation={op} />,
+          op.actor,
+          op.reason ?? '—',
+          op.createdAt,
+          op.completedAt ?? '—',
+          workflowUrl ? (
+            <a href={workflowUrl(op.workflowId)}>{op.workflowId}</a>
+          ) : (
+            <code>{op.workflowId}</code>
+          ),
+        ]}
+        empty={props.empty ?? 'No operations match.'}
+      />
+    </div>
+  );
+}
+
+/** The node or pool an operation works on, linked to its page. */
+function Target(props: { operation: Operation }) {
+  const { nodeId, poolId } = props.operation;
+  if (nodeId) return <a href={`/console/nodes/${nodeId}`}>{nodeId}</a>;
+  if (poolId) return <a href={`/console/pools/${poolId}`}>pool {poolId}</a>;
+  return <span class="muted">—</span>;
+}

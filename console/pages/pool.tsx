@@ -1,0 +1,225 @@
+import type { Schemas } from '../../client';
+import { CAPACITY_BUCKETS } from '../../domain/capacity';
+import { DEFAULT_MAX_UNAVAILABLE } from '../../domain/budget';
+import {
+  DEFAULT_ATTEMPT_TIMEOUT_MS,
+  DEFAULT_HEALTHY_AFTER_MS,
+  DEFAULT_LADDER,
+  DEFAULT_MAX_UNHEALTHY,
+} from '../../domain/remediation';
+import { Csrf, Layout, Table } from '../layout';
+import { LiveRegion } from '../live';
+import { Progress } from '../progress';
+import type { Flash, Session } from '../sessions';
+import { OperationTable } from './operations';
+import { fleetOfPool, ownerOf, type Capacity } from './pools';
+
+type Pool = Schemas['Pool'];
+type Operation = Schemas['Operation'];
+
+export interface PoolView {
+  session: Session;
+  flash?: Flash;
+  pool: Pool;
+  capacity: Capacity;
+  /** The first page of the pool's nodes, and whether there are more. */
+  nodes: { items: Schemas['Node'][]; more: boolean };
+  /** The pool's running pool drain as `GET /v1/operations/{id}` reads it (with `progress`). */
+  running: Operation | null;
+  /** Its recent pool drains, newest first. */
+  drains: Operation[];
+  workflowUrl?: (workflowId: string) => string;
+}
+
+export function PoolPage(view: PoolView) {
+  const { pool, session } = view;
+  const actions = session.caller.actions;
+  return (
+    <Layout title={`Pool ${pool.id}`} session={session} flash={view.flash} watch={{}}>
+      <h1>
+        Pool {pool.id} <span class="muted">{pool.kind}</span>
+      </h1>
+      <p class="muted">
+        site {pool.siteId} · created {pool.createdAt}
+      </p>
+      <h2>Who may use it</h2>
+      <dl class="facts">
+        <dt>owner</dt>
+        <dd>{ownerOf(pool)}</dd>
+        <dt>granted to</dt>
+        <dd>{pool.grants.length ? pool.grants.map((t) => `tenant ${t}`).join(', ') : 'no other tenant'}</dd>
+      </dl>
+      <h2>Policy</h2>
+      <Policy policy={pool.policy} />
+      <h2>Capacity</h2>
+      <LiveRegion id="pool-capacity">
+        <Table
+          columns={['Total', ...CAPACITY_BUCKETS]}
+          items={[view.capacity]}
+          row={(capacity) => [capacity.total, ...CAPACITY_BUCKETS.map((bucket) => capacity.buckets[bucket])]}
+          empty=""
+        />
+      </LiveRegion>
+      <h2>Nodes</h2>
+      <LiveRegion id="pool-nodes">
+        <Table
+          columns={['Hostname', 'State', 'Cordoned', 'Liveness', 'NoSchedule']}
+          items={view.nodes.items}
+          row={(node) => [
+            <a href={`/console/nodes/${node.id}`}>{node.hostname}</a>,
+            node.provisionState,
+            node.cordoned ? 'cordoned' : 'no',
+            node.liveness,
+            node.noScheduleReasons.join(', ') || '—',
+          ]}
+          empty="No nodes in this pool."
+        />
+      </LiveRegion>
+      <p>
+        <a href={fleetOfPool(pool.id)}>
+          {view.nodes.more ? 'All nodes of this pool in the fleet' : 'This pool in the fleet'}
+        </a>
+      </p>
+      <h2>Pool drain</h2>
+      <LiveRegion id="pool-drain">
+        <Running
+          operation={view.running}
+          session={session}
+          pool={pool}
+          workflowUrl={view.workflowUrl}
+          cancel={session.caller.kind === 'operator'}
+        />
+        <h3>Recent pool drains</h3>
+        <OperationTable
+          operations={view.drains}
+          workflowUrl={view.workflowUrl}
+          empty="This pool has not been drained."
+        />
+      </LiveRegion>
+      {!view.running && actions.includes('compute:nodes:drain') && (
+        <DrainForm pool={pool} session={session} />
+      )}
+    </Layout>
+  );
+}
+
+/** Every policy field, in words, with what holds when it is not set. */
+function Policy(props: { policy: Pool['policy'] }) {
+  const { lostAfter, maxUnavailable, maxUnhealthy, remediation } = props.policy;
+  const conditions = Object.entries(remediation ?? {});
+  return (
+    <>
+      <dl class="facts">
+        <dt>lost after</dt>
+        <dd>
+          {lostAfter
+            ? `a node unreachable for longer than ${lostAfter} is marked lost`
+            : 'not set: an unreachable node is never marked lost'}
+        </dd>
+        <dt>disruption budget (maxUnavailable)</dt>
+        <dd>
+          {budgetInWords(
+            maxUnavailable,
+            DEFAULT_MAX_UNAVAILABLE,
+            'unavailable at once (drains release within it)',
+          )}
+        </dd>
+        <dt>unhealthy allowance (maxUnhealthy)</dt>
+        <dd>
+          {budgetInWords(
+            maxUnhealthy,
+            DEFAULT_MAX_UNHEALTHY,
+            'unhealthy or in remediation at once; past it, a new fault escalates to a person instead of being remediated',
+          )}
+        </dd>
+      </dl>
+      <h3>Remediation per condition</h3>
+      <Table
+        columns={['Condition', 'Actions, in order', 'Each attempt waits', 'Clear for']}
+        items={conditions}
+        row={([type, plan]) => [
+          <code>{type}</code>,
+          (plan.ladder ?? DEFAULT_LADDER).join(', then '),
+          plan.attemptTimeout ?? `${DEFAULT_ATTEMPT_TIMEOUT_MS / 60_000}m (default)`,
+          plan.healthyAfter ?? `${DEFAULT_HEALTHY_AFTER_MS / 1000}s (default)`,
+        ]}
+        empty={`No condition configured: every condition gets ${DEFAULT_LADDER.join(', then ')}, ${DEFAULT_ATTEMPT_TIMEOUT_MS / 60_000}m per attempt, clear for ${DEFAULT_HEALTHY_AFTER_MS / 1000}s.`}
+      />
+    </>
+  );
+}
+
+/** A count or percent limit of the policy in words: "at most 2 nodes …", "at most 40% of the nodes …". */
+function budgetInWords(value: number | string | undefined, fallback: number | string, what: string): string {
+  const limit = value ?? fallback;
+  const amount =
+    typeof limit === 'number' ? `${limit} node${limit === 1 ? '' : 's'}` : `${limit} of its nodes`;
+  return `at most ${amount} ${what}${value === undefined ? ' (default)' : ''}`;
+}
+
+/** The running pool drain with its progress, and its cancel for operators. */
+function Running(props: {
+  operation: Operation | null;
+  session: Session;
+  pool: Pool;
+  cancel: boolean;
+  workflowUrl?: (workflowId: string) => string;
+}) {
+  const op = props.operation;
+  if (!op) return <p class="muted">No pool drain is running.</p>;
+  return (
+    <div class="pool-drain-running">
+      <p>
+        <code>{op.id}</code> {op.status} since {op.createdAt}, by {op.actor}: {op.reason ?? ''}
+        {props.workflowUrl && (
+          <>
+            {' '}
+            · <a href={props.workflowUrl(op.workflowId)}>workflow</a>
+          </>
+        )}
+      </p>
+      <Progress operation={op} />
+      {props.cancel && (
+        <form method="post" action={`/console/pools/${props.pool.id}/drain/cancel`} class="controls">
+          <Csrf session={props.session} />
+          <input type="hidden" name="operationId" value={op.id} />
+          <label>
+            node drains already running
+            <select name="children">
+              <option value="finish">let them finish</option>
+              <option value="cancel">cancel them too</option>
+            </select>
+          </label>
+          <input name="reason" placeholder="reason (optional)" maxlength={256} />
+          <button type="submit">Cancel pool drain</button>
+        </form>
+      )}
+    </div>
+  );
+}
+
+/** Drain the pool's nodes that match a selector, a few at a time (`POST /v1/pools/{id}/drain`). */
+function DrainForm(props: { pool: Pool; session: Session }) {
+  return (
+    <form method="post" action={`/console/pools/${props.pool.id}/drain`} class="filters">
+      <Csrf session={props.session} />
+      <label>
+        nodes with labels
+        <input name="selector" placeholder="rack=b7 (empty: every node)" size={24} maxlength={4096} />
+      </label>
+      <label>
+        at most at once
+        <input name="maxConcurrent" type="number" min={1} max={1000} placeholder="1" size={6} />
+      </label>
+      <label>
+        deadline
+        <input name="deadline" placeholder="2h, or a time; empty: wait" size={24} maxlength={64} />
+      </label>
+      <label>
+        reason
+        <input name="reason" placeholder="required" required maxlength={256} size={24} />
+      </label>
+      <button type="submit">Drain pool</button>
+    </form>
+  );
+}

@@ -1,0 +1,150 @@
+import { Hono } from 'hono';
+import { ApiError, type ApiClient } from '../../client';
+import { isId, SLUG_PATTERN } from '../../domain/ids';
+import { OPEN_OPERATION_STATUSES } from '../../domain/operation-status';
+import { CONSOLE_PATH, notFound, takeFlash, workflowUrlOf, type ConsoleEnv, type Ctx } from '../context';
+import { field } from '../controls';
+import { PoolPage } from '../pages/pool';
+import { PoolsPage } from '../pages/pools';
+
+/** How many of a pool's nodes its page lists (the fleet page, filtered by pool, has them all). */
+const POOL_NODES_SHOWN = 20;
+/** How many recent operations are searched for a pool's drains. */
+const RECENT_POOL_DRAINS = 100;
+
+/** The pools list, a pool's page, and its pool drain: start and cancel. */
+export function poolRoutes(): Hono<ConsoleEnv> {
+  const router = new Hono<ConsoleEnv>();
+
+  router.get('/pools', async (c) => {
+    const { api, session } = c.var;
+    const [pools, drains] = await Promise.all([
+      api.GET('/v1/pools'),
+      api.GET('/v1/operations', { params: { query: { kind: 'pool-drain', status: 'running' } } }),
+    ]);
+    const capacities = await Promise.all(
+      pools.items.map((pool) =>
+        api.GET('/v1/pools/{id}/capacity', { params: { path: { id: pool.id } } }).catch(() => null),
+      ),
+    );
+    return c.html(
+      <PoolsPage
+        session={session}
+        flash={takeFlash(session)}
+        pools={pools.items.map((pool, i) => ({ pool, capacity: capacities[i] ?? null }))}
+        draining={new Map(drains.items.map((op) => [op.poolId ?? '', op]))}
+      />,
+    );
+  });
+
+  router.get('/pools/:id', async (c) => {
+    const { api, session } = c.var;
+    const id = poolIdOf(c);
+    if (!id) return notFound(c);
+    const path = { path: { id } };
+    const pool = await api.GET('/v1/pools/{id}', { params: path });
+    const [capacity, nodes, drains] = await Promise.all([
+      api.GET('/v1/pools/{id}/capacity', { params: path }),
+      api.GET('/v1/nodes', { params: { query: { poolId: id, limit: POOL_NODES_SHOWN } } }),
+      poolDrainsOf(api, id),
+    ]);
+    const open = drains.find((op) => OPEN_OPERATION_STATUSES.includes(op.status));
+    // The list has no progress: the running drain read on its own carries it.
+    const running = open ? await api.GET('/v1/operations/{id}', { params: { path: { id: open.id } } }) : null;
+    return c.html(
+      <PoolPage
+        session={session}
+        flash={takeFlash(session)}
+        pool={pool}
+        capacity={capacity}
+        nodes={{ items: nodes.items, more: nodes.nextCursor !== null }}
+        running={running}
+        drains={drains}
+        workflowUrl={workflowUrlOf(c)}
+      />,
+    );
+  });
+
+  router.post('/pools/:id/drain', async (c) => {
+    const { api, form } = c.var;
+    const id = poolIdOf(c);
+    if (!id) return notFound(c);
+    const refused = await change(c, 'Pool drain', async () => {
+      const maxConcurrent = field(form, 'maxConcurrent');
+      const selector = field(form, 'selector');
+      const deadline = field(form, 'deadline');
+      const { operation } = await api.POST('/v1/pools/{id}/drain', {
+        params: { path: { id } },
+        body: {
+          // The reason is required: an empty one goes as it is, and the API refuses it.
+          reason: field(form, 'reason') ?? '',
+          ...(selector ? { selector } : {}),
+          // Not a number: sent as null, and the API says what it expects.
+          ...(maxConcurrent ? { maxConcurrent: Number(maxConcurrent) } : {}),
+          ...(deadline ? { deadline } : {}),
+        },
+      });
+      return `Pool ${id} draining ${selector ? `the nodes with ${selector}` : 'every node'}: operation ${operation.id} is ${operation.status}.`;
+    });
+    // A pool the key cannot see has no page to go back to: the list says why.
+    return c.redirect(`${CONSOLE_PATH}/pools${refused?.status === 404 ? '' : `/${id}`}`, 303);
+  });
+
+  router.post('/pools/:id/drain/cancel', async (c) => {
+    const { api, form } = c.var;
+    const id = poolIdOf(c);
+    const operationId = field(form, 'operationId');
+    if (!id || !operationId || !isId('op', operationId)) return notFound(c);
+    await change(c, 'Cancel', async () => {
+      const children = field(form, 'children');
+      const reason = field(form, 'reason');
+      const op = await api.DELETE('/v1/operations/{id}', {
+        params: { path: { id: operationId } },
+        body: {
+          ...(reason ? { reason } : {}),
+          ...(children ? { children: children as 'finish' | 'cancel' } : {}),
+        },
+      });
+      return op.status === 'cancelled'
+        ? `Pool drain ${op.id} cancelled.`
+        : `Pool drain ${op.id} is cancelling; it ends once its workflow has cleaned up.`;
+    });
+    return c.redirect(`${CONSOLE_PATH}/pools/${id}`, 303);
+  });
+
+  return router;
+}
+
+/** The pool id in the path, when it has the shape the API accepts (else a 404 page, never a call). */
+function poolIdOf(c: Ctx): string | undefined {
+  const id = c.req.param('id');
+  return id && SLUG_PATTERN.test(id) ? id : undefined;
+}
+
+/** The pool's drains among the recent ones, newest first. */
+async function poolDrainsOf(api: ApiClient, poolId: string) {
+  const recent = await api.GET('/v1/operations', {
+    params: { query: { kind: 'pool-drain', limit: RECENT_POOL_DRAINS } },
+  });
+  return recent.items.filter((op) => op.poolId === poolId);
+}
+
+/**
+ * Runs one change and leaves its flash: what it did, or the API's refusal as
+ * "`<what>` refused: message (CODE)"; answers the refusal, if any.
+ */
+export async function change(
+  c: Ctx,
+  what: string,
+  run: () => Promise<string>,
+): Promise<ApiError | undefined> {
+  const { session } = c.var;
+  try {
+    session.flash = { kind: 'ok', text: await run() };
+    return undefined;
+  } catch (error) {
+    if (!(error instanceof ApiError) || error.status === 401) throw error;
+    session.flash = { kind: 'error', text: `${what} refused: ${error.message} (${error.code})` };
+    return error;
+  }
+}

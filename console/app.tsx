@@ -4,9 +4,11 @@ import { createMiddleware } from 'hono/factory';
 import { ApiError, Unreachable } from '../client';
 import { apiAs, type InProcess } from './api';
 import { CONSOLE_PATH as PATH, notFound, type ConsoleEnv, type Ctx } from './context';
+import { sessionFor } from './live';
 import { Problem } from './layout';
 import { SignInPage } from './pages/sign-in';
 import { fleetRoutes } from './routes/fleet';
+import { liveRoutes } from './routes/live';
 import { nodeRoutes } from './routes/nodes';
 import { securityHeaders } from './security';
 import { csrfMatches, Sessions, type Session } from './sessions';
@@ -80,7 +82,7 @@ export function consoleRoutes(send: InProcess): Hono<ConsoleEnv> {
       }
       c.set('form', form);
     }
-    c.set('session', session);
+    c.set('session', sessionFor(c, session));
     c.set('api', apiAs(c, session.key, send));
     await next();
   });
@@ -93,6 +95,7 @@ export function consoleRoutes(send: InProcess): Hono<ConsoleEnv> {
 
   router.route('/', fleetRoutes());
   router.route('/', nodeRoutes());
+  router.route('/', liveRoutes());
 
   router.all('*', (c) => notFound(c));
   return router;

@@ -33,4 +33,8 @@ dl.progress dd { margin: 0; font-family: ui-monospace, monospace; font-size: .9e
 code { font-family: ui-monospace, monospace; font-size: .9em; }
 .signin { max-width: 32rem; }
 .signin input[type=password] { width: 100%; }
+/* live */
+.live-status { font-size: .8rem; padding: .1rem .5rem; border: 1px solid var(--line); border-radius: 999px; color: var(--muted); }
+.live-status[data-state=live] { border-color: var(--ok); color: var(--ok); }
+.live-status[data-state=paused], .live-status[data-state=stopped] { border-color: var(--bad); color: var(--bad); }
 `;

@@ -61,7 +61,7 @@ export function NodePage(view: NodeView) {
         empty="No live allocations."
       />
       <h2>Running operations</h2>
-      <LiveRegion id="operations">
+      <LiveRegion id="operations" busy={view.operations.length > 0}>
         <Operations operations={view.operations} workflowUrl={view.workflowUrl} />
       </LiveRegion>
       <h2>Events, newest first</h2>

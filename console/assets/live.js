@@ -17,7 +17,9 @@
   const indicator = document.createElement('span');
   indicator.className = 'live-status';
   indicator.setAttribute('role', 'status');
-  (document.querySelector('header') ?? document.body).append(indicator);
+  (document.querySelector('header nav') ?? document.querySelector('header') ?? document.body).append(
+    indicator,
+  );
   const show = (state, text, title) => {
     indicator.dataset.state = state;
     indicator.textContent = text;

@@ -1,4 +1,3 @@
-import { ApiError } from '../client';
 import type { ApiClient } from './client';
 import { CliError } from './errors';
 import type { Output } from './output';
@@ -107,12 +106,11 @@ function finishedOperationError(op: Operation): CliError | null {
 
 /**
  * Wake-ups on the event feed: `next` resolves at the first event (of `nodeId`, or any the key
- * sees) after the previous call, or after `ms`. A key the feed refuses (no `compute:nodes:read`)
- * sleeps `ms` instead.
+ * sees) after the previous call, or after `ms`. (Reading the feed takes `compute:nodes:read`, as
+ * reading the operation does.)
  */
 class NodeEvents {
   private after: string | undefined;
-  private refused = false;
 
   constructor(
     private readonly api: ApiClient,
@@ -127,18 +125,13 @@ class NodeEvents {
   async next(ms: number): Promise<void> {
     // The feed waits whole seconds: under one, a plain sleep.
     const wait = Math.floor(ms / 1000);
-    if (this.refused || this.after === undefined || wait === 0) return sleep(ms);
+    if (this.after === undefined || wait === 0) return sleep(ms);
     await this.feed({ after: this.after, limit: 200, wait });
   }
 
   private async feed(query: { after: string; type?: string; limit: number; wait: number }) {
-    try {
-      const page = await this.api.GET('/v1/events', { params: { query: { ...query, nodeId: this.nodeId } } });
-      this.after = page.nextCursor;
-    } catch (error) {
-      if (!(error instanceof ApiError) || error.status !== 403) throw error;
-      this.refused = true;
-    }
+    const page = await this.api.GET('/v1/events', { params: { query: { ...query, nodeId: this.nodeId } } });
+    this.after = page.nextCursor;
   }
 }
 

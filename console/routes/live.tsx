@@ -61,6 +61,8 @@ export function liveRoutes(): Hono<ConsoleEnv> {
       params: {
         query: { after, nodeId, limit: 200, wait: busy === '1' ? BUSY_WAIT_SECONDS : QUIET_WAIT_SECONDS },
       },
+      // A page closed or left ends its wait on the feed too.
+      signal: c.req.raw.signal,
     });
     return c.json<LiveAnswer>({ after: page.nextCursor, changed: page.items.length > 0 });
   });

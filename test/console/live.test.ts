@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { call, seedNode, seedPool, tenantKey } from '../support/fixtures';
-import { useHarness } from '../support/harness';
+import { eventually, useHarness } from '../support/harness';
 import { Browser, csrfOf, useConsole } from './console-client';
 
 const h = useHarness({ worker: false });
@@ -60,6 +60,22 @@ describe('the console live endpoint', () => {
     // From the cursor it handed out, that event is not news again.
     const again = await live(browser, { nodeId: watched, after: changed.body.after, busy: '1' });
     expect(again.body).toEqual({ after: changed.body.after, changed: false });
+  });
+
+  it('a page that goes away ends its wait on the feed', async () => {
+    const browser = await signedIn();
+    const { body: start } = await live(browser, {});
+    const leaving = new AbortController();
+    const request = fetch(`${server.base}/console/live?after=${start.after}`, {
+      headers: { cookie: browser.cookie! },
+      signal: leaving.signal,
+    }).catch((error: Error) => error.name);
+    await eventually(async () => h.deps.feedWakeups.waiting('') > 0);
+    const left = Date.now();
+    leaving.abort();
+    expect(await request).toBe('AbortError');
+    await eventually(async () => h.deps.feedWakeups.waiting('') === 0);
+    expect(Date.now() - left).toBeLessThan(5_000);
   });
 
   it('a tenant key watching everything it sees is woken by its own node, not by another tenant’s', async () => {

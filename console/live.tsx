@@ -4,13 +4,10 @@ import type { Session } from './sessions';
 
 /**
  * What a page watches for live updates: the event feed's filters (`GET /v1/events`): a node's
- * events, or (empty) every event the key may see. `after`, when the page knows it, is the feed
- * cursor the page was read at; without it the script starts from the feed's cursor of the moment
- * it loads and reads the page once more to catch what happened in between.
+ * events, or (empty) every event the key may see.
  */
 export interface Watch {
   nodeId?: string;
-  after?: string;
 }
 
 /**

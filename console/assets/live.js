@@ -41,7 +41,6 @@
   /** One long-poll of the feed: `{ after, changed }`. */
   async function ask(after, busy) {
     const query = new URLSearchParams(watch);
-    query.delete('after');
     if (after !== null) query.set('after', after);
     if (busy) query.set('busy', '1');
     const response = await fetch(`/console/live?${query}`, {
@@ -102,13 +101,13 @@
   const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
   async function run() {
-    let after = watch.get('after');
+    let after = null;
     let backoff = 1000;
     for (;;) {
       try {
         if (after === null) {
-          // The page did not say where the feed was when it was read: start from now and read
-          // the page once more, for what happened in between.
+          // Start from the feed's cursor of now, and read the page once more for what happened
+          // between the page's read and that moment.
           after = (await ask(null, false)).after;
           await refresh();
         }

@@ -3,10 +3,25 @@ import type { ApiClient } from '../client';
 /** A POST's form fields (its CSRF token already checked). */
 export type Fields = Record<string, string | File>;
 
-/** One console control: the one API call a form makes, what its flash says, where it returns. */
+/**
+ * One console control: the one API call a form makes, what its flash says, where it returns.
+ * A control with `confirm` runs only from its confirmation page (`GET /console/nodes/<id>/<name>`),
+ * whose form posts `confirm=yes`: a POST without it makes no call.
+ */
 interface Control {
   run(api: ApiClient, id: string, form: Fields): Promise<string>;
   back: 'node' | 'fleet';
+  confirm?: Confirmation;
+}
+
+/** What a confirmation page says before a control that cannot be taken back. */
+export interface Confirmation {
+  /** The page's title and button, e.g. "Purge". */
+  title: string;
+  /** What the control does, in sentences. */
+  says: string[];
+  /** A refusal goes back to the confirmation page (it offers what the refusal asks for). */
+  refusalBack?: boolean;
 }
 
 /** The node controls a console form may post, by the last segment of its action. */
@@ -99,6 +114,81 @@ export const CONTROLS: Record<string, Control> = {
     },
   },
   reject: { ...plain('/v1/nodes/{id}/reject', 'rejected'), back: 'fleet' },
+  adopt: {
+    back: 'node',
+    run: async (api, id, form) => {
+      const node = await api.POST('/v1/nodes/{id}/adopt', { params: params(id, form), body: reasonOf(form) });
+      return node.provisionState === 'adopted'
+        ? `${node.hostname} adopted.`
+        : `${node.hostname} is ${node.provisionState}: acceptance did not pass yet.`;
+    },
+  },
+  'revoke-identity': {
+    back: 'node',
+    confirm: {
+      title: 'Revoke identity',
+      says: [
+        'Every certificate and credential of this node is revoked at once and its identity generation goes up.',
+        'Its agent is cut off: the machine must join again to come back.',
+      ],
+    },
+    run: async (api, id, form) => {
+      const { node, revokedCertificates } = await api.POST('/v1/nodes/{id}/revoke-identity', {
+        params: params(id, form),
+        body: reasonOf(form),
+      });
+      return `${node.hostname}: identity revoked (${revokedCertificates} certificate${revokedCertificates === 1 ? '' : 's'}).`;
+    },
+  },
+  remediate: {
+    back: 'node',
+    run: async (api, id, form) => {
+      const condition = field(form, 'condition') ?? '';
+      const { operation } = await api.POST('/v1/nodes/{id}/remediations', {
+        params: { path: { id } },
+        body: { ...reasonOf(form), condition },
+      });
+      return `Remediation of ${condition}: operation ${operation.id} is ${operation.status}.`;
+    },
+  },
+  purge: {
+    back: 'node',
+    confirm: {
+      title: 'Purge',
+      says: [
+        "Purge sends the node's agent a signed command to remove Drydock from the machine: it deletes its data directory and its own binary, and the control plane then forgets the node.",
+        'The node cannot come back under this identity: the machine comes back only by being set up again and joining as a new node.',
+        'This cannot be undone.',
+      ],
+      refusalBack: true,
+    },
+    run: async (api, id, form) => {
+      const force = field(form, 'force') === 'yes';
+      const { node, operation } = await api.POST('/v1/nodes/{id}/purge', {
+        params: { path: { id } },
+        body: { ...reasonOf(form), confirm: true, ...(force ? { force: true } : {}) },
+      });
+      return `${node.hostname} purging: operation ${operation.id} is ${operation.status}.`;
+    },
+  },
+  delete: {
+    back: 'fleet',
+    confirm: {
+      title: 'Delete',
+      says: [
+        'Deleting leaves a tombstone: the node leaves every list and its identity is revoked, its history (events, allocations, operations) stays.',
+        'A deleted node takes no controls any more. This cannot be undone.',
+      ],
+      refusalBack: true,
+    },
+    run: async (api, id, form) => {
+      const { deleted } = await api.DELETE('/v1/nodes/{id}', {
+        params: params(id, form),
+        body: reasonOf(form),
+      });
+      return deleted ? `Node ${id} deleted.` : `Node ${id} was deleted already.`;
+    },
+  },
 };
 
 /** A control whose body is only the reason; its flash says the node is now `did`. */
@@ -117,7 +207,7 @@ function plain(
 }
 
 /** A text field as posted; undefined when absent or blank. */
-function field(form: Fields, name: string): string | undefined {
+export function field(form: Fields, name: string): string | undefined {
   const value = form[name];
   return typeof value === 'string' && value.trim() !== '' ? value.trim() : undefined;
 }

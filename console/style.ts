@@ -33,6 +33,19 @@ dl.progress dd { margin: 0; font-family: ui-monospace, monospace; font-size: .9e
 code { font-family: ui-monospace, monospace; font-size: .9em; }
 .signin { max-width: 32rem; }
 .signin input[type=password] { width: 100%; }
+/* node: danger zone, confirmation pages, progress in words */
+section.danger { margin-top: 2rem; border: 1px solid var(--bad); border-radius: 4px; padding: .2rem 1rem .6rem; }
+section.danger h2 { color: var(--bad); margin-top: .6rem; }
+.danger-item { display: flex; justify-content: space-between; align-items: center; gap: 1rem; padding: .5rem 0; border-top: 1px solid var(--line); }
+.danger-item p { margin: .2rem 0 0; }
+button.danger { border: 1px solid var(--bad); color: var(--bad); font-weight: 600; }
+form.confirm { display: flex; flex-direction: column; gap: .6rem; max-width: 36rem; margin-top: 1rem; }
+form.confirm label { display: flex; flex-direction: column; gap: .2rem; }
+form.confirm label.check { flex-direction: row; align-items: baseline; gap: .5rem; }
+form.confirm button { align-self: flex-start; }
+ul.counts { margin: 0; padding-left: 1.2rem; }
+p.progress { margin: 0; }
+ul.progress { margin: 0; padding-left: 1.1rem; }
 /* live */
 .live-status { font-size: .8rem; padding: .1rem .5rem; border: 1px solid var(--line); border-radius: 999px; color: var(--muted); }
 .live-status[data-state=live] { border-color: var(--ok); color: var(--ok); }

@@ -82,7 +82,12 @@
     }
   }
 
-  /** Reads the page again and swaps in its live regions. */
+  /** Each region's markup as the server last rendered it, by id. */
+  const rendered = new Map(
+    [...document.querySelectorAll('[data-live][id]')].map((region) => [region.id, region.outerHTML]),
+  );
+
+  /** Reads the page again and swaps in the live regions that changed. */
   async function refresh() {
     const response = await fetch(location.href, {
       redirect: 'manual',
@@ -92,7 +97,9 @@
     const fresh = new DOMParser().parseFromString(await check(response, 'the page').text(), 'text/html');
     for (const region of document.querySelectorAll('[data-live][id]')) {
       const twin = fresh.getElementById(region.id);
-      if (!twin || typingIn(region)) continue;
+      // Unchanged since the server last rendered it: left alone (a click on it is not lost).
+      if (!twin || rendered.get(region.id) === twin.outerHTML || typingIn(region)) continue;
+      rendered.set(region.id, twin.outerHTML);
       keepTyped(region, twin);
       region.replaceWith(document.adoptNode(twin));
     }

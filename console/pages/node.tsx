@@ -2,7 +2,9 @@ import type { Schemas } from '../../client';
 import type { Child } from 'hono/jsx';
 import { controlRefusal, isDraining } from '../../domain/node';
 import { TAINT_PREFIX } from '../../domain/taints';
+import { canMove } from '../../domain/provision';
 import { Csrf, Layout, Table } from '../layout';
+import { DangerZone } from './danger';
 import { LiveRegion } from '../live';
 import { Progress } from '../progress';
 import type { Flash, Session } from '../sessions';
@@ -62,7 +64,7 @@ export function NodePage(view: NodeView) {
         ]}
         empty="No conditions reported."
       />
-      <h2>Live allocations</h2>
+      <h2 id="section-allocations">Live allocations</h2>
       <LiveRegion id="allocations">
         <Table
           columns={['Allocation', 'Tenant', 'Kind', 'Since', 'Ends']}
@@ -71,13 +73,16 @@ export function NodePage(view: NodeView) {
           empty="No live allocations."
         />
       </LiveRegion>
-      <h2>Running operations</h2>
+      <h2 id="section-operations">Running operations</h2>
       <LiveRegion id="operations" busy={view.operations.length > 0}>
         <Operations operations={view.operations} workflowUrl={view.workflowUrl} />
       </LiveRegion>
       <h2>Events, newest first</h2>
       <LiveRegion id="events">
         <Events node={node} events={view.events} />
+      </LiveRegion>
+      <LiveRegion id="danger">
+        <DangerZone node={node} session={view.session} liveAllocations={view.allocations.length} />
       </LiveRegion>
     </Layout>
   );
@@ -93,7 +98,7 @@ function Axes(props: { node: Node }) {
     ['NoSchedule', node.noScheduleReasons.join(', ') || 'none'],
     ['connectivity', node.connectivity],
     ['liveness', node.liveness],
-    ['last seen', node.lastSeenAt ?? 'never'],
+    ['last seen', node.lastSeenAt ?? 'never (no heartbeat yet)'],
   ];
   return (
     <div class="axes">
@@ -191,6 +196,9 @@ function allowed(node: Node, session: Session) {
     drain: may('compute:nodes:drain'),
     block: may('compute:nodes:block'),
     update: may('compute:nodes:update'),
+    provision: may('compute:nodes:provision'),
+    revokeIdentity: may('compute:nodes:revoke-identity'),
+    remediate: may('compute:nodes:remediate'),
   };
 }
 
@@ -258,7 +266,54 @@ function Controls(props: { node: Node; session: Session }) {
           <ControlForm node={node} session={session} control="clear-maintenance" button="Clear maintenance" />
         </div>
       )}
+      {can.provision && (node.provisionState === 'adopting' || canMove(node.provisionState, 'readopt')) && (
+        <div class="controls">
+          <ControlForm node={node} session={session} control="adopt" button="Adopt again" />
+          <span class="muted">back to adopting; adopted once acceptance passes</span>
+        </div>
+      )}
+      {can.remediate && <Remediate node={node} session={session} />}
+      {can.revokeIdentity && (
+        <div class="controls">
+          <form method="get" action={`/console/nodes/${node.id}/revoke-identity`} class="inline">
+            <button type="submit">Revoke identity…</button>
+          </form>
+        </div>
+      )}
     </>
+  );
+}
+
+/**
+ * Remediate one condition: the node's true conditions are offered; another type may be typed (the
+ * API records it as operator-reported).
+ */
+function Remediate(props: { node: Node; session: Session }) {
+  const { node, session } = props;
+  const conditions = node.conditions
+    .filter((condition) => condition.status)
+    .map((condition) => condition.type);
+  const list = `conditions-${node.id}`;
+  return (
+    <div class="controls">
+      <ControlForm node={node} session={session} control="remediate" button="Remediate">
+        <input
+          name="condition"
+          list={list}
+          required
+          maxlength={128}
+          placeholder={
+            conditions[0] ? `condition, e.g. ${conditions[0]}` : 'condition type, e.g. GpuXidError'
+          }
+          value={conditions.length === 1 ? conditions[0] : undefined}
+        />
+        <datalist id={list}>
+          {conditions.map((type) => (
+            <option value={type} />
+          ))}
+        </datalist>
+      </ControlForm>
+    </div>
   );
 }
 

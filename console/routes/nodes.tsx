@@ -1,7 +1,9 @@
+import { randomUUID } from 'node:crypto';
 import { Hono } from 'hono';
 import { ApiError } from '../../client';
 import { CONSOLE_PATH, nodeIdOf, notFound, takeFlash, type ConsoleEnv } from '../context';
-import { CONTROLS } from '../controls';
+import { CONTROLS, field } from '../controls';
+import { ConfirmPage, DecommissionPage } from '../pages/danger';
 import { NodePage } from '../pages/node';
 
 /** The node page and the POST of each of its controls. */
@@ -45,17 +47,112 @@ export function nodeRoutes(): Hono<ConsoleEnv> {
     );
   });
 
+  // The decommission preview (the API's preview changes nothing), and its execute.
+  router.get('/nodes/:id/decommission', async (c) => {
+    const { api, session } = c.var;
+    const id = nodeIdOf(c);
+    if (!id) return notFound(c);
+    const node = await api.GET('/v1/nodes/{id}', { params: { path: { id } } });
+    const preview = await api.POST('/v1/nodes/{id}/decommission/preview', { params: { path: { id } } });
+    return c.html(
+      <DecommissionPage
+        session={session}
+        flash={takeFlash(session)}
+        node={node}
+        preview={preview}
+        idempotencyKey={`console-decommission-${randomUUID()}`}
+      />,
+    );
+  });
+
+  router.post('/nodes/:id/decommission', async (c) => {
+    const { api, session, form } = c.var;
+    const id = nodeIdOf(c);
+    if (!id) return notFound(c);
+    const previewPage = `${CONSOLE_PATH}/nodes/${id}/decommission`;
+    const node = await api.GET('/v1/nodes/{id}', { params: { path: { id } } });
+    const typed = field(form, 'confirm') ?? '';
+    if (typed !== node.hostname) {
+      session.flash = {
+        kind: 'error',
+        text: `"${typed}" is not this node's hostname (${node.hostname}): nothing was done. Type it exactly to confirm.`,
+      };
+      return c.redirect(previewPage, 303);
+    }
+    try {
+      const operation = await api.POST('/v1/nodes/{id}/decommission', {
+        params: { path: { id }, header: { 'idempotency-key': field(form, 'idempotencyKey') ?? '' } },
+        body: {
+          confirm: typed,
+          nodeGeneration: Number(field(form, 'nodeGeneration')),
+          dependencyDigest: field(form, 'dependencyDigest') ?? '',
+          operator: field(form, 'operator') ?? '',
+          reason: field(form, 'reason') ?? '',
+        },
+      });
+      session.flash = {
+        kind: 'ok',
+        text: `${node.hostname} decommissioning: operation ${operation.id} is ${operation.status}.`,
+      };
+      return c.redirect(`${CONSOLE_PATH}/nodes/${id}`, 303);
+    } catch (error) {
+      if (!(error instanceof ApiError) || error.status === 401) throw error;
+      // A preview gone stale: the page shows the new one, to be checked and confirmed again.
+      session.flash = {
+        kind: 'error',
+        text:
+          error.code === 'CONFLICT'
+            ? `${node.hostname} changed since the preview you confirmed (${error.message}): nothing was done. This is the new preview: check it and confirm again.`
+            : `Decommission refused: ${error.message} (${error.code})`,
+      };
+      // A key that may not decommission may not preview either: back to the node page.
+      return c.redirect(error.status === 403 ? `${CONSOLE_PATH}/nodes/${id}` : previewPage, 303);
+    }
+  });
+
+  // The confirmation page of a control that cannot be taken back (purge, delete, revoke identity).
+  router.get('/nodes/:id/:control', async (c) => {
+    const { api, session } = c.var;
+    const id = nodeIdOf(c);
+    const control = c.req.param('control');
+    const confirmation = Object.hasOwn(CONTROLS, control) ? CONTROLS[control]!.confirm : undefined;
+    if (!id || !confirmation) return notFound(c);
+    const [node, allocations] = await Promise.all([
+      api.GET('/v1/nodes/{id}', { params: { path: { id } } }),
+      api.GET('/v1/allocations', { params: { query: { nodeId: id, live: 'true' } } }),
+    ]);
+    return c.html(
+      <ConfirmPage
+        session={session}
+        flash={takeFlash(session)}
+        node={node}
+        control={control}
+        confirmation={confirmation}
+        liveAllocations={allocations.items.length}
+      />,
+    );
+  });
+
   router.post('/nodes/:id/:control', async (c) => {
     const { api, session, form } = c.var;
     const id = nodeIdOf(c);
     const control = c.req.param('control');
     const chosen = Object.hasOwn(CONTROLS, control) ? CONTROLS[control] : undefined;
     if (!id || !chosen) return notFound(c);
+    const confirmPage = `${CONSOLE_PATH}/nodes/${id}/${control}`;
+    if (chosen.confirm && field(form, 'confirm') !== 'yes') {
+      session.flash = {
+        kind: 'error',
+        text: `${chosen.confirm.title} needs its confirmation: nothing was done. Read what it does and confirm below.`,
+      };
+      return c.redirect(confirmPage, 303);
+    }
     try {
       session.flash = { kind: 'ok', text: await chosen.run(api, id, form) };
     } catch (error) {
       if (!(error instanceof ApiError) || error.status === 401) throw error;
       session.flash = { kind: 'error', text: `${control} refused: ${error.message} (${error.code})` };
+      if (chosen.confirm?.refusalBack) return c.redirect(confirmPage, 303);
     }
     return c.redirect(chosen.back === 'node' ? `${CONSOLE_PATH}/nodes/${id}` : CONSOLE_PATH, 303);
   });

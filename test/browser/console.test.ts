@@ -1,3 +1,4 @@
+import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
 import { allocate, call, eventsOf, seedNode, seedPool } from '../support/fixtures';
 import { screenshot, useBrowser } from '../support/browser';
@@ -26,6 +27,7 @@ describe('the console in a browser, with the outside network cut', () => {
     const page = b.page;
 
     await page.goto(`${server.base}/console`);
+    await screenshot(page, 'console-sign-in');
     await page.getByLabel('API key').fill(h.operatorKey);
     await page.getByRole('button', { name: 'Sign in' }).click();
     await page.getByRole('heading', { name: 'Fleet' }).waitFor();
@@ -59,4 +61,52 @@ describe('the console in a browser, with the outside network cut', () => {
     // Nothing the pages needed came from anywhere but this machine.
     expect(b.blocked).toEqual([]);
   });
+
+  it('refuses a change whose form lost its CSRF token, and changes nothing', async () => {
+    await seedPool(h, { id: 'pool-csrf' });
+    const nodeId = await seedNode(h, { poolId: 'pool-csrf', hostname: 'gpu-csrf-1' });
+    const page = b.page;
+    await signIn(page, h.operatorKey);
+    await page.goto(`${server.base}/console/nodes/${nodeId}`);
+    const cordonForm = page.locator('form', {
+      has: page.getByRole('button', { name: 'Cordon', exact: true }),
+    });
+    // A page of another site cannot read the token; without it the form is what a forgery sends.
+    await cordonForm.locator('input[name="csrf"]').evaluate((input) => input.remove());
+    await cordonForm.getByRole('button').click();
+    await page.getByText("This form's CSRF token is missing or wrong: nothing was changed.").waitFor();
+    await screenshot(page, 'console-csrf-refused');
+
+    const node = (await call(h, 'GET', `/v1/nodes/${nodeId}`)).body;
+    expect(node.cordoned).toBe(false);
+    expect(await eventsOf(h, nodeId, 'node.cordoned')).toEqual([]);
+    expect(b.blocked).toEqual([]);
+  });
+
+  it('answers a 404 page, never a 500, to ids and paths that name nothing', async () => {
+    const page = b.page;
+    await signIn(page, h.operatorKey);
+    const missing = `node_${'0'.repeat(26)}`;
+    for (const path of [
+      '/console/nodes/not-a-node',
+      `/console/nodes/${missing}`,
+      '/console/nodes/%E0%A4%A',
+      `/console/nodes/${missing}/cordon`,
+      '/console/no-such-page',
+    ]) {
+      const response = await page.goto(`${server.base}${path}`);
+      expect({ path, status: response?.status() }).toEqual({ path, status: 404 });
+      await page.getByRole('heading', { name: 'Not found' }).waitFor();
+    }
+    await screenshot(page, 'console-not-found');
+    expect(b.blocked).toEqual([]);
+  });
 });
+
+/** Signs `page` in with `key` and waits for the fleet page. */
+async function signIn(page: Page, key: string) {
+  await page.goto(`${server.base}/console/sign-in`);
+  await page.getByLabel('API key').fill(key);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByRole('heading', { name: 'Fleet' }).waitFor();
+}

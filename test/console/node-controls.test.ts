@@ -56,7 +56,11 @@ describe('node page controls', () => {
     // While the allocation holds the node, the page lists the drain with what it waits for.
     const page = await eventually(async () => {
       const p = await browser.get(`/console/nodes/${nodeId}`);
-      return p.html.includes('<dt>phase</dt><dd>waiting</dd>') ? p : undefined;
+      return /Waiting for 1 live allocation until [^<]+; then they are force-released within the pool&#39;s disruption budget\./.test(
+        p.html,
+      )
+        ? p
+        : undefined;
     });
     expect(page.html).toContain(operations[0].id);
     // Linked to its workflow in the Temporal UI.
@@ -149,8 +153,23 @@ describe('node page controls', () => {
     await browser.signIn(key.secret);
     const page = await browser.get(`/console/nodes/${nodeId}`);
     expect(page.html).toContain(`action="/console/nodes/${nodeId}/cordon"`);
-    for (const control of ['drain', 'label', 'unlabel', 'taint', 'untaint', 'clear-maintenance', 'block']) {
+    for (const control of [
+      'drain',
+      'label',
+      'unlabel',
+      'taint',
+      'untaint',
+      'clear-maintenance',
+      'block',
+      'adopt',
+      'remediate',
+      'revoke-identity',
+      'decommission',
+      'purge',
+      'delete',
+    ]) {
       expect(page.html, control).not.toContain(`action="/console/nodes/${nodeId}/${control}"`);
     }
+    expect(page.html).not.toContain('Danger zone');
   });
 });

@@ -1,0 +1,390 @@
+import { describe, expect, it } from 'vitest';
+import { newId } from '../../domain/ids';
+import { readNode, setNode } from '../support/builders';
+import { allocate, call, eventsOf, seedNode, seedPool, tenantKey } from '../support/fixtures';
+import { eventually, useHarness } from '../support/harness';
+import { Browser, csrfOf, useConsole, type Page } from './console-client';
+
+const h = useHarness();
+const server = useConsole(h);
+
+const operationsOf = async (nodeId: string, kind: string) =>
+  (await call(h, 'GET', `/v1/operations?nodeId=${nodeId}&kind=${kind}`)).body.items as {
+    id: string;
+    status: string;
+    actor: string;
+  }[];
+const unescape = (text: string) =>
+  text
+    .replace(/&quot;/g, '"')
+    .replace(/&#39;/g, "'")
+    .replace(/&lt;/g, '<')
+    .replace(/&gt;/g, '>')
+    .replace(/&amp;/g, '&');
+const flashOf = (page: Page) =>
+  /<p class="flash (ok|error)"[^>]*>([^<]*)<\/p>/.exec(page.html)?.slice(1).map(unescape);
+/** A hidden field of the page's form posting to `action`. */
+function fieldOf(page: Page, action: string, name: string): string {
+  const form = page.html.split(`action="${action}"`)[1]?.split('</form>')[0] ?? '';
+  const match = new RegExp(`name="${name}" value="([^"]*)"`).exec(form);
+  if (!match) throw new Error(`no field ${name} in the form of ${action}`);
+  return unescape(match[1]!);
+}
+
+async function operator() {
+  const browser = new Browser(server.base);
+  await browser.signIn(h.operatorKey);
+  return browser;
+}
+
+/** A node that may be decommissioned: adopted, its agent stopped (offline), holding nothing. */
+async function stoppedNode(poolId: string, hostname: string) {
+  await seedPool(h, { id: poolId, tenantId: 'acme' });
+  const nodeId = await seedNode(h, { poolId, tenantId: 'acme', hostname });
+  await setNode(h, nodeId, { liveness: 'offline', connectivity: 'disconnected' });
+  return nodeId;
+}
+
+describe('the danger zone', () => {
+  it('an operator sees it; a tenant key does not, and its POSTs to danger routes are refused by the API', async () => {
+    await seedPool(h, { id: 'pool-dz', tenantId: 'dz' });
+    const nodeId = await seedNode(h, { poolId: 'pool-dz', tenantId: 'dz', hostname: 'gpu-dz-1' });
+    const op = await operator();
+    const page = await op.get(`/console/nodes/${nodeId}`);
+    expect(page.html).toContain('Danger zone');
+    // A node that never sent a heartbeat says so, next to its liveness.
+    expect(page.html).toContain('<span class="value">never (no heartbeat yet)</span>');
+    expect(page.html).toContain(`action="/console/nodes/${nodeId}/decommission"`);
+    expect(page.html).toContain(`action="/console/nodes/${nodeId}/purge"`);
+
+    const key = await tenantKey(h, 'dz', [
+      'compute:nodes:read',
+      'compute:nodes:cordon',
+      'compute:nodes:update',
+      'compute:nodes:delete',
+    ]);
+    const tenant = new Browser(server.base);
+    await tenant.signIn(key.secret);
+    const seen = await tenant.get(`/console/nodes/${nodeId}`);
+    expect(seen.status).toBe(200);
+    expect(seen.html).not.toContain('Danger zone');
+    for (const control of ['decommission', 'purge', 'delete']) {
+      expect(seen.html, control).not.toContain(`/console/nodes/${nodeId}/${control}"`);
+    }
+    // Posted anyway (a hand-made form): the API refuses, the node is unchanged.
+    const before = await readNode(h, nodeId);
+    const csrf = csrfOf(seen);
+    const purged = await tenant.post(`/console/nodes/${nodeId}/purge`, { csrf, confirm: 'yes' });
+    expect(purged.status).toBe(303);
+    expect(flashOf(await tenant.get(purged.location!))).toEqual([
+      'error',
+      expect.stringContaining('(FORBIDDEN)'),
+    ]);
+    const executed = await tenant.post(`/console/nodes/${nodeId}/decommission`, {
+      csrf,
+      confirm: 'gpu-dz-1',
+      nodeGeneration: String(before.version),
+      dependencyDigest: `sha256:${'0'.repeat(64)}`,
+      operator: 'mallory',
+      reason: 'x',
+      idempotencyKey: 'console-decommission-tenant',
+    });
+    expect(executed.location).toBe(`/console/nodes/${nodeId}`);
+    expect(flashOf(await tenant.get(executed.location!))).toEqual([
+      'error',
+      expect.stringMatching(/^Decommission refused: .*\(FORBIDDEN\)$/),
+    ]);
+    // The preview itself is refused to a tenant key: the API's refusal page.
+    const previewed = await tenant.get(`/console/nodes/${nodeId}/decommission`);
+    expect(previewed.status).toBe(403);
+    expect(previewed.html).toContain('FORBIDDEN');
+    expect(await readNode(h, nodeId)).toMatchObject({ provisionState: 'adopted', version: before.version });
+    expect(await operationsOf(nodeId, 'purge')).toEqual([]);
+    expect(await operationsOf(nodeId, 'decommission')).toEqual([]);
+  });
+
+  it('decommission: the preview lists blockers, linked, and offers no execute while any remain', async () => {
+    await seedPool(h, { id: 'pool-dc-blocked', tenantId: 'acme' });
+    const nodeId = await seedNode(h, { poolId: 'pool-dc-blocked', tenantId: 'acme', hostname: 'gpu-dcb-1' });
+    const allocationId = await allocate(h, nodeId, 'acme');
+    const op = await operator();
+    const page = await op.get(`/console/nodes/${nodeId}/decommission`);
+    expect(page.status).toBe(200);
+    expect(page.html).toContain(
+      `<a href="/console/nodes/${nodeId}#section-allocations"><code>${allocationId}</code></a>`,
+    );
+    expect(page.html).toContain(`href="/console/nodes/${nodeId}#live-axes"`);
+    expect(page.html).toContain('Resolve the blockers above');
+    expect(page.html).not.toContain(`action="/console/nodes/${nodeId}/decommission"`);
+    // The anchors the links point at exist on the node page.
+    const nodePage = await op.get(`/console/nodes/${nodeId}`);
+    expect(nodePage.html).toContain('id="section-allocations"');
+    expect(nodePage.html).toContain('id="live-axes"');
+  });
+
+  it('decommission: a wrong hostname changes nothing; a stale preview shows the new one; then it runs', async () => {
+    const nodeId = await stoppedNode('pool-dc', 'gpu-dc-9');
+    const op = await operator();
+    const action = `/console/nodes/${nodeId}/decommission`;
+    const first = await op.get(action);
+    expect(first.html).toContain('Nothing blocks the decommission.');
+    const form = (page: Page, confirm: string) => ({
+      csrf: csrfOf(page),
+      nodeGeneration: fieldOf(page, action, 'nodeGeneration'),
+      dependencyDigest: fieldOf(page, action, 'dependencyDigest'),
+      idempotencyKey: fieldOf(page, action, 'idempotencyKey'),
+      operator: 'alice',
+      reason: 'end of life',
+      confirm,
+    });
+
+    // A typed hostname that does not match: no call, nothing changed, and the page says so.
+    const before = await readNode(h, nodeId);
+    const eventsBefore = (await eventsOf(h, nodeId)).length;
+    let answer = await op.post(action, form(first, 'gpu-dc-8'));
+    expect(answer.location).toBe(action);
+    let shown = await op.get(answer.location!);
+    expect(flashOf(shown)).toEqual([
+      'error',
+      expect.stringContaining('"gpu-dc-8" is not this node\'s hostname'),
+    ]);
+    expect(flashOf(shown)?.[1]).toContain('nothing was done');
+    expect(await readNode(h, nodeId)).toMatchObject({ provisionState: 'adopted', version: before.version });
+    expect(await eventsOf(h, nodeId)).toHaveLength(eventsBefore);
+    expect(await operationsOf(nodeId, 'decommission')).toEqual([]);
+
+    // The node changes between preview and execute: the new preview, to confirm again.
+    const stale = await op.get(action);
+    const staleGeneration = fieldOf(stale, action, 'nodeGeneration');
+    expect(
+      (await call(h, 'POST', `/v1/nodes/${nodeId}/cordon`, { body: { reason: 'meanwhile' } })).status,
+    ).toBe(200);
+    answer = await op.post(action, form(stale, 'gpu-dc-9'));
+    expect(answer.location).toBe(action);
+    shown = await op.get(answer.location!);
+    expect(flashOf(shown)).toEqual(['error', expect.stringContaining('gpu-dc-9 changed since the preview')]);
+    expect(flashOf(shown)?.[1]).toContain('confirm again');
+    const fresh = fieldOf(shown, action, 'nodeGeneration');
+    expect(Number(fresh)).toBeGreaterThan(Number(staleGeneration));
+    expect((await readNode(h, nodeId)).provisionState).toBe('adopted');
+    expect(await eventsOf(h, nodeId, 'node.decommission')).toEqual([]);
+
+    // Confirmed on the new preview: the decommission runs to its end, by the signed-in key.
+    answer = await op.post(action, form(shown, 'gpu-dc-9'));
+    expect(answer.location).toBe(`/console/nodes/${nodeId}`);
+    shown = await op.get(answer.location!);
+    expect(flashOf(shown)).toEqual(['ok', expect.stringMatching(/^gpu-dc-9 decommissioning: operation op_/)]);
+    const [operation, ...more] = await operationsOf(nodeId, 'decommission');
+    expect(more).toEqual([]);
+    expect(operation!.actor).toBe('key:bootstrap-operator');
+    await eventually(async () =>
+      (await readNode(h, nodeId)).provisionState === 'decommissioned' ? true : undefined,
+    );
+    const done = await op.get(`/console/nodes/${nodeId}`);
+    expect(done.html).toContain('No controls: the node is decommissioned.');
+    expect(done.html).not.toContain('Danger zone');
+  });
+
+  it('purge: no call without its confirmation step; force is offered while the node holds allocations', async () => {
+    await seedPool(h, { id: 'pool-purge', tenantId: 'acme' });
+    const nodeId = await seedNode(h, { poolId: 'pool-purge', tenantId: 'acme', hostname: 'gpu-pg-1' });
+    const allocationId = await allocate(h, nodeId, 'acme');
+    const op = await operator();
+    const nodePage = await op.get(`/console/nodes/${nodeId}`);
+    const confirmPath = `/console/nodes/${nodeId}/purge`;
+
+    // A POST that skipped the confirmation page: nothing happens, the page asks to confirm.
+    let answer = await op.post(confirmPath, { csrf: csrfOf(nodePage) });
+    expect(answer.location).toBe(confirmPath);
+    let shown = await op.get(confirmPath);
+    expect(flashOf(shown)).toEqual(['error', expect.stringContaining('Purge needs its confirmation')]);
+    expect(shown.html).toContain('cannot be undone');
+    expect(shown.html).toContain('remove Drydock from the machine');
+    expect(shown.html).toContain('name="force" value="yes"');
+    expect(await operationsOf(nodeId, 'purge')).toEqual([]);
+
+    // Confirmed without force: the API refuses (the node holds an allocation); the page says so.
+    answer = await op.post(confirmPath, { csrf: csrfOf(shown), confirm: 'yes' });
+    expect(answer.location).toBe(confirmPath);
+    shown = await op.get(confirmPath);
+    expect(flashOf(shown)).toEqual(['error', expect.stringContaining('(INVALID_STATE)')]);
+    expect((await readNode(h, nodeId)).provisionState).toBe('adopted');
+
+    // With force: the allocation is released and the purge begins.
+    answer = await op.post(confirmPath, {
+      csrf: csrfOf(shown),
+      confirm: 'yes',
+      force: 'yes',
+      reason: 'RMA',
+    });
+    expect(answer.location).toBe(`/console/nodes/${nodeId}`);
+    shown = await op.get(answer.location!);
+    expect(flashOf(shown)).toEqual(['ok', expect.stringMatching(/^gpu-pg-1 purging: operation op_/)]);
+    expect((await readNode(h, nodeId)).provisionState).toBe('purging');
+    expect(await eventsOf(h, nodeId, 'node.purge.requested')).toMatchObject([
+      { actor: 'key:bootstrap-operator', reason: 'RMA' },
+    ]);
+    const allocation = (await call(h, 'GET', `/v1/allocations/${allocationId}`)).body;
+    expect(allocation.releasedAt).not.toBeNull();
+    // The purge's progress in words: waiting for the node to take its command.
+    await eventually(async () => {
+      const page = await op.get(`/console/nodes/${nodeId}`);
+      return page.html.includes('Waiting for the node to take the purge command') ? page : undefined;
+    });
+  });
+
+  it('delete: "cordon first" while adopted and not cordoned; then a confirmation step deletes it', async () => {
+    await seedPool(h, { id: 'pool-del', tenantId: 'acme' });
+    const nodeId = await seedNode(h, { poolId: 'pool-del', tenantId: 'acme', hostname: 'gpu-del-1' });
+    const op = await operator();
+    let page = await op.get(`/console/nodes/${nodeId}`);
+    expect(page.html).toContain('cordon first');
+    expect(page.html).not.toContain(`action="/console/nodes/${nodeId}/delete"`);
+
+    await call(h, 'POST', `/v1/nodes/${nodeId}/cordon`, { body: {} });
+    page = await op.get(`/console/nodes/${nodeId}`);
+    expect(page.html).not.toContain('cordon first');
+    expect(page.html).toContain(`action="/console/nodes/${nodeId}/delete"`);
+    const confirm = await op.get(`/console/nodes/${nodeId}/delete`);
+    expect(confirm.html).toContain('cannot be undone');
+    const answer = await op.post(`/console/nodes/${nodeId}/delete`, {
+      csrf: csrfOf(confirm),
+      confirm: 'yes',
+      version: fieldOf(confirm, `/console/nodes/${nodeId}/delete`, 'version'),
+      reason: 'gone',
+    });
+    expect(answer.location).toBe('/console');
+    expect(flashOf(await op.get('/console'))).toEqual(['ok', `Node ${nodeId} deleted.`]);
+    expect(await eventsOf(h, nodeId, 'node.deleted')).toMatchObject([
+      { actor: 'key:bootstrap-operator', reason: 'gone' },
+    ]);
+    const after = await call(h, 'GET', `/v1/nodes/${nodeId}`);
+    expect(after.status === 404 || after.body.deletedAt !== null, JSON.stringify(after)).toBe(true);
+  });
+
+  it('CSRF missing is 403 and changes nothing; bad ids are the 404 page', async () => {
+    const nodeId = await stoppedNode('pool-dz-csrf', 'gpu-csrf-1');
+    const op = await operator();
+    const page = await op.get(`/console/nodes/${nodeId}/purge`);
+    for (const control of ['purge', 'delete', 'decommission', 'revoke-identity', 'adopt', 'remediate']) {
+      const answer = await op.post(`/console/nodes/${nodeId}/${control}`, {
+        confirm: 'yes',
+        condition: 'GpuXidError',
+      });
+      expect(answer.status, control).toBe(403);
+    }
+    expect(await readNode(h, nodeId)).toMatchObject({ provisionState: 'adopted', version: 1 });
+    expect(await eventsOf(h, nodeId)).toEqual([]);
+
+    const csrf = csrfOf(page);
+    for (const path of ['decommission', 'purge', 'delete', 'revoke-identity']) {
+      expect((await op.get(`/console/nodes/node_1/${path}`)).status, path).toBe(404);
+      expect((await op.post(`/console/nodes/node_1/${path}`, { csrf, confirm: 'yes' })).status, path).toBe(
+        404,
+      );
+      expect((await op.get(`/console/nodes/../${path}`)).status, path).toBe(404);
+    }
+    // An id of the right shape that no node has: the API's 404, as the 404 page.
+    const missing = newId('node');
+    for (const path of ['decommission', 'purge', 'delete']) {
+      expect((await op.get(`/console/nodes/${missing}/${path}`)).status, path).toBe(404);
+    }
+    const refused = await op.post(`/console/nodes/${missing}/decommission`, { csrf, confirm: 'x' });
+    expect(refused.status).toBe(404);
+    expect(refused.html).toContain('Not found');
+    // A control that has no confirmation step has no confirmation page either.
+    expect((await op.get(`/console/nodes/${nodeId}/cordon`)).status).toBe(404);
+  });
+});
+
+describe('adopt, revoke identity, remediate', () => {
+  it('adopt is offered to an adopting node and makes it adopted once acceptance passes', async () => {
+    await seedPool(h, { id: 'pool-adopt', tenantId: 'acme' });
+    const nodeId = await seedNode(h, {
+      poolId: 'pool-adopt',
+      tenantId: 'acme',
+      hostname: 'gpu-ad-1',
+      provisionState: 'adopting',
+    });
+    const op = await operator();
+    const page = await op.get(`/console/nodes/${nodeId}`);
+    const answer = await op.post(`/console/nodes/${nodeId}/adopt`, {
+      csrf: csrfOf(page),
+      version: fieldOf(page, `/console/nodes/${nodeId}/adopt`, 'version'),
+    });
+    const shown = await op.get(answer.location!);
+    expect(flashOf(shown)).toEqual(['ok', 'gpu-ad-1 adopted.']);
+    expect((await readNode(h, nodeId)).provisionState).toBe('adopted');
+    expect(await eventsOf(h, nodeId, 'node.adopted')).toMatchObject([{ actor: 'key:bootstrap-operator' }]);
+    // A pending node is not adopted by this control: no form.
+    const pending = await seedNode(h, { poolId: 'pool-adopt', provisionState: 'pending' });
+    expect((await op.get(`/console/nodes/${pending}`)).html).not.toContain(
+      `/console/nodes/${pending}/adopt"`,
+    );
+  });
+
+  it('revoke identity only through its confirmation page: every certificate revoked, the generation raised', async () => {
+    await seedPool(h, { id: 'pool-revoke', tenantId: 'acme' });
+    const nodeId = await seedNode(h, { poolId: 'pool-revoke', tenantId: 'acme', hostname: 'gpu-rv-1' });
+    const op = await operator();
+    const page = await op.get(`/console/nodes/${nodeId}`);
+    expect(page.html).toContain(`action="/console/nodes/${nodeId}/revoke-identity"`);
+    // Without the confirmation: nothing.
+    let answer = await op.post(`/console/nodes/${nodeId}/revoke-identity`, { csrf: csrfOf(page) });
+    expect(answer.location).toBe(`/console/nodes/${nodeId}/revoke-identity`);
+    let shown = await op.get(answer.location!);
+    expect(shown.html).toContain('must join again');
+    expect(await eventsOf(h, nodeId, 'security.node.identity-revoked')).toEqual([]);
+
+    answer = await op.post(`/console/nodes/${nodeId}/revoke-identity`, {
+      csrf: csrfOf(shown),
+      confirm: 'yes',
+      reason: 'key leaked',
+    });
+    shown = await op.get(answer.location!);
+    expect(flashOf(shown)).toEqual(['ok', 'gpu-rv-1: identity revoked (0 certificates).']);
+    expect(await eventsOf(h, nodeId, 'security.node.identity-revoked')).toMatchObject([
+      { actor: 'key:bootstrap-operator', reason: 'key leaked', data: { identityGeneration: 2 } },
+    ]);
+  });
+
+  it("remediate offers the node's true conditions and starts one remediation of the chosen one", async () => {
+    await seedPool(h, { id: 'pool-rem', tenantId: 'acme' });
+    const nodeId = await seedNode(h, { poolId: 'pool-rem', tenantId: 'acme', hostname: 'gpu-rm-1' });
+    const since = new Date().toISOString();
+    await setNode(h, nodeId, {
+      conditions: [
+        { type: 'GpuXidError', status: true, reason: 'xid 79', since },
+        { type: 'DiskPressure', status: false, reason: null, since },
+      ],
+    });
+    const op = await operator();
+    const page = await op.get(`/console/nodes/${nodeId}`);
+    expect(page.html).toContain('<option value="GpuXidError">');
+    expect(page.html).not.toContain('<option value="DiskPressure">');
+    const answer = await op.post(`/console/nodes/${nodeId}/remediate`, {
+      csrf: csrfOf(page),
+      condition: 'GpuXidError',
+      reason: 'operator saw it',
+    });
+    const shown = await op.get(answer.location!);
+    expect(flashOf(shown)).toEqual([
+      'ok',
+      expect.stringMatching(/^Remediation of GpuXidError: operation op_[0-9a-z]{26} is (pending|running)\.$/),
+    ]);
+    const operations = await operationsOf(nodeId, 'remediation');
+    expect(operations).toHaveLength(1);
+    expect(operations[0]!.actor).toBe('key:bootstrap-operator');
+    // A condition type the API refuses: its message, no second operation.
+    const bad = await op.post(`/console/nodes/${nodeId}/remediate`, {
+      csrf: csrfOf(page),
+      condition: '9 bad',
+    });
+    expect(flashOf(await op.get(bad.location!))).toEqual([
+      'error',
+      expect.stringContaining('(INVALID_INPUT)'),
+    ]);
+    expect(await operationsOf(nodeId, 'remediation')).toHaveLength(1);
+    await call(h, 'DELETE', `/v1/operations/${operations[0]!.id}`, { body: {} });
+  });
+});

@@ -46,6 +46,8 @@ describe('live updates of the node page, in a browser', () => {
     });
     await operations.getByText('Waiting for 2 live allocations').waitFor(LIVE);
     expect(await noSchedule.textContent()).toContain('draining');
+    // A running operation's progress moves without events: the region says so.
+    expect(await operations.getAttribute('data-live-busy')).toBe('');
     await status.getByText('live', { exact: true }).waitFor(LIVE);
     // What the user typed into a live region's form (not focused any more) outlives its updates.
     const reason = page.locator('form', { has: page.getByRole('button', { name: 'Uncordon' }) });
@@ -58,6 +60,7 @@ describe('live updates of the node page, in a browser', () => {
 
     expect((await call(h, 'POST', `/v1/allocations/${allocations[1]}/release`)).status).toBe(200);
     await operations.getByText('No running operations.').waitFor(LIVE);
+    expect(await operations.getAttribute('data-live-busy')).toBeNull();
     await page.locator('#live-events').getByRole('cell', { name: 'node.drained', exact: true }).waitFor(LIVE);
     await noSchedule.filter({ hasNotText: 'draining' }).waitFor(LIVE);
     expect(await noSchedule.textContent()).not.toContain('draining');

@@ -3,14 +3,26 @@ import { CliError } from './errors';
 import type { Output } from './output';
 import { describeProgress, errorText, type Operation } from './views/operations';
 
-/** How often `--wait` asks for the operation again. */
-const POLL_INTERVAL_MS = 1_000;
+/**
+ * The longest `--wait` goes without reading the operation again: it wakes at once on an event of
+ * the operation's node, but some progress moves without one (a drain's count of live allocations,
+ * the elapsed time on a terminal).
+ */
+const REREAD_MS = 3_000;
+
+/**
+ * An event type prefix that no event type starts with (types are dotted words, never `--`): a
+ * feed read under it finds nothing, so it answers at once with the feed's cursor of the moment.
+ */
+const NO_EVENT_TYPE = 'none--';
 
 const isFinished = (status: Operation['status']) =>
   status === 'succeeded' || status === 'failed' || status === 'cancelled';
 
 /**
- * Polls the operation until it ends, showing its progress on a terminal. Resolves to the finished
+ * Follows the operation until it ends: reads it again on each event of its node (the event feed's
+ * long-poll, `GET /v1/events?nodeId=&wait=`; every event the key sees for an operation of a pool)
+ * and at least every `REREAD_MS`, showing its progress on a terminal. Resolves to the finished
  * operation; throws `TIMEOUT` when `timeoutMs` passes first (the operation itself goes on).
  * `settled` says when a running operation is not worth waiting for any longer (a refused purge
  * stays running until the node is deleted): the wait then resolves to it, still running.
@@ -33,7 +45,9 @@ export async function waitForOperation(
     process.exit(130);
   };
   process.once('SIGINT', onInterrupt);
+  const wakeups = new NodeEvents(api, operation.nodeId ?? undefined);
   try {
+    if (!isFinished(operation.status)) await wakeups.start();
     // A just-started operation carries no progress yet: ask for it before drawing anything.
     let op = isFinished(operation.status)
       ? operation
@@ -55,7 +69,7 @@ export async function waitForOperation(
             `follow it with: drydock operations show ${op.id} --wait`,
         );
       }
-      await sleep(Math.min(POLL_INTERVAL_MS, left));
+      await wakeups.next(Math.min(REREAD_MS, left));
       op = await api.GET('/v1/operations/{id}', { params: { path: { id: op.id } } });
     }
     return op;
@@ -87,6 +101,37 @@ function finishedOperationError(op: Operation): CliError | null {
       return new CliError('OPERATION_CANCELLED', `${op.kind} ${op.id} was cancelled`, 1);
     default:
       return new CliError('INTERNAL', `${op.kind} ${op.id} is still ${op.status}`, 1);
+  }
+}
+
+/**
+ * Wake-ups on the event feed: `next` resolves at the first event (of `nodeId`, or any the key
+ * sees) after the previous call, or after `ms`. (Reading the feed takes `compute:nodes:read`, as
+ * reading the operation does.)
+ */
+class NodeEvents {
+  private after: string | undefined;
+
+  constructor(
+    private readonly api: ApiClient,
+    private readonly nodeId: string | undefined,
+  ) {}
+
+  /** Takes the feed's cursor of now: events from here on wake `next`. */
+  async start(): Promise<void> {
+    await this.feed({ after: '0', type: NO_EVENT_TYPE, limit: 1, wait: 0 });
+  }
+
+  async next(ms: number): Promise<void> {
+    // The feed waits whole seconds: under one, a plain sleep.
+    const wait = Math.floor(ms / 1000);
+    if (this.after === undefined || wait === 0) return sleep(ms);
+    await this.feed({ after: this.after, limit: 200, wait });
+  }
+
+  private async feed(query: { after: string; type?: string; limit: number; wait: number }) {
+    const page = await this.api.GET('/v1/events', { params: { query: { ...query, nodeId: this.nodeId } } });
+    this.after = page.nextCursor;
   }
 }
 

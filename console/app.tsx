@@ -4,9 +4,11 @@ import { createMiddleware } from 'hono/factory';
 import { ApiError, Unreachable } from '../client';
 import { apiAs, type InProcess } from './api';
 import { CONSOLE_PATH as PATH, notFound, type ConsoleEnv, type Ctx } from './context';
+import { sessionFor } from './live';
 import { Problem } from './layout';
 import { SignInPage } from './pages/sign-in';
 import { fleetRoutes } from './routes/fleet';
+import { liveRoutes } from './routes/live';
 import { nodeRoutes } from './routes/nodes';
 import { operationRoutes } from './routes/operations';
 import { poolRoutes } from './routes/pools';
@@ -83,7 +85,7 @@ export function consoleRoutes(send: InProcess): Hono<ConsoleEnv> {
       }
       c.set('form', form);
     }
-    c.set('session', session);
+    c.set('session', sessionFor(c, session));
     c.set('api', apiAs(c, session.key, send));
     await next();
   });
@@ -99,6 +101,7 @@ export function consoleRoutes(send: InProcess): Hono<ConsoleEnv> {
   router.route('/', poolRoutes());
   router.route('/', tokenRoutes());
   router.route('/', operationRoutes());
+  router.route('/', liveRoutes());
 
   router.all('*', (c) => notFound(c));
   return router;

@@ -21,6 +21,7 @@ export function Layout(props: {
         <meta name="viewport" content="width=device-width, initial-scale=1" />
         <title>{`${props.title} · Drydock`}</title>
         <link rel="stylesheet" href="/console/assets/console.css" />
+        {props.watch && <script src="/console/assets/live.js" defer />}
       </head>
       <body data-watch={props.watch ? new URLSearchParams({ ...props.watch }).toString() : undefined}>
         <header>

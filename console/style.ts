@@ -58,4 +58,8 @@ dl.facts dd { margin: 0; }
 .secret { border: 1px solid var(--ok); border-radius: 4px; padding: .4rem .8rem; margin-bottom: 1rem; }
 .operation-list td code, .operation-list td a { overflow-wrap: anywhere; }
 pre.join-line { white-space: pre-wrap; word-break: break-all; padding: .5rem; border: 1px solid var(--line); border-radius: 4px; user-select: all; }
+/* live */
+.live-status { font-size: .8rem; padding: .1rem .5rem; border: 1px solid var(--line); border-radius: 999px; color: var(--muted); }
+.live-status[data-state=live] { border-color: var(--ok); color: var(--ok); }
+.live-status[data-state=paused], .live-status[data-state=stopped] { border-color: var(--bad); color: var(--bad); }
 `;

@@ -3,7 +3,7 @@ import { FLEET_EVENT_HEADER, fleetEventLine } from '../views/events';
 import { nodeFlag } from './flags';
 
 /** How long each `events --follow` request waits on the server for something new (its maximum). */
-const FOLLOW_WAIT_S = 30;
+export const FOLLOW_WAIT_S = 30;
 
 const events = defineCommand({
   words: ['events'],

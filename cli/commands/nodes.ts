@@ -2,6 +2,7 @@ import { ACCESS, LIVENESS, PROVISION_STATES } from '../../domain/node';
 import type { Query } from '../../client';
 import type { ApiClient } from '../client';
 import { defineCommand, type Command } from '../command';
+import { FOLLOW_WAIT_S } from './events';
 import { EVENT_HEADER, eventLine, nodeDetails, nodeName, nodesTable, type NodeEvent } from '../views/nodes';
 import { printListing, pagingFlags } from '../paging';
 import { reportFinished, waitForOperation } from '../wait';
@@ -16,9 +17,6 @@ import {
 } from './flags';
 
 const NODE = [{ name: 'NODE', type: 'node' }] as const;
-
-/** How often `nodes events --follow` asks for new events. */
-const FOLLOW_INTERVAL_MS = 1_000;
 
 const list = defineCommand({
   words: ['nodes', 'list'],
@@ -96,56 +94,46 @@ const events = defineCommand({
       patternHint: 'an event type prefix such as node. or node.drained',
       help: 'only events whose type starts with PREFIX (node., security.)',
     },
-    follow: { type: 'boolean', help: 'keep printing new events every second until Ctrl-C' },
+    follow: {
+      type: 'boolean',
+      help: 'keep printing new events as they commit, until Ctrl-C',
+    },
   },
   async run({ api, out, args, flags }) {
-    const tail = new EventTail(api, args.NODE, flags.type);
-    const first = await tail.next();
     if (!flags.follow) {
-      out.result({ items: first, nextCursor: null }, () =>
-        first.length === 0 ? 'no events' : [EVENT_HEADER, ...first.map(eventLine)].join('\n'),
+      const all = await allEvents(api, args.NODE, flags.type);
+      out.result({ items: all, nextCursor: null }, () =>
+        all.length === 0 ? 'no events' : [EVENT_HEADER, ...all.map(eventLine)].join('\n'),
       );
       return;
     }
+    // An unknown node (or one out of the key's sight) is an error, not a feed that stays quiet.
+    await api.GET('/v1/nodes/{id}', { params: { path: { id: args.NODE } } });
     out.human(EVENT_HEADER);
-    for (let batch = first; ; batch = await tail.next()) {
-      for (const event of batch) out.line(event, () => eventLine(event));
-      await new Promise((resolve) => setTimeout(resolve, FOLLOW_INTERVAL_MS));
+    // The fleet feed of this node: every event so far, then each new one as it commits (the
+    // server holds each request up to FOLLOW_WAIT_S until there is one).
+    for (let after = '0'; ;) {
+      const page = await api.GET('/v1/events', {
+        params: { query: { after, nodeId: args.NODE, type: flags.type, limit: 200, wait: FOLLOW_WAIT_S } },
+      });
+      for (const event of page.items) out.line(event, () => eventLine(event));
+      after = page.nextCursor;
     }
   },
 });
 
-/**
- * Reads a node's events page by page and, once at the end, asks again from the last cursor it
- * was given. The last page carries no cursor of its own, so its events are re-read on each poll
- * and the ones already handed out are skipped by id.
- */
-class EventTail {
-  private cursor: string | undefined;
-  private seen = new Set<string>();
-
-  constructor(
-    private readonly api: ApiClient,
-    private readonly nodeId: string,
-    private readonly type: string | undefined,
-  ) {}
-
-  /** Every event not handed out before, oldest first. */
-  async next(): Promise<NodeEvent[]> {
-    const fresh: NodeEvent[] = [];
-    for (;;) {
-      const page = await this.api.GET('/v1/nodes/{id}/events', {
-        params: { path: { id: this.nodeId }, query: { type: this.type, limit: 200, cursor: this.cursor } },
-      });
-      fresh.push(...page.items.filter((e) => !this.seen.has(e.id)));
-      if (!page.nextCursor) {
-        for (const e of page.items) this.seen.add(e.id);
-        return fresh;
-      }
-      this.cursor = page.nextCursor;
-      this.seen = new Set();
-    }
-  }
+/** All of a node's events, page by page, oldest first. */
+async function allEvents(api: ApiClient, nodeId: string, type: string | undefined): Promise<NodeEvent[]> {
+  const all: NodeEvent[] = [];
+  let cursor: string | undefined;
+  do {
+    const page = await api.GET('/v1/nodes/{id}/events', {
+      params: { path: { id: nodeId }, query: { type, limit: 200, cursor } },
+    });
+    all.push(...page.items);
+    cursor = page.nextCursor ?? undefined;
+  } while (cursor);
+  return all;
 }
 
 /** cordon and uncordon: one POST, the node back. */

@@ -30,18 +30,27 @@ export function NodePage(view: NodeView) {
       <h1>
         {node.hostname} <span class="muted">{node.displayName ?? ''}</span>
       </h1>
-      <p class="muted">
-        <code>{node.id}</code> · pool {node.poolId ?? '—'} · tenant {node.tenantId ?? '—'} · site{' '}
-        {node.siteId ?? '—'} · version {node.version}
-      </p>
+      <LiveRegion id="summary">
+        <p class="muted">
+          <code>{node.id}</code> · pool {node.poolId ?? '—'} · tenant {node.tenantId ?? '—'} · site{' '}
+          {node.siteId ?? '—'} · version {node.version}
+        </p>
+      </LiveRegion>
       <LiveRegion id="axes">
         <Axes node={node} />
       </LiveRegion>
-      <Controls node={node} session={view.session} />
+      {/* The forms carry the node's version: live, so a change sent after an update is not stale. */}
+      <LiveRegion id="controls">
+        <Controls node={node} session={view.session} />
+      </LiveRegion>
       <h2>Labels</h2>
-      <Labels node={node} session={view.session} />
+      <LiveRegion id="labels">
+        <Labels node={node} session={view.session} />
+      </LiveRegion>
       <h2>Taints</h2>
-      <Taints node={node} session={view.session} />
+      <LiveRegion id="taints">
+        <Taints node={node} session={view.session} />
+      </LiveRegion>
       <h2>Conditions</h2>
       <Table
         columns={['Type', 'Status', 'Reason', 'Since', 'Source']}
@@ -56,14 +65,16 @@ export function NodePage(view: NodeView) {
         empty="No conditions reported."
       />
       <h2 id="section-allocations">Live allocations</h2>
-      <Table
-        columns={['Allocation', 'Tenant', 'Kind', 'Since', 'Ends']}
-        items={view.allocations}
-        row={(a) => [<code>{a.id}</code>, a.tenantId, a.kind, a.createdAt, a.endsAt ?? 'open-ended']}
-        empty="No live allocations."
-      />
+      <LiveRegion id="allocations">
+        <Table
+          columns={['Allocation', 'Tenant', 'Kind', 'Since', 'Ends']}
+          items={view.allocations}
+          row={(a) => [<code>{a.id}</code>, a.tenantId, a.kind, a.createdAt, a.endsAt ?? 'open-ended']}
+          empty="No live allocations."
+        />
+      </LiveRegion>
       <h2 id="section-operations">Running operations</h2>
-      <LiveRegion id="operations">
+      <LiveRegion id="operations" busy={view.operations.length > 0}>
         <Operations operations={view.operations} workflowUrl={view.workflowUrl} />
       </LiveRegion>
       <h2>Events, newest first</h2>

@@ -10,12 +10,6 @@ import { describeProgress, errorText, type Operation } from './views/operations'
  */
 const REREAD_MS = 3_000;
 
-/**
- * An event type prefix that no event type starts with (types are dotted words, never `--`): a
- * feed read under it finds nothing, so it answers at once with the feed's cursor of the moment.
- */
-const NO_EVENT_TYPE = 'none--';
-
 const isFinished = (status: Operation['status']) =>
   status === 'succeeded' || status === 'failed' || status === 'cancelled';
 
@@ -119,7 +113,7 @@ class NodeEvents {
 
   /** Takes the feed's cursor of now: events from here on wake `next`. */
   async start(): Promise<void> {
-    await this.feed({ after: '0', type: NO_EVENT_TYPE, limit: 1, wait: 0 });
+    await this.feed({ after: '0', limit: 0, wait: 0 });
   }
 
   async next(ms: number): Promise<void> {
@@ -129,7 +123,7 @@ class NodeEvents {
     await this.feed({ after: this.after, limit: 200, wait });
   }
 
-  private async feed(query: { after: string; type?: string; limit: number; wait: number }) {
+  private async feed(query: { after: string; limit: number; wait: number }) {
     const page = await this.api.GET('/v1/events', { params: { query: { ...query, nodeId: this.nodeId } } });
     this.after = page.nextCursor;
   }

@@ -458,7 +458,7 @@ export interface paths {
           type?: string;
           /** @description only this node's events */
           nodeId?: string;
-          /** @description decimal digits only */
+          /** @description at most this many events; 0: none, only the nextCursor of now (to follow from) */
           limit?: number;
           /** @description decimal digits only */
           wait?: number;

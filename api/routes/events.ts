@@ -3,7 +3,7 @@ import { eventView } from '../../db/queries/events';
 import { requireAction } from '../auth';
 import type { AppEnv } from '../env';
 import { readEventFeed } from '../services/event-feed';
-import { errorResponses, EventSchema, eventTypePrefix, idOf, json, limit, queryInteger } from '../schemas';
+import { errorResponses, EventSchema, eventTypePrefix, idOf, json, queryInteger } from '../schemas';
 
 const feedRoute = createRoute({
   method: 'get',
@@ -18,7 +18,10 @@ const feedRoute = createRoute({
         .openapi({ description: 'the nextCursor of the previous page; absent or 0: from the first event' }),
       type: eventTypePrefix.optional(),
       nodeId: idOf('node').optional().openapi({ description: "only this node's events" }),
-      limit: limit(200, 200),
+      // 0 is no events: the answer is at once, and its nextCursor is where the feed stands now.
+      limit: queryInteger(0, 200, 200).openapi({
+        description: 'at most this many events; 0: none, only the nextCursor of now (to follow from)',
+      }),
       wait: queryInteger(0, 30, 0),
     }),
   },

@@ -11,6 +11,7 @@ const RECHECK_MS = 5_000;
  * One page of the fleet feed after `afterId`, waiting up to `waitMs` for one when there is none.
  * `nextCursor` is where the next call starts: the last item's id on a full page, otherwise the
  * feed's horizon (every event up to it was looked at and is final), never behind `afterId`.
+ * `limit` 0 reads no event and does not wait: its cursor is where the feed stands now.
  */
 export async function readEventFeed(
   deps: Pick<AppDeps, 'db' | 'feedWakeups'>,
@@ -30,6 +31,7 @@ export async function readEventFeed(
     const wakeup = deps.feedWakeups.arm('');
     try {
       const horizon = await feedHorizon(deps.db);
+      if (q.limit === 0) return { items: [], nextCursor: Math.max(q.afterId, horizon) };
       const items = await listFeedEvents(deps.db, principal, { ...q, horizon });
       const last = items[items.length - 1];
       const nextCursor = items.length === q.limit && last ? last.id : Math.max(q.afterId, horizon);

@@ -12,12 +12,6 @@ const LIVE_SCRIPT = readFileSync(new URL('../assets/live.js', import.meta.url), 
 /** A feed cursor: an event id the feed handed out, or 0. */
 const CURSOR = /^\d{1,15}$/;
 
-/**
- * An event type prefix that no event type starts with (types are dotted words, never `--`): a
- * feed read under it finds nothing, so it answers at once with the feed's cursor of the moment.
- */
-const NO_EVENT_TYPE = 'none--';
-
 /** What `GET /console/live` answers. */
 export interface LiveAnswer {
   /** The cursor to ask from next time. */
@@ -73,7 +67,7 @@ export function liveRoutes(): Hono<ConsoleEnv> {
 /** The feed's cursor of this moment, for `nodeId`'s events (or all the key sees). */
 async function cursorNow(api: ApiClient, nodeId: string | undefined): Promise<string> {
   const page = await api.GET('/v1/events', {
-    params: { query: { after: '0', nodeId, type: NO_EVENT_TYPE, limit: 1, wait: 0 } },
+    params: { query: { nodeId, limit: 0 } },
   });
   return page.nextCursor;
 }

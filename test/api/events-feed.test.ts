@@ -19,7 +19,7 @@ const feed = async (query: string, token?: string) => {
   return reply.body;
 };
 /** Where a follower starting now begins: past every event so far. */
-const now = async () => (await feed('limit=200')).nextCursor;
+const now = async () => (await feed('limit=0')).nextCursor;
 const cordonTwice = async (nodeId: string) => {
   await call(h, 'POST', `/v1/nodes/${nodeId}/cordon`);
   await call(h, 'POST', `/v1/nodes/${nodeId}/uncordon`);
@@ -51,6 +51,21 @@ describe('GET /v1/events', () => {
     expect(cursor).toBe(seen[7]!.id);
     // No after: from the first event.
     expect(ids((await feed('limit=200')).items)).toEqual(expect.arrayContaining(ids(seen)));
+  });
+
+  it('limit=0 answers at once, with no events, the cursor past every event so far', async () => {
+    const nodeId = await seedPoolNode(h, 'pool-now');
+    await cordonTwice(nodeId);
+    const everything = await feed('limit=200');
+    const started = Date.now();
+    const position = await feed('limit=0&wait=30');
+    expect(Date.now() - started).toBeLessThan(5_000);
+    expect(position.items).toEqual([]);
+    expect(Number(position.nextCursor)).toBeGreaterThanOrEqual(Number(everything.items.at(-1)!.id));
+    // From there a follower sees what comes next and nothing before it.
+    expect((await feed(`after=${position.nextCursor}`)).items).toEqual([]);
+    await call(h, 'POST', `/v1/nodes/${nodeId}/cordon`);
+    expect((await feed(`after=${position.nextCursor}`)).items.map((e) => e.type)).toEqual(['node.cordoned']);
   });
 
   it('filters by a type prefix or an exact type', async () => {
@@ -167,7 +182,7 @@ describe('GET /v1/events', () => {
       'wait=31',
       'wait=-1',
       'wait=1.5',
-      'limit=0',
+      'limit=-1',
       'limit=201',
       'type=Node.',
       'type=node_drain',

@@ -2191,6 +2191,8 @@ export interface paths {
       parameters: {
         query?: {
           nodeId?: string;
+          /** @description the pool's operations: its pool drains, and those of nodes in it when they began */
+          poolId?: string;
           kind?: 'drain' | 'decommission' | 'purge' | 'remediation' | 'pool-drain';
           status?: 'pending' | 'running' | 'succeeded' | 'failed' | 'cancelled';
           /** @description decimal digits only */

@@ -12,7 +12,17 @@ import { requireAction, requireOperator } from '../auth';
 import { cancelOperation } from '../services/operations';
 import type { AppDeps, AppEnv } from '../env';
 import { decodeCursor, page } from '../pagination';
-import { cursor, errorResponses, idOf, json, jsonBody, limit, OperationSchema, reason } from '../schemas';
+import {
+  cursor,
+  errorResponses,
+  idOf,
+  json,
+  jsonBody,
+  limit,
+  OperationSchema,
+  reason,
+  slug,
+} from '../schemas';
 
 /** How long GET /v1/operations/{id} waits for a workflow to answer `progress`. */
 const PROGRESS_TIMEOUT_MS = 2_000;
@@ -46,6 +56,9 @@ const listOperationsRoute = createRoute({
   request: {
     query: z.object({
       nodeId: idOf('node').optional(),
+      poolId: slug.optional().openapi({
+        description: "the pool's operations: its pool drains, and those of nodes in it when they began",
+      }),
       kind: z.enum(OPERATION_KINDS).optional(),
       status: z.enum(OPERATION_STATUSES).optional(),
       limit: limit(100, 50),

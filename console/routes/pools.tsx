@@ -9,8 +9,8 @@ import { PoolsPage } from '../pages/pools';
 
 /** How many of a pool's nodes its page lists (the fleet page, filtered by pool, has them all). */
 const POOL_NODES_SHOWN = 20;
-/** How many recent operations are searched for a pool's drains. */
-const RECENT_POOL_DRAINS = 100;
+/** How many of a pool's recent drains its page lists (an open one is always the newest). */
+const RECENT_POOL_DRAINS = 10;
 
 /** The pools list, a pool's page, and its pool drain: start and cancel. */
 export function poolRoutes(): Hono<ConsoleEnv> {
@@ -121,12 +121,12 @@ function poolIdOf(c: Ctx): string | undefined {
   return id && SLUG_PATTERN.test(id) ? id : undefined;
 }
 
-/** The pool's drains among the recent ones, newest first. */
+/** The pool's recent drains, newest first. */
 async function poolDrainsOf(api: ApiClient, poolId: string) {
   const recent = await api.GET('/v1/operations', {
-    params: { query: { kind: 'pool-drain', limit: RECENT_POOL_DRAINS } },
+    params: { query: { kind: 'pool-drain', poolId, limit: RECENT_POOL_DRAINS } },
   });
-  return recent.items.filter((op) => op.poolId === poolId);
+  return recent.items;
 }
 
 /**

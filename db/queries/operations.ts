@@ -103,6 +103,8 @@ export async function getVisibleOperation(
 
 export interface OperationFilter {
   nodeId?: string;
+  /** A pool's operations: its pool drains, and those of nodes that were in it when they began. */
+  poolId?: string;
   kind?: OperationKind;
   status?: OperationStatus;
   /** The last id of the page before (the list is newest first). */
@@ -123,6 +125,7 @@ export async function listOperations(
       and(
         operationVisibleTo(principal),
         q.nodeId ? eq(operations.nodeId, q.nodeId) : undefined,
+        q.poolId ? eq(operations.poolId, q.poolId) : undefined,
         q.kind ? eq(operations.kind, q.kind) : undefined,
         q.status ? eq(operations.status, q.status) : undefined,
         q.before ? lt(operations.id, q.before) : undefined,

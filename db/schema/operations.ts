@@ -37,6 +37,7 @@ export const operations = pgTable(
       .on(t.nodeId, t.kind)
       .where(sql`${t.status} in ('pending', 'running')`),
     index('operations_node_idx').on(t.nodeId, t.id),
+    index('operations_pool_idx').on(t.poolId, t.id),
     // At most one unfinished pool drain per pool.
     uniqueIndex('operations_one_open_pool_drain_idx')
       .on(t.poolId)

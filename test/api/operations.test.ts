@@ -36,6 +36,9 @@ describe('operations', () => {
 
     const list = await call(h, 'GET', `/v1/operations?nodeId=${nodeId}&kind=drain&status=running`);
     expect(list.body.items.map((o: { id: string }) => o.id)).toEqual([opId]);
+    // By pool: the operations of nodes that were in it, none of another pool's.
+    const inPool = await call(h, 'GET', '/v1/operations?poolId=pool-o');
+    expect(inPool.body.items.map((o: { id: string }) => o.id)).toEqual([opId]);
     // The foreign node held nothing: its drain finished, and shows under succeeded only.
     const succeeded = await eventually(async () => {
       const reply = await call(h, 'GET', '/v1/operations?status=succeeded&kind=drain');
@@ -72,6 +75,7 @@ describe('operations', () => {
       '/v1/operations?status=done',
       '/v1/operations?limit=500',
       '/v1/operations?nodeId=n1',
+      '/v1/operations?poolId=Pool_Q',
     ]) {
       expect((await call(h, 'GET', path)).status, path).toBe(400);
     }

@@ -1,0 +1,1 @@
+CREATE INDEX "operations_pool_idx" ON "operations" USING btree ("pool_id","id");

@@ -1,5 +1,5 @@
 import type { Context } from 'hono';
-import { ApiError, type ApiClient } from '../client';
+import { ApiError, type Answer, type ApiClient, type Schemas } from '../client';
 import { idPattern } from '../domain/ids';
 import type { AppEnv } from '../api/env';
 import type { Fields } from './controls';
@@ -61,4 +61,24 @@ export function refusedInPage(error: unknown): { problem: string; status: 400 | 
     return { problem: `${error.message} (${error.code})`, status: error.status as 400 | 403 | 404 };
   }
   throw error;
+}
+
+/** A pool's node counts per capacity bucket. */
+export type Capacity = Answer<'get', '/v1/pools/{id}/capacity'>;
+
+/** A pool with its capacity buckets; null when the capacity could not be read. */
+export interface PoolWithCapacity {
+  pool: Schemas['Pool'];
+  capacity: Capacity | null;
+}
+
+/** The pools the key sees, each with its capacity. */
+export async function poolsWithCapacity(api: ApiClient): Promise<PoolWithCapacity[]> {
+  const pools = await api.GET('/v1/pools');
+  const capacities = await Promise.all(
+    pools.items.map((pool) =>
+      api.GET('/v1/pools/{id}/capacity', { params: { path: { id: pool.id } } }).catch(() => null),
+    ),
+  );
+  return pools.items.map((pool, i) => ({ pool, capacity: capacities[i] ?? null }));
 }

@@ -1,11 +1,11 @@
-import type { Answer, Schemas } from '../../client';
+import type { Schemas } from '../../client';
 import { CAPACITY_BUCKETS } from '../../domain/capacity';
 import { ACCESS, LIVENESS, PROVISION_STATES } from '../../domain/node';
+import type { PoolWithCapacity } from '../context';
 import { Csrf, Layout, Table } from '../layout';
 import type { Flash, Session } from '../sessions';
 
 type Node = Schemas['Node'];
-type Pool = Schemas['Pool'];
 
 /** The `GET /v1/nodes` filters the fleet page offers, as the page's own query carries them. */
 export const FLEET_FILTERS = [
@@ -27,7 +27,7 @@ export interface FleetView {
   filters: FleetFilters;
   /** The page of nodes, or the API's refusal of the filters. */
   nodes: { items: Node[]; nextCursor: string | null } | { problem: string };
-  pools: { pool: Pool; capacity: Answer<'get', '/v1/pools/{id}/capacity'> | null }[];
+  pools: PoolWithCapacity[];
   pending: Node[];
 }
 

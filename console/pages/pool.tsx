@@ -10,9 +10,10 @@ import {
 import { Csrf, Layout, Table } from '../layout';
 import { LiveRegion } from '../live';
 import { Progress } from '../progress';
+import type { Capacity } from '../context';
 import type { Flash, Session } from '../sessions';
 import { OperationTable } from './operations';
-import { fleetOfPool, ownerOf, type Capacity } from './pools';
+import { fleetOfPool, ownerOf } from './pools';
 
 type Pool = Schemas['Pool'];
 type Operation = Schemas['Operation'];

@@ -1,15 +1,15 @@
-import type { Answer, Schemas } from '../../client';
+import type { Schemas } from '../../client';
 import { Layout, Table } from '../layout';
 import { LiveRegion } from '../live';
+import type { PoolWithCapacity } from '../context';
 import type { Flash, Session } from '../sessions';
 
 type Pool = Schemas['Pool'];
-export type Capacity = Answer<'get', '/v1/pools/{id}/capacity'>;
 
 export interface PoolsView {
   session: Session;
   flash?: Flash;
-  pools: { pool: Pool; capacity: Capacity | null }[];
+  pools: PoolWithCapacity[];
   /** The pools with a pool drain open now, by pool id: its operation. */
   draining: Map<string, Schemas['Operation']>;
 }

@@ -1,6 +1,6 @@
 import { Hono } from 'hono';
 import type { Query } from '../../client';
-import { refusedInPage, takeFlash, type ConsoleEnv, type Ctx } from '../context';
+import { poolsWithCapacity, refusedInPage, takeFlash, type ConsoleEnv, type Ctx } from '../context';
 import { FLEET_FILTERS, FleetPage, type FleetFilters } from '../pages/fleet';
 
 type NodesQuery = Query<'get', '/v1/nodes'>;
@@ -17,21 +17,16 @@ export function fleetRoutes(): Hono<ConsoleEnv> {
         // The filters go as the page's query has them: the API validates them and its refusal shows.
         .GET('/v1/nodes', { params: { query: { ...filters, ...(cursor ? { cursor } : {}) } as NodesQuery } })
         .catch(refusedInPage),
-      api.GET('/v1/pools'),
+      poolsWithCapacity(api),
       api.GET('/v1/nodes', { params: { query: { provisionState: 'pending' } } }),
     ]);
-    const capacities = await Promise.all(
-      pools.items.map((pool) =>
-        api.GET('/v1/pools/{id}/capacity', { params: { path: { id: pool.id } } }).catch(() => null),
-      ),
-    );
     return c.html(
       <FleetPage
         session={session}
         flash={takeFlash(session)}
         filters={filters}
         nodes={nodes}
-        pools={pools.items.map((pool, i) => ({ pool, capacity: capacities[i] ?? null }))}
+        pools={pools}
         pending={pending.items}
       />,
       'problem' in nodes ? nodes.status : 200,

@@ -2,7 +2,15 @@ import { Hono } from 'hono';
 import { ApiError, type ApiClient } from '../../client';
 import { isId, SLUG_PATTERN } from '../../domain/ids';
 import { OPEN_OPERATION_STATUSES } from '../../domain/operation-status';
-import { CONSOLE_PATH, notFound, takeFlash, workflowUrlOf, type ConsoleEnv, type Ctx } from '../context';
+import {
+  CONSOLE_PATH,
+  notFound,
+  poolsWithCapacity,
+  takeFlash,
+  workflowUrlOf,
+  type ConsoleEnv,
+  type Ctx,
+} from '../context';
 import { field } from '../controls';
 import { PoolPage } from '../pages/pool';
 import { PoolsPage } from '../pages/pools';
@@ -19,19 +27,14 @@ export function poolRoutes(): Hono<ConsoleEnv> {
   router.get('/pools', async (c) => {
     const { api, session } = c.var;
     const [pools, drains] = await Promise.all([
-      api.GET('/v1/pools'),
+      poolsWithCapacity(api),
       api.GET('/v1/operations', { params: { query: { kind: 'pool-drain', status: 'running' } } }),
     ]);
-    const capacities = await Promise.all(
-      pools.items.map((pool) =>
-        api.GET('/v1/pools/{id}/capacity', { params: { path: { id: pool.id } } }).catch(() => null),
-      ),
-    );
     return c.html(
       <PoolsPage
         session={session}
         flash={takeFlash(session)}
-        pools={pools.items.map((pool, i) => ({ pool, capacity: capacities[i] ?? null }))}
+        pools={pools}
         draining={new Map(drains.items.map((op) => [op.poolId ?? '', op]))}
       />,
     );

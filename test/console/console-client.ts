@@ -73,3 +73,16 @@ export function csrfOf(page: Page): string {
   if (!match) throw new Error(`no CSRF field in the page:\n${page.html.slice(0, 500)}`);
   return match[1]!;
 }
+
+/** Text as the page's HTML escapes it, unescaped. */
+export const unescapeHtml = (text: string) =>
+  text
+    .replace(/&quot;/g, '"')
+    .replace(/&#39;/g, "'")
+    .replace(/&lt;/g, '<')
+    .replace(/&gt;/g, '>')
+    .replace(/&amp;/g, '&');
+
+/** The page's one-time flash as `[kind, text]` (`ok` or `error`), or undefined when it has none. */
+export const flashOf = (page: Page) =>
+  /<p class="flash (ok|error)"[^>]*>([^<]*)<\/p>/.exec(page.html)?.slice(1).map(unescapeHtml);

@@ -3,7 +3,7 @@ import { newId } from '../../domain/ids';
 import { readNode, setNode } from '../support/builders';
 import { allocate, call, eventsOf, seedNode, seedPool, tenantKey } from '../support/fixtures';
 import { eventually, useHarness } from '../support/harness';
-import { Browser, csrfOf, useConsole, type Page } from './console-client';
+import { Browser, csrfOf, flashOf, unescapeHtml, useConsole, type Page } from './console-client';
 
 const h = useHarness();
 const server = useConsole(h);
@@ -14,21 +14,12 @@ const operationsOf = async (nodeId: string, kind: string) =>
     status: string;
     actor: string;
   }[];
-const unescape = (text: string) =>
-  text
-    .replace(/&quot;/g, '"')
-    .replace(/&#39;/g, "'")
-    .replace(/&lt;/g, '<')
-    .replace(/&gt;/g, '>')
-    .replace(/&amp;/g, '&');
-const flashOf = (page: Page) =>
-  /<p class="flash (ok|error)"[^>]*>([^<]*)<\/p>/.exec(page.html)?.slice(1).map(unescape);
 /** A hidden field of the page's form posting to `action`. */
 function fieldOf(page: Page, action: string, name: string): string {
   const form = page.html.split(`action="${action}"`)[1]?.split('</form>')[0] ?? '';
   const match = new RegExp(`name="${name}" value="([^"]*)"`).exec(form);
   if (!match) throw new Error(`no field ${name} in the form of ${action}`);
-  return unescape(match[1]!);
+  return unescapeHtml(match[1]!);
 }
 
 async function operator() {

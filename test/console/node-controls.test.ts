@@ -3,7 +3,7 @@ import { nodeLabels } from '../../db/schema';
 import { setNode } from '../support/builders';
 import { allocate, call, eventsOf, seedNode, seedPool, tenantKey } from '../support/fixtures';
 import { eventually, useHarness } from '../support/harness';
-import { Browser, csrfOf, useConsole, type Page } from './console-client';
+import { Browser, csrfOf, flashOf, useConsole } from './console-client';
 
 const h = useHarness();
 const TEMPORAL_UI = 'http://127.0.0.1:8233';
@@ -30,8 +30,6 @@ async function submit(
   expect(done.location).toBe(`/console/nodes/${nodeId}`);
   return browser.get(done.location!);
 }
-
-const flashOf = (page: Page) => /<p class="flash (ok|error)"[^>]*>([^<]*)<\/p>/.exec(page.html)?.slice(1);
 
 describe('node page controls', () => {
   it('drain with a deadline starts one drain; the page shows it running with its progress', async () => {

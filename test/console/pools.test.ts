@@ -1,13 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { allocate, call, seedNode, seedPool, tenantKey } from '../support/fixtures';
 import { eventually, useHarness } from '../support/harness';
-import { Browser, csrfOf, useConsole, type Page } from './console-client';
+import { Browser, csrfOf, flashOf, useConsole } from './console-client';
 
 const h = useHarness();
 const TEMPORAL_UI = 'http://127.0.0.1:8233';
 const server = useConsole(h, { temporalUiUrl: TEMPORAL_UI });
 
-const flashOf = (page: Page) => /<p class="flash (ok|error)"[^>]*>([^<]*)<\/p>/.exec(page.html)?.slice(1);
 const poolDrainsOf = async (poolId: string) =>
   (
     (await call(h, 'GET', '/v1/operations?kind=pool-drain&limit=100')).body.items as { poolId: string }[]

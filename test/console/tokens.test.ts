@@ -2,12 +2,11 @@ import { describe, expect, it } from 'vitest';
 import { join } from '../support/agents';
 import { call, seedPool, tenantKey } from '../support/fixtures';
 import { useHarness } from '../support/harness';
-import { Browser, csrfOf, useConsole, type Page } from './console-client';
+import { Browser, csrfOf, flashOf, useConsole } from './console-client';
 
 const h = useHarness({ worker: false });
 const server = useConsole(h);
 
-const flashOf = (page: Page) => /<p class="flash (ok|error)"[^>]*>([^<]*)<\/p>/.exec(page.html)?.slice(1);
 const tokensOf = async (poolId: string) =>
   (
     (await call(h, 'GET', '/v1/tokens')).body.items as {

@@ -92,6 +92,13 @@ describe('the console in a browser, with the outside network cut', () => {
       `/console/nodes/${missing}`,
       '/console/nodes/%E0%A4%A',
       `/console/nodes/${missing}/cordon`,
+      `/console/nodes/${missing}/decommission`,
+      `/console/nodes/${missing}/purge`,
+      `/console/nodes/${missing}/no-such-control`,
+      '/console/pools/Not_A_Pool',
+      '/console/pools/no-such-pool',
+      '/console/operations/op_1',
+      '/console/tokens/jt_1/revoke',
       '/console/no-such-page',
     ]) {
       const response = await page.goto(`${server.base}${path}`);

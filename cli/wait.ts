@@ -1,4 +1,5 @@
 import type { ApiClient } from './client';
+import { isFinished } from '../domain/operation-status';
 import { CliError } from './errors';
 import type { Output } from './output';
 import { describeProgress, errorText, type Operation } from './views/operations';
@@ -9,9 +10,6 @@ import { describeProgress, errorText, type Operation } from './views/operations'
  * the elapsed time on a terminal).
  */
 const REREAD_MS = 3_000;
-
-const isFinished = (status: Operation['status']) =>
-  status === 'succeeded' || status === 'failed' || status === 'cancelled';
 
 /**
  * Follows the operation until it ends: reads it again on each event of its node (the event feed's

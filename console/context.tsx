@@ -48,6 +48,19 @@ export function workflowUrlOf(c: Ctx): ((workflowId: string) => string) | undefi
     `${temporalUiUrl}/namespaces/${namespace}/workflows/${encodeURIComponent(workflowId)}`;
 }
 
+/** The page's query parameters among `names` that are set (not empty), as the page's filters. */
+export function queryFilters<Name extends string>(
+  c: Ctx,
+  names: readonly Name[],
+): Partial<Record<Name, string>> {
+  const filters: Partial<Record<Name, string>> = {};
+  for (const name of names) {
+    const value = c.req.query(name);
+    if (value) filters[name] = value;
+  }
+  return filters;
+}
+
 /** The message a change left for the next page, once. */
 export function takeFlash(session: Session) {
   const flash = session.flash;

@@ -1,6 +1,6 @@
 import { Hono } from 'hono';
 import type { Query } from '../../client';
-import { poolsWithCapacity, refusedInPage, takeFlash, type ConsoleEnv, type Ctx } from '../context';
+import { poolsWithCapacity, queryFilters, refusedInPage, takeFlash, type ConsoleEnv } from '../context';
 import { FLEET_FILTERS, FleetPage, type FleetFilters } from '../pages/fleet';
 
 type NodesQuery = Query<'get', '/v1/nodes'>;
@@ -10,7 +10,7 @@ export function fleetRoutes(): Hono<ConsoleEnv> {
   const router = new Hono<ConsoleEnv>();
   router.get('/', async (c) => {
     const { api, session } = c.var;
-    const filters = fleetFilters(c);
+    const filters: FleetFilters = queryFilters(c, FLEET_FILTERS);
     const cursor = c.req.query('cursor');
     const [nodes, pools, pending] = await Promise.all([
       api
@@ -33,13 +33,4 @@ export function fleetRoutes(): Hono<ConsoleEnv> {
     );
   });
   return router;
-}
-
-function fleetFilters(c: Ctx): FleetFilters {
-  const filters: FleetFilters = {};
-  for (const name of FLEET_FILTERS) {
-    const value = c.req.query(name);
-    if (value) filters[name] = value;
-  }
-  return filters;
 }

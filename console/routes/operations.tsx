@@ -1,6 +1,6 @@
 import { Hono } from 'hono';
 import type { Query } from '../../client';
-import { refusedInPage, takeFlash, workflowUrlOf, type ConsoleEnv } from '../context';
+import { queryFilters, refusedInPage, takeFlash, workflowUrlOf, type ConsoleEnv } from '../context';
 import { OPERATION_FILTERS, OperationsPage, type OperationFilters } from '../pages/operations';
 
 type OperationsQuery = Query<'get', '/v1/operations'>;
@@ -10,11 +10,7 @@ export function operationRoutes(): Hono<ConsoleEnv> {
   const router = new Hono<ConsoleEnv>();
   router.get('/operations', async (c) => {
     const { api, session } = c.var;
-    const filters: OperationFilters = {};
-    for (const name of OPERATION_FILTERS) {
-      const value = c.req.query(name);
-      if (value) filters[name] = value;
-    }
+    const filters: OperationFilters = queryFilters(c, OPERATION_FILTERS);
     const cursor = c.req.query('cursor');
     const operations = await api
       // The filters go as the page's query has them: the API validates them and its refusal shows.

@@ -47,7 +47,17 @@ export function liveRoutes(): Hono<ConsoleEnv> {
             ? 'busy is 0 or 1'
             : undefined;
     if (problem)
-      return c.json({ error: { code: 'INVALID_INPUT' satisfies ErrorCode, message: problem } }, 400);
+      return c.json(
+        {
+          error: {
+            code: 'INVALID_INPUT' satisfies ErrorCode,
+            message: problem,
+            details: {},
+            requestId: c.var.requestId,
+          },
+        },
+        400,
+      );
     if (after === undefined) {
       return c.json<LiveAnswer>({ after: await cursorNow(c.var.api, nodeId), changed: false });
     }

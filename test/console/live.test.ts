@@ -129,6 +129,9 @@ describe('the console live endpoint', () => {
       const body = JSON.parse(page.html);
       expect(body.error.code).toBe('INVALID_INPUT');
       expect(body.error.message).toMatch(/nodeId|after|busy/);
+      // The API's envelope, with the request id the answer's header carries.
+      expect(body.error.requestId).toBe(page.headers.get('x-request-id'));
+      expect(body.error.details).toEqual({});
     }
   });
 

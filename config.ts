@@ -1,5 +1,6 @@
 import { isIP } from 'node:net';
 import { z } from 'zod';
+import { LOG_LEVELS } from './observability/log';
 
 const milliseconds = (fallback: number) => z.coerce.number().int().min(1).max(3_600_000).default(fallback);
 const perMinute = (fallback: number) => z.coerce.number().min(0.01).max(1e9).default(fallback);
@@ -60,6 +61,8 @@ const schema = z.object({
         .filter(Boolean),
     )
     .pipe(z.array(addressOrSubnet)),
+  /** How much the API, worker and `npm start` log (JSON lines; pretty on a terminal). */
+  LOG_LEVEL: z.enum(LOG_LEVELS).default('info'),
   /** Fault injection for crash tests (worker.ts): SIGKILL the worker after its Nth completed step. */
   DRYDOCK_FAULT_KILL_AFTER_STEP: z.coerce.number().int().min(1).optional(),
   /** With the above: only the steps of this workflow id count. */

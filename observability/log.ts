@@ -1,0 +1,41 @@
+import { pino, type DestinationStream, type Logger } from 'pino';
+import pretty from 'pino-pretty';
+
+export type { Logger };
+
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+export interface LoggerOptions {
+  level?: LogLevel;
+  /** The process that logs (`api`, `worker`, `start`, …), on every line as `service`. */
+  service: string;
+  /** Where lines go; by default stdout: pretty when it is a terminal, one JSON object per line otherwise. */
+  destination?: DestinationStream;
+}
+
+/**
+ * The one logger of a Drydock process, created at its entry point and passed down; children add
+ * fields (`log.child({ requestId })`). Secrets never go into a line: log ids, not credentials.
+ */
+export function createLogger(options: LoggerOptions): Logger {
+  const destination =
+    options.destination ??
+    (process.stdout.isTTY
+      ? pretty({ sync: true, ignore: 'pid,hostname' })
+      : pino.destination({ sync: true }));
+  return pino(
+    {
+      level: options.level ?? 'info',
+      base: { service: options.service },
+      timestamp: pino.stdTimeFunctions.isoTime,
+      formatters: { level: (label) => ({ level: label }) },
+    },
+    destination,
+  );
+}
+
+/** A logger that drops everything (tests and tools that are told to be quiet). */
+export function silentLogger(): Logger {
+  return pino({ level: 'silent' });
+}

@@ -12,6 +12,25 @@ export interface Benchmark {
   run(args: string[]): Promise<number>;
 }
 
+/**
+ * One row of docs/benchmarks.md: a measured figure beside its goal and its baseline from the same
+ * run. Every benchmark's result JSON (`writeResult`) carries its rows as `figures: Figure[]`.
+ */
+export interface Figure {
+  /** What was measured, e.g. `cordon throughput, API vs pgbench (concurrency 32)`. */
+  figure: string;
+  /** The goal as written in the issue, e.g. `≥ 0.5×`, `≤ 100 ms`. */
+  goal: string;
+  /** The measured value with its unit, e.g. `3,702 req/s`. */
+  value: string;
+  /** The same-run baseline with its unit (or `—` for an absolute goal), e.g. `7,400 tps pgbench`. */
+  baseline: string;
+  /** value ÷ baseline, or null for an absolute goal. */
+  ratio: number | null;
+  /** Whether the goal was met in this run. */
+  met: boolean;
+}
+
 export function defineBenchmark(benchmark: Benchmark): Benchmark {
   return benchmark;
 }

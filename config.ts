@@ -63,6 +63,10 @@ const schema = z.object({
     .pipe(z.array(addressOrSubnet)),
   /** How much the API, worker and `npm start` log (JSON lines; pretty on a terminal). */
   LOG_LEVEL: z.enum(LOG_LEVELS).default('info'),
+  /** An OTLP/HTTP collector's base URL (spans go to `<url>/v1/traces`); unset: no tracing at all. */
+  OTEL_EXPORTER_OTLP_ENDPOINT: z.string().url().optional(),
+  /** The traces URL itself, used as given; over the base URL above when both are set. */
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: z.string().url().optional(),
   /** Fault injection for crash tests (worker.ts): SIGKILL the worker after its Nth completed step. */
   DRYDOCK_FAULT_KILL_AFTER_STEP: z.coerce.number().int().min(1).optional(),
   /** With the above: only the steps of this workflow id count. */

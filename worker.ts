@@ -7,6 +7,15 @@ import { createActivities, type Activities } from './activities';
 import { loadCa, type ClusterCa } from './ca';
 import { loadConfig } from './config';
 import { createDb, type Db } from './db/client';
+import {
+  activityTracing,
+  startTracing,
+  tracesEndpointOf,
+  workflowClientTracing,
+  workflowSpanSinks,
+  workflowTracingModules,
+  type Tracing,
+} from './observability/tracing';
 import { ensureLivenessSweep } from './workflows/liveness-client';
 import { SEARCH_ATTRIBUTE_KEYS } from './workflows/search-attributes';
 
@@ -43,6 +52,11 @@ export interface WorkerDeps {
   workflowBundle?: WorkerOptions['workflowBundle'];
   /** Crash tests only: see `dieAfterStep`. */
   fault?: FaultHook;
+  /**
+   * Spans for workflows and activities (observability/tracing.ts); unset: none. Workflow spans need
+   * the interceptors in the bundle: a prebuilt `workflowBundle` must have been built with them.
+   */
+  tracing?: Tracing | null;
 }
 
 export interface FaultHook {
@@ -83,7 +97,12 @@ function dieAfterStep(activities: Activities, fault: FaultHook): Activities {
 export async function createWorker(deps: WorkerDeps): Promise<Worker> {
   await registerSearchAttributes(deps.connection, deps.namespace);
   // Activities that ask Temporal about workflows (the cancel clean-up, the reconciler) use the worker's connection.
-  const temporal = new Client({ connection: deps.connection, namespace: deps.namespace });
+  const tracing = deps.tracing ?? null;
+  const temporal = new Client({
+    connection: deps.connection,
+    namespace: deps.namespace,
+    interceptors: { workflow: [...workflowClientTracing(tracing)] },
+  });
   const activities = createActivities({ db: deps.db, ca: deps.ca, clusterId: deps.clusterId, temporal });
   return Worker.create({
     connection: deps.connection,
@@ -91,6 +110,11 @@ export async function createWorker(deps: WorkerDeps): Promise<Worker> {
     taskQueue: deps.taskQueue,
     ...(deps.workflowBundle ? { workflowBundle: deps.workflowBundle } : { workflowsPath }),
     activities: deps.fault ? dieAfterStep(activities, deps.fault) : activities,
+    interceptors: {
+      workflowModules: [...workflowTracingModules(tracing)],
+      activity: [...activityTracing(tracing)],
+    },
+    sinks: { ...workflowSpanSinks(tracing) },
     // Lets an activity finish its transaction on shutdown instead of being cut mid-way.
     shutdownGraceTime: '10 seconds',
   });
@@ -102,6 +126,7 @@ async function main(): Promise<void> {
     throw new Error('worker.ts needs DATABASE_URL and TEMPORAL_ADDRESS (npm start runs everything together)');
   }
   Runtime.install({ shutdownSignals: ['SIGINT', 'SIGTERM'] });
+  const tracing = startTracing({ service: 'drydock-worker', endpoint: tracesEndpointOf(config) });
   const { db, close } = createDb(config.DATABASE_URL);
   const connection = await NativeConnection.connect({ address: config.TEMPORAL_ADDRESS });
   const bundlePath = config.DRYDOCK_WORKFLOW_BUNDLE;
@@ -119,6 +144,7 @@ async function main(): Promise<void> {
           workflowId: config.DRYDOCK_FAULT_KILL_WORKFLOW_ID,
         }
       : undefined,
+    tracing,
   });
   // The liveness controller runs once per namespace; starting it again finds the running one.
   const clientConnection = await Connection.connect({ address: config.TEMPORAL_ADDRESS });
@@ -130,6 +156,7 @@ async function main(): Promise<void> {
   await worker.run();
   await connection.close();
   await close();
+  await tracing?.shutdown();
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {

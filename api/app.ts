@@ -1,3 +1,4 @@
+import { httpInstrumentationMiddleware } from '@hono/otel';
 import { OpenAPIHono } from '@hono/zod-openapi';
 import { sql } from 'drizzle-orm';
 import { routePath } from 'hono/route';
@@ -64,6 +65,13 @@ export function createApp(deps: AppDeps) {
     },
   });
 
+  // First, so the request's span holds all of its work (a traced client's `traceparent` is its parent).
+  if (deps.tracerProvider) {
+    app.use(
+      '*',
+      httpInstrumentationMiddleware({ tracerProvider: deps.tracerProvider, captureActiveRequests: false }),
+    );
+  }
   // Nothing here throws before next(): a refusal from a later middleware is already a response
   // when this one resumes, so every answer (404s and body refusals included) gets its request id.
   app.use('*', async (c, next) => {

@@ -1,3 +1,4 @@
+import type { TracerProvider } from '@opentelemetry/api';
 import type { Client } from '@temporalio/client';
 import type { Sql } from 'postgres';
 import type { Db } from '../db/client';
@@ -24,6 +25,7 @@ export interface AppDepsInput {
   /** Per-address limits (defaults: `DEFAULT_RATE_LIMITS`). */
   rateLimits?: RateLimitSettings;
   temporalUiUrl?: string;
+  tracerProvider?: TracerProvider;
 }
 
 /** Everything one API process runs beside its routes: agent wake-ups and the heartbeat flush. */
@@ -46,6 +48,7 @@ export function createAppDeps(input: AppDepsInput) {
     heartbeats,
     rateLimits: new RateLimits(input.rateLimits),
     temporalUiUrl: input.temporalUiUrl?.replace(/\/+$/, ''),
+    tracerProvider: input.tracerProvider,
   };
   return {
     deps,

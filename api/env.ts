@@ -1,3 +1,4 @@
+import type { TracerProvider } from '@opentelemetry/api';
 import type { Client } from '@temporalio/client';
 import type { Principal } from '../domain/principal';
 import type { CaEndorsement } from '../domain/signing';
@@ -30,6 +31,8 @@ export interface AppDeps {
   rateLimits: RateLimits;
   /** The Temporal Web UI the console links workflows to; unset: no links. */
   temporalUiUrl?: string;
+  /** Where request spans go (observability/tracing.ts); unset: no tracing middleware at all. */
+  tracerProvider?: TracerProvider;
 }
 
 export interface AppEnv {

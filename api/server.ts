@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { fileURLToPath } from 'node:url';
 import { serve, type ServerType } from '@hono/node-server';
+import type { TracerProvider } from '@opentelemetry/api';
 import { Client, Connection } from '@temporalio/client';
 import type { Sql } from 'postgres';
 import { loadConfig, type Config } from '../config';
@@ -14,6 +15,7 @@ import { clientErrorHandler } from './client-errors';
 import type { AppDeps } from './env';
 import { rateLimitsOf } from './rate-limit';
 import { createAppDeps } from './deps';
+import { startTracing, tracesEndpointOf, workflowClientTracing } from '../observability/tracing';
 
 /** How long a client may take to send a request; none of them bounds the answer (long-polls). */
 export interface TransportSettings {
@@ -71,7 +73,15 @@ export async function listen(
 /** An API process's services as `config` sets them, over the connections and CA its caller holds. */
 export function apiServicesOf(
   config: Config,
-  held: { db: Db; sql: Sql; temporal: Client; ca: ClusterCa; operatorKey?: string; temporalUiUrl?: string },
+  held: {
+    db: Db;
+    sql: Sql;
+    temporal: Client;
+    ca: ClusterCa;
+    operatorKey?: string;
+    temporalUiUrl?: string;
+    tracerProvider?: TracerProvider;
+  },
 ) {
   const offer = caOffer(held.ca, config.DRYDOCK_CA_PREVIOUS_KEY_FILES, config.DRYDOCK_CLUSTER_ID);
   return createAppDeps({
@@ -85,6 +95,7 @@ export function apiServicesOf(
     bootstrapKeyHash: held.operatorKey ? hashSecret(held.operatorKey) : undefined,
     rateLimits: rateLimitsOf(config),
     temporalUiUrl: config.DRYDOCK_TEMPORAL_UI_URL ?? held.temporalUiUrl,
+    tracerProvider: held.tracerProvider,
   });
 }
 
@@ -102,8 +113,13 @@ async function main(): Promise<void> {
   }
   await migrateDatabase(config.DATABASE_URL);
   const { db, sql, close } = createDb(config.DATABASE_URL);
+  const tracing = startTracing({ service: 'drydock-api', endpoint: tracesEndpointOf(config) });
   const connection = await Connection.connect({ address: config.TEMPORAL_ADDRESS });
-  const temporal = new Client({ connection, namespace: config.TEMPORAL_NAMESPACE });
+  const temporal = new Client({
+    connection,
+    namespace: config.TEMPORAL_NAMESPACE,
+    interceptors: { workflow: [...workflowClientTracing(tracing)] },
+  });
   const ca = loadCa({ file: config.DRYDOCK_CA_KEY_FILE, home: config.DRYDOCK_HOME });
   const services = apiServicesOf(config, {
     db,
@@ -111,6 +127,7 @@ async function main(): Promise<void> {
     temporal,
     ca,
     operatorKey: config.DRYDOCK_BOOTSTRAP_OPERATOR_KEY,
+    tracerProvider: tracing?.provider,
   });
   await services.start();
   const { server, port } = await listen(services.deps, config.PORT, transportOf(config));
@@ -120,6 +137,7 @@ async function main(): Promise<void> {
     await services.stop();
     await connection.close();
     await close();
+    await tracing?.shutdown();
     process.exit(0);
   };
   process.once('SIGINT', () => void stop());

@@ -14,6 +14,7 @@ import type { RateLimitSettings } from '../../api/rate-limit';
 import { createAppDeps } from '../../api/deps';
 import { generateCa, type ClusterCa } from '../../ca';
 import { createDb, type Db } from '../../db/client';
+import { workflowClientTracing, type Tracing } from '../../observability/tracing';
 import { createWorker } from '../../worker';
 
 let runtimeInstalled = false;
@@ -57,6 +58,8 @@ export function useHarness(
     heartbeats?: { flushEveryMs?: number; sessionTimeoutMs?: number };
     /** Per-address limits; unset ones are out of reach (tests of the limits set small ones). */
     rateLimits?: Partial<RateLimitSettings>;
+    /** The trace pipeline the API, its client and the worker use (read once the file's setup ran). */
+    tracing?: () => Tracing;
   } = {},
 ): Harness {
   const h = {} as Harness;
@@ -79,8 +82,13 @@ export function useHarness(
     closeDb = created.close;
 
     h.temporalAddress = inject('temporalAddress');
+    const tracing = options.tracing?.() ?? null;
     connection = await Connection.connect({ address: h.temporalAddress });
-    h.temporal = new Client({ connection, namespace: 'default' });
+    h.temporal = new Client({
+      connection,
+      namespace: 'default',
+      interceptors: { workflow: workflowClientTracing(tracing) },
+    });
     h.taskQueue = `test-${suffix}`;
     h.operatorKey = `test-operator-${suffix}-${randomBytes(8).toString('hex')}`;
     h.ca = generateCa();
@@ -101,6 +109,7 @@ export function useHarness(
       beginTimeoutMs: 10_000,
       heartbeats: options.heartbeats,
       rateLimits: { ...UNREACHABLE_RATE_LIMITS, ...options.rateLimits },
+      tracerProvider: tracing?.provider,
     });
     await h.services.start();
     h.deps = h.services.deps;
@@ -120,7 +129,9 @@ export function useHarness(
         clusterId: h.clusterId,
         namespace: 'default',
         taskQueue: h.taskQueue,
-        workflowBundle: { codePath: inject('workflowBundlePath') },
+        // The run's bundle has no tracing interceptors: a traced worker bundles its own.
+        workflowBundle: tracing ? undefined : { codePath: inject('workflowBundlePath') },
+        tracing,
       });
       running = h.worker.run();
     };

@@ -16,7 +16,10 @@ describe('GET /metrics on the API', () => {
   it('counts a request under its route pattern and status, never its raw path', async () => {
     const unknown = 'node_01k5w8v3x9q2m4n6p8r0s2t4v6';
     const route = { method: 'GET', route: '/v1/nodes/:id', status: '404' };
-    const before = valueOf((await apiSamples()).samples, `${REQUESTS}_count`, route);
+    const unmatched = { method: 'GET', route: '/*', status: '404' };
+    const earlier = (await apiSamples()).samples;
+    const before = valueOf(earlier, `${REQUESTS}_count`, route);
+    const beforeUnmatched = valueOf(earlier, `${REQUESTS}_count`, unmatched);
 
     expect((await call(h, 'GET', `/v1/nodes/${unknown}`)).status).toBe(404);
     expect((await call(h, 'GET', '/no/such/route-4711', { token: null })).status).toBe(404);
@@ -27,6 +30,8 @@ describe('GET /metrics on the API', () => {
     expect(valueOf(samples, `${REQUESTS}_bucket`, { ...route, le: '+Inf' })).toBe(before + 1);
     expect(valueOf(samples, `${REQUESTS}_count`, { route: '/v1/nodes/:id', status: '200' })).toBe(0);
     expect(valueOf(samples, `${REQUESTS}_sum`, route)).toBeGreaterThan(0);
+    // A path no route matches counts under the catch-all pattern.
+    expect(valueOf(samples, `${REQUESTS}_count`, unmatched)).toBe(beforeUnmatched + 1);
     // Bounded labels: neither the node id nor the unmatched path becomes a series.
     expect(text).not.toContain(unknown);
     expect(text).not.toContain('route-4711');

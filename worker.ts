@@ -6,6 +6,7 @@ import { Context } from '@temporalio/activity';
 import { createActivities, type Activities } from './activities';
 import { loadCa, type ClusterCa } from './ca';
 import { loadConfig } from './config';
+import { clusterCounts } from './db/cluster-counts';
 import { createDb, type Db } from './db/client';
 import {
   activityTracing,
@@ -16,6 +17,9 @@ import {
   workflowTracingModules,
   type Tracing,
 } from './observability/tracing';
+import { createWorkerMetrics, type WorkerMetrics } from './observability/metrics';
+import { coreMetricsTelemetry, serveWorkerMetrics } from './observability/metrics-server';
+import { freePort } from './scripts/services/process';
 import { ensureLivenessSweep } from './workflows/liveness-client';
 import { SEARCH_ATTRIBUTE_KEYS } from './workflows/search-attributes';
 
@@ -57,6 +61,8 @@ export interface WorkerDeps {
    * the interceptors in the bundle: a prebuilt `workflowBundle` must have been built with them.
    */
   tracing?: Tracing | null;
+  /** Where the activities count what they did (the process's /metrics); unset: nothing is counted. */
+  metrics?: WorkerMetrics;
 }
 
 export interface FaultHook {
@@ -103,7 +109,13 @@ export async function createWorker(deps: WorkerDeps): Promise<Worker> {
     namespace: deps.namespace,
     interceptors: { workflow: [...workflowClientTracing(tracing)] },
   });
-  const activities = createActivities({ db: deps.db, ca: deps.ca, clusterId: deps.clusterId, temporal });
+  const activities = createActivities({
+    db: deps.db,
+    ca: deps.ca,
+    clusterId: deps.clusterId,
+    temporal,
+    metrics: deps.metrics,
+  });
   return Worker.create({
     connection: deps.connection,
     namespace: deps.namespace,
@@ -125,9 +137,19 @@ async function main(): Promise<void> {
   if (!config.DATABASE_URL || !config.TEMPORAL_ADDRESS) {
     throw new Error('worker.ts needs DATABASE_URL and TEMPORAL_ADDRESS (npm start runs everything together)');
   }
-  Runtime.install({ shutdownSignals: ['SIGINT', 'SIGTERM'] });
+  // Core's exporter listens on loopback only: the worker's /metrics (all interfaces) relays it.
+  const corePort = await freePort();
+  Runtime.install({
+    shutdownSignals: ['SIGINT', 'SIGTERM'],
+    telemetryOptions: coreMetricsTelemetry(corePort),
+  });
   const tracing = startTracing({ service: 'drydock-worker', endpoint: tracesEndpointOf(config) });
   const { db, close } = createDb(config.DATABASE_URL);
+  const metrics = createWorkerMetrics(clusterCounts(db));
+  const metricsServer = await serveWorkerMetrics(metrics.registry, {
+    port: config.DRYDOCK_WORKER_METRICS_PORT,
+    corePort,
+  });
   const connection = await NativeConnection.connect({ address: config.TEMPORAL_ADDRESS });
   const bundlePath = config.DRYDOCK_WORKFLOW_BUNDLE;
   const worker = await createWorker({
@@ -145,6 +167,7 @@ async function main(): Promise<void> {
         }
       : undefined,
     tracing,
+    metrics,
   });
   // The liveness controller runs once per namespace; starting it again finds the running one.
   const clientConnection = await Connection.connect({ address: config.TEMPORAL_ADDRESS });
@@ -154,6 +177,7 @@ async function main(): Promise<void> {
   );
   await clientConnection.close();
   await worker.run();
+  metricsServer.server.close();
   await connection.close();
   await close();
   await tracing?.shutdown();

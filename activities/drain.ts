@@ -11,6 +11,7 @@ import { holdDrained, lockBudget, markDisruption } from '../db/disruptions';
 import { applyNodeChange, checkVersion, lockNode, type NodeRow } from '../db/nodes';
 import { finishOperation, findOperation, type OperationRow } from '../db/operations';
 import { allocations, events, operations } from '../db/schema';
+import type { WorkerMetrics } from '../observability/metrics';
 import type { BeginInput, BeginResult, DrainRequest } from '../workflows/definitions';
 import { beginOperation } from './begin';
 
@@ -33,7 +34,7 @@ export type ForcedRelease =
 /** Who a forced release is recorded as, on the allocations and their events. */
 const FORCED_BY = 'system:drain';
 
-export function createDrainActivities(db: Db) {
+export function createDrainActivities(db: Db, metrics?: WorkerMetrics) {
   return {
     /** The drain fence, in one transaction: cordon, `draining`, the operation, `node.draining`. */
     async beginDrain(input: BeginInput<DrainRequest>): Promise<BeginResult> {
@@ -68,7 +69,9 @@ export function createDrainActivities(db: Db) {
      * (`node.drained`), cancelled when `draining` is gone (`node.drain.cancelled`), else what it waits for.
      */
     async checkDrain(input: { nodeId: string; operationId: string }): Promise<DrainCheck> {
-      return db.transaction(async (tx) => {
+      // Set only by the look that drained the node, observed once that commits (never by a retry).
+      let waitedSeconds: number | null = null;
+      const check = await db.transaction(async (tx): Promise<DrainCheck> => {
         const node = await lockNode(tx, input.nodeId);
         const [op] = await tx.select().from(operations).where(eq(operations.id, input.operationId));
         // A step retried after it committed (worker lost mid-task) answers what it did then.
@@ -92,6 +95,7 @@ export function createDrainActivities(db: Db) {
           await holdDrained(tx, node, op.id);
           await applyNodeChange(tx, node, finishDrain(node), { actor: 'system:drain', operationId: op.id });
           await finishOperation(tx, op.id, 'succeeded', { result: { drained: true } });
+          waitedSeconds = (Date.now() - op.createdAt.getTime()) / 1_000;
           return { outcome: 'drained' };
         }
         const earliest = live[0]!.endsAt;
@@ -102,6 +106,8 @@ export function createDrainActivities(db: Db) {
           earliestEndsAt: earliest?.toISOString() ?? null,
         };
       });
+      if (waitedSeconds !== null) metrics?.drained(waitedSeconds);
+      return check;
     },
 
     /**
@@ -116,7 +122,7 @@ export function createDrainActivities(db: Db) {
       operationId: string;
       deadline: string;
     }): Promise<ForcedRelease> {
-      return db.transaction(async (tx) => {
+      const release = await db.transaction(async (tx): Promise<ForcedRelease> => {
         const node = await lockNode(tx, input.nodeId);
         const op = await findOperation(tx, input.operationId);
         if (op?.status !== 'running' || !isDraining(node) || node.deletedAt) return { outcome: 'ended' };
@@ -136,6 +142,8 @@ export function createDrainActivities(db: Db) {
         });
         return { outcome: 'released', released: released.length };
       });
+      if (release.outcome === 'waiting') metrics?.budgetWait();
+      return release;
     },
   };
 }

@@ -4,6 +4,7 @@ import { DrydockError } from '../domain/errors';
 import { classifyDatabaseError } from '../db/errors';
 import type { ClusterCa } from '../ca';
 import type { Db } from '../db/client';
+import type { WorkerMetrics } from '../observability/metrics';
 import { createCancelActivities } from './cancel';
 import { createDecommissionActivities } from './decommission';
 import { createDrainActivities } from './drain';
@@ -19,15 +20,22 @@ import { createRemediationActivities } from './remediation';
  * ApplicationFailure whose `type` is the API error code; anything else (a lost connection, a
  * deadlock) retries.
  */
-export function createActivities(deps: { db: Db; ca: ClusterCa; clusterId: string; temporal: Client }) {
+export function createActivities(deps: {
+  db: Db;
+  ca: ClusterCa;
+  clusterId: string;
+  temporal: Client;
+  /** Unset (tests, benches that call activities directly): nothing is counted. */
+  metrics?: WorkerMetrics;
+}) {
   return refusalsAreFinal({
     ...createCancelActivities(deps.db, deps.temporal),
-    ...createDrainActivities(deps.db),
+    ...createDrainActivities(deps.db, deps.metrics),
     ...createPoolDrainActivities(deps.db, deps.temporal),
-    ...createLivenessActivities(deps.db),
+    ...createLivenessActivities(deps.db, deps.metrics),
     ...createDecommissionActivities(deps.db, deps.temporal),
     ...createPurgeActivities(deps.db, deps),
-    ...createRemediationActivities(deps.db),
+    ...createRemediationActivities(deps.db, deps.metrics),
     ...createFailureActivities(deps.db),
   });
 }

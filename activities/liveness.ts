@@ -4,6 +4,7 @@ import { livenessStep, NODE_UNREACHABLE, type LivenessSettings } from '../domain
 import type { Db, Tx } from '../db/client';
 import { applyLivenessChanges, withoutUnreachable, type LivenessChange } from '../db/liveness';
 import { controllerState, nodes } from '../db/schema';
+import type { WorkerMetrics } from '../observability/metrics';
 
 export interface SweepResult {
   disconnected: number;
@@ -22,7 +23,7 @@ const GRACE_UNTIL = 'liveness.grace-until';
 /** Lost applies only to these pool kinds, and only when the pool sets `policy.lostAfter`. */
 const LOSABLE_POOL_KINDS = ['provider', 'vps-host'];
 
-export function createLivenessActivities(db: Db) {
+export function createLivenessActivities(db: Db, metrics?: WorkerMetrics) {
   return {
     /**
      * One liveness sweep, one transaction: session timeouts (`node.disconnected`), the lease
@@ -31,7 +32,7 @@ export function createLivenessActivities(db: Db) {
      */
     async sweepLiveness(settings: LivenessSettings): Promise<SweepResult> {
       const started = Date.now();
-      return db.transaction(async (tx) => {
+      const swept = await db.transaction(async (tx) => {
         const now = new Date();
         const graceUntil = await updateGrace(tx, now, settings);
         const result: SweepResult = {
@@ -145,6 +146,8 @@ export function createLivenessActivities(db: Db) {
         await applyLivenessChanges(tx, changes, 'system:liveness');
         return { ...result, durationMs: Date.now() - started };
       });
+      metrics?.sweep(swept, (Date.now() - started) / 1_000);
+      return swept;
     },
   };
 }

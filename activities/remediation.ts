@@ -28,9 +28,10 @@ import type {
   RemediationEnded,
   RemediationRequest,
 } from '../workflows/definitions';
+import type { WorkerMetrics } from '../observability/metrics';
 import { beginOperation } from './begin';
 
-export function createRemediationActivities(db: Db) {
+export function createRemediationActivities(db: Db, metrics?: WorkerMetrics) {
   return {
     /**
      * Begin, in one transaction: the operation, unless one runs (then a report of another condition
@@ -44,7 +45,8 @@ export function createRemediationActivities(db: Db) {
       let policy: PoolPolicy = {};
       let condition: Condition | undefined;
       let unhandled: Condition[] = [];
-      return beginOperation<RemediationRequest, RemediationBegun>(db, input, {
+      let escalatedHere = false;
+      const begun = await beginOperation<RemediationRequest, RemediationBegun>(db, input, {
         kind: 'remediation',
         async prepare(tx, locked) {
           let node = locked;
@@ -96,6 +98,7 @@ export function createRemediationActivities(db: Db) {
             storm,
             queued: typesOf(unhandled, condition!.type),
           });
+          escalatedHere = true;
           return { node: escalated.node, operation: escalated.operation };
         },
         answer: (result, operation) => {
@@ -110,6 +113,9 @@ export function createRemediationActivities(db: Db) {
           };
         },
       });
+      // Counted once the escalation committed; a begin retried after it finds it and counts nothing.
+      if (escalatedHere) metrics?.stormEscalation();
+      return begun;
     },
 
     /** One rung: the action queued as a command to the node, and `node.remediation.attempted`. */
@@ -182,7 +188,8 @@ export function createRemediationActivities(db: Db) {
       operationId: string;
       attempts: AttemptRecord[];
     }): Promise<RemediationEnded> {
-      return db.transaction(async (tx) => {
+      let succeeded = false;
+      const answer = await db.transaction(async (tx) => {
         const node = await lockNode(tx, input.nodeId);
         const [op] = await tx.select().from(operations).where(eq(operations.id, input.operationId));
         const began = (op?.result ?? {}) as { condition?: string };
@@ -200,8 +207,11 @@ export function createRemediationActivities(db: Db) {
           operationId: input.operationId,
           data: { attempts: input.attempts, ...(ended.queued.length > 0 ? { queued: ended.queued } : {}) },
         });
+        succeeded = true;
         return ended;
       });
+      if (succeeded) metrics?.remediationEnded('succeeded');
+      return answer;
     },
 
     /**
@@ -217,14 +227,18 @@ export function createRemediationActivities(db: Db) {
       reason: string;
       status: 'failed' | 'cancelled';
     }): Promise<RemediationEnded> {
-      return db.transaction(async (tx) => {
+      let escalated = false;
+      const answer = await db.transaction(async (tx) => {
         const node = await lockNode(tx, input.nodeId);
         const ended = await remediationEnded(tx, node, input.condition);
         const [op] = await tx.select().from(operations).where(eq(operations.id, input.operationId));
         if (!op || op.status !== 'running') return ended;
         await escalateRemediation(tx, node, op, { ...input, queued: ended.queued });
+        escalated = true;
         return ended;
       });
+      if (escalated) metrics?.remediationEnded(input.status === 'cancelled' ? 'cancelled' : 'escalated');
+      return answer;
     },
   };
 }

@@ -8,7 +8,7 @@ import { closeIfBodyUnread, limitBody } from './body-limit';
 import { docsRoutes } from './docs-page';
 import type { AppDeps, AppEnv } from './env';
 import { toResponse } from './errors';
-import { Metrics } from './metrics';
+import { METRICS_CONTENT_TYPE } from '../observability/metrics';
 import { keysRoutes } from './routes/keys';
 import { eventsRoutes } from './routes/events';
 import { nodesRoutes } from './routes/nodes';
@@ -54,7 +54,6 @@ const ROUTES = [
 
 /** The Drydock HTTP API, wired to the services in `deps`. */
 export function createApp(deps: AppDeps) {
-  const metrics = new Metrics();
   const app = new OpenAPIHono<AppEnv>({
     defaultHook: (result) => {
       if (!result.success) {
@@ -75,12 +74,13 @@ export function createApp(deps: AppDeps) {
   // Nothing here throws before next(): a refusal from a later middleware is already a response
   // when this one resumes, so every answer (404s and body refusals included) gets its request id.
   app.use('*', async (c, next) => {
+    const startedAt = performance.now();
     c.set('requestId', newRequestId());
     c.set('deps', deps);
     await next();
     c.header('X-Request-Id', c.get('requestId'));
     closeIfBodyUnread(c);
-    metrics.count(c.req.method, routePath(c), c.res.status);
+    deps.metrics.request(c.req.method, routePath(c), c.res.status, startedAt);
   });
   app.use('*', limitFailedAuthentications);
   app.use('*', limitBody);
@@ -106,7 +106,9 @@ export function createApp(deps: AppDeps) {
     const ready = postgres && temporal;
     return c.json({ status: ready ? 'ready' : 'unavailable', postgres, temporal }, ready ? 200 : 503);
   });
-  app.get('/metrics', (c) => c.text(metrics.render(), 200, { 'content-type': 'text/plain; version=0.0.4' }));
+  app.get('/metrics', async (c) =>
+    c.text(await deps.metrics.registry.metrics(), 200, { 'content-type': METRICS_CONTENT_TYPE }),
+  );
 
   app.openAPIRegistry.registerComponent('securitySchemes', 'bearer', { type: 'http', scheme: 'bearer' });
   app.doc31('/openapi.json', {

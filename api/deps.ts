@@ -7,6 +7,7 @@ import type { AppDeps } from './env';
 import { Heartbeats, type HeartbeatOptions } from './heartbeats';
 import { NodeCredentials } from './node-credentials';
 import { EVENTS_CHANNEL } from '../db/wakeups';
+import { createApiMetrics } from '../observability/metrics';
 import { NodeWakeups } from './node-events';
 import { RateLimits, type RateLimitSettings } from './rate-limit';
 
@@ -32,7 +33,17 @@ export interface AppDepsInput {
 export function createAppDeps(input: AppDepsInput) {
   const wakeups = new NodeWakeups(input.sql);
   const feedWakeups = new NodeWakeups(input.sql, EVENTS_CHANNEL);
-  const heartbeats = new Heartbeats(input.db, input.heartbeats);
+  const metrics = createApiMetrics({
+    commands: () => wakeups.waitingTotal(),
+    events: () => feedWakeups.waitingTotal(),
+  });
+  const heartbeats = new Heartbeats(input.db, {
+    ...input.heartbeats,
+    onFlush: (flush) => {
+      metrics.flush(flush);
+      input.heartbeats?.onFlush?.(flush);
+    },
+  });
   const deps: AppDeps = {
     db: input.db,
     temporal: input.temporal,
@@ -47,6 +58,7 @@ export function createAppDeps(input: AppDepsInput) {
     nodeCredentials: new NodeCredentials(input.db, wakeups),
     heartbeats,
     rateLimits: new RateLimits(input.rateLimits),
+    metrics,
     temporalUiUrl: input.temporalUiUrl?.replace(/\/+$/, ''),
     tracerProvider: input.tracerProvider,
   };

@@ -4,6 +4,7 @@ import type { Principal } from '../domain/principal';
 import type { CaEndorsement } from '../domain/signing';
 import type { Db } from '../db/client';
 import type { NodeRow } from '../db/nodes';
+import type { ApiMetrics } from '../observability/metrics';
 import type { Heartbeats } from './heartbeats';
 import type { NodeCredentials } from './node-credentials';
 import type { NodeWakeups } from './node-events';
@@ -29,6 +30,8 @@ export interface AppDeps {
   nodeCredentials: NodeCredentials;
   heartbeats: Heartbeats;
   rateLimits: RateLimits;
+  /** This app's Prometheus registry and instruments, served at /metrics. */
+  metrics: ApiMetrics;
   /** The Temporal Web UI the console links workflows to; unset: no links. */
   temporalUiUrl?: string;
   /** Where request spans go (observability/tracing.ts); unset: no tracing middleware at all. */

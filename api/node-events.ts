@@ -70,6 +70,13 @@ export class NodeWakeups {
     return this.waiters.get(nodeId)?.size ?? 0;
   }
 
+  /** How many callers wait on a wake-up of any node here (the long-polls held open, for a gauge). */
+  waitingTotal(): number {
+    let total = 0;
+    for (const set of this.waiters.values()) total += set.size;
+    return total;
+  }
+
   /** Calls `fn` with every node woken (caches that must forget what they knew of it). */
   onWake(fn: (nodeId: string) => void): void {
     this.watchers.add(fn);

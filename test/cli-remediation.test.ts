@@ -5,17 +5,14 @@ import { readNode, setNode } from './support/builders';
 import { seedPool } from './support/fixtures';
 import { eventually, useHarness } from './support/harness';
 import { agentOf } from './support/remediation';
+import { answered } from './support/witnesses';
 
 const h = useHarness();
 const cli = useCli(h);
 const { drydock } = cli;
 
 /** How many times the listening API answered the remediations route (its /metrics). */
-async function remediationCalls(): Promise<number> {
-  const text = await (await fetch(`${cli.api}/metrics`)).text();
-  const line = text.split('\n').find((l) => l.includes('route="/v1/nodes/:id/remediations"'));
-  return line ? Number(line.split(' ').at(-1)) : 0;
-}
+const remediationCalls = () => answered(cli.api, { route: '/v1/nodes/:id/remediations' });
 
 describe('drydock nodes remediate', () => {
   it('starts a remediation and, with --wait, follows it until the condition clears', async () => {

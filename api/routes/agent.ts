@@ -183,6 +183,7 @@ export function agentRoutes(): OpenAPIHono<AppEnv> {
     const node = requireAgent(c.get('principal'), c.get('agentNode'), { beforeAdmission: true });
     const deps = c.get('deps');
     await deps.heartbeats.beat(node.id, c.req.valid('json').state ?? 'running');
+    deps.metrics.heartbeat();
     return c.json({ nodeId: node.id, ok: true as const, ca: caOffer(deps) }, 200);
   });
 

@@ -104,7 +104,9 @@ describe('nodes: security', () => {
       ]),
     );
     expect((await call(h, 'GET', '/docs', { token: null })).status).toBe(200);
-    expect((await call(h, 'GET', '/metrics', { token: null })).body).toContain('drydock_http_requests_total');
+    expect((await call(h, 'GET', '/metrics', { token: null })).body).toContain(
+      'drydock_http_request_duration_seconds',
+    );
     expect((await call(h, 'GET', '/v1/pools', { token: null })).status).toBe(401);
   });
 });

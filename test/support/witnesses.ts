@@ -24,9 +24,11 @@ export async function answered(api: string, request: RequestKind): Promise<numbe
   const text = await (await fetch(`${api}/metrics`)).text();
   let total = 0;
   for (const line of text.split('\n')) {
-    const match = /^drydock_http_requests_total\{method="(\w+)",route="([^"]*)",status="(\d+)"\} (\d+)$/.exec(
-      line,
-    );
+    // The latency histogram's `_count` is the number of requests answered.
+    const match =
+      /^drydock_http_request_duration_seconds_count\{method="(\w+)",route="([^"]*)",status="(\d+)"\} (\d+)$/.exec(
+        line,
+      );
     if (!match) continue;
     const [, method, route, status, count] = match;
     if (request.method !== undefined && method !== request.method) continue;

@@ -8,6 +8,8 @@ export interface WorkerProcessOptions {
   taskQueue?: string;
   /** The fault hook of worker.ts: die right after this many steps of `workflowId` have returned. */
   killAfterStep?: { steps: number; workflowId: string };
+  /** The port of its `/metrics` (default: any free one, so that workers of parallel files never collide). */
+  metricsPort?: number;
 }
 
 /** The real worker entry point (`worker.ts`) as a child process on this file's database. */
@@ -22,6 +24,7 @@ export function startWorkerProcess(h: Harness, options: WorkerProcessOptions = {
       DRYDOCK_WORKFLOW_BUNDLE: inject('workflowBundlePath'),
       DRYDOCK_CA_KEY_FILE: h.caKeyFile,
       DRYDOCK_CLUSTER_ID: h.clusterId,
+      DRYDOCK_WORKER_METRICS_PORT: String(options.metricsPort ?? 0),
       ...(fault
         ? {
             DRYDOCK_FAULT_KILL_AFTER_STEP: String(fault.steps),

@@ -4,45 +4,93 @@ import { nodeOfCredential } from '../db/identity';
 import type { NodeRow } from '../db/nodes';
 import type { NodeWakeups } from './node-events';
 
-/** How long a resolved node credential is trusted without asking Postgres again. */
-const CACHE_MS = 500;
+/** Resolved credentials kept at most; past it the least recently used is forgotten. */
+const MAX_ENTRIES = 100_000;
 
-type Resolved = { credentialId: string; node: NodeRow } | null;
+type Credential = { credentialId: string; node: NodeRow };
+type Resolved = Credential | null;
 
 /**
  * Resolves agent credentials to their node. Agents call often (heartbeats, long-polls), so an
- * answer is kept for half a second, and forgotten at once when the node is woken (block, revoke,
- * delete — by any API process): a revoked credential is refused well within the one second of the spec.
+ * answer is kept until it may have changed: Postgres triggers name the node on the node channel
+ * whenever a committed change touches what the answer holds (the node's version, generation or
+ * deletion; any of its credentials), whichever process made it, and the node is forgotten here.
+ * When the LISTEN (re)starts, NOTIFYs may have been missed, and everything is forgotten. A revoked
+ * credential is refused as soon as the NOTIFY arrives, well within the one second of the spec.
  */
 export class NodeCredentials {
-  private readonly cache = new Map<string, { at: number; value: Resolved }>();
+  private readonly cache = new Map<string, Credential>();
   private readonly hashesByNode = new Map<string, Set<string>>();
+  /** Counts wake-ups, so a lookup that a wake-up overtook does not cache what it read before it. */
+  private wakeups = 0;
+  /** The last wake-up of each node woken while lookups are in flight (none in flight: none kept). */
+  private readonly wokenAt = new Map<string, number>();
+  private inFlight = 0;
+  /** Lookups that started before this count may have missed a wake-up: they are not cached. */
+  private forgottenAt = 0;
 
   constructor(
     private readonly db: Db,
     wakeups: NodeWakeups,
   ) {
     wakeups.onWake((nodeId) => this.forgetNode(nodeId));
+    wakeups.onListen(() => this.forgetAll());
   }
 
   async resolve(secret: string): Promise<Resolved> {
     const hash = hashSecret(secret);
     const hit = this.cache.get(hash);
-    if (hit && Date.now() - hit.at < CACHE_MS) return hit.value;
-    const row = await nodeOfCredential(this.db, secret);
-    const value: Resolved = row ? { credentialId: row.credentialId, node: row.node } : null;
-    this.cache.set(hash, { at: Date.now(), value });
-    if (value) {
-      let hashes = this.hashesByNode.get(value.node.id);
-      if (!hashes) this.hashesByNode.set(value.node.id, (hashes = new Set()));
-      hashes.add(hash);
+    if (hit !== undefined) {
+      // Most recently used last: eviction takes the first.
+      this.cache.delete(hash);
+      this.cache.set(hash, hit);
+      return hit;
     }
-    if (this.cache.size > 100_000) this.cache.clear();
+    const asked = this.wakeups;
+    this.inFlight++;
+    let row;
+    try {
+      row = await nodeOfCredential(this.db, secret);
+    } finally {
+      if (--this.inFlight === 0) this.wokenAt.clear();
+    }
+    // An unknown or revoked secret is not kept: a stream of them cannot push the valid ones out.
+    if (!row) return null;
+    const value = { credentialId: row.credentialId, node: row.node };
+    const overtaken = asked < this.forgottenAt || (this.wokenAt.get(value.node.id) ?? 0) > asked;
+    if (!overtaken) this.remember(hash, value);
     return value;
   }
 
+  private remember(hash: string, value: Credential): void {
+    this.cache.set(hash, value);
+    let hashes = this.hashesByNode.get(value.node.id);
+    if (!hashes) this.hashesByNode.set(value.node.id, (hashes = new Set()));
+    hashes.add(hash);
+    if (this.cache.size <= MAX_ENTRIES) return;
+    const [oldest, evicted] = this.cache.entries().next().value!;
+    this.cache.delete(oldest);
+    const siblings = this.hashesByNode.get(evicted.node.id);
+    siblings?.delete(oldest);
+    if (siblings?.size === 0) this.hashesByNode.delete(evicted.node.id);
+  }
+
   private forgetNode(nodeId: string): void {
+    this.wakeups++;
+    if (this.inFlight > 0) this.wokenAt.set(nodeId, this.wakeups);
+    // Past the bound, every lookup in flight counts as overtaken.
+    if (this.wokenAt.size > MAX_ENTRIES) {
+      this.wokenAt.clear();
+      this.forgottenAt = this.wakeups;
+    }
     for (const hash of this.hashesByNode.get(nodeId) ?? []) this.cache.delete(hash);
     this.hashesByNode.delete(nodeId);
+  }
+
+  private forgetAll(): void {
+    this.forgottenAt = ++this.wakeups;
+    this.wokenAt.clear();
+    this.cache.clear();
+    this.hashesByNode.clear();
   }
 }

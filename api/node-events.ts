@@ -9,6 +9,7 @@ import { NODE_CHANNEL } from '../db/wakeups';
 export class NodeWakeups {
   private readonly waiters = new Map<string, Set<() => void>>();
   private readonly watchers = new Set<(nodeId: string) => void>();
+  private readonly listenWatchers = new Set<() => void>();
   private listening: { unlisten(): Promise<void> } | null = null;
 
   constructor(
@@ -17,7 +18,14 @@ export class NodeWakeups {
   ) {}
 
   async start(): Promise<void> {
-    this.listening = await this.sql.listen(this.channel, (nodeId) => this.wake(nodeId));
+    this.listening = await this.sql.listen(
+      this.channel,
+      (nodeId) => this.wake(nodeId),
+      // Also after a reconnect, when the NOTIFYs sent while the connection was down are lost.
+      () => {
+        for (const fn of this.listenWatchers) fn();
+      },
+    );
   }
 
   async stop(): Promise<void> {
@@ -80,6 +88,14 @@ export class NodeWakeups {
   /** Calls `fn` with every node woken (caches that must forget what they knew of it). */
   onWake(fn: (nodeId: string) => void): void {
     this.watchers.add(fn);
+  }
+
+  /**
+   * Calls `fn` each time the LISTEN starts, the first time and after every reconnect: wake-ups
+   * sent while the connection was down are lost, so a cache forgets everything it knew.
+   */
+  onListen(fn: () => void): void {
+    this.listenWatchers.add(fn);
   }
 
   /** Wakes local waiters at once (the change was made by this process; NOTIFY follows for others). */

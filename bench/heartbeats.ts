@@ -1,28 +1,28 @@
 /**
  * heartbeats: how many agent heartbeats one API process absorbs, last-seen times flushed to
- * Postgres in one batch every 15 s (issue 4, item 10; docs/lifecycle/liveness.md). Goal: ≥ 5,000/s.
+ * Postgres in one batch every 15 s (docs/lifecycle/liveness.md), against `GET /healthz` on the
+ * same process in the same run. Goal: ≥ 0.8× the /healthz rate, in production's steady state.
  *
- * A throwaway database with one pool; the API in a child process (bench/support/api-process.ts,
- * production's 15 s flush, no Temporal: no route used here needs it). N simulated agents (default
- * 1,000, so that the run stays near 90 s: enrolling is setup, and costs ~25 ms of a shared 2-core
- * host per agent) join through the API with join tokens and send their first heartbeat (the `connect`
- * transaction) with the agent's own session code (agent/simulator.ts, heartbeat-only); then their
- * sessions are stopped and this process sends their heartbeats itself, as fast as C requests in
- * flight allow (default 64, over keep-alive connections), taking the agents in turn, for a warm-up
- * and a measured window long enough to hold a flush (default 20 s).
+ * A throwaway database with one pool and N node identities (default 20,000) inserted directly,
+ * adopted, connected and alive, each with its own credential (enrolling through the API is
+ * ~25 ms of a shared 2-core host per agent, and not what is measured). The API runs in a child
+ * process (bench/support/api-process.ts, production's 15 s flush, no Temporal: no route used here
+ * needs it). This process sends the heartbeats, as fast as C requests in flight allow (default 64,
+ * over keep-alive connections), each with its identity's credential, in three windows:
  *
- * Baseline, in the same run: `GET /healthz` (no auth, no database) from the same load generator at
- * the same concurrency against the same API process; the figure is heartbeats/s as a share of
- * that bare HTTP rate, next to the absolute rate against the goal. The API times each flush
- * (Heartbeats' `onFlush`) and reports them over IPC. Afterwards the pending times are flushed, and
- * every agent's `last_seen_at` (and `telemetry_current`) must be at or after the send time of its
- * last acknowledged heartbeat: nothing the API acknowledged was lost.
+ *   /healthz  the baseline: no auth, no database
+ *   cold      the first heartbeat of each identity, in turn, none repeated: the API resolves the
+ *             credential from Postgres and starts the session (the connect transaction; the node
+ *             is already connected, so it changes nothing) — as after an API process restarts
+ *   steady    the identities the cold window reached, in turn, again and again: the credential is
+ *             cached (api/node-credentials.ts keeps it until a committed change to the node or its
+ *             credentials names it) — production, where each process sees each of its agents every
+ *             10 s; nothing here depends on how soon an agent beats again
  *
- * The API resolves a node credential from Postgres unless it did so in the last 500 ms
- * (api/node-credentials.ts); real agents beat every 10 s, so in production every heartbeat is a
- * miss. The table reports the share of heartbeats that came within 500 ms of the same agent's
- * previous one (those may have been cache hits): with few agents and a high rate the figure
- * flatters production, and --agents should be raised.
+ * The API times each flush (Heartbeats' `onFlush`) and reports them over IPC. Afterwards the
+ * pending times are flushed, and every identity's `last_seen_at` (and `telemetry_current`) must be
+ * at or after the send time of its last acknowledged heartbeat: nothing the API acknowledged was
+ * lost; and no session was closed or started anew (no `node.disconnected`, no `node.connected`).
  */
 import { randomBytes } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
@@ -30,16 +30,15 @@ import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { createSimulator } from '../agent/simulator';
 import { createDb } from '../db/client';
-import { pools } from '../db/schema';
-import { hashSecret } from '../domain/secrets';
+import { nodeCredentials, nodes, pools } from '../db/schema';
+import { newId } from '../domain/ids';
+import { hashSecret, newSecret } from '../domain/secrets';
 import { startApiProcess, type ApiFlush, type ApiProcess } from './support/api-process';
-import { defineBenchmark, intOption, measured, UsageError, type Log } from './support/benchmark';
+import { defineBenchmark, intOption, measured, UsageError, type Figure, type Log } from './support/benchmark';
 import { cpuBetween, cpuMark, findPostmaster, type CpuMark, type CpuSplit } from './support/cpu';
 import { summarizeProfileFile, type ProfileSummary } from './support/cpu-profile';
 import { runHttpLoad, type HttpCall } from './support/http-load';
-import { until } from './support/pace';
 import { environment, formatTable, writeResult } from './support/report';
 import { startBenchDatabase } from './support/services';
 import { median, round, summarize, type Summary } from './support/stats';
@@ -50,17 +49,17 @@ const projectRoot = fileURLToPath(new URL('../', import.meta.url)).replace(/\/$/
 
 /** The goal of issue 4, item 10. */
 const GOAL_PER_SECOND = 5_000;
-/** How long the API trusts a resolved node credential (api/node-credentials.ts). */
-const CREDENTIAL_CACHE_MS = 500;
+/** The goal of issue 15: steady heartbeats/s as a share of /healthz req/s on the same process. */
+const GOAL_RATIO = 0.8;
 const POOL = 'bench-hb';
-/** Joins in flight while the agents enrol, and the join tokens they share (setup, not measured). */
-const JOIN_CONCURRENCY = 32;
-const JOIN_TOKENS = 16;
+/** Identities inserted per statement (setup, not measured). */
+const SEED_BATCH = 2_000;
 
 const usage = [
-  '  --agents N            simulated agents, joined through the API (default 1000; enrolling',
-  '                        them is setup, ~40 joins/s on a busy 2-core host)',
-  '  --seconds S           measured heartbeat window (default 20: it holds a 15 s flush)',
+  '  --agents N            node identities, inserted directly (default 20000): more than the',
+  '                        cold window reaches, so that each of its heartbeats is a first one',
+  '  --cold-seconds K      measured window of first heartbeats (default 4)',
+  '  --seconds S           measured steady heartbeat window (default 20: it holds a 15 s flush)',
   '  --baseline-seconds B  measured GET /healthz window (default 8)',
   '  --warmup W            seconds of load before each window, not counted (default 2)',
   '  --concurrency C       requests in flight (default 64)',
@@ -72,6 +71,7 @@ const usage = [
 
 interface Options {
   agents: number;
+  coldSeconds: number;
   seconds: number;
   baselineSeconds: number;
   warmup: number;
@@ -88,6 +88,7 @@ function parseOptions(args: string[]): Options {
       args,
       options: {
         agents: { type: 'string' },
+        'cold-seconds': { type: 'string' },
         seconds: { type: 'string' },
         'baseline-seconds': { type: 'string' },
         warmup: { type: 'string' },
@@ -103,7 +104,8 @@ function parseOptions(args: string[]): Options {
     throw new UsageError((error as Error).message);
   }
   return {
-    agents: intOption('agents', values.agents, 1000, 1, 50_000),
+    agents: intOption('agents', values.agents, 20_000, 1, 100_000),
+    coldSeconds: intOption('cold-seconds', values['cold-seconds'], 4, 1, 600),
     seconds: intOption('seconds', values.seconds, 20, 1, 600),
     baselineSeconds: intOption('baseline-seconds', values['baseline-seconds'], 8, 1, 600),
     warmup: intOption('warmup', values.warmup, 2, 0, 60),
@@ -115,8 +117,11 @@ function parseOptions(args: string[]): Options {
 }
 
 export default defineBenchmark({
-  summary: 'simulated agents → heartbeats/s one API process absorbs (flush every 15 s), against GET /healthz',
+  summary:
+    'heartbeats/s one API process absorbs, first beats and steady state (flush every 15 s), against GET /healthz',
   usage,
+  // About a minute: 20,000 identities seeded, then 5 + 4 + 16 s of windows (the last holds a flush).
+  quick: ['--baseline-seconds', '5', '--cold-seconds', '4', '--seconds', '16', '--warmup', '1'],
   run: measured(parseOptions, measure),
 });
 
@@ -165,45 +170,40 @@ async function measure(options: Options, teardown: Teardown, log: Log): Promise<
     },
     teardown,
   );
-  const base = `http://127.0.0.1:${api.port}`;
   log(`API process ${api.pid} listening on :${api.port}`);
-  // Several tokens: a join holds its token's row lock until it commits, so one token would
-  // serialize the enrolment (setup, not measured).
-  const tokens: string[] = [];
-  for (let t = 0; t < JOIN_TOKENS; t++) {
-    const reply = await fetch(`${base}/v1/tokens`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${operatorKey}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ poolId: POOL, ttl: '1h', maxUses: 0, description: `bench heartbeats ${t}` }),
-    });
-    if (reply.status !== 201) throw new Error(`join token: ${reply.status} ${await reply.text()}`);
-    tokens.push(((await reply.json()) as { secret: string }).secret);
+  // ── the identities: adopted, connected, alive, each with a credential of its own ───────────
+  const seedStarted = performance.now();
+  const agents: { nodeId: string; credential: string }[] = [];
+  for (let done = 0; done < N; done += SEED_BATCH) {
+    const batch = Array.from({ length: Math.min(SEED_BATCH, N - done) }, () => ({
+      nodeId: newId('node'),
+      credential: newSecret('ddn'),
+    }));
+    await setup.db.insert(nodes).values(
+      batch.map(({ nodeId }, j) => ({
+        id: nodeId,
+        poolId: POOL,
+        tenantId: 'bench',
+        siteId: 'fra1',
+        hostname: `bench-hb-${String(done + j + 1).padStart(6, '0')}`,
+        provisionState: 'adopted' as const,
+        connectivity: 'connected' as const,
+        liveness: 'alive' as const,
+        lastSeenAt: new Date(),
+      })),
+    );
+    await setup.db.insert(nodeCredentials).values(
+      batch.map(({ nodeId, credential }) => ({
+        id: newId('cred'),
+        nodeId,
+        secretHash: hashSecret(credential),
+        identityGeneration: 1,
+      })),
+    );
+    agents.push(...batch);
   }
-
-  // ── the agents: join, first heartbeat (connect) with the agent's session code, then stop ────
-  const joinStarted = performance.now();
-  const simulator = await createSimulator({
-    api: base,
-    machines: Array.from({ length: N }, (_, i) => ({
-      hostname: `bench-hb-${String(i + 1).padStart(5, '0')}`,
-      token: tokens[i % tokens.length],
-    })),
-    commands: false,
-    maxSockets: C,
-    joinConcurrency: JOIN_CONCURRENCY,
-  });
-  teardown.add('close the simulator', () => simulator.close());
-  const joinSeconds = (performance.now() - joinStarted) / 1000;
-  log(`${N} agents joined in ${joinSeconds.toFixed(1)} s (${round(N / joinSeconds, 1)}/s)`);
-  await until(
-    'every agent heartbeated once',
-    async () => simulator.agents.every((a) => a.session.heartbeats > 0),
-    120_000,
-  );
-  await simulator.close();
-  const connectSeconds = (performance.now() - joinStarted) / 1000 - joinSeconds;
-  log(`every agent connected (${connectSeconds.toFixed(1)} s); sessions stopped`);
-  const agents = simulator.agents.map((a) => ({ nodeId: a.nodeId, credential: a.identity.credential }));
+  const seedSeconds = (performance.now() - seedStarted) / 1000;
+  log(`${N} identities inserted in ${seedSeconds.toFixed(1)} s`);
 
   const profileDir = options.profile ? join(tmpdir(), `drydock-bench-heartbeats-profiles-${suffix}`) : null;
   if (profileDir) mkdirSync(profileDir, { recursive: true });
@@ -223,13 +223,44 @@ async function measure(options: Options, teardown: Teardown, log: Log): Promise<
     `healthz: ${healthz.requestsPerSecond} req/s, p50 ${healthz.latency.p50} ms, p99 ${healthz.latency.p99} ms`,
   );
 
-  // ── heartbeats: the agents in turn, each with its own credential ───────────────────────────
+  // ── heartbeats: first beats of each identity, then the ones reached again and again ────────
   const lastAckedSentAt = new Array<number>(N).fill(0);
   const lastSentAt = new Array<number>(N).fill(0);
-  const gaps: number[] = [];
-  let withinCache = 0;
-  let cursor = 0;
   const body = '{}';
+  const beat = (i: number): HttpCall => {
+    const sentAt = Date.now();
+    lastSentAt[i] = sentAt;
+    return {
+      method: 'POST',
+      path: '/v1/agent/heartbeat',
+      body,
+      headers: { authorization: `Bearer ${agents[i]!.credential}` },
+      done: (ok) => {
+        if (ok && sentAt > lastAckedSentAt[i]!) lastAckedSentAt[i] = sentAt;
+      },
+    };
+  };
+  let cursor = 0;
+  const cold = await runPhase({
+    name: 'cold',
+    api,
+    postmaster,
+    profileDir,
+    concurrency: C,
+    warmupMs: 0,
+    seconds: options.coldSeconds,
+    next: () => beat(cursor++ % N),
+  });
+  // Beats past N were not first beats: the cold figure holds only if there were none.
+  const reached = Math.min(cursor, N);
+  const coldRepeats = Math.max(0, cursor - N);
+  log(
+    `cold: ${cold.requestsPerSecond} req/s, p50 ${cold.latency.p50} ms, p99 ${cold.latency.p99} ms, ` +
+      `${cold.failed} failed; ${reached} identities reached` +
+      (coldRepeats > 0 ? `, ${coldRepeats} beats were repeats: raise --agents` : ''),
+  );
+  const gaps: number[] = [];
+  let steadyCursor = 0;
   const heartbeats = await runPhase({
     name: 'heartbeat',
     api,
@@ -239,27 +270,13 @@ async function measure(options: Options, teardown: Teardown, log: Log): Promise<
     warmupMs: options.warmup * 1000,
     seconds: options.seconds,
     next(): HttpCall {
-      const i = cursor++ % N;
-      const sentAt = Date.now();
-      if (lastSentAt[i]! > 0) {
-        const gap = sentAt - lastSentAt[i]!;
-        if (gap < CREDENTIAL_CACHE_MS) withinCache++;
-        if (gaps.length < 100_000) gaps.push(gap);
-      }
-      lastSentAt[i] = sentAt;
-      return {
-        method: 'POST',
-        path: '/v1/agent/heartbeat',
-        body,
-        headers: { authorization: `Bearer ${agents[i]!.credential}` },
-        done: (ok) => {
-          if (ok && sentAt > lastAckedSentAt[i]!) lastAckedSentAt[i] = sentAt;
-        },
-      };
+      const i = steadyCursor++ % reached;
+      if (gaps.length < 100_000) gaps.push(Date.now() - lastSentAt[i]!);
+      return beat(i);
     },
   });
   log(
-    `heartbeat: ${heartbeats.requestsPerSecond} req/s, p50 ${heartbeats.latency.p50} ms, ` +
+    `steady: ${heartbeats.requestsPerSecond} req/s, p50 ${heartbeats.latency.p50} ms, ` +
       `p99 ${heartbeats.latency.p99} ms, ${heartbeats.failed} failed`,
   );
 
@@ -279,29 +296,25 @@ async function measure(options: Options, teardown: Teardown, log: Log): Promise<
       `${proof.flushed}/${N} agents' last heartbeat flushed`,
   );
 
-  const sentTotal = heartbeats.sent;
   const result = report({
     options,
     services,
     loadBefore,
-    joinSeconds,
-    connectSeconds,
+    seedSeconds,
     healthz,
+    cold: { ...cold, reached, repeats: coldRepeats },
     heartbeats,
     flushes: { all: allFlushes, inWindow, final: finalFlush, finalRoundTripMs: finalFlushMs },
     proof,
-    credentialCache: {
-      cacheMs: CREDENTIAL_CACHE_MS,
-      withinCacheShare: round(withinCache / Math.max(1, sentTotal - N), 3),
-      medianGapMs: median(gaps),
-    },
+    medianGapMs: median(gaps),
     postgresVisible: postmaster !== null,
     profileDir,
   });
   const path = writeResult(NAME, result);
   console.log(`\nwrote ${path}`);
   if (profileDir) console.log(`CPU profiles (open in Chrome DevTools or VS Code): ${profileDir}`);
-  return heartbeats.failed === 0 && proof.missing === 0 && proof.sessions === N ? 0 : 1;
+  const sessionsKept = proof.sessions === 0 && proof.disconnected === 0;
+  return heartbeats.failed === 0 && cold.failed === 0 && proof.missing === 0 && sessionsKept ? 0 : 1;
 }
 
 async function runPhase(input: {
@@ -369,7 +382,7 @@ interface Proof {
   telemetryMatches: number;
   /** Agents seen (last_seen_at) inside the measured window or after. */
   seenSinceWindowStart: number;
-  /** node.connected events: one per agent means no session timed out and started again. */
+  /** node.connected events: none, as every identity was connected and no session timed out. */
   sessions: number;
   disconnected: number;
 }
@@ -412,19 +425,20 @@ function report(input: {
   options: Options;
   services: Awaited<ReturnType<typeof startBenchDatabase>>;
   loadBefore: number[];
-  joinSeconds: number;
-  connectSeconds: number;
+  seedSeconds: number;
   healthz: Phase;
+  cold: Phase & { reached: number; repeats: number };
   heartbeats: Phase;
   flushes: { all: ApiFlush[]; inWindow: ApiFlush[]; final: ApiFlush | null; finalRoundTripMs: number };
   proof: Proof;
-  credentialCache: { cacheMs: number; withinCacheShare: number; medianGapMs: number };
+  medianGapMs: number;
   postgresVisible: boolean;
   profileDir: string | null;
 }) {
-  const { options, healthz, heartbeats, proof, flushes } = input;
+  const { options, healthz, cold, heartbeats, proof, flushes } = input;
   const environ = environment();
   const ratio = round(heartbeats.requestsPerSecond / healthz.requestsPerSecond, 3);
+  const coldRatio = round(cold.requestsPerSecond / healthz.requestsPerSecond, 3);
   // CPU per request is steadier than a rate on a shared host: it does not move when others take
   // the API's core. What one full core could absorb follows from it.
   const apiMs = (p: Phase) =>
@@ -441,8 +455,10 @@ function report(input: {
     healthzPerApiCore: healthzApiMs ? Math.round(1000 / healthzApiMs) : null,
   };
   const goals = {
+    ratio: ratio >= GOAL_RATIO,
     throughput: heartbeats.requestsPerSecond >= GOAL_PER_SECOND,
-    noErrors: heartbeats.failed === 0,
+    noErrors: heartbeats.failed === 0 && cold.failed === 0,
+    coldFirstBeatsOnly: cold.repeats === 0,
     nothingLost: proof.missing === 0 && proof.flushed === proof.agents,
     flushInWindow: flushes.inWindow.length > 0,
   };
@@ -452,17 +468,36 @@ function report(input: {
     v === null || v === undefined ? '-' : round((v * 1000) / phase.requestsPerSecond, 3);
   const phases: [string, Phase][] = [
     ['GET /healthz', healthz],
-    ['POST /v1/agent/heartbeat', heartbeats],
+    ['heartbeat, cold (first of each)', cold],
+    ['heartbeat, steady (cached)', heartbeats],
+  ];
+  const figures: Figure[] = [
+    {
+      figure: `heartbeats/s ÷ GET /healthz req/s, steady state (${cold.reached} identities in turn, credentials cached)`,
+      goal: `≥ ${GOAL_RATIO}×`,
+      value: `${heartbeats.requestsPerSecond} req/s`,
+      baseline: `${healthz.requestsPerSecond} req/s /healthz`,
+      ratio,
+      met: goals.ratio,
+    },
+    {
+      figure: "heartbeats/s ÷ GET /healthz req/s, cold (each identity's first beat: lookup + session check)",
+      goal: '— (reported)',
+      value: `${cold.requestsPerSecond} req/s`,
+      baseline: `${healthz.requestsPerSecond} req/s /healthz`,
+      ratio: coldRatio,
+      met: goals.coldFirstBeatsOnly,
+    },
   ];
   const durations = summarize(flushes.inWindow.map((f) => f.durationMs));
   const lines = [
     '',
-    `${NAME}: ${options.agents} agents, ${options.concurrency} in flight, heartbeat window ` +
-      `${options.seconds} s, /healthz window ${options.baselineSeconds} s (+${options.warmup} s warm-up each); ` +
+    `${NAME}: ${options.agents} identities, ${options.concurrency} in flight, cold window ` +
+      `${options.coldSeconds} s, steady window ${options.seconds} s, /healthz window ` +
+      `${options.baselineSeconds} s (+${options.warmup} s warm-up but cold); ` +
       `flush every ${options.flushMs} ms; API pool ${options.apiConnections}`,
     `postgres ${input.services.postgres.source}; ${environ.cpus} CPUs, load ${input.loadBefore.join(' ')} ` +
-      `before, ${environ.loadavg.join(' ')} after; agents joined in ${round(input.joinSeconds, 1)} s, ` +
-      `connected in ${round(input.connectSeconds, 1)} s more`,
+      `before, ${environ.loadavg.join(' ')} after; identities inserted in ${round(input.seedSeconds, 1)} s`,
     '',
     formatTable(
       ['phase', 'req/s', 'p50', 'p90', 'p99', 'max', 'errors', 'API loop busy'],
@@ -482,8 +517,10 @@ function report(input: {
     formatTable(
       ['', 'figure', 'goal', 'met'],
       [
-        ['heartbeats/s', heartbeats.requestsPerSecond, `≥ ${GOAL_PER_SECOND}`, yes(goals.throughput)],
-        ['heartbeats/s ÷ /healthz req/s', `${ratio}×`, '', ''],
+        ['heartbeats/s, steady', heartbeats.requestsPerSecond, `≥ ${GOAL_PER_SECOND}`, yes(goals.throughput)],
+        ['heartbeats/s ÷ /healthz req/s, steady', `${ratio}×`, `≥ ${GOAL_RATIO}×`, yes(goals.ratio)],
+        ['heartbeats/s ÷ /healthz req/s, cold', `${coldRatio}×`, '', ''],
+        ['cold beats that were not first beats', cold.repeats, '0', yes(goals.coldFirstBeatsOnly)],
         ['the same by API CPU per request', cpu.ratio === null ? '-' : `${cpu.ratio}×`, '', ''],
         [
           'heartbeats/s one full API core would absorb',
@@ -549,12 +586,11 @@ function report(input: {
     ),
     '("other" is the rest of the machine: other people\'s work on a shared host)',
     '',
-    `sessions: ${proof.sessions} node.connected for ${proof.agents} agents (one each: no session timed out), ` +
+    `sessions: ${proof.sessions} node.connected for ${proof.agents} connected identities (none: no session timed out), ` +
       `${proof.disconnected} node.disconnected; telemetry_current matches last_seen_at for ` +
       `${proof.telemetryMatches}/${proof.agents}; ${proof.seenSinceWindowStart} agents seen since the window opened`,
-    `credential cache: ${round(input.credentialCache.withinCacheShare * 100, 1)}% of heartbeats came within ` +
-      `${input.credentialCache.cacheMs} ms of the same agent's previous one (may have hit the cache; ` +
-      `production: 0%, agents beat every 10 s); median gap ${input.credentialCache.medianGapMs} ms`,
+    `steady: each identity beat again after a median ${input.medianGapMs} ms (production: 10 s; the ` +
+      `cache keeps a credential until a change to its node, so the gap does not matter)`,
   ];
   for (const [name, p] of phases) {
     const profile = p.profile?.summary;
@@ -579,20 +615,22 @@ function report(input: {
     benchmark: NAME,
     at: new Date().toISOString(),
     options,
-    goals: { heartbeatsPerSecond: GOAL_PER_SECOND, errors: 0 },
+    goals: { ratio: GOAL_RATIO, heartbeatsPerSecond: GOAL_PER_SECOND, errors: 0 },
+    figures,
     environment: { ...environ, loadavgBefore: input.loadBefore },
     services: input.services,
     postgresCpuVisible: input.postgresVisible,
-    joinSeconds: round(input.joinSeconds, 2),
-    connectSeconds: round(input.connectSeconds, 2),
+    seedSeconds: round(input.seedSeconds, 2),
     healthz,
+    cold,
     heartbeats,
     ratio,
+    coldRatio,
     cpu,
     met: goals,
     flushes: { ...flushes, inWindowDurationMs: durations },
     proof,
-    credentialCache: input.credentialCache,
+    medianGapMs: input.medianGapMs,
     profileDir: input.profileDir,
   };
 }

@@ -8,6 +8,8 @@ export interface Benchmark {
   summary: string;
   /** The options it takes, one per line, for `npm run bench -- <name> --help`. */
   usage: string;
+  /** The arguments of a run of about a minute (`npm run bench` runs every benchmark so). */
+  quick?: string[];
   /** Runs it with the arguments after its name; resolves to the process exit code. */
   run(args: string[]): Promise<number>;
 }

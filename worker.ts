@@ -5,12 +5,21 @@ import { Client, Connection } from '@temporalio/client';
 import { Context } from '@temporalio/activity';
 import { createActivities, type Activities } from './activities';
 import { loadCa, type ClusterCa } from './ca';
-import { loadConfig } from './config';
+import { loadConfig, type Config } from './config';
 import { createDb, type Db } from './db/client';
+import { createLogger, silentLogger, type Logger } from './observability/log';
+import { requestIdActivityInterceptor } from './observability/request-id-activity';
+import { clientInterceptors } from './observability/temporal-interceptors';
+import { temporalLogger } from './observability/temporal-logger';
 import { ensureLivenessSweep } from './workflows/liveness-client';
 import { SEARCH_ATTRIBUTE_KEYS } from './workflows/search-attributes';
 
 export const workflowsPath = fileURLToPath(new URL('./workflows/index.ts', import.meta.url));
+
+/** The workflow interceptor modules; a prebuilt bundle must be built with them (`bundleWorkflowCode`). */
+export const workflowInterceptorModules = [
+  fileURLToPath(new URL('./workflows/request-id-interceptor.ts', import.meta.url)),
+];
 
 /** Registers Drydock's search attributes in the namespace when they are missing (idempotent). */
 export async function registerSearchAttributes(
@@ -39,6 +48,8 @@ export interface WorkerDeps {
   clusterId: string;
   namespace: string;
   taskQueue: string;
+  /** The process's logger: each activity's line, under its request's scope (unset: nothing is logged). */
+  log?: Logger;
   /** A prebuilt bundle (tests build it once); otherwise the workflows are bundled at start. */
   workflowBundle?: WorkerOptions['workflowBundle'];
   /** Crash tests only: see `dieAfterStep`. */
@@ -56,7 +67,7 @@ export interface FaultHook {
  * Each activity is one transaction, so its effect is committed and the workflow never learns it:
  * a crash test kills exactly at a step boundary instead of after a guessed sleep.
  */
-function dieAfterStep(activities: Activities, fault: FaultHook): Activities {
+function dieAfterStep(activities: Activities, fault: FaultHook, log: Logger): Activities {
   let steps = 0;
   const wrapped: Record<string, (...args: never[]) => Promise<unknown>> = {};
   for (const [name, activity] of Object.entries(activities) as [
@@ -70,7 +81,7 @@ function dieAfterStep(activities: Activities, fault: FaultHook): Activities {
         (fault.workflowId === undefined || workflowId === fault.workflowId) &&
         ++steps === fault.killAfterStep
       ) {
-        console.error(`fault hook: killing the worker after step ${steps} (${name} of ${workflowId})`);
+        log.error({ step: steps, activity: name, workflowId }, 'fault hook: killing the worker');
         process.kill(process.pid, 'SIGKILL');
       }
       return result;
@@ -83,25 +94,33 @@ function dieAfterStep(activities: Activities, fault: FaultHook): Activities {
 export async function createWorker(deps: WorkerDeps): Promise<Worker> {
   await registerSearchAttributes(deps.connection, deps.namespace);
   // Activities that ask Temporal about workflows (the cancel clean-up, the reconciler) use the worker's connection.
-  const temporal = new Client({ connection: deps.connection, namespace: deps.namespace });
-  const activities = createActivities({ db: deps.db, ca: deps.ca, clusterId: deps.clusterId, temporal });
+  const temporal = new Client({
+    connection: deps.connection,
+    namespace: deps.namespace,
+    interceptors: clientInterceptors(),
+  });
+  const log = deps.log ?? silentLogger();
+  const activities = createActivities({ db: deps.db, ca: deps.ca, clusterId: deps.clusterId, temporal, log });
   return Worker.create({
     connection: deps.connection,
     namespace: deps.namespace,
     taskQueue: deps.taskQueue,
     ...(deps.workflowBundle ? { workflowBundle: deps.workflowBundle } : { workflowsPath }),
-    activities: deps.fault ? dieAfterStep(activities, deps.fault) : activities,
+    activities: deps.fault ? dieAfterStep(activities, deps.fault, log) : activities,
+    interceptors: {
+      activity: [requestIdActivityInterceptor(log)],
+      workflowModules: workflowInterceptorModules,
+    },
     // Lets an activity finish its transaction on shutdown instead of being cut mid-way.
     shutdownGraceTime: '10 seconds',
   });
 }
 
-async function main(): Promise<void> {
-  const config = loadConfig();
+async function main(config: Config, log: Logger): Promise<void> {
   if (!config.DATABASE_URL || !config.TEMPORAL_ADDRESS) {
     throw new Error('worker.ts needs DATABASE_URL and TEMPORAL_ADDRESS (npm start runs everything together)');
   }
-  Runtime.install({ shutdownSignals: ['SIGINT', 'SIGTERM'] });
+  Runtime.install({ shutdownSignals: ['SIGINT', 'SIGTERM'], logger: temporalLogger(log) });
   const { db, close } = createDb(config.DATABASE_URL);
   const connection = await NativeConnection.connect({ address: config.TEMPORAL_ADDRESS });
   const bundlePath = config.DRYDOCK_WORKFLOW_BUNDLE;
@@ -112,6 +131,7 @@ async function main(): Promise<void> {
     clusterId: config.DRYDOCK_CLUSTER_ID,
     namespace: config.TEMPORAL_NAMESPACE,
     taskQueue: config.TEMPORAL_TASK_QUEUE,
+    log,
     workflowBundle: bundlePath ? { codePath: bundlePath } : undefined,
     fault: config.DRYDOCK_FAULT_KILL_AFTER_STEP
       ? {
@@ -133,8 +153,10 @@ async function main(): Promise<void> {
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
-  main().catch((error: unknown) => {
-    console.error(error);
+  const config = loadConfig();
+  const log = createLogger({ service: 'worker', level: config.LOG_LEVEL });
+  main(config, log).catch((error: unknown) => {
+    log.fatal({ err: error }, 'worker stopped');
     process.exit(1);
   });
 }

@@ -4,6 +4,7 @@ import { DrydockError } from '../domain/errors';
 import { classifyDatabaseError } from '../db/errors';
 import type { ClusterCa } from '../ca';
 import type { Db } from '../db/client';
+import { silentLogger, type Logger } from '../observability/log';
 import { createCancelActivities } from './cancel';
 import { createDecommissionActivities } from './decommission';
 import { createDrainActivities } from './drain';
@@ -19,13 +20,21 @@ import { createRemediationActivities } from './remediation';
  * ApplicationFailure whose `type` is the API error code; anything else (a lost connection, a
  * deadlock) retries.
  */
-export function createActivities(deps: { db: Db; ca: ClusterCa; clusterId: string; temporal: Client }) {
+export function createActivities(input: {
+  db: Db;
+  ca: ClusterCa;
+  clusterId: string;
+  temporal: Client;
+  /** What lost signals are reported to (unset: nowhere; tests that call activities directly). */
+  log?: Logger;
+}) {
+  const deps = { ...input, log: input.log ?? silentLogger() };
   return refusalsAreFinal({
-    ...createCancelActivities(deps.db, deps.temporal),
+    ...createCancelActivities(deps.db, deps.temporal, deps.log),
     ...createDrainActivities(deps.db),
     ...createPoolDrainActivities(deps.db, deps.temporal),
     ...createLivenessActivities(deps.db),
-    ...createDecommissionActivities(deps.db, deps.temporal),
+    ...createDecommissionActivities(deps.db, deps.temporal, deps.log),
     ...createPurgeActivities(deps.db, deps),
     ...createRemediationActivities(deps.db),
     ...createFailureActivities(deps.db),

@@ -1,6 +1,7 @@
 import type { Client } from '@temporalio/client';
 import type { Sql } from 'postgres';
 import type { Db } from '../db/client';
+import { silentLogger, type Logger } from '../observability/log';
 import type { CaEndorsement } from '../domain/signing';
 import type { AppDeps } from './env';
 import { Heartbeats, type HeartbeatOptions } from './heartbeats';
@@ -14,6 +15,8 @@ export interface AppDepsInput {
   /** The raw driver of `db`: it holds the LISTEN connection for agent wake-ups and the event feed. */
   sql: Sql;
   temporal: Client;
+  /** Unset: nothing is logged (tests and benchmarks that do not read the lines). */
+  log?: Logger;
   taskQueue: string;
   clusterId: string;
   caPublicKeyPem: string;
@@ -30,9 +33,11 @@ export interface AppDepsInput {
 export function createAppDeps(input: AppDepsInput) {
   const wakeups = new NodeWakeups(input.sql);
   const feedWakeups = new NodeWakeups(input.sql, EVENTS_CHANNEL);
-  const heartbeats = new Heartbeats(input.db, input.heartbeats);
+  const log = input.log ?? silentLogger();
+  const heartbeats = new Heartbeats(input.db, { ...input.heartbeats, log });
   const deps: AppDeps = {
     db: input.db,
+    log,
     temporal: input.temporal,
     taskQueue: input.taskQueue,
     clusterId: input.clusterId,

@@ -1,4 +1,5 @@
 import type { Client } from '@temporalio/client';
+import type { Logger } from '../observability/log';
 import type { Principal } from '../domain/principal';
 import type { CaEndorsement } from '../domain/signing';
 import type { Db } from '../db/client';
@@ -11,6 +12,8 @@ import type { RateLimits } from './rate-limit';
 /** What the API needs from the outside world; tests build it with the real services. */
 export interface AppDeps {
   db: Db;
+  /** The process's logger: the access log, and what the services report. */
+  log: Logger;
   temporal: Client;
   taskQueue: string;
   /** SHA-256 of DRYDOCK_BOOTSTRAP_OPERATOR_KEY, when one is configured. */

@@ -7,6 +7,8 @@ import { loadConfig, type Config } from '../config';
 import { caOffer, loadCa, type ClusterCa } from '../ca';
 import { createDb, type Db } from '../db/client';
 import { migrateDatabase } from '../db/migrate';
+import { createLogger, type Logger } from '../observability/log';
+import { clientInterceptors } from '../observability/temporal-interceptors';
 import { hashSecret } from '../domain/secrets';
 import { createApp } from './app';
 import { MAX_BODY_BYTES } from './body-limit';
@@ -71,13 +73,23 @@ export async function listen(
 /** An API process's services as `config` sets them, over the connections and CA its caller holds. */
 export function apiServicesOf(
   config: Config,
-  held: { db: Db; sql: Sql; temporal: Client; ca: ClusterCa; operatorKey?: string; temporalUiUrl?: string },
+  held: {
+    db: Db;
+    sql: Sql;
+    /** Made with `clientInterceptors()`, so the workflows it starts learn the request id. */
+    temporal: Client;
+    log: Logger;
+    ca: ClusterCa;
+    operatorKey?: string;
+    temporalUiUrl?: string;
+  },
 ) {
   const offer = caOffer(held.ca, config.DRYDOCK_CA_PREVIOUS_KEY_FILES, config.DRYDOCK_CLUSTER_ID);
   return createAppDeps({
     db: held.db,
     sql: held.sql,
     temporal: held.temporal,
+    log: held.log,
     taskQueue: config.TEMPORAL_TASK_QUEUE,
     clusterId: config.DRYDOCK_CLUSTER_ID,
     caPublicKeyPem: offer.publicKey,
@@ -93,8 +105,7 @@ export function closeServer(server: ServerType): Promise<void> {
   return new Promise((resolve) => server.close(() => resolve()));
 }
 
-async function main(): Promise<void> {
-  const config = loadConfig();
+async function main(config: Config, log: Logger): Promise<void> {
   if (!config.DATABASE_URL || !config.TEMPORAL_ADDRESS) {
     throw new Error(
       'api/server.ts needs DATABASE_URL and TEMPORAL_ADDRESS (npm start runs everything together)',
@@ -103,18 +114,23 @@ async function main(): Promise<void> {
   await migrateDatabase(config.DATABASE_URL);
   const { db, sql, close } = createDb(config.DATABASE_URL);
   const connection = await Connection.connect({ address: config.TEMPORAL_ADDRESS });
-  const temporal = new Client({ connection, namespace: config.TEMPORAL_NAMESPACE });
+  const temporal = new Client({
+    connection,
+    namespace: config.TEMPORAL_NAMESPACE,
+    interceptors: clientInterceptors(),
+  });
   const ca = loadCa({ file: config.DRYDOCK_CA_KEY_FILE, home: config.DRYDOCK_HOME });
   const services = apiServicesOf(config, {
     db,
     sql,
     temporal,
+    log,
     ca,
     operatorKey: config.DRYDOCK_BOOTSTRAP_OPERATOR_KEY,
   });
   await services.start();
   const { server, port } = await listen(services.deps, config.PORT, transportOf(config));
-  console.log(`drydock api listening on :${port}`);
+  log.info({ port }, `drydock api listening on :${port}`);
   const stop = async () => {
     await closeServer(server);
     await services.stop();
@@ -127,8 +143,10 @@ async function main(): Promise<void> {
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
-  main().catch((error: unknown) => {
-    console.error(error);
+  const config = loadConfig();
+  const log = createLogger({ service: 'api', level: config.LOG_LEVEL });
+  main(config, log).catch((error: unknown) => {
+    log.fatal({ err: error }, 'api stopped');
     process.exit(1);
   });
 }

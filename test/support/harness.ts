@@ -14,6 +14,9 @@ import type { RateLimitSettings } from '../../api/rate-limit';
 import { createAppDeps } from '../../api/deps';
 import { generateCa, type ClusterCa } from '../../ca';
 import { createDb, type Db } from '../../db/client';
+import type { Logger } from '../../observability/log';
+import { clientInterceptors } from '../../observability/temporal-interceptors';
+import { temporalLogger } from '../../observability/temporal-logger';
 import { createWorker } from '../../worker';
 
 let runtimeInstalled = false;
@@ -57,6 +60,8 @@ export function useHarness(
     heartbeats?: { flushEveryMs?: number; sessionTimeoutMs?: number };
     /** Per-address limits; unset ones are out of reach (tests of the limits set small ones). */
     rateLimits?: Partial<RateLimitSettings>;
+    /** The API's and the worker's logger (and Temporal's, when this file installs the runtime); unset: silent. */
+    log?: Logger;
   } = {},
 ): Harness {
   const h = {} as Harness;
@@ -80,7 +85,7 @@ export function useHarness(
 
     h.temporalAddress = inject('temporalAddress');
     connection = await Connection.connect({ address: h.temporalAddress });
-    h.temporal = new Client({ connection, namespace: 'default' });
+    h.temporal = new Client({ connection, namespace: 'default', interceptors: clientInterceptors() });
     h.taskQueue = `test-${suffix}`;
     h.operatorKey = `test-operator-${suffix}-${randomBytes(8).toString('hex')}`;
     h.ca = generateCa();
@@ -94,6 +99,7 @@ export function useHarness(
       db: h.db,
       sql: created.sql,
       temporal: h.temporal,
+      log: options.log,
       taskQueue: h.taskQueue,
       clusterId: h.clusterId,
       caPublicKeyPem: h.ca.publicKeyPem,
@@ -109,7 +115,8 @@ export function useHarness(
 
     h.startWorker = async () => {
       if (!runtimeInstalled) {
-        Runtime.install({ shutdownSignals: [], logger: new DefaultLogger('WARN') });
+        const logger = options.log ? temporalLogger(options.log) : new DefaultLogger('WARN');
+        Runtime.install({ shutdownSignals: [], logger });
         runtimeInstalled = true;
       }
       workerConnection ??= await NativeConnection.connect({ address: h.temporalAddress });
@@ -120,6 +127,7 @@ export function useHarness(
         clusterId: h.clusterId,
         namespace: 'default',
         taskQueue: h.taskQueue,
+        log: options.log,
         workflowBundle: { codePath: inject('workflowBundlePath') },
       });
       running = h.worker.run();

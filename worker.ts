@@ -50,7 +50,10 @@ export interface WorkerDeps {
   taskQueue: string;
   /** The process's logger: each activity's line, under its request's scope (unset: nothing is logged). */
   log?: Logger;
-  /** A prebuilt bundle (tests build it once); otherwise the workflows are bundled at start. */
+  /**
+   * A prebuilt bundle (tests build it once), built with `workflowInterceptorModules`; otherwise the
+   * workflows are bundled at start.
+   */
   workflowBundle?: WorkerOptions['workflowBundle'];
   /** Crash tests only: see `dieAfterStep`. */
   fault?: FaultHook;
@@ -109,7 +112,8 @@ export async function createWorker(deps: WorkerDeps): Promise<Worker> {
     activities: deps.fault ? dieAfterStep(activities, deps.fault, log) : activities,
     interceptors: {
       activity: [requestIdActivityInterceptor(log)],
-      workflowModules: workflowInterceptorModules,
+      // A prebuilt bundle holds them already (and Temporal warns if they are given again).
+      ...(deps.workflowBundle ? {} : { workflowModules: workflowInterceptorModules }),
     },
     // Lets an activity finish its transaction on shutdown instead of being cut mid-way.
     shutdownGraceTime: '10 seconds',

@@ -1,5 +1,4 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createInterface } from 'node:readline';
 import { inject } from 'vitest';
 import type { Harness } from './harness';
 
@@ -13,7 +12,7 @@ export interface WorkerProcessOptions {
 /** The real worker entry point (`worker.ts`) as a child process on this file's database. */
 export function startWorkerProcess(h: Harness, options: WorkerProcessOptions = {}): ChildProcess {
   const fault = options.killAfterStep;
-  const child = spawn(process.execPath, ['--import', 'tsx', 'worker.ts'], {
+  return spawn(process.execPath, ['--import', 'tsx', 'worker.ts'], {
     env: {
       ...process.env,
       DATABASE_URL: h.databaseUrl,
@@ -22,6 +21,8 @@ export function startWorkerProcess(h: Harness, options: WorkerProcessOptions = {
       DRYDOCK_WORKFLOW_BUNDLE: inject('workflowBundlePath'),
       DRYDOCK_CA_KEY_FILE: h.caKeyFile,
       DRYDOCK_CLUSTER_ID: h.clusterId,
+      // Warnings and errors only, into the test's output: many workers start in a crash test.
+      LOG_LEVEL: 'warn',
       ...(fault
         ? {
             DRYDOCK_FAULT_KILL_AFTER_STEP: String(fault.steps),
@@ -29,20 +30,7 @@ export function startWorkerProcess(h: Harness, options: WorkerProcessOptions = {
           }
         : {}),
     },
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
-  forwardUnlessInfo(child);
-  return child;
-}
-
-/** The worker's stderr without the SDK's INFO records (many workers start in a crash test). */
-function forwardUnlessInfo(child: ChildProcess): void {
-  let quiet = false;
-  createInterface({ input: child.stderr! }).on('line', (line) => {
-    const level = /^\S+Z \[(\w+)\]/.exec(line)?.[1];
-    if (level) quiet = level === 'INFO' || level === 'DEBUG' || level === 'TRACE';
-    else if (!/^[\s}]/.test(line)) quiet = false;
-    if (!quiet) process.stderr.write(`${line}\n`);
+    stdio: ['ignore', 'inherit', 'inherit'],
   });
 }
 

@@ -20,6 +20,21 @@ export default tseslint.config(
     },
   },
   {
+    // The server side logs through the one logger it is handed (observability/log.ts), as JSON
+    // lines. The CLI and the agent print for their user; benches and tests print their results.
+    files: [
+      'api/**/*.ts',
+      'worker.ts',
+      'activities/**/*.ts',
+      'db/**/*.ts',
+      'workflows/**/*.ts',
+      'scripts/**/*.ts',
+      'observability/**/*.ts',
+    ],
+    ignores: ['**/*.test.ts'],
+    rules: { 'no-console': 'error' },
+  },
+  {
     // Tests read JSON replies loosely, the way a client would.
     files: ['test/**/*.ts', '**/*.test.ts', 'bench/**/*.ts'],
     rules: { '@typescript-eslint/no-explicit-any': 'off' },

@@ -5,25 +5,33 @@ import { Client, Connection } from '@temporalio/client';
 import { Context } from '@temporalio/activity';
 import { createActivities, type Activities } from './activities';
 import { loadCa, type ClusterCa } from './ca';
-import { loadConfig } from './config';
+import { loadConfig, type Config } from './config';
 import { clusterCounts } from './db/cluster-counts';
 import { createDb, type Db } from './db/client';
+import { createLogger, silentLogger, type Logger } from './observability/log';
+import { createWorkerMetrics, type WorkerMetrics } from './observability/metrics';
+import { coreMetricsTelemetry, serveWorkerMetrics } from './observability/metrics-server';
+import { requestIdActivityInterceptor } from './observability/request-id-activity';
+import { clientInterceptors } from './observability/temporal-interceptors';
+import { temporalLogger } from './observability/temporal-logger';
 import {
   activityTracing,
   startTracing,
   tracesEndpointOf,
-  workflowClientTracing,
   workflowSpanSinks,
   workflowTracingModules,
   type Tracing,
 } from './observability/tracing';
-import { createWorkerMetrics, type WorkerMetrics } from './observability/metrics';
-import { coreMetricsTelemetry, serveWorkerMetrics } from './observability/metrics-server';
 import { freePort } from './scripts/services/process';
 import { ensureLivenessSweep } from './workflows/liveness-client';
 import { SEARCH_ATTRIBUTE_KEYS } from './workflows/search-attributes';
 
 export const workflowsPath = fileURLToPath(new URL('./workflows/index.ts', import.meta.url));
+
+/** The workflow interceptor modules; a prebuilt bundle must be built with them (`bundleWorkflowCode`). */
+export const workflowInterceptorModules = [
+  fileURLToPath(new URL('./workflows/request-id-interceptor.ts', import.meta.url)),
+];
 
 /** Registers Drydock's search attributes in the namespace when they are missing (idempotent). */
 export async function registerSearchAttributes(
@@ -52,7 +60,12 @@ export interface WorkerDeps {
   clusterId: string;
   namespace: string;
   taskQueue: string;
-  /** A prebuilt bundle (tests build it once); otherwise the workflows are bundled at start. */
+  /** The process's logger: each activity's line, under its request's scope (unset: nothing is logged). */
+  log?: Logger;
+  /**
+   * A prebuilt bundle (tests build it once), built with `workflowInterceptorModules`; otherwise the
+   * workflows are bundled at start.
+   */
   workflowBundle?: WorkerOptions['workflowBundle'];
   /** Crash tests only: see `dieAfterStep`. */
   fault?: FaultHook;
@@ -76,7 +89,7 @@ export interface FaultHook {
  * Each activity is one transaction, so its effect is committed and the workflow never learns it:
  * a crash test kills exactly at a step boundary instead of after a guessed sleep.
  */
-function dieAfterStep(activities: Activities, fault: FaultHook): Activities {
+function dieAfterStep(activities: Activities, fault: FaultHook, log: Logger): Activities {
   let steps = 0;
   const wrapped: Record<string, (...args: never[]) => Promise<unknown>> = {};
   for (const [name, activity] of Object.entries(activities) as [
@@ -90,7 +103,7 @@ function dieAfterStep(activities: Activities, fault: FaultHook): Activities {
         (fault.workflowId === undefined || workflowId === fault.workflowId) &&
         ++steps === fault.killAfterStep
       ) {
-        console.error(`fault hook: killing the worker after step ${steps} (${name} of ${workflowId})`);
+        log.error({ step: steps, activity: name, workflowId }, 'fault hook: killing the worker');
         process.kill(process.pid, 'SIGKILL');
       }
       return result;
@@ -107,13 +120,15 @@ export async function createWorker(deps: WorkerDeps): Promise<Worker> {
   const temporal = new Client({
     connection: deps.connection,
     namespace: deps.namespace,
-    interceptors: { workflow: [...workflowClientTracing(tracing)] },
+    interceptors: clientInterceptors(tracing),
   });
+  const log = deps.log ?? silentLogger();
   const activities = createActivities({
     db: deps.db,
     ca: deps.ca,
     clusterId: deps.clusterId,
     temporal,
+    log,
     metrics: deps.metrics,
   });
   return Worker.create({
@@ -121,10 +136,13 @@ export async function createWorker(deps: WorkerDeps): Promise<Worker> {
     namespace: deps.namespace,
     taskQueue: deps.taskQueue,
     ...(deps.workflowBundle ? { workflowBundle: deps.workflowBundle } : { workflowsPath }),
-    activities: deps.fault ? dieAfterStep(activities, deps.fault) : activities,
+    activities: deps.fault ? dieAfterStep(activities, deps.fault, log) : activities,
     interceptors: {
-      workflowModules: [...workflowTracingModules(tracing)],
-      activity: [...activityTracing(tracing)],
+      activity: [...activityTracing(tracing), requestIdActivityInterceptor(log)],
+      // A prebuilt bundle holds them already (and Temporal warns if they are given again).
+      ...(deps.workflowBundle
+        ? {}
+        : { workflowModules: [...workflowInterceptorModules, ...workflowTracingModules(tracing)] }),
     },
     sinks: { ...workflowSpanSinks(tracing) },
     // Lets an activity finish its transaction on shutdown instead of being cut mid-way.
@@ -132,8 +150,7 @@ export async function createWorker(deps: WorkerDeps): Promise<Worker> {
   });
 }
 
-async function main(): Promise<void> {
-  const config = loadConfig();
+async function main(config: Config, log: Logger): Promise<void> {
   if (!config.DATABASE_URL || !config.TEMPORAL_ADDRESS) {
     throw new Error('worker.ts needs DATABASE_URL and TEMPORAL_ADDRESS (npm start runs everything together)');
   }
@@ -141,6 +158,7 @@ async function main(): Promise<void> {
   const corePort = await freePort();
   Runtime.install({
     shutdownSignals: ['SIGINT', 'SIGTERM'],
+    logger: temporalLogger(log),
     telemetryOptions: coreMetricsTelemetry(corePort),
   });
   const tracing = startTracing({ service: 'drydock-worker', endpoint: tracesEndpointOf(config) });
@@ -159,6 +177,7 @@ async function main(): Promise<void> {
     clusterId: config.DRYDOCK_CLUSTER_ID,
     namespace: config.TEMPORAL_NAMESPACE,
     taskQueue: config.TEMPORAL_TASK_QUEUE,
+    log,
     workflowBundle: bundlePath ? { codePath: bundlePath } : undefined,
     fault: config.DRYDOCK_FAULT_KILL_AFTER_STEP
       ? {
@@ -184,8 +203,10 @@ async function main(): Promise<void> {
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
-  main().catch((error: unknown) => {
-    console.error(error);
+  const config = loadConfig();
+  const log = createLogger({ service: 'worker', level: config.LOG_LEVEL });
+  main(config, log).catch((error: unknown) => {
+    log.fatal({ err: error }, 'worker stopped');
     process.exit(1);
   });
 }

@@ -9,6 +9,7 @@ import { closeAbandonedOperation, endCancelledOperation, TEMPORAL_ACTOR } from '
 import type { OperationStatus } from '../domain/operation';
 import { controllerState, operations } from '../db/schema';
 import { wakeAfterCleanUp } from './signals';
+import type { Logger } from '../observability/log';
 
 const EventType = proto.temporal.api.enums.v1.EventType;
 
@@ -30,7 +31,7 @@ export interface ReconcileResult {
   closed: { operationId: string; workflowStatus: string }[];
 }
 
-export function createCancelActivities(db: Db, temporal: Client) {
+export function createCancelActivities(db: Db, temporal: Client, log: Logger) {
   return {
     /**
      * The clean-up of a lifecycle workflow that was cancelled (DELETE /v1/operations/{id}, or a
@@ -59,7 +60,7 @@ export function createCancelActivities(db: Db, temporal: Client) {
           ...(input.attempts ? { attempts: input.attempts } : {}),
         }),
       );
-      await wakeAfterCleanUp({ db, temporal }, ended);
+      await wakeAfterCleanUp({ db, temporal, log }, ended);
       return ended?.status ?? null;
     },
 

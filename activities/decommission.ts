@@ -20,8 +20,9 @@ import { wakeNode } from '../db/wakeups';
 import type { BeginInput, BeginResult, DecommissionRequest } from '../workflows/definitions';
 import { beginOperation } from './begin';
 import { wakeBudgetWaiters } from './signals';
+import type { Logger } from '../observability/log';
 
-export function createDecommissionActivities(db: Db, temporal: Client) {
+export function createDecommissionActivities(db: Db, temporal: Client, log: Logger) {
   return {
     /**
      * Admission, one locking transaction: recompute generation, digest and blockers; refuse on any
@@ -139,7 +140,7 @@ export function createDecommissionActivities(db: Db, temporal: Client) {
         });
         return node.poolId;
       });
-      await wakeBudgetWaiters({ db, temporal }, poolId);
+      await wakeBudgetWaiters({ db, temporal, log }, poolId);
       return 'decommissioned';
     },
   };

@@ -5,6 +5,7 @@ import { classifyDatabaseError } from '../db/errors';
 import type { ClusterCa } from '../ca';
 import type { Db } from '../db/client';
 import type { WorkerMetrics } from '../observability/metrics';
+import { silentLogger, type Logger } from '../observability/log';
 import { createCancelActivities } from './cancel';
 import { createDecommissionActivities } from './decommission';
 import { createDrainActivities } from './drain';
@@ -20,20 +21,23 @@ import { createRemediationActivities } from './remediation';
  * ApplicationFailure whose `type` is the API error code; anything else (a lost connection, a
  * deadlock) retries.
  */
-export function createActivities(deps: {
+export function createActivities(input: {
   db: Db;
   ca: ClusterCa;
   clusterId: string;
   temporal: Client;
   /** Unset (tests, benches that call activities directly): nothing is counted. */
   metrics?: WorkerMetrics;
+  /** What lost signals are reported to (unset: nowhere; tests that call activities directly). */
+  log?: Logger;
 }) {
+  const deps = { ...input, log: input.log ?? silentLogger() };
   return refusalsAreFinal({
-    ...createCancelActivities(deps.db, deps.temporal),
+    ...createCancelActivities(deps.db, deps.temporal, deps.log),
     ...createDrainActivities(deps.db, deps.metrics),
     ...createPoolDrainActivities(deps.db, deps.temporal),
     ...createLivenessActivities(deps.db, deps.metrics),
-    ...createDecommissionActivities(deps.db, deps.temporal),
+    ...createDecommissionActivities(deps.db, deps.temporal, deps.log),
     ...createPurgeActivities(deps.db, deps),
     ...createRemediationActivities(deps.db, deps.metrics),
     ...createFailureActivities(deps.db),

@@ -16,8 +16,12 @@ import { wakeNode } from '../db/wakeups';
 import type { BeginInput, BeginResult, PurgeCheck, PurgeRequest } from '../workflows/definitions';
 import { beginOperation } from './begin';
 import { wakeBudgetWaiters } from './signals';
+import type { Logger } from '../observability/log';
 
-export function createPurgeActivities(db: Db, deps: { ca: ClusterCa; clusterId: string; temporal: Client }) {
+export function createPurgeActivities(
+  db: Db,
+  deps: { ca: ClusterCa; clusterId: string; temporal: Client; log: Logger },
+) {
   return {
     /**
      * The purge begins, in one transaction: `purging` (out of placement at once), a purge command
@@ -98,7 +102,7 @@ export function createPurgeActivities(db: Db, deps: { ca: ClusterCa; clusterId: 
         await forgetPurgedNode(tx, node, input.operationId);
         return node.poolId;
       });
-      await wakeBudgetWaiters({ db, temporal: deps.temporal }, poolId);
+      await wakeBudgetWaiters({ db, temporal: deps.temporal, log: deps.log }, poolId);
       return 'purged';
     },
 

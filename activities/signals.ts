@@ -1,5 +1,6 @@
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import type { DbOrTx } from '../db/client';
+import type { Logger } from '../observability/log';
 import { waitingDrains } from '../db/queries/disruptions';
 import { budgetFreedSignal, drainWorkflowId } from '../workflows/definitions';
 
@@ -9,20 +10,26 @@ import { budgetFreedSignal, drainWorkflowId } from '../workflows/definitions';
 /** How long one signal may take to be accepted. */
 const SIGNAL_TIMEOUT_MS = 2_000;
 
+/** What sends these signals: a Temporal client, and the logger a lost one is reported to. */
+export interface Signaller {
+  temporal: Client;
+  log: Logger;
+}
+
 /** Sends a signal to a workflow if it runs; a missing workflow is fine (its timer catches up). */
 export async function signalIfRunning(
-  client: Client,
+  deps: Signaller,
   workflowId: string,
   signal: string,
   args: unknown[] = [],
 ): Promise<void> {
   try {
-    await client.withDeadline(Date.now() + SIGNAL_TIMEOUT_MS, () =>
-      client.workflow.getHandle(workflowId).signal(signal, ...args),
+    await deps.temporal.withDeadline(Date.now() + SIGNAL_TIMEOUT_MS, () =>
+      deps.temporal.workflow.getHandle(workflowId).signal(signal, ...args),
     );
   } catch (error) {
     if (error instanceof WorkflowNotFoundError) return;
-    console.warn(`signal ${signal} to ${workflowId} failed: ${(error as Error).message}`);
+    deps.log.warn({ err: error, workflowId, signal }, 'signal failed; the workflow looks again later');
   }
 }
 
@@ -35,16 +42,16 @@ export async function signalIfRunning(
  * waiting drain's periodic look (at most `DRAIN_MAX_SLEEP_MS` away) covers a wake-up lost here.
  */
 export async function wakeBudgetWaiters(
-  deps: { db: DbOrTx; temporal: Client },
+  deps: Signaller & { db: DbOrTx },
   poolId: string | null,
 ): Promise<void> {
   if (!poolId) return;
   try {
     for (const nodeId of await waitingDrains(deps.db, poolId)) {
-      await signalIfRunning(deps.temporal, drainWorkflowId(nodeId), budgetFreedSignal.name);
+      await signalIfRunning(deps, drainWorkflowId(nodeId), budgetFreedSignal.name);
     }
   } catch (error) {
-    console.warn(`waking the drains waiting on pool ${poolId} failed: ${(error as Error).message}`);
+    deps.log.warn({ err: error, poolId }, 'waking the drains waiting on a pool failed');
   }
 }
 
@@ -54,7 +61,7 @@ export async function wakeBudgetWaiters(
  * which gave back the node's slot; the waiting drains are told as on any purge.
  */
 export async function wakeAfterCleanUp(
-  deps: { db: DbOrTx; temporal: Client },
+  deps: Signaller & { db: DbOrTx },
   ended: { kind: string; status: string; poolId: string | null } | undefined,
 ): Promise<void> {
   if (ended?.kind === 'purge' && ended.status === 'succeeded') await wakeBudgetWaiters(deps, ended.poolId);

@@ -3,6 +3,8 @@ import { OpenAPIHono } from '@hono/zod-openapi';
 import { sql } from 'drizzle-orm';
 import { routePath } from 'hono/route';
 import { DrydockError } from '../domain/errors';
+import { currentLogScope, inLogScope } from '../observability/request-id';
+import { logAccess } from './access-log';
 import { authenticate } from './auth';
 import { closeIfBodyUnread, limitBody } from './body-limit';
 import { docsRoutes } from './docs-page';
@@ -72,15 +74,19 @@ export function createApp(deps: AppDeps) {
     );
   }
   // Nothing here throws before next(): a refusal from a later middleware is already a response
-  // when this one resumes, so every answer (404s and body refusals included) gets its request id.
+  // when this one resumes, so every answer (404s and body refusals included) gets its request id
+  // and its access-log line. A console page's in-process calls to the API are part of the page's
+  // request: they keep its id, and the page's line stands for them (their errors are logged).
   app.use('*', async (c, next) => {
-    const startedAt = performance.now();
-    c.set('requestId', newRequestId());
+    const page = currentLogScope();
+    c.set('requestId', page?.requestId ?? newRequestId());
     c.set('deps', deps);
-    await next();
+    const started = performance.now();
+    await inLogScope({ requestId: c.get('requestId') }, next);
     c.header('X-Request-Id', c.get('requestId'));
     closeIfBodyUnread(c);
-    deps.metrics.request(c.req.method, routePath(c), c.res.status, startedAt);
+    deps.metrics.request(c.req.method, routePath(c), c.res.status, started);
+    if (!page) logAccess(deps.log, c, started);
   });
   app.use('*', limitFailedAuthentications);
   app.use('*', limitBody);

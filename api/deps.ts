@@ -2,6 +2,7 @@ import type { TracerProvider } from '@opentelemetry/api';
 import type { Client } from '@temporalio/client';
 import type { Sql } from 'postgres';
 import type { Db } from '../db/client';
+import { silentLogger, type Logger } from '../observability/log';
 import type { CaEndorsement } from '../domain/signing';
 import type { AppDeps } from './env';
 import { Heartbeats, type HeartbeatOptions } from './heartbeats';
@@ -16,6 +17,8 @@ export interface AppDepsInput {
   /** The raw driver of `db`: it holds the LISTEN connection for agent wake-ups and the event feed. */
   sql: Sql;
   temporal: Client;
+  /** Unset: nothing is logged (tests and benchmarks that do not read the lines). */
+  log?: Logger;
   taskQueue: string;
   clusterId: string;
   caPublicKeyPem: string;
@@ -33,12 +36,14 @@ export interface AppDepsInput {
 export function createAppDeps(input: AppDepsInput) {
   const wakeups = new NodeWakeups(input.sql);
   const feedWakeups = new NodeWakeups(input.sql, EVENTS_CHANNEL);
+  const log = input.log ?? silentLogger();
   const metrics = createApiMetrics({
     commands: () => wakeups.waitingTotal(),
     events: () => feedWakeups.waitingTotal(),
   });
   const heartbeats = new Heartbeats(input.db, {
     ...input.heartbeats,
+    log,
     onFlush: (flush) => {
       metrics.flush(flush);
       input.heartbeats?.onFlush?.(flush);
@@ -46,6 +51,7 @@ export function createAppDeps(input: AppDepsInput) {
   });
   const deps: AppDeps = {
     db: input.db,
+    log,
     temporal: input.temporal,
     taskQueue: input.taskQueue,
     clusterId: input.clusterId,

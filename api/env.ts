@@ -1,5 +1,6 @@
 import type { TracerProvider } from '@opentelemetry/api';
 import type { Client } from '@temporalio/client';
+import type { Logger } from '../observability/log';
 import type { Principal } from '../domain/principal';
 import type { CaEndorsement } from '../domain/signing';
 import type { Db } from '../db/client';
@@ -13,6 +14,8 @@ import type { RateLimits } from './rate-limit';
 /** What the API needs from the outside world; tests build it with the real services. */
 export interface AppDeps {
   db: Db;
+  /** The process's logger: the access log, and what the services report. */
+  log: Logger;
   temporal: Client;
   taskQueue: string;
   /** SHA-256 of DRYDOCK_BOOTSTRAP_OPERATOR_KEY, when one is configured. */

@@ -2,6 +2,7 @@ import type { Context } from 'hono';
 import { HTTPException } from 'hono/http-exception';
 import { DrydockError, ERROR_STATUS, type ErrorCode } from '../domain/errors';
 import { classifyDatabaseError } from '../db/errors';
+import type { AppDeps } from './env';
 import { classifyTemporalError } from './temporal-errors';
 
 /** The error envelope of docs/api.md. */
@@ -43,7 +44,10 @@ export function toResponse(error: unknown, c: Context) {
   const requestId: string = c.get('requestId') ?? 'unknown';
   const failure = failureOf(error);
   if (ERROR_STATUS[failure.code] >= 500 && (failure !== error || failure.cause !== undefined)) {
-    console.error(`[${requestId}] ${failure.code}: ${failure.message}`, failure.cause ?? error);
+    // Written under the request's log scope, so the line carries its request id. (A bare app —
+    // the tests of this mapping alone — has no deps and logs nothing.)
+    const deps: AppDeps | undefined = c.get('deps');
+    deps?.log.error({ code: failure.code, err: failure.cause ?? error }, failure.message);
   }
   return c.json(
     errorBody(failure.code, failure.message, failure.details, requestId),

@@ -1,5 +1,6 @@
 import { DEFAULT_LIVENESS, HEARTBEAT_FLUSH_EVERY_MS } from '../domain/liveness';
 import type { Db } from '../db/client';
+import { silentLogger, type Logger } from '../observability/log';
 import { connectNode, flushLastSeen, sayGoodbye } from '../db/liveness';
 
 export interface HeartbeatOptions {
@@ -7,6 +8,8 @@ export interface HeartbeatOptions {
   sessionTimeoutMs?: number;
   /** Told of every flush that wrote: how many nodes, and how long its statement took. */
   onFlush?: (flush: { rows: number; durationMs: number }) => void;
+  /** Where a failed flush is reported (unset: nowhere; it is retried either way). */
+  log?: Logger;
 }
 
 /**
@@ -26,7 +29,7 @@ export class Heartbeats {
 
   start(): void {
     this.timer ??= setInterval(
-      () => void this.flush().catch(logFlushFailure),
+      () => void this.flush().catch((error: unknown) => this.logFlushFailure(error)),
       this.options.flushEveryMs ?? HEARTBEAT_FLUSH_EVERY_MS,
     );
   }
@@ -34,7 +37,7 @@ export class Heartbeats {
   async stop(): Promise<void> {
     if (this.timer) clearInterval(this.timer);
     this.timer = null;
-    await this.flush().catch(logFlushFailure);
+    await this.flush().catch((error: unknown) => this.logFlushFailure(error));
   }
 
   /** Records a heartbeat; runs the connect transaction when this starts a session. */
@@ -74,8 +77,8 @@ export class Heartbeats {
     }
     this.options.onFlush?.({ rows: batch.size, durationMs: performance.now() - started });
   }
-}
 
-function logFlushFailure(error: unknown): void {
-  console.warn(`heartbeat flush failed, will retry: ${(error as Error).message}`);
+  private logFlushFailure(error: unknown): void {
+    (this.options.log ?? silentLogger()).warn({ err: error }, 'heartbeat flush failed, will retry');
+  }
 }

@@ -8,6 +8,8 @@ import { loadConfig, type Config } from '../config';
 import { caOffer, loadCa, type ClusterCa } from '../ca';
 import { createDb, type Db } from '../db/client';
 import { migrateDatabase } from '../db/migrate';
+import { createLogger, type Logger } from '../observability/log';
+import { clientInterceptors } from '../observability/temporal-interceptors';
 import { hashSecret } from '../domain/secrets';
 import { createApp } from './app';
 import { MAX_BODY_BYTES } from './body-limit';
@@ -76,7 +78,9 @@ export function apiServicesOf(
   held: {
     db: Db;
     sql: Sql;
+    /** Made with `clientInterceptors()`, so the workflows it starts learn the request id. */
     temporal: Client;
+    log: Logger;
     ca: ClusterCa;
     operatorKey?: string;
     temporalUiUrl?: string;
@@ -88,6 +92,7 @@ export function apiServicesOf(
     db: held.db,
     sql: held.sql,
     temporal: held.temporal,
+    log: held.log,
     taskQueue: config.TEMPORAL_TASK_QUEUE,
     clusterId: config.DRYDOCK_CLUSTER_ID,
     caPublicKeyPem: offer.publicKey,
@@ -104,8 +109,7 @@ export function closeServer(server: ServerType): Promise<void> {
   return new Promise((resolve) => server.close(() => resolve()));
 }
 
-async function main(): Promise<void> {
-  const config = loadConfig();
+async function main(config: Config, log: Logger): Promise<void> {
   if (!config.DATABASE_URL || !config.TEMPORAL_ADDRESS) {
     throw new Error(
       'api/server.ts needs DATABASE_URL and TEMPORAL_ADDRESS (npm start runs everything together)',
@@ -118,20 +122,21 @@ async function main(): Promise<void> {
   const temporal = new Client({
     connection,
     namespace: config.TEMPORAL_NAMESPACE,
-    interceptors: { workflow: [...workflowClientTracing(tracing)] },
+    interceptors: clientInterceptors(tracing),
   });
   const ca = loadCa({ file: config.DRYDOCK_CA_KEY_FILE, home: config.DRYDOCK_HOME });
   const services = apiServicesOf(config, {
     db,
     sql,
     temporal,
+    log,
     ca,
     operatorKey: config.DRYDOCK_BOOTSTRAP_OPERATOR_KEY,
     tracerProvider: tracing?.provider,
   });
   await services.start();
   const { server, port } = await listen(services.deps, config.PORT, transportOf(config));
-  console.log(`drydock api listening on :${port}`);
+  log.info({ port }, `drydock api listening on :${port}`);
   const stop = async () => {
     await closeServer(server);
     await services.stop();
@@ -145,8 +150,10 @@ async function main(): Promise<void> {
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
-  main().catch((error: unknown) => {
-    console.error(error);
+  const config = loadConfig();
+  const log = createLogger({ service: 'api', level: config.LOG_LEVEL });
+  main(config, log).catch((error: unknown) => {
+    log.fatal({ err: error }, 'api stopped');
     process.exit(1);
   });
 }

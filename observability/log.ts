@@ -1,5 +1,6 @@
 import { pino, type DestinationStream, type Logger } from 'pino';
 import pretty from 'pino-pretty';
+import { currentLogScope } from './request-id';
 
 export type { Logger };
 
@@ -15,8 +16,10 @@ export interface LoggerOptions {
 }
 
 /**
- * The one logger of a Drydock process, created at its entry point and passed down; children add
- * fields (`log.child({ requestId })`). Secrets never go into a line: log ids, not credentials.
+ * The one logger of a Drydock process, created at its entry point and passed down. A line written
+ * while a request or one of its activities is in progress carries its scope (`requestId`, and
+ * `workflowId` and `activity` in an activity: observability/request-id.ts); children add other
+ * fields. Secrets never go into a line: log ids, not credentials.
  */
 export function createLogger(options: LoggerOptions): Logger {
   const destination =
@@ -30,6 +33,8 @@ export function createLogger(options: LoggerOptions): Logger {
       base: { service: options.service },
       timestamp: pino.stdTimeFunctions.isoTime,
       formatters: { level: (label) => ({ level: label }) },
+      // A copy: pino merges the line's own fields into the object this returns.
+      mixin: () => ({ ...currentLogScope() }),
     },
     destination,
   );

@@ -32,5 +32,6 @@ export async function cliReference(): Promise<string> {
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   writeFileSync(CLI_REFERENCE, await cliReference());
-  console.log(`wrote ${CLI_REFERENCE}`);
+  // A generator's report of what it wrote is its output for the person who ran it, not a log line.
+  process.stdout.write(`wrote ${CLI_REFERENCE}\n`);
 }

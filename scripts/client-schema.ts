@@ -39,5 +39,6 @@ export async function clientSchemaSource(): Promise<string> {
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   writeFileSync(SCHEMA_FILE, await clientSchemaSource());
-  console.log(`wrote ${SCHEMA_FILE}`);
+  // A generator's report of what it wrote is its output for the person who ran it, not a log line.
+  process.stdout.write(`wrote ${SCHEMA_FILE}\n`);
 }

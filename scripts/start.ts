@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { Client, Connection } from '@temporalio/client';
-import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
+import { NativeConnection, Runtime } from '@temporalio/worker';
 import { newSecret } from '../domain/secrets';
 import { apiServicesOf, closeServer, listen, transportOf } from '../api/server';
 import { loadCa } from '../ca';
@@ -9,6 +9,9 @@ import { loadConfig } from '../config';
 import { ensureLivenessSweep } from '../workflows/liveness-client';
 import { createDb } from '../db/client';
 import { migrateDatabase } from '../db/migrate';
+import { createLogger } from '../observability/log';
+import { clientInterceptors } from '../observability/temporal-interceptors';
+import { temporalLogger } from '../observability/temporal-logger';
 import { createWorker } from '../worker';
 import { startPostgres } from './services/postgres';
 import { startTemporal } from './services/temporal';
@@ -19,24 +22,28 @@ async function main(): Promise<void> {
   const config = loadConfig();
   const home = resolve(config.DRYDOCK_HOME);
   mkdirSync(home, { recursive: true });
-  const log = (line: string) => console.log(`drydock: ${line}`);
+  // One logger for everything this process runs: the services' progress, the API, the worker, Temporal.
+  const log = createLogger({ service: 'start', level: config.LOG_LEVEL });
+  const say = (line: string) => log.info(line);
   const stops: (() => Promise<unknown>)[] = [];
   let stopping = false;
   const stopAll = async (code: number) => {
     if (stopping) return;
     stopping = true;
-    log('stopping…');
-    for (const stop of stops.reverse()) await stop().catch((e: unknown) => console.error(e));
+    log.info('stopping…');
+    for (const stop of stops.reverse()) {
+      await stop().catch((error: unknown) => log.error({ err: error }, 'a service did not stop cleanly'));
+    }
     process.exit(code);
   };
   process.once('SIGINT', () => void stopAll(0));
   process.once('SIGTERM', () => void stopAll(0));
-  Runtime.install({ shutdownSignals: [], logger: new DefaultLogger('WARN') });
+  Runtime.install({ shutdownSignals: [], logger: temporalLogger(log) });
 
   try {
     const pg = await startPostgres({ url: config.DATABASE_URL, home });
     stops.push(() => pg.stop());
-    log(`postgres ready (${pg.source})`);
+    say(`postgres ready (${pg.source})`);
     await migrateDatabase(pg.url);
 
     const server = await startTemporal({
@@ -45,10 +52,10 @@ async function main(): Promise<void> {
       home,
       uiPort: config.TEMPORAL_UI_PORT,
       dbFile: resolve(home, 'temporal.db'),
-      log,
+      log: say,
     });
     stops.push(() => server.stop());
-    log(`temporal ready at ${server.address} (${server.source})`);
+    say(`temporal ready at ${server.address} (${server.source})`);
 
     const { db, sql, close } = createDb(pg.url);
     stops.push(close);
@@ -61,6 +68,7 @@ async function main(): Promise<void> {
       clusterId: config.DRYDOCK_CLUSTER_ID,
       namespace: config.TEMPORAL_NAMESPACE,
       taskQueue: config.TEMPORAL_TASK_QUEUE,
+      log,
     });
     const running = worker.run();
     stops.push(async () => {
@@ -71,12 +79,17 @@ async function main(): Promise<void> {
 
     const connection = await Connection.connect({ address: server.address });
     stops.push(() => connection.close());
-    const temporal = new Client({ connection, namespace: config.TEMPORAL_NAMESPACE });
+    const temporal = new Client({
+      connection,
+      namespace: config.TEMPORAL_NAMESPACE,
+      interceptors: clientInterceptors(),
+    });
     const operatorKey = config.DRYDOCK_BOOTSTRAP_OPERATOR_KEY ?? developmentOperatorKey(home);
     const services = apiServicesOf(config, {
       db,
       sql,
       temporal,
+      log,
       ca,
       operatorKey,
       temporalUiUrl: server.uiUrl ?? undefined,
@@ -90,11 +103,14 @@ async function main(): Promise<void> {
     const apiUrl = `http://localhost:${api.port}`;
     if (config.DRYDOCK_DEMO === '1') {
       // Simulated agents join through the API and heartbeat until Ctrl-C (scripts/seed-demo.ts).
-      const demo = await startDemoFleet({ db, api: apiUrl, operatorKey, home, log });
+      const demo = await startDemoFleet({ db, api: apiUrl, operatorKey, home, log: say });
       stops.push(() => demo.close());
     }
 
-    console.log(`
+    // The banner is for the person at the terminal, and it shows the operator key: it goes to a
+    // terminal only. Piped (a log collector, CI), stdout stays one JSON line per entry, without the key.
+    if (process.stdout.isTTY) {
+      process.stdout.write(`
   Drydock is running.
     API          ${apiUrl}
     API docs     ${apiUrl}/docs   (OpenAPI: ${apiUrl}/openapi.json)
@@ -106,13 +122,17 @@ async function main(): Promise<void> {
         ./bin/drydock.mjs nodes list
   Ctrl-C stops everything.
 `);
+    } else {
+      const temporalUi = server.uiUrl ?? undefined;
+      log.info({ api: apiUrl, console: `${apiUrl}/console`, temporalUi }, 'drydock is running');
+    }
     const outcome = await running.then(
       () => 0,
-      (error: unknown) => (console.error('worker stopped', error), 1),
+      (error: unknown) => (log.fatal({ err: error }, 'worker stopped'), 1),
     );
     if (!stopping) await stopAll(outcome);
   } catch (error) {
-    console.error(error);
+    log.fatal({ err: error }, 'start failed');
     await stopAll(1);
   }
 }

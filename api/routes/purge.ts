@@ -50,8 +50,7 @@ export function purgeRoutes(): OpenAPIHono<AppEnv> {
       },
     });
     // The purge's begin ended a drain of the node (superseded): tell it, so it stops at once.
-    if (result.created)
-      await signalIfRunning(deps.temporal, drainWorkflowId(node.id), drainCancelledSignal.name);
+    if (result.created) await signalIfRunning(deps, drainWorkflowId(node.id), drainCancelledSignal.name);
     return c.json({ node: result.node, operation: result.operation }, result.created ? 202 : 200);
   });
   return router;

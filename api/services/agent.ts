@@ -93,7 +93,7 @@ export async function waitForCommands(
  * appends `node.purge.refused` with the reason. Then the workflow waiting on the answer is woken.
  */
 export async function answerCommand(
-  deps: Pick<AppDeps, 'db' | 'temporal'>,
+  deps: Pick<AppDeps, 'db' | 'temporal' | 'log'>,
   input: { node: NodeRow; commandId: string; answer: CommandAnswer; reason: string | null },
 ): Promise<CommandRow> {
   const { node, commandId: id, answer, reason } = input;
@@ -137,16 +137,16 @@ export async function answerCommand(
 
 /** The workflow that waits on a command of this kind hears the answer now, not at its next check. */
 async function wakeWaitingWorkflow(
-  deps: Pick<AppDeps, 'temporal'>,
+  deps: Pick<AppDeps, 'temporal' | 'log'>,
   nodeId: string,
   kind: CommandRow['kind'],
 ): Promise<void> {
   switch (kind) {
     case 'purge':
-      return signalIfRunning(deps.temporal, purgeWorkflowId(nodeId), purgeAnsweredSignal.name);
+      return signalIfRunning(deps, purgeWorkflowId(nodeId), purgeAnsweredSignal.name);
     case 'remediate':
       // A refused rung escalates now, not at the attempt's deadline (minutes later).
-      return signalIfRunning(deps.temporal, remediationWorkflowId(nodeId), remediationWakeSignal.name);
+      return signalIfRunning(deps, remediationWorkflowId(nodeId), remediationWakeSignal.name);
     default:
       return assertNever(kind);
   }

@@ -61,7 +61,7 @@ export async function placeAllocation(
  * the release on its first check.
  */
 export async function releaseAllocation(
-  deps: Pick<AppDeps, 'db' | 'temporal'>,
+  deps: Pick<AppDeps, 'db' | 'temporal' | 'log'>,
   principal: Principal,
   id: string,
 ): Promise<AllocationRow> {
@@ -86,7 +86,7 @@ export async function releaseAllocation(
     return { allocation: released ?? found.allocation, wakeDrain: !!released && isDraining(node!) };
   });
   if (wakeDrain) {
-    await signalIfRunning(deps.temporal, drainWorkflowId(allocation.nodeId), allocationReleasedSignal.name, [
+    await signalIfRunning(deps, drainWorkflowId(allocation.nodeId), allocationReleasedSignal.name, [
       { allocationId: id },
     ]);
   }

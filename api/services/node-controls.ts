@@ -10,7 +10,7 @@ import type { AppDeps } from '../env';
 import type { NodeTarget } from '../node-route';
 import { signalIfRunning } from '../workflows';
 
-type Deps = Pick<AppDeps, 'db' | 'temporal'>;
+type Deps = Pick<AppDeps, 'db' | 'temporal' | 'log'>;
 
 /**
  * One control on one node in one transaction (`changeNode`); the node back, unchanged when it
@@ -31,7 +31,7 @@ export async function controlNode(deps: Deps, target: NodeTarget, control: Contr
     return changed;
   });
   if (isDraining(before) && !isDraining(after)) {
-    await signalIfRunning(deps.temporal, drainWorkflowId(after.id), 'cancel');
+    await signalIfRunning(deps, drainWorkflowId(after.id), 'cancel');
   }
   if (before.cordoned && !after.cordoned) await wakeBudgetWaiters(deps, before.poolId);
   return view;
@@ -59,9 +59,9 @@ export async function deleteNodeOf(deps: Deps, target: NodeTarget) {
   const { poolId, ...result } = await deleteNode(deps.db, target);
   if (result.deleted) {
     await wakeBudgetWaiters(deps, poolId);
-    await signalIfRunning(deps.temporal, drainWorkflowId(target.nodeId), 'cancel');
+    await signalIfRunning(deps, drainWorkflowId(target.nodeId), 'cancel');
     // Deleting a purging node forgets it: its purge ends `cancelled`.
-    await signalIfRunning(deps.temporal, purgeWorkflowId(target.nodeId), purgeAnsweredSignal.name);
+    await signalIfRunning(deps, purgeWorkflowId(target.nodeId), purgeAnsweredSignal.name);
   }
   return result;
 }

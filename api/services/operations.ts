@@ -9,7 +9,7 @@ import { wakeAfterCleanUp } from '../../activities/signals';
 import type { AppDeps } from '../env';
 import { classifyTemporalError } from '../temporal-errors';
 
-type Deps = Pick<AppDeps, 'db' | 'temporal'>;
+type Deps = Pick<AppDeps, 'db' | 'temporal' | 'log'>;
 
 /** How long DELETE waits for the workflow's clean-up before answering the operation still running. */
 const CLEAN_UP_WAIT_MS = 10_000;

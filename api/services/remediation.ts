@@ -68,7 +68,7 @@ export async function reportNodeCondition(
     }
   }
   if (report.cleared) {
-    await signalIfRunning(deps.temporal, remediationWorkflowId(node.id), remediationWakeSignal.name);
+    await signalIfRunning(deps, remediationWorkflowId(node.id), remediationWakeSignal.name);
   }
   const pool = report.node.poolId ? await findPool(deps.db, report.node.poolId) : undefined;
   const { healthyAfterMs } = remediationPlan(condition.type, pool?.policy.remediation);

@@ -14,7 +14,10 @@ import type { RateLimitSettings } from '../../api/rate-limit';
 import { createAppDeps } from '../../api/deps';
 import { generateCa, type ClusterCa } from '../../ca';
 import { createDb, type Db } from '../../db/client';
-import { workflowClientTracing, type Tracing } from '../../observability/tracing';
+import type { Tracing } from '../../observability/tracing';
+import type { Logger } from '../../observability/log';
+import { clientInterceptors } from '../../observability/temporal-interceptors';
+import { temporalLogger } from '../../observability/temporal-logger';
 import { createWorker } from '../../worker';
 
 let runtimeInstalled = false;
@@ -60,6 +63,8 @@ export function useHarness(
     rateLimits?: Partial<RateLimitSettings>;
     /** The trace pipeline the API, its client and the worker use (read once the file's setup ran). */
     tracing?: () => Tracing;
+    /** The API's and the worker's logger (and Temporal's, when this file installs the runtime); unset: silent. */
+    log?: Logger;
   } = {},
 ): Harness {
   const h = {} as Harness;
@@ -84,11 +89,7 @@ export function useHarness(
     h.temporalAddress = inject('temporalAddress');
     const tracing = options.tracing?.() ?? null;
     connection = await Connection.connect({ address: h.temporalAddress });
-    h.temporal = new Client({
-      connection,
-      namespace: 'default',
-      interceptors: { workflow: workflowClientTracing(tracing) },
-    });
+    h.temporal = new Client({ connection, namespace: 'default', interceptors: clientInterceptors(tracing) });
     h.taskQueue = `test-${suffix}`;
     h.operatorKey = `test-operator-${suffix}-${randomBytes(8).toString('hex')}`;
     h.ca = generateCa();
@@ -102,6 +103,7 @@ export function useHarness(
       db: h.db,
       sql: created.sql,
       temporal: h.temporal,
+      log: options.log,
       taskQueue: h.taskQueue,
       clusterId: h.clusterId,
       caPublicKeyPem: h.ca.publicKeyPem,
@@ -118,7 +120,8 @@ export function useHarness(
 
     h.startWorker = async () => {
       if (!runtimeInstalled) {
-        Runtime.install({ shutdownSignals: [], logger: new DefaultLogger('WARN') });
+        const logger = options.log ? temporalLogger(options.log) : new DefaultLogger('WARN');
+        Runtime.install({ shutdownSignals: [], logger });
         runtimeInstalled = true;
       }
       workerConnection ??= await NativeConnection.connect({ address: h.temporalAddress });
@@ -129,6 +132,7 @@ export function useHarness(
         clusterId: h.clusterId,
         namespace: 'default',
         taskQueue: h.taskQueue,
+        log: options.log,
         // The run's bundle has no tracing interceptors: a traced worker bundles its own.
         workflowBundle: tracing ? undefined : { codePath: inject('workflowBundlePath') },
         tracing,

@@ -1,5 +1,4 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createInterface } from 'node:readline';
 import { inject } from 'vitest';
 import type { Harness } from './harness';
 
@@ -15,7 +14,7 @@ export interface WorkerProcessOptions {
 /** The real worker entry point (`worker.ts`) as a child process on this file's database. */
 export function startWorkerProcess(h: Harness, options: WorkerProcessOptions = {}): ChildProcess {
   const fault = options.killAfterStep;
-  const child = spawn(process.execPath, ['--import', 'tsx', 'worker.ts'], {
+  return spawn(process.execPath, ['--import', 'tsx', 'worker.ts'], {
     env: {
       ...process.env,
       DATABASE_URL: h.databaseUrl,
@@ -25,6 +24,8 @@ export function startWorkerProcess(h: Harness, options: WorkerProcessOptions = {
       DRYDOCK_CA_KEY_FILE: h.caKeyFile,
       DRYDOCK_CLUSTER_ID: h.clusterId,
       DRYDOCK_WORKER_METRICS_PORT: String(options.metricsPort ?? 0),
+      // Warnings and errors only, into the test's output: many workers start in a crash test.
+      LOG_LEVEL: 'warn',
       ...(fault
         ? {
             DRYDOCK_FAULT_KILL_AFTER_STEP: String(fault.steps),
@@ -32,20 +33,7 @@ export function startWorkerProcess(h: Harness, options: WorkerProcessOptions = {
           }
         : {}),
     },
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
-  forwardUnlessInfo(child);
-  return child;
-}
-
-/** The worker's stderr without the SDK's INFO records (many workers start in a crash test). */
-function forwardUnlessInfo(child: ChildProcess): void {
-  let quiet = false;
-  createInterface({ input: child.stderr! }).on('line', (line) => {
-    const level = /^\S+Z \[(\w+)\]/.exec(line)?.[1];
-    if (level) quiet = level === 'INFO' || level === 'DEBUG' || level === 'TRACE';
-    else if (!/^[\s}]/.test(line)) quiet = false;
-    if (!quiet) process.stderr.write(`${line}\n`);
+    stdio: ['ignore', 'inherit', 'inherit'],
   });
 }
 

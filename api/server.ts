@@ -17,7 +17,7 @@ import { clientErrorHandler } from './client-errors';
 import type { AppDeps } from './env';
 import { rateLimitsOf } from './rate-limit';
 import { createAppDeps } from './deps';
-import { startTracing, tracesEndpointOf, workflowClientTracing } from '../observability/tracing';
+import { startTracing, tracesEndpointOf } from '../observability/tracing';
 
 /** How long a client may take to send a request; none of them bounds the answer (long-polls). */
 export interface TransportSettings {

@@ -117,6 +117,7 @@ function parseOptions(args: string[]): Options {
 export default defineBenchmark({
   summary: 'simulated agents → heartbeats/s one API process absorbs (flush every 15 s), against GET /healthz',
   usage,
+  quick: ['--seconds', '16', '--baseline-seconds', '4', '--warmup', '1'],
   run: measured(parseOptions, measure),
 });
 

@@ -85,6 +85,7 @@ function parseOptions(args: string[]): Options {
 export default defineBenchmark({
   summary: 'one liveness sweep transaction at 10,000 nodes (steady, 1% and 10% aged), against 1,000 nodes',
   usage,
+  quick: ['--iterations', '10', '--budget-seconds', '4'],
   run: measured(parseOptions, measure),
 });
 

@@ -63,6 +63,7 @@ function parseOptions(args: string[]): Options {
 export default defineBenchmark({
   summary: 'child drain start rate of a pool drain, against empty child workflow starts on the same server',
   usage,
+  quick: ['--nodes', '500'],
   run: measured(parseOptions, measure),
 });
 

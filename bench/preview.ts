@@ -134,6 +134,7 @@ function parseOptions(args: string[]): Options {
 export default defineBenchmark({
   summary: 'decommission preview of a node with 0 and with 100,000 history rows: p50/p99 and their ratio',
   usage,
+  quick: ['--requests', '200', '--warmup', '20', '--concurrent-requests', '100'],
   run: measured(parseOptions, measure),
 });
 

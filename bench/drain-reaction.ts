@@ -20,10 +20,9 @@ import { parseArgs } from 'node:util';
 import postgres from 'postgres';
 import { hashSecret } from '../domain/secrets';
 import { createDb } from '../db/client';
-import { nodes, pools } from '../db/schema';
-import { newId } from '../domain/ids';
 import { drainWorkflowId, progressQuery } from '../workflows/definitions';
 import { startApiProcess } from './support/api-process';
+import { apiCaller, drainAndWait, seedNodesWithAllocations, waitAll } from './support/drains';
 import { defineBenchmark, intOption, measured, UsageError, type Log } from './support/benchmark';
 import { createWallClock, postgresClockOffset } from './support/clock';
 import { paced, sleep, until, type Pacing } from './support/pace';
@@ -139,7 +138,7 @@ export default defineBenchmark({
 
 async function measure(options: Options, teardown: Teardown, log: Log): Promise<number> {
   const n = options.nodes;
-  const phaseTimeoutMs = 30_000 + n * 100;
+  const phaseTimeoutMs = 60_000 + n * 300;
   const now = createWallClock();
   const loadBefore = loadavg().map((x) => round(x));
   // Per phase: wall time, how busy this process' main thread was, and how many cores it used.
@@ -212,43 +211,11 @@ async function measure(options: Options, teardown: Teardown, log: Log): Promise<
   };
   await phase('setup');
 
-  const base = `http://127.0.0.1:${api.port}`;
-  const call = async (method: string, path: string, body?: unknown) => {
-    const response = await fetch(`${base}${path}`, {
-      method,
-      headers: {
-        authorization: `Bearer ${operatorKey}`,
-        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-      },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    const text = await response.text();
-    return { status: response.status, body: (text ? JSON.parse(text) : null) as any };
-  };
+  const call = apiCaller(api.port, operatorKey);
   const setupPacing: Pacing = { concurrency: Math.max(options.concurrency, 8) };
 
   // ── drains: N nodes, one allocation each, drained and waiting ───────────────────────────
-  await seedDb.db
-    .insert(pools)
-    .values({ id: 'bench', kind: 'bare-metal', siteId: 'fra1', tenantId: 'bench' });
-  const nodeIds = Array.from({ length: n }, () => newId('node'));
-  await seedDb.db.insert(nodes).values(
-    nodeIds.map((id, i) => ({
-      id,
-      poolId: 'bench',
-      tenantId: 'bench',
-      siteId: 'fra1',
-      hostname: `bench-${String(i).padStart(4, '0')}`,
-      provisionState: 'adopted' as const,
-      connectivity: 'connected' as const,
-    })),
-  );
-  const allocationOf = new Map<string, string>();
-  await paced(nodeIds, setupPacing, async (nodeId) => {
-    const reply = await call('POST', '/v1/allocations', { nodeId, tenantId: 'bench', kind: 'job' });
-    if (reply.status !== 201) throw new Error(`allocation: ${reply.status} ${JSON.stringify(reply.body)}`);
-    allocationOf.set(nodeId, reply.body.id);
-  });
+  const { nodeIds, allocationOf } = await seedNodesWithAllocations(seedDb.db, call, n, setupPacing);
   log(`${n} nodes seeded with an allocation each`);
   // ── drains, and the baselines: N workflows waiting on a signal, N with an empty activity
   // after it; set up side by side (nothing is measured yet), each ending with every workflow
@@ -260,15 +227,7 @@ async function measure(options: Options, teardown: Teardown, log: Log): Promise<
   const allBaselines = [...baselines.signal, ...baselines.activity];
   await Promise.all([
     (async () => {
-      await paced(nodeIds, setupPacing, async (nodeId) => {
-        const reply = await call('POST', `/v1/nodes/${nodeId}/drain`, { reason: 'bench' });
-        if (reply.status !== 202) throw new Error(`drain: ${reply.status} ${JSON.stringify(reply.body)}`);
-      });
-      await waitAll('drains waiting', nodeIds, phaseTimeoutMs, async (nodeId) => {
-        const handle = client.workflow.getHandle(drainWorkflowId(nodeId));
-        const progress = await handle.query(progressQuery);
-        return progress.phase === 'waiting' && progress.liveAllocationCount === 1;
-      });
+      await drainAndWait(client, call, nodeIds, setupPacing, phaseTimeoutMs);
       log(`${n} drains started and waiting`);
     })(),
     (async () => {
@@ -381,26 +340,6 @@ async function measure(options: Options, teardown: Teardown, log: Log): Promise<
   const path = writeResult(NAME, result);
   console.log(`\nwrote ${path}`);
   return missing === 0 ? 0 : 1;
-}
-
-/** Checks every id until each has passed once (a failed check is retried), within `timeoutMs`. */
-async function waitAll(
-  what: string,
-  ids: string[],
-  timeoutMs: number,
-  check: (id: string) => Promise<boolean>,
-) {
-  const pending = new Set(ids);
-  await until(
-    what,
-    async () => {
-      await paced([...pending], { concurrency: 16 }, async (id) => {
-        if (await check(id).catch(() => false)) pending.delete(id);
-      });
-      return pending.size === 0;
-    },
-    timeoutMs,
-  );
 }
 
 async function lastEventId(sql: postgres.Sql): Promise<bigint> {

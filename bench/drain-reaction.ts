@@ -23,7 +23,7 @@ import { createDb } from '../db/client';
 import { drainWorkflowId, progressQuery } from '../workflows/definitions';
 import { startApiProcess } from './support/api-process';
 import { apiCaller, drainAndWait, seedNodesWithAllocations, waitAll } from './support/drains';
-import { defineBenchmark, intOption, measured, UsageError, type Log } from './support/benchmark';
+import { defineBenchmark, intOption, measured, UsageError, type Log, type Figure } from './support/benchmark';
 import { createWallClock, postgresClockOffset } from './support/clock';
 import { paced, sleep, until, type Pacing } from './support/pace';
 import { environment, formatTable, writeResult } from './support/report';
@@ -37,6 +37,8 @@ import { goSignal, signalActivityRoundTrip, signalRoundTrip } from './workflows/
 const NAME = 'drain-reaction';
 /** The API's pool in production (db/client.ts). */
 const API_CONNECTIONS = 10;
+/** Release → node.drained, at most this many times the bare signal round trip. */
+const GOAL_RATIO = 2;
 
 const usage = [
   '  --nodes N         nodes, each with one allocation, drained at once and released (default 1000,',
@@ -485,6 +487,14 @@ function report(input: {
   const drain = span(drains, 'sent', 'drained');
   const bare = span(baseline, 'sent', 'closed');
   const ratio = { p50: round(drain.p50 / bare.p50), p99: round(drain.p99 / bare.p99) };
+  const figures: Figure[] = (['p50', 'p99'] as const).map((q) => ({
+    figure: `drain reaction ${q}, release → node.drained (${options.nodes.toLocaleString('en')} drains) vs bare signal`,
+    goal: `≤ ${GOAL_RATIO}×`,
+    value: `${drain[q]} ms`,
+    baseline: `${bare[q]} ms`,
+    ratio: ratio[q],
+    met: drain.count === options.nodes && ratio[q] <= GOAL_RATIO,
+  }));
 
   const also: [string, Summary][] = [
     ['release → node.drained seen by the poller', span(drains, 'sent', 'observed')],
@@ -567,6 +577,7 @@ function report(input: {
     drain: { releaseToDrained: drain, ...Object.fromEntries(also) },
     baseline: { signalToCompleted: bare },
     ratio,
+    figures,
     segments: {
       drain: Object.fromEntries(drainSegments),
       baseline: Object.fromEntries(baselineSegments),

@@ -26,6 +26,10 @@ async function main(): Promise<void> {
       clusterId: 'bench',
       namespace: 'default',
       taskQueue: config.taskQueue,
+      // As worker.ts: a prebuilt bundle when DRYDOCK_WORKFLOW_BUNDLE names one, else bundled at start.
+      workflowBundle: process.env.DRYDOCK_WORKFLOW_BUNDLE
+        ? { codePath: process.env.DRYDOCK_WORKFLOW_BUNDLE }
+        : undefined,
     }),
   ];
   if (config.baselineTaskQueue) {

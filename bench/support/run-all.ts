@@ -3,6 +3,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { format, resolveConfig } from 'prettier';
 import type { Figure } from './benchmark';
 import { environment, RESULT_NOTE_ENV } from './report';
 
@@ -39,7 +40,10 @@ export async function runAll(benchmarks: { name: string; quick: string[] }[]): P
     rmSync(notes, { recursive: true, force: true });
   }
   const after = environment();
-  writeFileSync(docPath, document(rows, before, after, Math.round((Date.now() - began) / 1000)));
+  const text = document(rows, before, after, Math.round((Date.now() - began) / 1000));
+  // In the project's style, as `prettier --check .` wants every committed file.
+  const style = await resolveConfig(docPath);
+  writeFileSync(docPath, await format(text, { ...style, filepath: docPath }));
   process.stderr.write(`\nwrote ${docPath}\n`);
   return rows.every((r) => r.met) ? 0 : 1;
 }

@@ -3,31 +3,27 @@
  * Temporal signal waking a workflow on the same server (docs/lifecycle/drain.md: "a release must show up as
  * `node.drained` within a second").
  *
- * N nodes hold one allocation each and are drained through the API; once every drain waits, the
- * allocations are released through the API at a bounded concurrency, and each release is timed to
- * its node's `node.drained` event (the event's created_at, read from Postgres on this host's clock).
- * The baseline: N workflows that wait for a signal and complete, on a second worker of the same
- * process and server, signalled at the same concurrency and rate; each signal is timed to its
- * workflow's completion. The figure is the ratio of the two. A second reference, N workflows that
+ * The API and the worker run as processes of their own, as in production (bench/support/
+ * api-process.ts, worker-process.ts), each with its own pool. N nodes hold one allocation each and
+ * are drained through the API's HTTP port; once every drain waits, the allocations are released
+ * through it at a bounded concurrency, and each release is timed to its node's `node.drained`
+ * event (the event's created_at, read from Postgres on this host's clock). The baseline: N
+ * workflows that wait for a signal and complete, on a second worker of the worker process, on the
+ * same server, signalled at the same concurrency and rate; each signal is timed to its workflow's
+ * completion. The figure is the ratio of the two. A second reference, N workflows that
  * run one empty activity after the signal, shows what Temporal's hops alone cost a drain; and every
  * workflow's history splits its latency into steps (API, workflow task, dispatch, activity).
  */
 import { randomBytes } from 'node:crypto';
 import { loadavg } from 'node:os';
-import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { bundleWorkflowCode, Worker } from '@temporalio/worker';
 import postgres from 'postgres';
-import { createApp } from '../api/app';
 import { hashSecret } from '../domain/secrets';
-import { createAppDeps } from '../api/deps';
-import { generateCa } from '../ca';
 import { createDb } from '../db/client';
-import { nodes, pools } from '../db/schema';
-import { newId } from '../domain/ids';
-import { createWorker, workflowsPath } from '../worker';
 import { drainWorkflowId, progressQuery } from '../workflows/definitions';
-import { defineBenchmark, intOption, measured, UsageError, type Log } from './support/benchmark';
+import { startApiProcess } from './support/api-process';
+import { apiCaller, drainAndWait, seedNodesWithAllocations, waitAll } from './support/drains';
+import { defineBenchmark, intOption, measured, UsageError, type Log, type Figure } from './support/benchmark';
 import { createWallClock, postgresClockOffset } from './support/clock';
 import { paced, sleep, until, type Pacing } from './support/pace';
 import { environment, formatTable, writeResult } from './support/report';
@@ -35,13 +31,18 @@ import { startServices } from './support/services';
 import { round, summarize, type Summary } from './support/stats';
 import type { Teardown } from './support/teardown';
 import { connectTemporal, eventMs, type HistoryEvent } from './support/temporal';
+import { startWorkerProcess } from './support/worker-process';
 import { goSignal, signalActivityRoundTrip, signalRoundTrip } from './workflows/baseline';
 
 const NAME = 'drain-reaction';
-const baselinePath = fileURLToPath(new URL('./workflows/baseline.ts', import.meta.url));
+/** The API's pool in production (db/client.ts). */
+const API_CONNECTIONS = 10;
+/** Release → node.drained, at most this many times the bare signal round trip. */
+const GOAL_RATIO = 2;
 
 const usage = [
-  '  --nodes N         nodes, each with one allocation, drained and released (default 200, max 1000)',
+  '  --nodes N         nodes, each with one allocation, drained at once and released (default 1000,',
+  '                    max 1000)',
   '  --concurrency C   releases (and baseline signals) in flight at once (default 8, max 64)',
   '  --rate R          releases per second; default: as fast as C in flight allow. The baseline',
   '                    signals go at the rate the releases reached, so both see the same load',
@@ -74,7 +75,7 @@ function parseOptions(args: string[]): Options {
     throw new UsageError((error as Error).message);
   }
   return {
-    nodes: intOption('nodes', values.nodes, 200, 1, 1000),
+    nodes: intOption('nodes', values.nodes, 1000, 1, 1000),
     concurrency: intOption('concurrency', values.concurrency, 8, 1, 64),
     rate: values.rate === undefined ? null : intOption('rate', values.rate, 0, 1, 10_000),
     pollMs: intOption('poll-ms', values['poll-ms'], 10, 1, 100),
@@ -101,10 +102,12 @@ interface DrainSample {
 
 interface PhaseStats {
   ms: number;
-  /** Share of the phase this process' event loop (API, activities, client) was busy. */
+  /** Share of the phase this process' event loop (the load generator and client) was busy. */
   eventLoopBusy: number;
-  /** CPU time of the whole process (workflow threads and Temporal's core included) over wall time. */
+  /** CPU time over wall time: this process, the API process, the worker process. */
   cores: number;
+  apiCores: number;
+  workerCores: number;
 }
 
 interface BaselineSample {
@@ -131,48 +134,30 @@ function baselineSamples(kind: BaselineSample['kind'], n: number, suffix: string
 export default defineBenchmark({
   summary: 'release → node.drained latency, against a bare signal → workflow completion on the same server',
   usage,
+  quick: ['--nodes', '200'],
   run: measured(parseOptions, measure),
 });
 
 async function measure(options: Options, teardown: Teardown, log: Log): Promise<number> {
   const n = options.nodes;
-  const phaseTimeoutMs = 30_000 + n * 100;
+  const phaseTimeoutMs = 60_000 + n * 300;
   const now = createWallClock();
   const loadBefore = loadavg().map((x) => round(x));
   // Per phase: wall time, how busy this process' main thread was, and how many cores it used.
   const phases: Record<string, PhaseStats> = {};
-  let mark = { at: Date.now(), elu: performance.eventLoopUtilization(), cpu: process.cpuUsage() };
-  const phase = (name: string) => {
-    const ms = Date.now() - mark.at;
-    const cpu = process.cpuUsage(mark.cpu);
-    phases[name] = {
-      ms,
-      eventLoopBusy: round(performance.eventLoopUtilization(mark.elu).utilization, 3),
-      cores: round((cpu.user + cpu.system) / 1000 / Math.max(ms, 1), 2),
-    };
-    mark = { at: Date.now(), elu: performance.eventLoopUtilization(), cpu: process.cpuUsage() };
-  };
   log(`${NAME}: ${n} nodes, concurrency ${options.concurrency}${options.rate ? `, ${options.rate}/s` : ''}`);
 
-  // ── services, bundles, workers ──────────────────────────────────────────────────────────────
-  const quiet = { log: () => {}, trace: () => {}, debug: () => {}, info: () => {}, warn: log, error: log };
-  const [services, drainBundle, baselineBundle] = await Promise.all([
-    startServices(teardown, log),
-    bundleWorkflowCode({ workflowsPath, logger: quiet }),
-    bundleWorkflowCode({ workflowsPath: baselinePath, logger: quiet }),
-  ]);
+  // ── services, the API process, the worker process ───────────────────────────────────────────
+  const services = await startServices(teardown, log);
   log(
     `postgres: ${services.postgres.source} (${services.postgres.database}); ` +
       `temporal: ${services.temporal.source} at ${services.temporal.address}`,
   );
-  const { native, client } = await connectTemporal(services.temporal.address, teardown);
-  // The API and the worker get pools of their own, as in production; the watcher one connection.
-  const apiDb = createDb(services.databaseUrl);
-  const workerDb = createDb(services.databaseUrl);
+  const { client } = await connectTemporal(services.temporal.address, teardown);
+  // The seeding pool, and one connection for the watcher; the API and the worker have their own.
+  const seedDb = createDb(services.databaseUrl, { max: 2 });
   const watch = postgres(services.databaseUrl, { max: 1, onnotice: () => {} });
-  teardown.add('close the database pools', () =>
-    Promise.all([apiDb.close(), workerDb.close(), watch.end({ timeout: 5 })]),
-  );
+  teardown.add('close the database pools', () => Promise.all([seedDb.close(), watch.end({ timeout: 5 })]));
   const clockOffsetMs = await postgresClockOffset(watch, now);
   if (Math.abs(clockOffsetMs) > 5) {
     log(`warning: Postgres' clock is ${round(clockOffsetMs)} ms off ours; drained times are skewed by that`);
@@ -182,247 +167,181 @@ async function measure(options: Options, teardown: Teardown, log: Log): Promise<
   const drainQueue = `bench-drain-${suffix}`;
   const baselineQueue = `bench-baseline-${suffix}`;
   const operatorKey = `bench-operator-${randomBytes(16).toString('hex')}`;
-  const api = createAppDeps({
-    db: apiDb.db,
-    sql: apiDb.sql,
-    temporal: client,
-    taskQueue: drainQueue,
-    clusterId: 'bench',
-    caPublicKeyPem: generateCa().publicKeyPem,
-    bootstrapKeyHash: hashSecret(operatorKey),
-    beginTimeoutMs: 30_000,
-  });
-  await api.start();
-  teardown.add('stop the API services', () => api.stop());
-  const app = createApp(api.deps);
-  const ca = generateCa();
-  const drainWorker = await createWorker({
-    connection: native,
-    db: workerDb.db,
-    ca,
-    clusterId: 'bench',
-    namespace: 'default',
-    taskQueue: drainQueue,
-    workflowBundle: { code: drainBundle.code },
-  });
-  const baselineWorker = await Worker.create({
-    connection: native,
-    namespace: 'default',
-    taskQueue: baselineQueue,
-    workflowBundle: { code: baselineBundle.code },
-    activities: { noop: async () => {} },
-  });
-  const workers = [drainWorker, baselineWorker];
-  let stopping = false;
-  const crashed = new Promise<never>((_, reject) => {
-    const runs = workers.map((w) =>
-      w.run().catch((error: unknown) => {
-        if (!stopping) reject(new Error(`a worker stopped: ${(error as Error).message}`));
-      }),
-    );
-    teardown.add('shut the workers down', async () => {
-      stopping = true;
-      for (const w of workers) if (w.getState() === 'RUNNING') w.shutdown();
-      await Promise.all(runs);
-    });
-  });
-  crashed.catch(() => {}); // raced below; never left unhandled
-  phase('setup');
-
-  const call = async (method: string, path: string, body?: unknown) => {
-    const response = await app.request(path, {
-      method,
-      headers: {
-        authorization: `Bearer ${operatorKey}`,
-        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+  const [api, worker] = await Promise.all([
+    startApiProcess(
+      {
+        databaseUrl: services.databaseUrl,
+        temporalAddress: services.temporal.address,
+        taskQueue: drainQueue,
+        bootstrapKeyHash: hashSecret(operatorKey),
+        connections: API_CONNECTIONS,
       },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    const text = await response.text();
-    return { status: response.status, body: (text ? JSON.parse(text) : null) as any };
+      teardown,
+    ),
+    startWorkerProcess(
+      {
+        databaseUrl: services.databaseUrl,
+        temporalAddress: services.temporal.address,
+        taskQueue: drainQueue,
+        baselineTaskQueue: baselineQueue,
+      },
+      teardown,
+    ),
+  ]);
+  log(`API process ${api.pid} on port ${api.port}; worker process ${worker.pid}`);
+
+  // Per phase: wall time, how busy this process' main thread was, and the cores each process used.
+  const cpuNow = async () => ({
+    self: process.cpuUsage(),
+    api: await api.cpu(),
+    worker: (await worker.stats()).cpu,
+  });
+  const coresOver = (a: NodeJS.CpuUsage, b: NodeJS.CpuUsage, ms: number) =>
+    round((b.user - a.user + b.system - a.system) / 1000 / Math.max(ms, 1), 2);
+  let mark = { at: Date.now(), elu: performance.eventLoopUtilization(), cpu: await cpuNow() };
+  const phase = async (name: string) => {
+    const cpu = await cpuNow();
+    const ms = Date.now() - mark.at;
+    phases[name] = {
+      ms,
+      eventLoopBusy: round(performance.eventLoopUtilization(mark.elu).utilization, 3),
+      cores: coresOver(mark.cpu.self, cpu.self, ms),
+      apiCores: coresOver(mark.cpu.api, cpu.api, ms),
+      workerCores: coresOver(mark.cpu.worker, cpu.worker, ms),
+    };
+    mark = { at: Date.now(), elu: performance.eventLoopUtilization(), cpu };
   };
+  await phase('setup');
+
+  const call = apiCaller(api.port, operatorKey);
   const setupPacing: Pacing = { concurrency: Math.max(options.concurrency, 8) };
 
-  return Promise.race([
-    crashed,
+  // ── drains: N nodes, one allocation each, drained and waiting ───────────────────────────
+  const { nodeIds, allocationOf } = await seedNodesWithAllocations(seedDb.db, call, n, setupPacing);
+  log(`${n} nodes seeded with an allocation each`);
+  // ── drains, and the baselines: N workflows waiting on a signal, N with an empty activity
+  // after it; set up side by side (nothing is measured yet), each ending with every workflow
+  // waiting on its signal.
+  const baselines = {
+    signal: baselineSamples('signal', n, suffix),
+    activity: baselineSamples('activity', n, suffix),
+  };
+  const allBaselines = [...baselines.signal, ...baselines.activity];
+  await Promise.all([
     (async () => {
-      // ── drains: N nodes, one allocation each, drained and waiting ───────────────────────────
-      await apiDb.db
-        .insert(pools)
-        .values({ id: 'bench', kind: 'bare-metal', siteId: 'fra1', tenantId: 'bench' });
-      const nodeIds = Array.from({ length: n }, () => newId('node'));
-      await apiDb.db.insert(nodes).values(
-        nodeIds.map((id, i) => ({
-          id,
-          poolId: 'bench',
-          tenantId: 'bench',
-          siteId: 'fra1',
-          hostname: `bench-${String(i).padStart(4, '0')}`,
-          provisionState: 'adopted' as const,
-          connectivity: 'connected' as const,
-        })),
+      await drainAndWait(client, call, nodeIds, setupPacing, phaseTimeoutMs);
+      log(`${n} drains started and waiting`);
+    })(),
+    (async () => {
+      await paced(allBaselines, setupPacing, async (sample) => {
+        const workflow = sample.kind === 'signal' ? signalRoundTrip : signalActivityRoundTrip;
+        await client.workflow.start(workflow, {
+          workflowId: sample.workflowId,
+          taskQueue: baselineQueue,
+        });
+      });
+      // Started and its first workflow task completed: it waits on the signal, as a drain does.
+      await waitAll(
+        'baseline workflows waiting',
+        allBaselines.map((s) => s.workflowId),
+        phaseTimeoutMs,
+        async (id) => (await client.workflow.getHandle(id).describe()).historyLength >= 4,
       );
-      const allocationOf = new Map<string, string>();
-      await paced(nodeIds, setupPacing, async (nodeId) => {
-        const reply = await call('POST', '/v1/allocations', { nodeId, tenantId: 'bench', kind: 'job' });
-        if (reply.status !== 201)
-          throw new Error(`allocation: ${reply.status} ${JSON.stringify(reply.body)}`);
-        allocationOf.set(nodeId, reply.body.id);
-      });
-      log(`${n} nodes seeded with an allocation each`);
-      // ── drains, and the baselines: N workflows waiting on a signal, N with an empty activity
-      // after it; set up side by side (nothing is measured yet), each ending with every workflow
-      // waiting on its signal.
-      const baselines = {
-        signal: baselineSamples('signal', n, suffix),
-        activity: baselineSamples('activity', n, suffix),
-      };
-      const allBaselines = [...baselines.signal, ...baselines.activity];
-      await Promise.all([
-        (async () => {
-          await paced(nodeIds, setupPacing, async (nodeId) => {
-            const reply = await call('POST', `/v1/nodes/${nodeId}/drain`, { reason: 'bench' });
-            if (reply.status !== 202) throw new Error(`drain: ${reply.status} ${JSON.stringify(reply.body)}`);
-          });
-          await waitAll('drains waiting', nodeIds, phaseTimeoutMs, async (nodeId) => {
-            const handle = client.workflow.getHandle(drainWorkflowId(nodeId));
-            const progress = await handle.query(progressQuery);
-            return progress.phase === 'waiting' && progress.liveAllocationCount === 1;
-          });
-          log(`${n} drains started and waiting`);
-        })(),
-        (async () => {
-          await paced(allBaselines, setupPacing, async (sample) => {
-            const workflow = sample.kind === 'signal' ? signalRoundTrip : signalActivityRoundTrip;
-            await client.workflow.start(workflow, {
-              workflowId: sample.workflowId,
-              taskQueue: baselineQueue,
-            });
-          });
-          // Started and its first workflow task completed: it waits on the signal, as a drain does.
-          await waitAll(
-            'baseline workflows waiting',
-            allBaselines.map((s) => s.workflowId),
-            phaseTimeoutMs,
-            async (id) => (await client.workflow.getHandle(id).describe()).historyLength >= 4,
-          );
-          log(`${2 * n} baseline workflows started and waiting`);
-        })(),
-      ]);
-      phase('drains and baselines started');
-
-      // ── measure: releases → node.drained ────────────────────────────────────────────────────
-      const samples = new Map<string, DrainSample>();
-      const watcher = watchDrained(watch, now, options.pollMs, samples, await lastEventId(watch));
-      const releasePacing: Pacing = {
-        concurrency: options.concurrency,
-        ...(options.rate ? { ratePerSecond: options.rate } : {}),
-      };
-      let samplesByNode: DrainSample[];
-      try {
-        await paced(nodeIds, releasePacing, async (nodeId) => {
-          const allocationId = allocationOf.get(nodeId)!;
-          const sample: DrainSample = {
-            nodeId,
-            allocationId,
-            sent: now(),
-            responded: NaN,
-            drained: null,
-            observed: null,
-          };
-          samples.set(nodeId, sample);
-          const reply = await call('POST', `/v1/allocations/${allocationId}/release`);
-          sample.responded = now();
-          if (reply.status !== 200) throw new Error(`release: ${reply.status} ${JSON.stringify(reply.body)}`);
-        });
-        samplesByNode = nodeIds.map((id) => samples.get(id)!);
-        const releaseSpan = samplesByNode.at(-1)!.sent - samplesByNode[0]!.sent;
-        log(`${n} allocations released in ${Math.round(releaseSpan)} ms`);
-        await watcher.seen(n, Math.max(10_000, n * 20));
-      } finally {
-        await watcher.stop();
-      }
-      phase('releases');
-      const missing = samplesByNode.filter((s) => s.drained === null).length;
-      if (missing > 0) {
-        const first = samplesByNode.find((s) => s.drained === null)!;
-        const handle = client.workflow.getHandle(drainWorkflowId(first.nodeId));
-        const described = await handle.describe();
-        const progress = await handle.query(progressQuery).catch((e: Error) => e.message);
-        log(
-          `${missing} of ${n} nodes never showed node.drained; the first, ${first.nodeId}: ` +
-            `workflow ${described.status.name}, progress ${JSON.stringify(progress)}`,
-        );
-      } else log(`${n} node.drained events seen`);
-      const releaseRate = ratePerSecond(samplesByNode.map((s) => s.sent));
-
-      // ── measure: signals → baseline completion, at the concurrency and rate of the releases ──
-      const signalPacing: Pacing = {
-        concurrency: options.concurrency,
-        ratePerSecond: options.rate ?? releaseRate,
-      };
-      for (const kind of ['signal', 'activity'] as const) {
-        await paced(baselines[kind], signalPacing, async (sample) => {
-          sample.sent = now();
-          await client.workflow.getHandle(sample.workflowId).signal(goSignal);
-          sample.acknowledged = now();
-        });
-        await paced(baselines[kind], { concurrency: 16 }, async (sample) => {
-          await client.workflow.getHandle(sample.workflowId).result();
-        });
-        log(`${n} ${kind} baseline workflows signalled and completed`);
-        phase(`${kind} baseline`);
-      }
-
-      // ── where the time went: the histories of every workflow ────────────────────────────────
-      await paced(samplesByNode, { concurrency: 16 }, async (sample) => {
-        const history = await client.workflow.getHandle(drainWorkflowId(sample.nodeId)).fetchHistory();
-        Object.assign(sample, drainTimeline(history.events ?? []));
-      });
-      await paced(allBaselines, { concurrency: 16 }, async (sample) => {
-        const history = await client.workflow.getHandle(sample.workflowId).fetchHistory();
-        Object.assign(sample, baselineTimeline(history.events ?? []));
-      });
-      phase('histories');
-
-      const result = report({
-        options,
-        services,
-        clockOffsetMs,
-        clockDriftMs: now.drift(),
-        phases,
-        drains: samplesByNode,
-        baselines,
-        releaseRate,
-        signalRate: ratePerSecond(baselines.signal.map((s) => s.sent)),
-        drainWorkerCache: drainWorker.options.maxCachedWorkflows,
-        loadBefore,
-      });
-      const path = writeResult(NAME, result);
-      console.log(`\nwrote ${path}`);
-      return missing === 0 ? 0 : 1;
+      log(`${2 * n} baseline workflows started and waiting`);
     })(),
   ]);
-}
+  await phase('drains and baselines started');
 
-/** Checks every id until each has passed once (a failed check is retried), within `timeoutMs`. */
-async function waitAll(
-  what: string,
-  ids: string[],
-  timeoutMs: number,
-  check: (id: string) => Promise<boolean>,
-) {
-  const pending = new Set(ids);
-  await until(
-    what,
-    async () => {
-      await paced([...pending], { concurrency: 16 }, async (id) => {
-        if (await check(id).catch(() => false)) pending.delete(id);
-      });
-      return pending.size === 0;
-    },
-    timeoutMs,
-  );
+  // ── measure: releases → node.drained ────────────────────────────────────────────────────
+  const samples = new Map<string, DrainSample>();
+  const watcher = watchDrained(watch, now, options.pollMs, samples, await lastEventId(watch));
+  const releasePacing: Pacing = {
+    concurrency: options.concurrency,
+    ...(options.rate ? { ratePerSecond: options.rate } : {}),
+  };
+  let samplesByNode: DrainSample[];
+  try {
+    await paced(nodeIds, releasePacing, async (nodeId) => {
+      const allocationId = allocationOf.get(nodeId)!;
+      const sample: DrainSample = {
+        nodeId,
+        allocationId,
+        sent: now(),
+        responded: NaN,
+        drained: null,
+        observed: null,
+      };
+      samples.set(nodeId, sample);
+      const reply = await call('POST', `/v1/allocations/${allocationId}/release`);
+      sample.responded = now();
+      if (reply.status !== 200) throw new Error(`release: ${reply.status} ${JSON.stringify(reply.body)}`);
+    });
+    samplesByNode = nodeIds.map((id) => samples.get(id)!);
+    const releaseSpan = samplesByNode.at(-1)!.sent - samplesByNode[0]!.sent;
+    log(`${n} allocations released in ${Math.round(releaseSpan)} ms`);
+    await watcher.seen(n, Math.max(10_000, n * 20));
+  } finally {
+    await watcher.stop();
+  }
+  await phase('releases');
+  const missing = samplesByNode.filter((s) => s.drained === null).length;
+  if (missing > 0) {
+    const first = samplesByNode.find((s) => s.drained === null)!;
+    const handle = client.workflow.getHandle(drainWorkflowId(first.nodeId));
+    const described = await handle.describe();
+    const progress = await handle.query(progressQuery).catch((e: Error) => e.message);
+    log(
+      `${missing} of ${n} nodes never showed node.drained; the first, ${first.nodeId}: ` +
+        `workflow ${described.status.name}, progress ${JSON.stringify(progress)}`,
+    );
+  } else log(`${n} node.drained events seen`);
+  const releaseRate = ratePerSecond(samplesByNode.map((s) => s.sent));
+
+  // ── measure: signals → baseline completion, at the concurrency and rate of the releases ──
+  const signalPacing: Pacing = {
+    concurrency: options.concurrency,
+    ratePerSecond: options.rate ?? releaseRate,
+  };
+  for (const kind of ['signal', 'activity'] as const) {
+    await paced(baselines[kind], signalPacing, async (sample) => {
+      sample.sent = now();
+      await client.workflow.getHandle(sample.workflowId).signal(goSignal);
+      sample.acknowledged = now();
+    });
+    await paced(baselines[kind], { concurrency: 16 }, async (sample) => {
+      await client.workflow.getHandle(sample.workflowId).result();
+    });
+    log(`${n} ${kind} baseline workflows signalled and completed`);
+    await phase(`${kind} baseline`);
+  }
+
+  // ── where the time went: the histories of every workflow ────────────────────────────────
+  await paced(samplesByNode, { concurrency: 16 }, async (sample) => {
+    const history = await client.workflow.getHandle(drainWorkflowId(sample.nodeId)).fetchHistory();
+    Object.assign(sample, drainTimeline(history.events ?? []));
+  });
+  await paced(allBaselines, { concurrency: 16 }, async (sample) => {
+    const history = await client.workflow.getHandle(sample.workflowId).fetchHistory();
+    Object.assign(sample, baselineTimeline(history.events ?? []));
+  });
+  await phase('histories');
+
+  const result = report({
+    options,
+    services,
+    clockOffsetMs,
+    clockDriftMs: now.drift(),
+    phases,
+    drains: samplesByNode,
+    baselines,
+    releaseRate,
+    signalRate: ratePerSecond(baselines.signal.map((s) => s.sent)),
+    drainWorkerCache: (await worker.stats()).maxCachedWorkflows,
+    loadBefore,
+  });
+  const path = writeResult(NAME, result);
+  console.log(`\nwrote ${path}`);
+  return missing === 0 ? 0 : 1;
 }
 
 async function lastEventId(sql: postgres.Sql): Promise<bigint> {
@@ -568,6 +487,14 @@ function report(input: {
   const drain = span(drains, 'sent', 'drained');
   const bare = span(baseline, 'sent', 'closed');
   const ratio = { p50: round(drain.p50 / bare.p50), p99: round(drain.p99 / bare.p99) };
+  const figures: Figure[] = (['p50', 'p99'] as const).map((q) => ({
+    figure: `drain reaction ${q}, release → node.drained (${options.nodes.toLocaleString('en')} drains) vs bare signal`,
+    goal: `≤ ${GOAL_RATIO}×`,
+    value: `${drain[q]} ms`,
+    baseline: `${bare[q]} ms`,
+    ratio: ratio[q],
+    met: drain.count === options.nodes && ratio[q] <= GOAL_RATIO,
+  }));
 
   const also: [string, Summary][] = [
     ['release → node.drained seen by the poller', span(drains, 'sent', 'observed')],
@@ -603,7 +530,7 @@ function report(input: {
       rows.map(([l, s]) => row(l, s)),
     );
   const busy = (p: PhaseStats | undefined) =>
-    p ? `event loop ${Math.round(p.eventLoopBusy * 100)}% busy, ${p.cores} cores` : '?';
+    p ? `cores: this process ${p.cores}, API ${p.apiCores}, worker ${p.workerCores}` : '?';
   const pacing = options.rate ? `${options.rate}/s` : `as fast as ${options.concurrency} in flight allow`;
   const environ = environment();
   console.log(
@@ -615,7 +542,7 @@ function report(input: {
         `clocks: Postgres ${round(input.clockOffsetMs, 3)} ms off ours, drift ${round(input.clockDriftMs, 3)} ms; ` +
         `${environ.cpus} CPUs, ` +
         `load ${input.loadBefore.join(' ')} before, ${environ.loadavg.join(' ')} after`,
-      `this process: ${busy(phases.releases)} while releasing; ${busy(phases['signal baseline'])} while signalling`,
+      `while releasing: ${busy(phases.releases)}; while signalling: ${busy(phases['signal baseline'])}`,
       '',
       formatTable(
         ['', 'n', 'p50 ms', 'p99 ms', 'max ms'],
@@ -650,6 +577,7 @@ function report(input: {
     drain: { releaseToDrained: drain, ...Object.fromEntries(also) },
     baseline: { signalToCompleted: bare },
     ratio,
+    figures,
     segments: {
       drain: Object.fromEntries(drainSegments),
       baseline: Object.fromEntries(baselineSegments),

@@ -116,6 +116,7 @@ function parseOptions(args: string[]): Options {
 export default defineBenchmark({
   summary: 'cordon/uncordon and label through the API at concurrency C, against the same SQL in pgbench',
   usage,
+  quick: ['--seconds', '5', '--warmup', '1'],
   run: measured(parseOptions, measure),
 });
 

@@ -23,7 +23,7 @@ import { newId } from '../domain/ids';
 import { hashSecret } from '../domain/secrets';
 import { createWorker, workflowsPath } from '../worker';
 import { drainWorkflowId, POOL_DRAIN_WAVE, poolDrainWorkflowId } from '../workflows/definitions';
-import { defineBenchmark, intOption, measured, UsageError, type Log } from './support/benchmark';
+import { defineBenchmark, intOption, measured, UsageError, type Log, type Figure } from './support/benchmark';
 import { paced } from './support/pace';
 import { environment, formatTable, writeResult } from './support/report';
 import { startServices } from './support/services';
@@ -36,6 +36,8 @@ const NAME = 'pool-drain';
 const baselinePath = fileURLToPath(new URL('./workflows/baseline.ts', import.meta.url));
 /** The pool drain's wave: the baseline starts its children as many at a time. */
 const WAVE = POOL_DRAIN_WAVE;
+/** Child drain starts per second, at least this share of the bare empty-child rate. */
+const GOAL_RATIO = 0.7;
 
 const usage = [
   '  --nodes N   nodes of the pool, none holding an allocation, all drained at once (default 1000, max 5000)',
@@ -63,6 +65,7 @@ function parseOptions(args: string[]): Options {
 export default defineBenchmark({
   summary: 'child drain start rate of a pool drain, against empty child workflow starts on the same server',
   usage,
+  quick: ['--nodes', '500'],
   run: measured(parseOptions, measure),
 });
 
@@ -225,6 +228,16 @@ async function measure(options: Options, teardown: Teardown, log: Log): Promise<
     services,
     rates: { childDrainStartsPerSecond: children, emptyChildStartsPerSecond: empty },
     ratio,
+    figures: [
+      {
+        figure: `pool drain child starts (${n} nodes at once) vs empty child workflow starts`,
+        goal: `≥ ${GOAL_RATIO}×`,
+        value: `${children} starts/s`,
+        baseline: `${empty} starts/s`,
+        ratio,
+        met: ratio >= GOAL_RATIO && outcome === 'succeeded',
+      },
+    ] satisfies Figure[],
     firstChildMs,
     poolDrainMs: finished - requested,
     segments: Object.fromEntries(

@@ -46,7 +46,7 @@ import { nodes, pools } from '../db/schema';
 import { newId } from '../domain/ids';
 import { hashSecret } from '../domain/secrets';
 import { startApiProcess } from './support/api-process';
-import { defineBenchmark, intOption, measured, UsageError, type Log } from './support/benchmark';
+import { defineBenchmark, intOption, measured, UsageError, type Log, type Figure } from './support/benchmark';
 import { cpuBetween, cpuMark, findPostmaster, type CpuSplit } from './support/cpu';
 import { summarizeProfileFile, type ProfileSummary } from './support/cpu-profile';
 import { environment, formatTable, writeResult } from './support/report';
@@ -134,6 +134,7 @@ function parseOptions(args: string[]): Options {
 export default defineBenchmark({
   summary: 'decommission preview of a node with 0 and with 100,000 history rows: p50/p99 and their ratio',
   usage,
+  quick: ['--requests', '200', '--warmup', '20', '--concurrent-requests', '100'],
   run: measured(parseOptions, measure),
 });
 
@@ -856,6 +857,29 @@ function report(input: {
     p99: p.name === 'HTTP' ? p.b.p99 <= GOAL_P99_MS && p.a.p99 <= GOAL_P99_MS : null,
   }));
   const n = (x: number) => x.toLocaleString('en-US');
+  const history = `${n(options.history)} history rows`;
+  const figures: Figure[] = paths.flatMap((p, i) => [
+    ...(['p50', 'p99'] as const).map((q) => ({
+      figure: `preview ${q}, ${p.name} c=${p.concurrency}: node with ${history} vs none`,
+      goal: `≤ ${GOAL_RATIO}×`,
+      value: `${p.b[q]} ms`,
+      baseline: `${p.a[q]} ms`,
+      ratio: q === 'p50' ? p.ratioP50 : p.ratioP99,
+      met: q === 'p50' ? goals[i]!.ratioP50 : goals[i]!.ratioP99,
+    })),
+    ...(goals[i]!.p99 === null
+      ? []
+      : [
+          {
+            figure: `preview p99, ${p.name} c=${p.concurrency}, node with ${history}`,
+            goal: `≤ ${GOAL_P99_MS} ms`,
+            value: `${Math.max(p.a.p99, p.b.p99)} ms`,
+            baseline: '—',
+            ratio: null,
+            met: goals[i]!.p99!,
+          },
+        ]),
+  ]);
   const lines = [
     '',
     `${NAME}: decommission preview, node A (no history) against node B (${n(options.history)} history rows: ` +
@@ -1015,6 +1039,7 @@ function report(input: {
     options,
     split,
     goals: { ratio: GOAL_RATIO, p99Ms: GOAL_P99_MS, met: goals },
+    figures,
     environment: { ...environ, loadavgBefore: input.loadBefore },
     services: input.services,
     nodes: { a: seeded.nodeA, b: seeded.nodeB, fillers: seeded.fillerIds },

@@ -1,11 +1,13 @@
 /**
  * `npm run bench -- <name> [options]`: runs `bench/<name>.ts`. A benchmark is one file in `bench/`
  * whose default export comes from `defineBenchmark` (bench/support/benchmark.ts); adding a file is
- * all it takes to add one. Without a name, or with an unknown one, lists what there is.
+ * all it takes to add one. `npm run bench` alone runs every one in its quick mode and writes
+ * docs/benchmarks.md (bench/support/run-all.ts); `list` (or an unknown name) lists what there is.
  */
 import { readdirSync } from 'node:fs';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { UsageError, type Benchmark } from './support/benchmark';
+import { runAll } from './support/run-all';
 
 const benchDir = fileURLToPath(new URL('./', import.meta.url));
 
@@ -29,7 +31,8 @@ async function list(): Promise<string> {
   const width = Math.max(0, ...names.map((n) => n.length));
   const lines = await Promise.all(names.map(async (n) => `  ${n.padEnd(width)}  ${(await load(n)).summary}`));
   return [
-    'usage: npm run bench -- <name> [options]   (--help after a name lists its options)',
+    'usage: npm run bench                        every benchmark, quick, then docs/benchmarks.md',
+    '       npm run bench -- <name> [options]    one (--help after a name lists its options)',
     '',
     'benchmarks:',
     ...lines,
@@ -38,9 +41,13 @@ async function list(): Promise<string> {
 
 async function main(argv: string[]): Promise<number> {
   const [name, ...args] = argv;
-  if (!name || name === '--help' || name === '-h' || name === 'list') {
+  if (!name) {
+    const names = available();
+    return runAll(await Promise.all(names.map(async (n) => ({ name: n, quick: (await load(n)).quick }))));
+  }
+  if (name === '--help' || name === '-h' || name === 'list') {
     console.log(await list());
-    return name ? 0 : 2;
+    return 0;
   }
   if (!available().includes(name)) {
     console.error(`no benchmark named ${JSON.stringify(name)}\n`);

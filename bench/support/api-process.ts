@@ -51,6 +51,8 @@ export interface ApiProcess {
   pid: number;
   /** The child's event-loop utilization so far (diff two with performance.eventLoopUtilization). */
   eventLoop(): Promise<EventLoopUtilization>;
+  /** The child's CPU time so far (diff two with the same fields). */
+  cpu(): Promise<NodeJS.CpuUsage>;
   /** Starts a V8 CPU profile in the child, sampling every `intervalUs`. */
   profileStart(intervalUs?: number): Promise<void>;
   /** Stops it and has the child write the .cpuprofile to `path`. */
@@ -109,6 +111,11 @@ export async function startApiProcess(config: ApiProcessConfig, teardown: Teardo
       const reply = await ask({ type: 'stats' });
       if (reply.type !== 'stats') throw new Error(`API process: unexpected reply ${reply.type}`);
       return reply.eventLoop;
+    },
+    async cpu() {
+      const reply = await ask({ type: 'stats' });
+      if (reply.type !== 'stats') throw new Error(`API process: unexpected reply ${reply.type}`);
+      return reply.cpu;
     },
     async profileStart(intervalUs = 500) {
       await ask({ type: 'profile-start', intervalUs });

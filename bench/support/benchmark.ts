@@ -8,8 +8,12 @@ export interface Benchmark {
   summary: string;
   /** The options it takes, one per line, for `npm run bench -- <name> --help`. */
   usage: string;
-  /** The arguments of a run of about a minute (`npm run bench` runs every benchmark so). */
-  quick?: string[];
+  /**
+   * The options of its quick mode, the one `npm run bench` (no name) runs before writing
+   * docs/benchmarks.md: small enough that every benchmark together takes minutes, large enough that
+   * its figures mean what the full run's do.
+   */
+  quick: string[];
   /** Runs it with the arguments after its name; resolves to the process exit code. */
   run(args: string[]): Promise<number>;
 }

@@ -1,0 +1,99 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import type { Teardown } from './teardown';
+
+/**
+ * The real worker (`createWorker` from worker.ts) in a child process (bench/support/
+ * worker-process-main.ts, run through tsx), as production runs it beside the API: its own event
+ * loop, its own pool, its own memory, which a benchmark can read from /proc.
+ */
+export interface WorkerProcessConfig {
+  databaseUrl: string;
+  temporalAddress: string;
+  taskQueue: string;
+  /** Also runs bench/workflows/baseline.ts on this queue, in the same process (a same-run baseline). */
+  baselineTaskQueue?: string;
+}
+
+export type WorkerProcessRequest = { id: number; type: 'stats' } | { id: number; type: 'stop' };
+
+export type WorkerProcessReply =
+  | { type: 'ready'; pid: number }
+  | { id: number; type: 'stats'; cpu: NodeJS.CpuUsage; maxCachedWorkflows: number }
+  | { id: number; type: 'ok' }
+  | { id: number; type: 'error'; message: string };
+
+const entry = fileURLToPath(new URL('./worker-process-main.ts', import.meta.url));
+
+export interface WorkerProcess {
+  pid: number;
+  /** CPU time of the whole process so far, and the cache size the worker runs with. */
+  stats(): Promise<{ cpu: NodeJS.CpuUsage; maxCachedWorkflows: number }>;
+  /** The process' resident memory now, in bytes (VmRSS of /proc/<pid>/status). */
+  rss(): number;
+}
+
+/** Starts the worker child and waits until its workers run; it is stopped at teardown. */
+export async function startWorkerProcess(
+  config: WorkerProcessConfig,
+  teardown: Teardown,
+): Promise<WorkerProcess> {
+  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', entry], {
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    env: { ...process.env, BENCH_WORKER_CONFIG: JSON.stringify(config) },
+  });
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  let nextId = 1;
+  const pending = new Map<number, (reply: WorkerProcessReply) => void>();
+  const ready = new Promise<{ pid: number }>((resolve, reject) => {
+    child.on('message', (reply: WorkerProcessReply) => {
+      if (reply.type === 'ready') resolve(reply);
+      else pending.get(reply.id)?.(reply);
+    });
+    void exited.then((code) =>
+      reject(new Error(`the worker process exited with ${code} before it was ready`)),
+    );
+  });
+  const ask = (type: WorkerProcessRequest['type']): Promise<WorkerProcessReply> => {
+    const id = nextId++;
+    return new Promise((resolve, reject) => {
+      pending.set(id, (reply) => {
+        pending.delete(id);
+        if (reply.type === 'error') reject(new Error(`worker process: ${reply.message}`));
+        else resolve(reply);
+      });
+      child.send({ id, type } satisfies WorkerProcessRequest);
+    });
+  };
+  teardown.add('stop the worker process', async () => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);
+    try {
+      await Promise.race([ask('stop'), exited]);
+    } catch {
+      child.kill('SIGTERM');
+    }
+    await exited;
+    clearTimeout(timer);
+  });
+
+  const { pid } = await ready;
+  return {
+    pid,
+    async stats() {
+      const reply = await ask('stats');
+      if (reply.type !== 'stats') throw new Error(`worker process: unexpected reply ${reply.type}`);
+      return { cpu: reply.cpu, maxCachedWorkflows: reply.maxCachedWorkflows };
+    },
+    rss: () => residentBytes(pid),
+  };
+}
+
+/** VmRSS of a live process, in bytes. */
+export function residentBytes(pid: number): number {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const match = /^VmRSS:\s+(\d+) kB$/m.exec(status);
+  if (!match) throw new Error(`no VmRSS in /proc/${pid}/status`);
+  return Number(match[1]) * 1024;
+}

@@ -46,25 +46,23 @@ interface ReadRow extends Record<string, unknown> {
 const LABELS_OF_N = `coalesce((select json_agg(json_build_object('key', l.key, 'value', l.value, 'source', l.source)
   order by l.key) from node_labels l where l.node_id = n.id), '[]'::json)`;
 
+const READ_COLUMNS = `n.*, ${LABELS_OF_N} as labels,
+  exists (select 1 from disruptions d where d.node_id = n.id) as disrupted`;
+
+/** The read as an operator sends it ($1: the node id); bench/mutations.ts runs it in pgbench too. */
+export const OPERATOR_READ = `select ${READ_COLUMNS} from nodes n where n.id = $1`;
+
+/** The tenant's view, as `visibleTo`: live nodes of pools it owns or is granted ($2). */
+const TENANT_READ = `select ${READ_COLUMNS} from nodes n
+  where n.id = $1 and n.deleted_at is null
+    and n.pool_id in (select id from pools where tenant_id = $2 or $2 = any(grants))`;
+
 async function readNode(sql: Sql, nodeId: string, principal: Principal): Promise<ReadRow | undefined> {
-  const disrupted = 'exists (select 1 from disruptions d where d.node_id = n.id)';
-  if (principal.kind === 'operator') {
-    const [row] = await sql.unsafe<ReadRow[]>(
-      `select n.*, ${LABELS_OF_N} as labels, ${disrupted} as disrupted from nodes n where n.id = $1`,
-      [nodeId],
-      { prepare: true },
-    );
-    return row;
-  }
-  if (principal.kind !== 'tenant') return undefined;
-  // The tenant's view, as `visibleTo`: live nodes of pools it owns or is granted.
-  const [row] = await sql.unsafe<ReadRow[]>(
-    `select n.*, ${LABELS_OF_N} as labels, ${disrupted} as disrupted from nodes n
-     where n.id = $1 and n.deleted_at is null
-       and n.pool_id in (select id from pools where tenant_id = $2 or $2 = any(grants))`,
-    [nodeId, principal.tenantId],
-    { prepare: true },
-  );
+  if (principal.kind === 'node') return undefined;
+  const [row] =
+    principal.kind === 'operator'
+      ? await sql.unsafe<ReadRow[]>(OPERATOR_READ, [nodeId], { prepare: true })
+      : await sql.unsafe<ReadRow[]>(TENANT_READ, [nodeId, principal.tenantId], { prepare: true });
   return row;
 }
 
@@ -73,9 +71,13 @@ async function readNode(sql: Sql, nodeId: string, principal: Principal): Promise
  * version read (and, for a change that would give back a disruption slot, only if it holds none:
  * freeing one locks the pool, which the locking path does), its operator labels, its event under
  * the event feed's shared lock (db/events.ts: taken before the event's id is drawn, held to
- * commit) with the feed's NOTIFY, and the node with its labels as they now are.
+ * commit) with the feed's NOTIFY, and the node with its labels as they now are. Parameters: $1
+ * node id, $2 version read, $3 cordoned, $4 maintenance, $5 no-schedule reasons (null: as they
+ * are), $6 whether the change would give back a slot, $7 operator label keys removed, $8 and $9
+ * keys and values set, $10 event type, $11 actor, $12 reason, $13 event data. bench/mutations.ts
+ * runs this text in pgbench.
  */
-const WRITE = `
+export const GUARDED_WRITE = `
 with updated as (
   update nodes set
     cordoned = coalesce($3::boolean, cordoned),
@@ -121,7 +123,7 @@ async function writeChange(
   const { patch, labels } = change;
   const set = Object.entries(labels?.set ?? {});
   const [raw] = await sql.unsafe<ReadRow[]>(
-    WRITE,
+    GUARDED_WRITE,
     [
       before.id,
       before.version,

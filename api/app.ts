@@ -26,6 +26,7 @@ import { poolsRoutes } from './routes/pools';
 import { tokensRoutes } from './routes/tokens';
 import { whoamiRoutes } from './routes/whoami';
 import { consoleRoutes } from '../console/app';
+import { consoleSessionStore } from '../db/console-sessions';
 import { limitFailedAuthentications } from './rate-limit';
 import { newRequestId } from './request-id';
 import { requireUtf8Body } from './utf8-body';
@@ -96,7 +97,11 @@ export function createApp(deps: AppDeps) {
         ),
     ]);
     const ready = postgres && temporal;
-    return c.json({ status: ready ? 'ready' : 'unavailable', postgres, temporal }, ready ? 200 : 503);
+    // `process`: which API process answered, when several share the port (API_PROCESSES).
+    return c.json(
+      { status: ready ? 'ready' : 'unavailable', postgres, temporal, process: process.pid },
+      ready ? 200 : 503,
+    );
   });
   app.get('/metrics', (c) => c.text(metrics.render(), 200, { 'content-type': 'text/plain; version=0.0.4' }));
 
@@ -118,7 +123,7 @@ export function createApp(deps: AppDeps) {
   // The admin console (docs/console.md) calls the routes above in-process, as the signed-in key.
   app.route(
     '/console',
-    consoleRoutes((request, env) => app.fetch(request, env)),
+    consoleRoutes((request, env) => app.fetch(request, env), consoleSessionStore(deps.db)),
   );
   return app;
 }

@@ -1,3 +1,4 @@
+import cluster from 'node:cluster';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { fileURLToPath } from 'node:url';
 import { serve, type ServerType } from '@hono/node-server';
@@ -14,6 +15,8 @@ import { clientErrorHandler } from './client-errors';
 import type { AppDeps } from './env';
 import { rateLimitsOf } from './rate-limit';
 import { createAppDeps } from './deps';
+import { apiProcessCount, superviseApiProcesses } from './cluster';
+import { createLogger } from '../observability/log';
 
 /** How long a client may take to send a request; none of them bounds the answer (long-polls). */
 export interface TransportSettings {
@@ -100,7 +103,15 @@ async function main(): Promise<void> {
       'api/server.ts needs DATABASE_URL and TEMPORAL_ADDRESS (npm start runs everything together)',
     );
   }
-  await migrateDatabase(config.DATABASE_URL);
+  // Once, before any API process: the migrations, and the CA key file made if it is missing.
+  if (cluster.isPrimary) {
+    await migrateDatabase(config.DATABASE_URL);
+    loadCa({ file: config.DRYDOCK_CA_KEY_FILE, home: config.DRYDOCK_HOME });
+    const processes = apiProcessCount(config.API_PROCESSES);
+    if (processes > 1) {
+      return superviseApiProcesses(processes, createLogger({ service: 'api', level: config.LOG_LEVEL }));
+    }
+  }
   const { db, sql, close } = createDb(config.DATABASE_URL);
   const connection = await Connection.connect({ address: config.TEMPORAL_ADDRESS });
   const temporal = new Client({ connection, namespace: config.TEMPORAL_NAMESPACE });

@@ -22,22 +22,28 @@
  * Both sides are read the same way: what completed inside the window, per-transaction latencies
  * from pgbench's `--log`.
  *
+ * Last, the cordon workload again through the real entry point, api/server.ts, with
+ * API_PROCESSES=auto (one process per core on one port): the scaling figure against one process.
+ *
  * Also reported: the SQL statements (round trips) the API sends per request, counted through the
  * same routes in this process with a counting pool; the CPU split between the load generator, the
  * API, pgbench, Postgres and the rest of the machine (the load generator shares the machine with
  * the API, as pgbench does with Postgres); with --profile, the API's V8 CPU profile of each
  * window, summarized by package and by function.
  */
+import { spawn } from 'node:child_process';
 import { randomBytes, randomInt } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
 import { Client, Connection } from '@temporalio/client';
 import { drizzle } from 'drizzle-orm/postgres-js';
 import postgres from 'postgres';
 import { createApp } from '../api/app';
+import { apiProcessCount } from '../api/cluster';
 import { createAppDeps } from '../api/deps';
 import { generateCa } from '../ca';
 import { createDb } from '../db/client';
@@ -46,6 +52,7 @@ import * as schema from '../db/schema';
 import { nodes, pools } from '../db/schema';
 import { newId } from '../domain/ids';
 import { hashSecret } from '../domain/secrets';
+import { freePort } from '../scripts/services/process';
 import { startApiProcess, type ApiProcess } from './support/api-process';
 import { defineBenchmark, intOption, measured, UsageError, type Figure, type Log } from './support/benchmark';
 import { cpuBetween, cpuMark, parentPid, type CpuMark, type CpuSplit } from './support/cpu';
@@ -122,7 +129,7 @@ function parseOptions(args: string[]): Options {
 const benchmark = {
   summary: 'cordon/uncordon and label through the API at concurrency C, against the same SQL in pgbench',
   usage,
-  /** About a minute: two workloads, each a 5 s window through the API and in pgbench. */
+  /** About a minute: two workloads, each a 5 s window through the API and in pgbench, then the cluster's. */
   quick: ['--seconds', '5', '--warmup', '1'],
   run: measured(parseOptions, measure),
 };
@@ -373,12 +380,31 @@ async function measure(options: Options, teardown: Teardown, log: Log): Promise<
     results[workload.name] = { api: apiRun, pgbench: pgRun };
   }
 
+  // ── the same cordons through api/server.ts with one API process per core ───────────────────
+  // pgbench flipped nodes too: each request must stay a change, so the lanes learn them again.
+  const flags = await sql<{ id: string; cordoned: boolean }[]>`select id, cordoned from nodes`;
+  const cordonedNow = new Map(flags.map((row) => [row.id, row.cordoned]));
+  nodeIds.forEach((id, i) => (cordoned[i] = cordonedNow.get(id)!));
+  const scaling = await runScaling({
+    workload: workloads[0]!,
+    options,
+    services,
+    operatorKey,
+    scratch,
+    taskQueue,
+  });
+  log(
+    `cordon with API_PROCESSES=${scaling.processes}: ${scaling.requestsPerSecond} req/s, ` +
+      `p99 ${scaling.latency.p99} ms (one process: ${results.cordon!.api.requestsPerSecond} req/s)`,
+  );
+
   const result = report({
     options,
     services,
     loadBefore,
     statementCounts,
     results,
+    scaling,
     postgresVisible: postmaster !== null,
     profileDir,
   });
@@ -606,6 +632,7 @@ function report(input: {
   loadBefore: number[];
   statementCounts: Record<string, StatementCount>;
   results: Record<string, { api: ApiRun; pgbench: PgbenchRun }>;
+  scaling: ScalingRun;
   postgresVisible: boolean;
   profileDir: string | null;
 }) {
@@ -778,10 +805,20 @@ function report(input: {
       ),
     );
   }
+  lines.push(
+    '',
+    `cordon through api/server.ts with API_PROCESSES=${input.scaling.processes}: ` +
+      `${input.scaling.requestsPerSecond} req/s, p99 ${input.scaling.latency.p99} ms, ` +
+      `${input.scaling.failed} failed (one process above: ${results.cordon?.api.requestsPerSecond} req/s)`,
+  );
   console.log(lines.join('\n'));
 
   return {
-    figures: figuresOf(workloads, options.concurrency),
+    figures: [
+      ...figuresOf(workloads, options.concurrency),
+      scalingFigure(input.scaling, results.cordon!.api),
+    ],
+    scaling: input.scaling,
     benchmark: NAME,
     at: new Date().toISOString(),
     options,
@@ -837,4 +874,80 @@ function figuresOf(
       },
     ];
   });
+}
+
+interface ScalingRun {
+  processes: number;
+  requestsPerSecond: number;
+  latency: Summary;
+  failed: number;
+}
+
+/**
+ * The cordon workload through the real entry point, api/server.ts, with API_PROCESSES=auto (one
+ * process per core, sharing one port through node:cluster), for the same window.
+ */
+async function runScaling(input: {
+  workload: Workload;
+  options: Options;
+  services: BenchServices;
+  operatorKey: string;
+  scratch: string;
+  taskQueue: string;
+}): Promise<ScalingRun> {
+  const processes = apiProcessCount('auto');
+  const port = await freePort();
+  const child = spawn(process.execPath, ['--import', 'tsx', join(projectRoot, 'api/server.ts')], {
+    env: {
+      ...process.env,
+      API_PROCESSES: 'auto',
+      DATABASE_URL: input.services.databaseUrl,
+      TEMPORAL_ADDRESS: input.services.temporal.address,
+      TEMPORAL_TASK_QUEUE: input.taskQueue,
+      PORT: String(port),
+      DRYDOCK_HOME: input.scratch,
+      DRYDOCK_BOOTSTRAP_OPERATOR_KEY: input.operatorKey,
+      LOG_LEVEL: 'warn',
+    },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  try {
+    let listening = 0;
+    await new Promise<void>((resolve, reject) => {
+      void exited.then((code) => reject(new Error(`api/server.ts exited (${code}) before it listened`)));
+      createInterface({ input: child.stdout! }).on('line', (line) => {
+        if (line.includes('listening') && ++listening === processes) resolve();
+      });
+    });
+    const load = await runHttpLoad({
+      port,
+      headers: { authorization: `Bearer ${input.operatorKey}` },
+      concurrency: input.options.concurrency,
+      warmupMs: input.options.warmup * 1000,
+      durationMs: input.options.seconds * 1000,
+      next: input.workload.next,
+    });
+    return {
+      processes,
+      requestsPerSecond: round(load.latenciesMs.length / input.options.seconds, 1),
+      latency: summarize(load.latenciesMs),
+      failed: load.failed,
+    };
+  } finally {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+    await exited;
+  }
+}
+
+function scalingFigure(scaling: ScalingRun, one: ApiRun): Figure {
+  const ratio = round(scaling.requestsPerSecond / one.requestsPerSecond, 2);
+  return {
+    figure: `cordon throughput, API_PROCESSES=${scaling.processes} (one per core) vs 1`,
+    goal: '> 1×',
+    value: `${Math.round(scaling.requestsPerSecond).toLocaleString('en-US')} req/s`,
+    baseline: `${Math.round(one.requestsPerSecond).toLocaleString('en-US')} req/s one process`,
+    ratio,
+    met: ratio > 1,
+  };
 }

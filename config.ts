@@ -22,6 +22,8 @@ const schema = z.object({
   TEMPORAL_TASK_QUEUE: z.string().min(1).default('drydock'),
   TEMPORAL_CLI: z.string().min(1).optional(),
   PORT: z.coerce.number().int().min(0).max(65535).default(8080),
+  /** API processes sharing PORT (node:cluster); `auto` or 0: one per core. */
+  API_PROCESSES: z.literal('auto').or(z.coerce.number().int().min(0).max(256)).default(1),
   TEMPORAL_UI_PORT: z.coerce.number().int().min(1).max(65535).default(8233),
   /** The Temporal Web UI the console links operations to (`npm start` uses the UI it starts). */
   DRYDOCK_TEMPORAL_UI_URL: z.string().url().optional(),

@@ -29,6 +29,7 @@ import { poolsRoutes } from './routes/pools';
 import { tokensRoutes } from './routes/tokens';
 import { whoamiRoutes } from './routes/whoami';
 import { consoleRoutes } from '../console/app';
+import { consoleSessionStore } from '../db/console-sessions';
 import { limitFailedAuthentications } from './rate-limit';
 import { newRequestId } from './request-id';
 import { requireUtf8Body } from './utf8-body';
@@ -110,7 +111,11 @@ export function createApp(deps: AppDeps) {
         ),
     ]);
     const ready = postgres && temporal;
-    return c.json({ status: ready ? 'ready' : 'unavailable', postgres, temporal }, ready ? 200 : 503);
+    // `process`: which API process answered, when several share the port (API_PROCESSES).
+    return c.json(
+      { status: ready ? 'ready' : 'unavailable', postgres, temporal, process: process.pid },
+      ready ? 200 : 503,
+    );
   });
   app.get('/metrics', async (c) =>
     c.text(await deps.metrics.registry.metrics(), 200, { 'content-type': METRICS_CONTENT_TYPE }),
@@ -134,7 +139,7 @@ export function createApp(deps: AppDeps) {
   // The admin console (docs/console.md) calls the routes above in-process, as the signed-in key.
   app.route(
     '/console',
-    consoleRoutes((request, env) => app.fetch(request, env)),
+    consoleRoutes((request, env) => app.fetch(request, env), consoleSessionStore(deps.db)),
   );
   return app;
 }

@@ -1,3 +1,4 @@
+import cluster from 'node:cluster';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { fileURLToPath } from 'node:url';
 import { serve, type ServerType } from '@hono/node-server';
@@ -18,6 +19,7 @@ import type { AppDeps } from './env';
 import { rateLimitsOf } from './rate-limit';
 import { createAppDeps } from './deps';
 import { startTracing, tracesEndpointOf } from '../observability/tracing';
+import { apiProcessCount, superviseApiProcesses } from './cluster';
 
 /** How long a client may take to send a request; none of them bounds the answer (long-polls). */
 export interface TransportSettings {
@@ -115,7 +117,15 @@ async function main(config: Config, log: Logger): Promise<void> {
       'api/server.ts needs DATABASE_URL and TEMPORAL_ADDRESS (npm start runs everything together)',
     );
   }
-  await migrateDatabase(config.DATABASE_URL);
+  // Once, before any API process: the migrations, and the CA key file made if it is missing.
+  if (cluster.isPrimary) {
+    await migrateDatabase(config.DATABASE_URL);
+    loadCa({ file: config.DRYDOCK_CA_KEY_FILE, home: config.DRYDOCK_HOME });
+    const processes = apiProcessCount(config.API_PROCESSES);
+    if (processes > 1) {
+      return superviseApiProcesses(processes, log);
+    }
+  }
   const { db, sql, close } = createDb(config.DATABASE_URL);
   const tracing = startTracing({ service: 'drydock-api', endpoint: tracesEndpointOf(config) });
   const connection = await Connection.connect({ address: config.TEMPORAL_ADDRESS });

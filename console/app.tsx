@@ -14,7 +14,7 @@ import { operationRoutes } from './routes/operations';
 import { poolRoutes } from './routes/pools';
 import { tokenRoutes } from './routes/tokens';
 import { securityHeaders } from './security';
-import { csrfMatches, Sessions, type Session } from './sessions';
+import { csrfMatches, Sessions, type Session, type SessionStore } from './sessions';
 import { STYLESHEET } from './style';
 
 const COOKIE = 'drydock_session';
@@ -22,10 +22,10 @@ const COOKIE = 'drydock_session';
 /**
  * The admin console under /console (docs/console.md): server-rendered pages over the API, called
  * in-process through the shared typed client as the signed-in key. `send` hands a request to the
- * API app.
+ * API app; `store` keeps the sessions.
  */
-export function consoleRoutes(send: InProcess): Hono<ConsoleEnv> {
-  const sessions = new Sessions();
+export function consoleRoutes(send: InProcess, store: SessionStore): Hono<ConsoleEnv> {
+  const sessions = new Sessions(store);
   const router = new Hono<ConsoleEnv>();
 
   router.use('*', securityHeaders);
@@ -42,8 +42,8 @@ export function consoleRoutes(send: InProcess): Hono<ConsoleEnv> {
       const caller = await apiAs(c, key, send).GET('/v1/whoami');
       // A browser signing in again leaves its earlier session behind, ended.
       const earlier = getCookie(c, COOKIE);
-      if (earlier) sessions.close(earlier);
-      const session = sessions.open(key, caller);
+      if (earlier) await sessions.close(earlier);
+      const session = await sessions.open(key, caller);
       setCookie(c, COOKIE, session.id, {
         httpOnly: true,
         sameSite: 'Strict',
@@ -67,7 +67,7 @@ export function consoleRoutes(send: InProcess): Hono<ConsoleEnv> {
 
   // Everything below needs a session; every POST below needs its CSRF token too.
   router.use('*', sameOrigin, async (c, next) => {
-    const session = sessions.find(getCookie(c, COOKIE));
+    const session = await sessions.find(getCookie(c, COOKIE));
     if (!session) {
       if (c.req.method === 'GET') return c.redirect(`${PATH}/sign-in`, 303);
       return c.html(<Problem title="Sign in first" message="This session has ended: sign in again." />, 403);
@@ -87,11 +87,15 @@ export function consoleRoutes(send: InProcess): Hono<ConsoleEnv> {
     }
     c.set('session', sessionFor(c, session));
     c.set('api', apiAs(c, session.key, send));
+    const { flash, created } = session;
     await next();
+    // A change left something to show once, or a page showed it: the next request may reach
+    // another process.
+    if (session.flash !== flash || session.created !== created) await sessions.saveShownOnce(session);
   });
 
-  router.post('/sign-out', (c) => {
-    sessions.close(c.var.session.id);
+  router.post('/sign-out', async (c) => {
+    await sessions.close(c.var.session.id);
     deleteCookie(c, COOKIE, { path: PATH });
     return c.redirect(`${PATH}/sign-in`, 303);
   });
@@ -132,10 +136,10 @@ function fromThisSite(fetchSite: string | undefined, origin: string | undefined,
  * A page for what went wrong: a key the API no longer knows ends the session; any other refusal
  * shows its message with its status; an API that cannot be reached is 503.
  */
-function failure(c: Ctx, sessions: Sessions, error: Error) {
+async function failure(c: Ctx, sessions: Sessions, error: Error) {
   const session = c.get('session') as Session | undefined;
   if (error instanceof ApiError && error.status === 401 && session) {
-    sessions.close(session.id);
+    await sessions.close(session.id);
     deleteCookie(c, COOKIE, { path: PATH });
     return c.redirect(`${PATH}/sign-in`, 303);
   }

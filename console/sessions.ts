@@ -1,8 +1,17 @@
-import { randomBytes, timingSafeEqual } from 'node:crypto';
-import type { Schemas } from '../client';
+import {
+  createCipheriv,
+  createDecipheriv,
+  createHash,
+  hkdfSync,
+  randomBytes,
+  timingSafeEqual,
+} from 'node:crypto';
+import type { Answer, Schemas } from '../client';
 
 /** Who a session signed in as, as `GET /v1/whoami` answered at sign-in. */
 export type Caller = Schemas['Caller'];
+
+export type CreatedToken = Answer<'post', '/v1/tokens'>;
 
 /** A message shown once, on the page after a change. */
 export interface Flash {
@@ -17,6 +26,8 @@ export interface Session {
   readonly csrf: string;
   readonly caller: Caller;
   flash?: Flash;
+  /** A join token just created (its secret in it), for the page after the creation to show once. */
+  created?: CreatedToken;
   expiresAt: number;
 }
 
@@ -24,38 +35,108 @@ export interface Session {
 const IDLE_MS = 8 * 60 * 60 * 1000;
 
 /**
- * The console's sessions, in this process's memory: the browser holds only a random session id
- * (its cookie), the API key stays on the server. A restart signs everyone out; with more than one
- * API process a browser must keep to one of them (docs/console.md).
+ * The console's sessions, in the database, so that every API process knows each of them
+ * (API_PROCESSES > 1: a browser's requests land on any). The browser holds only a random session
+ * id (its cookie); the row is found by the id's SHA-256 and holds the API key sealed (AES-256-GCM)
+ * under a key derived from the id, so neither the browser nor the table alone has the key.
  */
 export class Sessions {
-  private readonly byId = new Map<string, Session>();
+  constructor(private readonly store: SessionStore) {}
 
-  open(key: string, caller: Caller, now = Date.now()): Session {
-    this.sweep(now);
+  async open(key: string, caller: Caller, now = Date.now()): Promise<Session> {
     const session: Session = { id: token(), key, csrf: token(), caller, expiresAt: now + IDLE_MS };
-    this.byId.set(session.id, session);
+    await this.store.insert(
+      {
+        idHash: idHash(session.id),
+        sealedKey: seal(session.id, key),
+        csrf: session.csrf,
+        caller,
+        flash: null,
+        sealedCreated: null,
+        expiresAt: new Date(session.expiresAt),
+      },
+      new Date(now),
+    );
     return session;
   }
 
   /** The live session of `id`, its idle time restarted; undefined when unknown or expired. */
-  find(id: string | undefined, now = Date.now()): Session | undefined {
-    const session = id === undefined ? undefined : this.byId.get(id);
-    if (!session) return undefined;
-    if (session.expiresAt <= now) {
-      this.byId.delete(session.id);
-      return undefined;
-    }
-    session.expiresAt = now + IDLE_MS;
-    return session;
+  async find(id: string | undefined, now = Date.now()): Promise<Session | undefined> {
+    if (id === undefined) return undefined;
+    const row = await this.store.touch(idHash(id), new Date(now), new Date(now + IDLE_MS));
+    if (!row) return undefined;
+    const key = unseal(id, row.sealedKey);
+    if (key === undefined) return undefined;
+    const created = row.sealedCreated === null ? undefined : unseal(id, row.sealedCreated);
+    return {
+      id,
+      key,
+      csrf: row.csrf,
+      caller: row.caller as Caller,
+      flash: row.flash ?? undefined,
+      created: created === undefined ? undefined : (JSON.parse(created) as CreatedToken),
+      expiresAt: row.expiresAt.getTime(),
+    };
   }
 
-  close(id: string): void {
-    this.byId.delete(id);
+  /** Keeps what a change left for the next page (flash, created token), or that a page took it. */
+  async saveShownOnce(session: Session): Promise<void> {
+    await this.store.update(idHash(session.id), {
+      flash: session.flash ?? null,
+      sealedCreated: session.created ? seal(session.id, JSON.stringify(session.created)) : null,
+    });
   }
 
-  private sweep(now: number): void {
-    for (const [id, session] of this.byId) if (session.expiresAt <= now) this.byId.delete(id);
+  async close(id: string): Promise<void> {
+    await this.store.delete(idHash(id));
+  }
+}
+
+/** A session as stored: its id's hash, the sealed secrets, what shows once. */
+export interface SessionRow {
+  idHash: string;
+  sealedKey: string;
+  csrf: string;
+  caller: unknown;
+  flash: Flash | null;
+  sealedCreated: string | null;
+  expiresAt: Date;
+}
+
+/** Where the sessions are kept (db/console-sessions.ts: a table every API process shares). */
+export interface SessionStore {
+  /** Adds a session; the expired ones go at the same time. */
+  insert(row: SessionRow, now: Date): Promise<void>;
+  /** The live session of `idHash` with its expiry moved to `expiresAt`; undefined when gone. */
+  touch(idHash: string, now: Date, expiresAt: Date): Promise<SessionRow | undefined>;
+  update(idHash: string, set: Pick<SessionRow, 'flash' | 'sealedCreated'>): Promise<void>;
+  delete(idHash: string): Promise<void>;
+}
+
+function idHash(id: string): string {
+  return createHash('sha256').update(id).digest('base64url');
+}
+
+/** The key that seals a session's API key: derived from its id, which only the browser keeps. */
+function sealingKey(id: string): Buffer {
+  return Buffer.from(hkdfSync('sha256', id, '', 'drydock console session', 32));
+}
+
+function seal(id: string, key: string): string {
+  const iv = randomBytes(12);
+  const cipher = createCipheriv('aes-256-gcm', sealingKey(id), iv);
+  const sealed = Buffer.concat([cipher.update(key, 'utf8'), cipher.final()]);
+  return Buffer.concat([iv, cipher.getAuthTag(), sealed]).toString('base64url');
+}
+
+function unseal(id: string, sealed: string): string | undefined {
+  const bytes = Buffer.from(sealed, 'base64url');
+  try {
+    const decipher = createDecipheriv('aes-256-gcm', sealingKey(id), bytes.subarray(0, 12));
+    decipher.setAuthTag(bytes.subarray(12, 28));
+    return Buffer.concat([decipher.update(bytes.subarray(28)), decipher.final()]).toString('utf8');
+  } catch {
+    return undefined;
   }
 }
 

@@ -1,10 +1,9 @@
-import type { Answer, Schemas } from '../../client';
+import type { Schemas } from '../../client';
 import { Csrf, Layout, Table } from '../layout';
-import type { Flash, Session } from '../sessions';
+import type { CreatedToken, Flash, Session } from '../sessions';
 
 type Token = Schemas['JoinToken'];
 /** A token as its creation answers it: the only time its secret is known. */
-export type CreatedToken = Answer<'post', '/v1/tokens'>;
 
 /** Where the join line puts the agent's data directory (docs/agent.md). */
 const DATA_DIR = '/var/lib/drydock';

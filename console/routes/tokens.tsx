@@ -3,15 +3,8 @@ import { isId } from '../../domain/ids';
 import { parseSelector } from '../../domain/selector';
 import { CONSOLE_PATH, notFound, refusedInPage, takeFlash, type ConsoleEnv } from '../context';
 import { field } from '../controls';
-import { TokensPage, type CreatedToken } from '../pages/tokens';
-import type { Session } from '../sessions';
+import { TokensPage } from '../pages/tokens';
 import { change } from './pools';
-
-/**
- * The token a session just created, kept only until the page after the creation shows it: taken
- * (and forgotten) by that one render, never put in a URL, gone with the session.
- */
-const justCreated = new WeakMap<Session, CreatedToken>();
 
 /** Join tokens: the list, creating one (its secret shown once), revoking one. */
 export function tokenRoutes(): Hono<ConsoleEnv> {
@@ -19,8 +12,10 @@ export function tokenRoutes(): Hono<ConsoleEnv> {
 
   router.get('/tokens', async (c) => {
     const { api, session } = c.var;
-    const created = justCreated.get(session);
-    justCreated.delete(session);
+    // The token the session just created, kept only until this page shows it: taken (and
+    // forgotten) by one render, never put in a URL, gone with the session.
+    const created = session.created;
+    session.created = undefined;
     const [tokens, pools] = await Promise.all([
       api.GET('/v1/tokens').then((answer) => answer.items, refusedInPage),
       api.GET('/v1/pools'),
@@ -60,7 +55,7 @@ export function tokenRoutes(): Hono<ConsoleEnv> {
           ...(description ? { description } : {}),
         },
       });
-      justCreated.set(session, token);
+      session.created = token;
       return `Token ${token.id} created for pool ${token.poolId}.`;
     }).catch((error: unknown) => {
       if (!(error instanceof LabelsProblem)) throw error;

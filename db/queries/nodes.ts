@@ -1,6 +1,7 @@
 import { and, asc, eq, gt, ilike, inArray, isNull, sql, type SQL } from 'drizzle-orm';
 import type { NodeState } from '../../domain/controls';
 import { DrydockError } from '../../domain/errors';
+import type { Label } from '../../domain/labels';
 import type { Access, Liveness, ProvisionState } from '../../domain/node';
 import type { Principal } from '../../domain/principal';
 import type { Selector } from '../../domain/selector';
@@ -12,7 +13,7 @@ export type NodeRow = typeof nodes.$inferSelect;
 export type LabelRow = typeof nodeLabels.$inferSelect;
 
 /** The node object of the API (docs/api.md). */
-export function nodeView(node: NodeRow, labels: LabelRow[]) {
+export function nodeView(node: NodeRow, labels: Label[]) {
   return {
     id: node.id,
     tenantId: node.tenantId,
@@ -40,7 +41,7 @@ export function nodeView(node: NodeRow, labels: LabelRow[]) {
 export type NodeView = ReturnType<typeof nodeView>;
 
 /** The node and its labels as a control sees them. */
-export function nodeState(node: NodeRow, labels: LabelRow[]): NodeState {
+export function nodeState(node: NodeRow, labels: Label[]): NodeState {
   return { ...node, labels };
 }
 

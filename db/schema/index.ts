@@ -14,3 +14,4 @@ export * from './artifacts';
 export * from './current';
 export * from './history';
 export * from './disruptions';
+export * from './console-sessions';

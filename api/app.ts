@@ -118,7 +118,7 @@ export function createApp(deps: AppDeps) {
     );
   });
   app.get('/metrics', async (c) =>
-    c.text(await deps.metrics.registry.metrics(), 200, { 'content-type': METRICS_CONTENT_TYPE }),
+    c.text(await deps.metrics.render(), 200, { 'content-type': METRICS_CONTENT_TYPE }),
   );
 
   app.openAPIRegistry.registerComponent('securitySchemes', 'bearer', { type: 'http', scheme: 'bearer' });

@@ -20,6 +20,7 @@ import { rateLimitsOf } from './rate-limit';
 import { createAppDeps } from './deps';
 import { startTracing, tracesEndpointOf } from '../observability/tracing';
 import { apiProcessCount, superviseApiProcesses } from './cluster';
+import { aggregateApiMetrics } from '../observability/metrics-cluster';
 
 /** How long a client may take to send a request; none of them bounds the answer (long-polls). */
 export interface TransportSettings {
@@ -123,6 +124,7 @@ async function main(config: Config, log: Logger): Promise<void> {
     loadCa({ file: config.DRYDOCK_CA_KEY_FILE, home: config.DRYDOCK_HOME });
     const processes = apiProcessCount(config.API_PROCESSES);
     if (processes > 1) {
+      aggregateApiMetrics();
       return superviseApiProcesses(processes, log);
     }
   }

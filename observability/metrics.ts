@@ -1,6 +1,7 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { LIVENESS } from '../domain/node';
 import { OPERATION_KINDS } from '../domain/operation';
+import { metricsText } from './metrics-cluster';
 
 /**
  * Prometheus metrics (docs/operations.md, Metrics). Each API app and each worker owns a registry
@@ -70,6 +71,8 @@ export function createApiMetrics(longPolls: Record<(typeof LONG_POLL_FEEDS)[numb
   });
   return {
     registry,
+    /** The text `/metrics` serves: every API process's when several share the port. */
+    render: metricsText(registry),
     /** One answered request; `route` is the matched pattern (`/v1/nodes/:id`), never the path. */
     request(method: string, route: string, status: number, startedAt: number): void {
       requests.observe({ method, route, status }, (performance.now() - startedAt) / 1_000);

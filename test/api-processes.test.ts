@@ -4,6 +4,7 @@ import { createInterface } from 'node:readline';
 import { describe, expect, it } from 'vitest';
 import { freePort } from '../scripts/services/process';
 import { eventually, useHarness } from './support/harness';
+import { parseSamples, valueOf } from './support/scrape';
 
 const h = useHarness({ worker: false });
 
@@ -132,6 +133,27 @@ describe('API_PROCESSES=2: two API processes on one port', () => {
           }
           return servedBy.size === 2;
         });
+
+        // A scrape of the port counts the requests of both processes, whichever one answers it.
+        const healthz = { name: 'drydock_http_request_duration_seconds_count', route: '/healthz' };
+        const before = valueOf(parseSamples((await send(port, '/metrics')).body), healthz.name, {
+          route: healthz.route,
+        });
+        const answeredBy = new Set<number>();
+        for (let i = 0; i < 10; i++) {
+          const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+          try {
+            answeredBy.add(await processOf(port, agent));
+            expect((await send(port, '/healthz', { agent })).status).toBe(200);
+          } finally {
+            agent.destroy();
+          }
+        }
+        expect(answeredBy.size).toBe(2);
+        for (let i = 0; i < 4; i++) {
+          const after = parseSamples((await send(port, '/metrics')).body);
+          expect(valueOf(after, healthz.name, { route: healthz.route }) - before).toBe(10);
+        }
 
         // A process that dies is replaced; the port answers all along.
         const [victim] = [...pids];

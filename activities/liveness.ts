@@ -47,8 +47,7 @@ export function createLivenessActivities(db: Db, metrics?: WorkerMetrics) {
 
         const cutoff = new Date(now.getTime() - Math.min(settings.leaseMs, settings.sessionTimeoutMs));
         // Candidates only, locked and read whole in one statement: nodes that may have aged out, or
-        // unreachable nodes of pools that lose them. No index holds last_seen_at (the heartbeat
-        // flush's updates stay HOT), so this scans the table.
+        // unreachable nodes of pools that lose them.
         const candidates = await tx
           .select({
             node: nodes,

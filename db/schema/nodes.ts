@@ -35,9 +35,10 @@ export const nodes = pgTable(
   (t) => [
     index('nodes_pool_idx').on(t.poolId, t.id),
     index('nodes_tenant_idx').on(t.tenantId, t.id),
-    // No index holds last_seen_at (nor liveness): the heartbeat flush rewrites last_seen_at of every
-    // live node every few seconds, and only an update that changes no indexed column is HOT (no new
-    // index entries, dead versions pruned within the page). The liveness sweep scans the table.
+    // The liveness sweep looks only at live nodes that are still counted as alive or unreachable.
+    index('nodes_liveness_idx')
+      .on(t.liveness, t.lastSeenAt)
+      .where(sql`${t.deletedAt} is null`),
     check('nodes_version_positive', sql`${t.version} > 0`),
   ],
 );

@@ -1,9 +1,10 @@
-import { inArray, sql } from 'drizzle-orm';
+import { eq, inArray, sql } from 'drizzle-orm';
 import { parseDuration } from '../domain/duration';
 import { livenessStep, NODE_UNREACHABLE, type LivenessSettings } from '../domain/liveness';
 import type { Db, Tx } from '../db/client';
 import { applyLivenessChanges, withoutUnreachable, type LivenessChange } from '../db/liveness';
-import { controllerState, nodes } from '../db/schema';
+import type { NodeRow } from '../db/queries/nodes';
+import { controllerState, nodeCertificates, nodes, pools } from '../db/schema';
 import type { WorkerMetrics } from '../observability/metrics';
 
 export interface SweepResult {
@@ -45,59 +46,52 @@ export function createLivenessActivities(db: Db, metrics?: WorkerMetrics) {
         if (graceUntil && graceUntil > now) return { ...result, durationMs: Date.now() - started };
 
         const cutoff = new Date(now.getTime() - Math.min(settings.leaseMs, settings.sessionTimeoutMs));
-        // Candidates only: nodes that may have aged out, or unreachable nodes of pools that lose them.
-        const candidates = await tx.execute<{
-          id: string;
-          liveness: 'alive' | 'unreachable';
-          connectivity: 'connected' | 'disconnected';
-          seen_at: Date | null;
-          unreachable_since: Date | null;
-          lost_after: string | null;
-        }>(sql`
-          select n.id, n.liveness, n.connectivity, n.unreachable_since,
-                 coalesce(n.last_seen_at,
-                   (select max(c.issued_at) from node_certificates c where c.node_id = n.id)) as seen_at,
-                 case when p.kind in (${sql.join(
-                   LOSABLE_POOL_KINDS.map((k) => sql`${k}`),
-                   sql`, `,
-                 )})
-                      then p.policy->>'lostAfter' end as lost_after
-          from nodes n left join pools p on p.id = n.pool_id
-          where n.deleted_at is null
-            and n.provision_state not in ('decommissioned', 'rejected')
-            and (
-              (n.liveness in ('alive', 'unreachable') and n.last_seen_at < ${cutoff.toISOString()}::timestamptz)
-              or (n.liveness = 'alive' and n.last_seen_at is null)
-              or (n.liveness = 'unreachable' and p.kind in ('provider', 'vps-host') and p.policy ? 'lostAfter')
-            )
-          for update of n skip locked`);
-        const steps = new Map<string, 'disconnect' | 'unreachable' | 'lost'>();
-        for (const row of candidates) {
-          if (!row.seen_at) continue;
-          const lostAfterMs = row.lost_after ? parseDuration(row.lost_after) : null;
+        // Candidates only, locked and read whole in one statement: nodes that may have aged out, or
+        // unreachable nodes of pools that lose them.
+        const candidates = await tx
+          .select({
+            node: nodes,
+            seenAt: sql<string | null>`coalesce(${nodes.lastSeenAt},
+              (select max(c.issued_at) from ${nodeCertificates} c where c.node_id = ${nodes.id}))`,
+            lostAfter: sql<string | null>`case when ${pools.kind} in (${sql.join(
+              LOSABLE_POOL_KINDS.map((k) => sql`${k}`),
+              sql`, `,
+            )}) then ${pools.policy}->>'lostAfter' end`,
+          })
+          .from(nodes)
+          .leftJoin(pools, eq(pools.id, nodes.poolId))
+          .where(
+            sql`${nodes.deletedAt} is null
+              and ${nodes.provisionState} not in ('decommissioned', 'rejected')
+              and (
+                (${nodes.liveness} in ('alive', 'unreachable') and ${nodes.lastSeenAt} < ${cutoff.toISOString()}::timestamptz)
+                or (${nodes.liveness} = 'alive' and ${nodes.lastSeenAt} is null)
+                or (${nodes.liveness} = 'unreachable' and ${pools.kind} in ('provider', 'vps-host') and ${pools.policy} ? 'lostAfter')
+              )`,
+          )
+          .for('update', { of: nodes, skipLocked: true });
+        const due: { node: NodeRow; step: 'disconnect' | 'unreachable' | 'lost' }[] = [];
+        for (const { node, seenAt, lostAfter } of candidates) {
+          if (!seenAt) continue;
+          const lostAfterMs = lostAfter ? parseDuration(lostAfter) : null;
           const step = livenessStep(
             {
-              liveness: row.liveness,
-              connectivity: row.connectivity,
-              seenAt: new Date(row.seen_at),
-              unreachableSince: row.unreachable_since ? new Date(row.unreachable_since) : null,
+              liveness: node.liveness,
+              connectivity: node.connectivity,
+              seenAt: new Date(seenAt),
+              unreachableSince: node.unreachableSince,
               lostAfterMs,
             },
             now,
             settings,
           );
-          if (step) steps.set(row.id, step);
+          if (step) due.push({ node, step });
         }
-        if (steps.size === 0) return { ...result, durationMs: Date.now() - started };
-        const rows = await tx
-          .select()
-          .from(nodes)
-          .where(inArray(nodes.id, [...steps.keys()]));
+        if (due.length === 0) return { ...result, durationMs: Date.now() - started };
         // One update and one insert for all of them: a mass event (a rack's switch, a region) must
         // not cost two round trips per node inside the sweep's transaction.
         const changes: LivenessChange[] = [];
-        for (const node of rows) {
-          const step = steps.get(node.id)!;
+        for (const { node, step } of due) {
           if (step === 'unreachable') {
             const reasons = node.noScheduleReasons.includes('unreachable')
               ? node.noScheduleReasons

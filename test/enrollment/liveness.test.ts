@@ -8,6 +8,7 @@ import { controllerState, nodeCommands, nodes } from '../../db/schema';
 import { livenessProgressQuery } from '../../workflows/definitions';
 import { ensureLivenessSweep } from '../../workflows/liveness-client';
 import { joinedNode } from '../support/agents';
+import { preview } from '../support/decommission';
 import { heartbeat, joinedPoolNode, placeAllocation, readNode, setNode } from '../support/builders';
 import { allocate, call, eventsOf, seedPool } from '../support/fixtures';
 import { eventually, useHarness } from '../support/harness';
@@ -224,6 +225,12 @@ describe('a sweep that changes many nodes', () => {
     expect(await eventsOf(h, gone.nodeId, 'node.lost')).toEqual([
       expect.objectContaining({ actor: 'system:liveness', data: {} }),
     ]);
+    // The sweep appended all of these nodes' events in one statement: the history a decommission
+    // would retain still counts each node's own.
+    for (const { nodeId } of [...silent, gone]) {
+      const { retained } = (await preview(h, nodeId)).body;
+      expect(retained).toContainEqual({ kind: 'events', count: (await eventsOf(h, nodeId)).length });
+    }
   });
 });
 

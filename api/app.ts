@@ -1,5 +1,6 @@
 import { httpInstrumentationMiddleware } from '@hono/otel';
 import { OpenAPIHono } from '@hono/zod-openapi';
+import type { Context } from 'hono';
 import { sql } from 'drizzle-orm';
 import { routePath } from 'hono/route';
 import { DrydockError } from '../domain/errors';
@@ -84,7 +85,7 @@ export function createApp(deps: AppDeps) {
     c.set('deps', deps);
     const started = performance.now();
     await inLogScope({ requestId: c.get('requestId') }, next);
-    c.header('X-Request-Id', c.get('requestId'));
+    setFinishedHeader(c, 'X-Request-Id', c.get('requestId'));
     closeIfBodyUnread(c);
     deps.metrics.request(c.req.method, routePath(c), c.res.status, started);
     if (!page) logAccess(deps.log, c, started);
@@ -145,3 +146,18 @@ export function createApp(deps: AppDeps) {
 }
 
 export type App = ReturnType<typeof createApp>;
+
+/**
+ * Sets a header of the answer a handler already made. `c.header()` would rebuild the response
+ * from its body, which on @hono/node-server turns its lightweight Response into a web one with a
+ * stream to read back (the largest single cost of a small request); the headers of a response the
+ * app built are mutable in place. Only a response with immutable headers (one from `fetch()`)
+ * needs the rebuild.
+ */
+function setFinishedHeader(c: Context<AppEnv>, name: string, value: string): void {
+  try {
+    c.res.headers.set(name, value);
+  } catch {
+    c.header(name, value);
+  }
+}

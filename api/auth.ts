@@ -17,8 +17,8 @@ export const authenticate = createMiddleware<AppEnv>(async (c, next) => {
   const secret = match[1]!;
   const { bootstrapKeyHash, db, nodeCredentials } = c.get('deps');
   let principal: Principal | null = null;
-  const hash = hashSecret(secret);
   if (secret.startsWith(NODE_CREDENTIAL_PREFIX)) {
+    // The credential cache hashes the secret itself.
     const resolved = await nodeCredentials.resolve(secret);
     if (resolved) {
       principal = {
@@ -29,20 +29,23 @@ export const authenticate = createMiddleware<AppEnv>(async (c, next) => {
       };
       c.set('agentNode', resolved.node);
     }
-  } else if (bootstrapKeyHash && hash === bootstrapKeyHash) {
-    principal = { kind: 'operator', keyId: 'bootstrap', name: 'bootstrap-operator' };
   } else {
-    const [key] = await db
-      .select()
-      .from(apiKeys)
-      // A revocation time still ahead is a rotation grace: the old secret works until then.
-      .where(
-        and(eq(apiKeys.secretHash, hash), or(isNull(apiKeys.revokedAt), gt(apiKeys.revokedAt, sql`now()`))),
-      );
-    if (key) {
-      principal = key.tenantId
-        ? { kind: 'tenant', keyId: key.id, name: key.name, tenantId: key.tenantId, actions: key.actions }
-        : { kind: 'operator', keyId: key.id, name: key.name };
+    const hash = hashSecret(secret);
+    if (bootstrapKeyHash && hash === bootstrapKeyHash) {
+      principal = { kind: 'operator', keyId: 'bootstrap', name: 'bootstrap-operator' };
+    } else {
+      const [key] = await db
+        .select()
+        .from(apiKeys)
+        // A revocation time still ahead is a rotation grace: the old secret works until then.
+        .where(
+          and(eq(apiKeys.secretHash, hash), or(isNull(apiKeys.revokedAt), gt(apiKeys.revokedAt, sql`now()`))),
+        );
+      if (key) {
+        principal = key.tenantId
+          ? { kind: 'tenant', keyId: key.id, name: key.name, tenantId: key.tenantId, actions: key.actions }
+          : { kind: 'operator', keyId: key.id, name: key.name };
+      }
     }
   }
   if (!principal) throw new DrydockError('UNAUTHENTICATED', 'unknown or revoked credential');

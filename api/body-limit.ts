@@ -30,6 +30,13 @@ const streamingLimit = bodyLimit({
  */
 export const limitBody = createMiddleware<AppEnv>(async (c, next) => {
   if (Number(c.req.header('content-length') ?? 0) > MAX_BODY_BYTES) throw tooLarge();
+  // Only a body of unknown length (chunked, or an in-process Request's stream) needs counting as
+  // it arrives; GET and HEAD have none. Asking for the stream (`c.req.raw.body`) is not free: on
+  // @hono/node-server it turns the lightweight request into a full web Request with a web stream
+  // over the socket, which costs more than the rest of a small request.
+  const declared =
+    c.req.header('content-length') !== undefined && c.req.header('transfer-encoding') === undefined;
+  if (declared || c.req.method === 'GET' || c.req.method === 'HEAD') return next();
   let reading = true;
   try {
     await streamingLimit(c, () => {

@@ -907,7 +907,9 @@ async function runScaling(input: {
       PORT: String(port),
       DRYDOCK_HOME: input.scratch,
       DRYDOCK_BOOTSTRAP_OPERATOR_KEY: input.operatorKey,
-      LOG_LEVEL: 'warn',
+      // As in production: each process's "listening" line is how the run knows they are up, and
+      // the access log is part of a request's cost.
+      LOG_LEVEL: 'info',
     },
     stdio: ['ignore', 'pipe', 'inherit'],
   });

@@ -22,11 +22,16 @@ export interface LoggerOptions {
  * fields. Secrets never go into a line: log ids, not credentials.
  */
 export function createLogger(options: LoggerOptions): Logger {
+  // JSON lines are buffered and written in batches, not with one blocking write(2) per line: with
+  // an access-log line per request, a log reader that falls behind (a full pipe) would otherwise
+  // stall every request of the process. pino flushes the buffer on a normal exit; a crash may
+  // lose the last few lines, which only repeat what the answers and Postgres (every change's
+  // event) already hold. A terminal stays synchronous.
   const destination =
     options.destination ??
     (process.stdout.isTTY
       ? pretty({ sync: true, ignore: 'pid,hostname' })
-      : pino.destination({ sync: true }));
+      : pino.destination({ sync: false }));
   return pino(
     {
       level: options.level ?? 'info',

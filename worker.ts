@@ -25,6 +25,7 @@ import {
 import { freePort } from './scripts/services/process';
 import { ensureLivenessSweep } from './workflows/liveness-client';
 import { SEARCH_ATTRIBUTE_KEYS } from './workflows/search-attributes';
+import { bundleInChildProcess } from './workflow-bundle';
 
 export const workflowsPath = fileURLToPath(new URL('./workflows/index.ts', import.meta.url));
 
@@ -64,7 +65,7 @@ export interface WorkerDeps {
   log?: Logger;
   /**
    * A prebuilt bundle (tests build it once), built with `workflowInterceptorModules`; otherwise the
-   * workflows are bundled at start.
+   * workflows are bundled at start, in a child process (workflow-bundle.ts).
    */
   workflowBundle?: WorkerOptions['workflowBundle'];
   /** Crash tests only: see `dieAfterStep`. */
@@ -131,19 +132,20 @@ export async function createWorker(deps: WorkerDeps): Promise<Worker> {
     log,
     metrics: deps.metrics,
   });
+  const workflowBundle =
+    deps.workflowBundle ??
+    (await bundleInChildProcess({
+      workflowsPath,
+      workflowInterceptorModules: [...workflowInterceptorModules, ...workflowTracingModules(tracing)],
+    }));
   return Worker.create({
     connection: deps.connection,
     namespace: deps.namespace,
     taskQueue: deps.taskQueue,
-    ...(deps.workflowBundle ? { workflowBundle: deps.workflowBundle } : { workflowsPath }),
+    workflowBundle,
     activities: deps.fault ? dieAfterStep(activities, deps.fault, log) : activities,
-    interceptors: {
-      activity: [...activityTracing(tracing), requestIdActivityInterceptor(log)],
-      // A prebuilt bundle holds them already (and Temporal warns if they are given again).
-      ...(deps.workflowBundle
-        ? {}
-        : { workflowModules: [...workflowInterceptorModules, ...workflowTracingModules(tracing)] }),
-    },
+    // The bundle holds the workflow interceptors (and Temporal warns if they are given again).
+    interceptors: { activity: [...activityTracing(tracing), requestIdActivityInterceptor(log)] },
     sinks: { ...workflowSpanSinks(tracing) },
     // Lets an activity finish its transaction on shutdown instead of being cut mid-way.
     shutdownGraceTime: '10 seconds',

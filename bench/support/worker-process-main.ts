@@ -8,6 +8,7 @@ import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/wo
 import { generateCa } from '../../ca';
 import { createDb } from '../../db/client';
 import { createWorker } from '../../worker';
+import { bundleInChildProcess } from '../../workflow-bundle';
 import type { WorkerProcessConfig, WorkerProcessReply, WorkerProcessRequest } from './worker-process';
 
 const baselinePath = fileURLToPath(new URL('../workflows/baseline.ts', import.meta.url));
@@ -38,7 +39,11 @@ async function main(): Promise<void> {
         connection,
         namespace: 'default',
         taskQueue: config.baselineTaskQueue,
-        workflowsPath: baselinePath,
+        // Bundled as the drain worker's workflows are: webpack's memory ends with its child.
+        workflowBundle: await bundleInChildProcess({
+          workflowsPath: baselinePath,
+          workflowInterceptorModules: [],
+        }),
         activities: { noop: async () => {} },
       }),
     );

@@ -1,4 +1,5 @@
 import { fileURLToPath } from 'node:url';
+import { setFlagsFromString } from 'node:v8';
 import proto from '@temporalio/proto';
 import { NativeConnection, Runtime, Worker, type WorkerOptions } from '@temporalio/worker';
 import { Client, Connection } from '@temporalio/client';
@@ -152,7 +153,18 @@ export async function createWorker(deps: WorkerDeps): Promise<Worker> {
   });
 }
 
+/**
+ * Caps V8's young generation at 2 MB semi-spaces (16 MB by default) for the worker process, before
+ * its workflow thread starts. Measured by bench worker-memory at 1,000 running drains: 471 MB
+ * steady instead of 533 MB (idle 229 instead of 255), with drain reaction unchanged within the
+ * run-to-run noise (bench drain-reaction): the extra scavenges did not show in it.
+ */
+export function capYoungGeneration(): void {
+  setFlagsFromString('--max-semi-space-size=2');
+}
+
 async function main(config: Config, log: Logger): Promise<void> {
+  capYoungGeneration();
   if (!config.DATABASE_URL || !config.TEMPORAL_ADDRESS) {
     throw new Error('worker.ts needs DATABASE_URL and TEMPORAL_ADDRESS (npm start runs everything together)');
   }

@@ -1,4 +1,5 @@
 import { fileURLToPath } from 'node:url';
+import { setFlagsFromString } from 'node:v8';
 import proto from '@temporalio/proto';
 import { NativeConnection, Runtime, Worker, type WorkerOptions } from '@temporalio/worker';
 import { Client, Connection } from '@temporalio/client';
@@ -25,6 +26,7 @@ import {
 import { freePort } from './scripts/services/process';
 import { ensureLivenessSweep } from './workflows/liveness-client';
 import { SEARCH_ATTRIBUTE_KEYS } from './workflows/search-attributes';
+import { bundleInChildProcess } from './workflow-bundle';
 
 export const workflowsPath = fileURLToPath(new URL('./workflows/index.ts', import.meta.url));
 
@@ -64,7 +66,7 @@ export interface WorkerDeps {
   log?: Logger;
   /**
    * A prebuilt bundle (tests build it once), built with `workflowInterceptorModules`; otherwise the
-   * workflows are bundled at start.
+   * workflows are bundled at start, in a child process (workflow-bundle.ts).
    */
   workflowBundle?: WorkerOptions['workflowBundle'];
   /** Crash tests only: see `dieAfterStep`. */
@@ -131,26 +133,38 @@ export async function createWorker(deps: WorkerDeps): Promise<Worker> {
     log,
     metrics: deps.metrics,
   });
+  const workflowBundle =
+    deps.workflowBundle ??
+    (await bundleInChildProcess({
+      workflowsPath,
+      workflowInterceptorModules: [...workflowInterceptorModules, ...workflowTracingModules(tracing)],
+    }));
   return Worker.create({
     connection: deps.connection,
     namespace: deps.namespace,
     taskQueue: deps.taskQueue,
-    ...(deps.workflowBundle ? { workflowBundle: deps.workflowBundle } : { workflowsPath }),
+    workflowBundle,
     activities: deps.fault ? dieAfterStep(activities, deps.fault, log) : activities,
-    interceptors: {
-      activity: [...activityTracing(tracing), requestIdActivityInterceptor(log)],
-      // A prebuilt bundle holds them already (and Temporal warns if they are given again).
-      ...(deps.workflowBundle
-        ? {}
-        : { workflowModules: [...workflowInterceptorModules, ...workflowTracingModules(tracing)] }),
-    },
+    // The bundle holds the workflow interceptors (and Temporal warns if they are given again).
+    interceptors: { activity: [...activityTracing(tracing), requestIdActivityInterceptor(log)] },
     sinks: { ...workflowSpanSinks(tracing) },
     // Lets an activity finish its transaction on shutdown instead of being cut mid-way.
     shutdownGraceTime: '10 seconds',
   });
 }
 
+/**
+ * Caps V8's young generation at 2 MB semi-spaces (16 MB by default) for the worker process, before
+ * its workflow thread starts. Measured by bench worker-memory at 1,000 running drains: 471 MB
+ * steady instead of 533 MB (idle 229 instead of 255), with drain reaction unchanged within the
+ * run-to-run noise (bench drain-reaction): the extra scavenges did not show in it.
+ */
+export function capYoungGeneration(): void {
+  setFlagsFromString('--max-semi-space-size=2');
+}
+
 async function main(config: Config, log: Logger): Promise<void> {
+  capYoungGeneration();
   if (!config.DATABASE_URL || !config.TEMPORAL_ADDRESS) {
     throw new Error('worker.ts needs DATABASE_URL and TEMPORAL_ADDRESS (npm start runs everything together)');
   }

@@ -3,7 +3,9 @@
  * each), against the same worker idle in the same run (goal: ≤ 500 MB with 1,000 running drains).
  *
  * The worker runs as a process of its own (bench/support/worker-process.ts), as in production, and
- * so does the API. Its VmRSS (/proc/<pid>/status) is sampled throughout: idle (ready, no drain) for
+ * so does the API. Like worker.ts main, it runs under tsx (its transpiled modules count), bundles
+ * its workflows in a child process (unless DRYDOCK_WORKFLOW_BUNDLE names a prebuilt bundle) and
+ * caps V8's young generation (`capYoungGeneration`). Its VmRSS (/proc/<pid>/status) is sampled throughout: idle (ready, no drain) for
  * a few seconds first, then while N nodes with one allocation each are drained through the API, and
  * then, once every drain waits, for a steady window. Idle and steady are the medians of their
  * windows; peak is the largest sample from the first drain on.

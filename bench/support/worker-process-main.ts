@@ -7,12 +7,15 @@ import { fileURLToPath } from 'node:url';
 import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import { generateCa } from '../../ca';
 import { createDb } from '../../db/client';
-import { createWorker } from '../../worker';
+import { capYoungGeneration, createWorker } from '../../worker';
+import { bundleInChildProcess } from '../../workflow-bundle';
 import type { WorkerProcessConfig, WorkerProcessReply, WorkerProcessRequest } from './worker-process';
 
 const baselinePath = fileURLToPath(new URL('../workflows/baseline.ts', import.meta.url));
 
 async function main(): Promise<void> {
+  // As worker.ts main does, before any worker thread starts.
+  capYoungGeneration();
   const config = JSON.parse(process.env.BENCH_WORKER_CONFIG ?? '') as WorkerProcessConfig;
   // Quiet, and no signal handlers of its own: the benchmark stops it over IPC.
   Runtime.install({ shutdownSignals: [], logger: new DefaultLogger('WARN') });
@@ -38,7 +41,11 @@ async function main(): Promise<void> {
         connection,
         namespace: 'default',
         taskQueue: config.baselineTaskQueue,
-        workflowsPath: baselinePath,
+        // Bundled as the drain worker's workflows are: webpack's memory ends with its child.
+        workflowBundle: await bundleInChildProcess({
+          workflowsPath: baselinePath,
+          workflowInterceptorModules: [],
+        }),
         activities: { noop: async () => {} },
       }),
     );

@@ -16,14 +16,20 @@
  */
 import { randomBytes } from 'node:crypto';
 import { loadavg } from 'node:os';
-import { parseArgs } from 'node:util';
 import postgres from 'postgres';
 import { hashSecret } from '../domain/secrets';
 import { createDb } from '../db/client';
 import { drainWorkflowId, progressQuery } from '../workflows/definitions';
 import { startApiProcess } from './support/api-process';
 import { apiCaller, drainAndWait, seedNodesWithAllocations, waitAll } from './support/drains';
-import { defineBenchmark, intOption, measured, UsageError, type Log, type Figure } from './support/benchmark';
+import {
+  defineBenchmark,
+  intOption,
+  measured,
+  optionValues,
+  type Log,
+  type Figure,
+} from './support/benchmark';
 import { createWallClock, postgresClockOffset } from './support/clock';
 import { paced, sleep, until, type Pacing } from './support/pace';
 import { environment, formatTable, writeResult } from './support/report';
@@ -58,22 +64,12 @@ interface Options {
 }
 
 function parseOptions(args: string[]): Options {
-  let values;
-  try {
-    ({ values } = parseArgs({
-      args,
-      options: {
-        nodes: { type: 'string' },
-        concurrency: { type: 'string' },
-        rate: { type: 'string' },
-        'poll-ms': { type: 'string' },
-      },
-      strict: true,
-      allowPositionals: false,
-    }));
-  } catch (error) {
-    throw new UsageError((error as Error).message);
-  }
+  const values = optionValues(args, {
+    nodes: { type: 'string' },
+    concurrency: { type: 'string' },
+    rate: { type: 'string' },
+    'poll-ms': { type: 'string' },
+  });
   return {
     nodes: intOption('nodes', values.nodes, 1000, 1, 1000),
     concurrency: intOption('concurrency', values.concurrency, 8, 1, 64),

@@ -29,13 +29,19 @@ import { mkdirSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parseArgs } from 'node:util';
 import { createDb } from '../db/client';
 import { nodeCredentials, nodes, pools } from '../db/schema';
 import { newId } from '../domain/ids';
 import { hashSecret, newSecret } from '../domain/secrets';
 import { startApiProcess, type ApiFlush, type ApiProcess } from './support/api-process';
-import { defineBenchmark, intOption, measured, UsageError, type Figure, type Log } from './support/benchmark';
+import {
+  defineBenchmark,
+  intOption,
+  measured,
+  optionValues,
+  type Figure,
+  type Log,
+} from './support/benchmark';
 import { cpuBetween, cpuMark, findPostmaster, type CpuMark, type CpuSplit } from './support/cpu';
 import { summarizeProfileFile, type ProfileSummary } from './support/cpu-profile';
 import { runHttpLoad, type HttpCall } from './support/http-load';
@@ -82,27 +88,17 @@ interface Options {
 }
 
 function parseOptions(args: string[]): Options {
-  let values;
-  try {
-    ({ values } = parseArgs({
-      args,
-      options: {
-        agents: { type: 'string' },
-        'cold-seconds': { type: 'string' },
-        seconds: { type: 'string' },
-        'baseline-seconds': { type: 'string' },
-        warmup: { type: 'string' },
-        concurrency: { type: 'string' },
-        'flush-ms': { type: 'string' },
-        'api-connections': { type: 'string' },
-        profile: { type: 'boolean' },
-      },
-      strict: true,
-      allowPositionals: false,
-    }));
-  } catch (error) {
-    throw new UsageError((error as Error).message);
-  }
+  const values = optionValues(args, {
+    agents: { type: 'string' },
+    'cold-seconds': { type: 'string' },
+    seconds: { type: 'string' },
+    'baseline-seconds': { type: 'string' },
+    warmup: { type: 'string' },
+    concurrency: { type: 'string' },
+    'flush-ms': { type: 'string' },
+    'api-connections': { type: 'string' },
+    profile: { type: 'boolean' },
+  });
   return {
     agents: intOption('agents', values.agents, 20_000, 1, 100_000),
     coldSeconds: intOption('cold-seconds', values['cold-seconds'], 4, 1, 600),

@@ -24,7 +24,6 @@
  */
 import { randomBytes } from 'node:crypto';
 import { loadavg } from 'node:os';
-import { parseArgs } from 'node:util';
 import { drizzle } from 'drizzle-orm/postgres-js';
 import postgres from 'postgres';
 import { createLivenessActivities, type SweepResult } from '../activities/liveness';
@@ -32,7 +31,14 @@ import * as schema from '../db/schema';
 import { nodeCertificates, nodes } from '../db/schema';
 import { newId } from '../domain/ids';
 import { DEFAULT_LIVENESS } from '../domain/liveness';
-import { defineBenchmark, intOption, measured, UsageError, type Figure, type Log } from './support/benchmark';
+import {
+  defineBenchmark,
+  intOption,
+  measured,
+  optionValues,
+  type Figure,
+  type Log,
+} from './support/benchmark';
 import { environment, formatTable, writeResult } from './support/report';
 import { startBenchDatabase } from './support/services';
 import { round, summarize, type Summary } from './support/stats';
@@ -60,22 +66,12 @@ interface Options {
 }
 
 function parseOptions(args: string[]): Options {
-  let values;
-  try {
-    ({ values } = parseArgs({
-      args,
-      options: {
-        nodes: { type: 'string' },
-        'baseline-nodes': { type: 'string' },
-        iterations: { type: 'string' },
-        'budget-seconds': { type: 'string' },
-      },
-      strict: true,
-      allowPositionals: false,
-    }));
-  } catch (error) {
-    throw new UsageError((error as Error).message);
-  }
+  const values = optionValues(args, {
+    nodes: { type: 'string' },
+    'baseline-nodes': { type: 'string' },
+    iterations: { type: 'string' },
+    'budget-seconds': { type: 'string' },
+  });
   const nodeCount = intOption('nodes', values.nodes, 10_000, 100, 1_000_000);
   return {
     nodes: nodeCount,

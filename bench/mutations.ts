@@ -38,7 +38,6 @@ import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createInterface } from 'node:readline';
-import { parseArgs } from 'node:util';
 import { Client, Connection } from '@temporalio/client';
 import { drizzle } from 'drizzle-orm/postgres-js';
 import postgres from 'postgres';
@@ -54,7 +53,14 @@ import { newId } from '../domain/ids';
 import { hashSecret } from '../domain/secrets';
 import { freePort } from '../scripts/services/process';
 import { startApiProcess, type ApiProcess } from './support/api-process';
-import { defineBenchmark, intOption, measured, UsageError, type Figure, type Log } from './support/benchmark';
+import {
+  defineBenchmark,
+  intOption,
+  measured,
+  optionValues,
+  type Figure,
+  type Log,
+} from './support/benchmark';
 import { cpuBetween, cpuMark, parentPid, type CpuMark, type CpuSplit } from './support/cpu';
 import { summarizeProfileFile, type ProfileSummary } from './support/cpu-profile';
 import { runHttpLoad, type HttpCall } from './support/http-load';
@@ -94,25 +100,15 @@ interface Options {
 }
 
 function parseOptions(args: string[]): Options {
-  let values;
-  try {
-    ({ values } = parseArgs({
-      args,
-      options: {
-        seconds: { type: 'string' },
-        warmup: { type: 'string' },
-        concurrency: { type: 'string' },
-        nodes: { type: 'string' },
-        'api-connections': { type: 'string' },
-        seed: { type: 'string' },
-        profile: { type: 'boolean' },
-      },
-      strict: true,
-      allowPositionals: false,
-    }));
-  } catch (error) {
-    throw new UsageError((error as Error).message);
-  }
+  const values = optionValues(args, {
+    seconds: { type: 'string' },
+    warmup: { type: 'string' },
+    concurrency: { type: 'string' },
+    nodes: { type: 'string' },
+    'api-connections': { type: 'string' },
+    seed: { type: 'string' },
+    profile: { type: 'boolean' },
+  });
   const concurrency = intOption('concurrency', values.concurrency, 32, 1, 256);
   return {
     seconds: intOption('seconds', values.seconds, 15, 1, 600),

@@ -11,7 +11,6 @@
  */
 import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
-import { parseArgs } from 'node:util';
 import type { Client } from '@temporalio/client';
 import { bundleWorkflowCode, Worker } from '@temporalio/worker';
 import { createApp } from '../api/app';
@@ -23,7 +22,14 @@ import { newId } from '../domain/ids';
 import { hashSecret } from '../domain/secrets';
 import { createWorker, workflowsPath } from '../worker';
 import { drainWorkflowId, POOL_DRAIN_WAVE, poolDrainWorkflowId } from '../workflows/definitions';
-import { defineBenchmark, intOption, measured, UsageError, type Log, type Figure } from './support/benchmark';
+import {
+  defineBenchmark,
+  intOption,
+  measured,
+  optionValues,
+  type Log,
+  type Figure,
+} from './support/benchmark';
 import { paced } from './support/pace';
 import { environment, formatTable, writeResult } from './support/report';
 import { startServices } from './support/services';
@@ -48,17 +54,7 @@ interface Options {
 }
 
 function parseOptions(args: string[]): Options {
-  let values;
-  try {
-    ({ values } = parseArgs({
-      args,
-      options: { nodes: { type: 'string' } },
-      strict: true,
-      allowPositionals: false,
-    }));
-  } catch (error) {
-    throw new UsageError((error as Error).message);
-  }
+  const values = optionValues(args, { nodes: { type: 'string' } });
   return { nodes: intOption('nodes', values.nodes, 1000, 2, 5000) };
 }
 

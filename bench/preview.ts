@@ -35,7 +35,6 @@ import { Agent, request } from 'node:http';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parseArgs } from 'node:util';
 import { drizzle } from 'drizzle-orm/postgres-js';
 import postgres from 'postgres';
 import { createDb } from '../db/client';
@@ -46,7 +45,14 @@ import { nodes, pools } from '../db/schema';
 import { newId } from '../domain/ids';
 import { hashSecret } from '../domain/secrets';
 import { startApiProcess } from './support/api-process';
-import { defineBenchmark, intOption, measured, UsageError, type Log, type Figure } from './support/benchmark';
+import {
+  defineBenchmark,
+  intOption,
+  measured,
+  optionValues,
+  type Log,
+  type Figure,
+} from './support/benchmark';
 import { cpuBetween, cpuMark, findPostmaster, type CpuSplit } from './support/cpu';
 import { summarizeProfileFile, type ProfileSummary } from './support/cpu-profile';
 import { environment, formatTable, writeResult } from './support/report';
@@ -92,28 +98,18 @@ interface Options {
 }
 
 function parseOptions(args: string[]): Options {
-  let values;
-  try {
-    ({ values } = parseArgs({
-      args,
-      options: {
-        history: { type: 'string' },
-        fillers: { type: 'string' },
-        operations: { type: 'string' },
-        fleet: { type: 'string' },
-        requests: { type: 'string' },
-        warmup: { type: 'string' },
-        concurrency: { type: 'string' },
-        'concurrent-requests': { type: 'string' },
-        'api-connections': { type: 'string' },
-        profile: { type: 'boolean' },
-      },
-      strict: true,
-      allowPositionals: false,
-    }));
-  } catch (error) {
-    throw new UsageError((error as Error).message);
-  }
+  const values = optionValues(args, {
+    history: { type: 'string' },
+    fillers: { type: 'string' },
+    operations: { type: 'string' },
+    fleet: { type: 'string' },
+    requests: { type: 'string' },
+    warmup: { type: 'string' },
+    concurrency: { type: 'string' },
+    'concurrent-requests': { type: 'string' },
+    'api-connections': { type: 'string' },
+    profile: { type: 'boolean' },
+  });
   const history = intOption('history', values.history, 100_000, 10, 10_000_000);
   const fillers = intOption('fillers', values.fillers, 10, 0, 100);
   // Events, released allocations and inventory snapshots: 60 / 30 / 10 %.

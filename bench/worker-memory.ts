@@ -11,10 +11,16 @@
  * windows; peak is the largest sample from the first drain on.
  */
 import { randomBytes } from 'node:crypto';
-import { parseArgs } from 'node:util';
 import { createDb } from '../db/client';
 import { hashSecret } from '../domain/secrets';
-import { defineBenchmark, intOption, measured, UsageError, type Figure, type Log } from './support/benchmark';
+import {
+  defineBenchmark,
+  intOption,
+  measured,
+  optionValues,
+  type Figure,
+  type Log,
+} from './support/benchmark';
 import { startApiProcess } from './support/api-process';
 import { apiCaller, drainAndWait, seedNodesWithAllocations } from './support/drains';
 import { sleep } from './support/pace';
@@ -42,21 +48,11 @@ interface Options {
 }
 
 function parseOptions(args: string[]): Options {
-  let values;
-  try {
-    ({ values } = parseArgs({
-      args,
-      options: {
-        drains: { type: 'string' },
-        'idle-seconds': { type: 'string' },
-        'steady-seconds': { type: 'string' },
-      },
-      strict: true,
-      allowPositionals: false,
-    }));
-  } catch (error) {
-    throw new UsageError((error as Error).message);
-  }
+  const values = optionValues(args, {
+    drains: { type: 'string' },
+    'idle-seconds': { type: 'string' },
+    'steady-seconds': { type: 'string' },
+  });
   return {
     drains: intOption('drains', values.drains, 1000, 1, 5000),
     idleSeconds: intOption('idle-seconds', values['idle-seconds'], 5, 1, 600),

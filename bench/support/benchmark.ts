@@ -1,3 +1,4 @@
+import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { Teardown } from './teardown';
 /**
  * One benchmark: a file `bench/<name>.ts` whose default export is `defineBenchmark({...})`.
@@ -59,6 +60,15 @@ export function intOption(name: string, raw: string | undefined, fallback: numbe
     throw new UsageError(`--${name} must be an integer from ${min} to ${max}, not ${raw}`);
   }
   return value;
+}
+
+/** The values of `args` for `options` (strict: an unknown option or a stray word is a usage error). */
+export function optionValues<T extends NonNullable<ParseArgsConfig['options']>>(args: string[], options: T) {
+  try {
+    return parseArgs({ args, options, strict: true, allowPositionals: false }).values;
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
 }
 
 /** A mistake in the command line: the dispatcher prints it with the usage, exit code 2. */

@@ -121,6 +121,31 @@ export default tseslint.config(
     },
   },
   {
+    // The workflows and the domain rules they import are evaluated once per worker and shared by
+    // every workflow run (worker.ts, `workflowBundleSources`): module scope must hold no state a run
+    // could change and another see, so no top-level `let`/`var` and no module-level collections.
+    files: ['workflows/**/*.ts', 'domain/**/*.ts'],
+    ignores: ['**/*.test.ts'],
+    rules: {
+      'no-restricted-syntax': [
+        'error',
+        ...[
+          'Program > VariableDeclaration',
+          'Program > ExportNamedDeclaration > VariableDeclaration',
+        ].flatMap((declaration) => [
+          {
+            selector: `${declaration}[kind!='const']`,
+            message: 'Module scope is shared by every workflow run: no top-level let or var.',
+          },
+          {
+            selector: `${declaration} > VariableDeclarator > NewExpression[callee.name=/^(Map|Set|WeakMap|WeakSet|Array)$/]`,
+            message: 'Module scope is shared by every workflow run: no module-level collection.',
+          },
+        ]),
+      ],
+    },
+  },
+  {
     // Routes read through db/queries/ and change things through a service (api/services/): any
     // other db/ module (writes, locks, the schema) only as types.
     files: ['api/routes/**/*.ts'],

@@ -5,10 +5,14 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { bundleWorkflowCode, DefaultLogger } from '@temporalio/worker';
 
-/** What a bundle is built from: the workflows' entry module and the workflow interceptor modules. */
+/**
+ * What a bundle is built from: the workflows' entry module, the workflow interceptor modules, and
+ * the modules every workflow run shares instead of evaluating its own copy (worker.ts says which).
+ */
 export interface BundleSources {
   workflowsPath: string;
   workflowInterceptorModules: string[];
+  preloadModules: string[];
 }
 
 const self = fileURLToPath(import.meta.url);
@@ -41,6 +45,7 @@ async function bundleJob(job: BundleSources & { out: string }): Promise<void> {
   const { code } = await bundleWorkflowCode({
     workflowsPath: job.workflowsPath,
     workflowInterceptorModules: job.workflowInterceptorModules,
+    preloadModules: job.preloadModules,
     // Its errors still reach stderr (webpack's compile errors are thrown, with their messages).
     logger: new DefaultLogger('WARN'),
   });

@@ -20,7 +20,7 @@ import { createDb } from '../db/client';
 import { nodes, pools } from '../db/schema';
 import { newId } from '../domain/ids';
 import { hashSecret } from '../domain/secrets';
-import { createWorker, workflowsPath } from '../worker';
+import { createWorker, workflowBundleSources } from '../worker';
 import { drainWorkflowId, POOL_DRAIN_WAVE, poolDrainWorkflowId } from '../workflows/definitions';
 import {
   defineBenchmark,
@@ -77,7 +77,7 @@ async function measure(options: Options, teardown: Teardown, log: Log): Promise<
   const quiet = { log: () => {}, trace: () => {}, debug: () => {}, info: () => {}, warn: log, error: log };
   const [services, drainBundle, baselineBundle] = await Promise.all([
     startServices(teardown, log),
-    bundleWorkflowCode({ workflowsPath, logger: quiet }),
+    bundleWorkflowCode({ ...workflowBundleSources(null), logger: quiet }),
     bundleWorkflowCode({ workflowsPath: baselinePath, logger: quiet }),
   ]);
   const { native, client } = await connectTemporal(services.temporal.address, teardown);

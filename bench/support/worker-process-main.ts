@@ -45,6 +45,7 @@ async function main(): Promise<void> {
         workflowBundle: await bundleInChildProcess({
           workflowsPath: baselinePath,
           workflowInterceptorModules: [],
+          preloadModules: [],
         }),
         activities: { noop: async () => {} },
       }),

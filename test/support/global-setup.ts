@@ -11,7 +11,7 @@ import { migrateDatabase } from '../../db/migrate';
 import { startPostgres } from '../../scripts/services/postgres';
 import { freePort } from '../../scripts/services/process';
 import { startTemporal } from '../../scripts/services/temporal';
-import { registerSearchAttributes, workflowInterceptorModules, workflowsPath } from '../../worker';
+import { registerSearchAttributes, workflowBundleSources } from '../../worker';
 import { withDatabase } from './database-url';
 
 declare module 'vitest' {
@@ -53,7 +53,7 @@ export default async function setup(project: TestProject) {
       headless: true,
       log: (line) => console.log(`[temporal] ${line}`),
     }),
-    bundleWorkflowCode({ workflowsPath, workflowInterceptorModules, logger: quietLogger }),
+    bundleWorkflowCode({ ...workflowBundleSources(null), logger: quietLogger }),
     chromium.executablePath(),
   ]);
   // The worker registers these at start-up; files that run no in-process worker need them too.

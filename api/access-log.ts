@@ -1,5 +1,4 @@
 import type { Context } from 'hono';
-import { routePath } from 'hono/route';
 import type { Principal } from '../domain/principal';
 import type { Logger } from '../observability/log';
 import { msSince } from '../observability/request-id-activity';
@@ -7,16 +6,16 @@ import type { AppEnv } from './env';
 
 /**
  * The access log: one line per request once its answer is ready (a long-poll's or a stream's
- * `ms` is the time to its headers). The route pattern, not the path, so lines group by route and
+ * `ms` is the time to its headers). The route pattern (`routePath`), not the path, so lines group by route and
  * no query string (which may hold anything) is written; the principal by id, never its secret.
  * A 5xx is an error line, anything else info: a 4xx is the caller's mistake or a refusal the API
  * is meant to give — the server is well, and an alert on error lines should fire for its faults only.
  */
-export function logAccess(log: Logger, c: Context<AppEnv>, started: number): void {
+export function logAccess(log: Logger, c: Context<AppEnv>, route: string, started: number): void {
   const status = c.res.status;
   const line = {
     method: c.req.method,
-    route: routePath(c),
+    route,
     status,
     ms: msSince(started),
     requestId: c.get('requestId'),

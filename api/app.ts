@@ -1,4 +1,5 @@
 import { httpInstrumentationMiddleware } from '@hono/otel';
+import type { HttpBindings } from '@hono/node-server';
 import { OpenAPIHono } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 import { sql } from 'drizzle-orm';
@@ -33,6 +34,7 @@ import { consoleRoutes } from '../console/app';
 import { consoleSessionStore } from '../db/console-sessions';
 import { limitFailedAuthentications } from './rate-limit';
 import { newRequestId } from './request-id';
+import { refuseInvalid } from './schemas';
 import { requireUtf8Body } from './utf8-body';
 
 /** The routers of the /v1 resources, in the order they are matched; each call builds a fresh one. */
@@ -58,15 +60,7 @@ const ROUTES = [
 
 /** The Drydock HTTP API, wired to the services in `deps`. */
 export function createApp(deps: AppDeps) {
-  const app = new OpenAPIHono<AppEnv>({
-    defaultHook: (result) => {
-      if (!result.success) {
-        const issues = result.error.issues.map((i) => ({ path: i.path.join('.'), message: i.message }));
-        const where = issues.map((i) => (i.path ? `${i.path}: ${i.message}` : i.message)).join('; ');
-        throw new DrydockError('INVALID_INPUT', `invalid ${result.target}: ${where}`, { issues });
-      }
-    },
-  });
+  const app = new OpenAPIHono<AppEnv>({ defaultHook: refuseInvalid });
 
   // First, so the request's span holds all of its work (a traced client's `traceparent` is its parent).
   if (deps.tracerProvider) {
@@ -87,8 +81,9 @@ export function createApp(deps: AppDeps) {
     await inLogScope({ requestId: c.get('requestId') }, next);
     setFinishedHeader(c, 'X-Request-Id', c.get('requestId'));
     closeIfBodyUnread(c);
-    deps.metrics.request(c.req.method, routePath(c), c.res.status, started);
-    if (!page) logAccess(deps.log, c, started);
+    const route = routePath(c);
+    deps.metrics.request(c.req.method, route, c.res.status, started);
+    if (!page) logAccess(deps.log, c, route, started);
   });
   app.use('*', limitFailedAuthentications);
   app.use('*', limitBody);
@@ -148,13 +143,20 @@ export function createApp(deps: AppDeps) {
 export type App = ReturnType<typeof createApp>;
 
 /**
- * Sets a header of the answer a handler already made. `c.header()` would rebuild the response
- * from its body, which on @hono/node-server turns its lightweight Response into a web one with a
- * stream to read back (the largest single cost of a small request); the headers of a response the
- * app built are mutable in place. Only a response with immutable headers (one from `fetch()`)
- * needs the rebuild.
+ * Sets a header of the answer a handler already made. On a real socket it goes on Node's response,
+ * which @hono/node-server's `writeHead` merges with the answer's own: asking for `c.res.headers`
+ * would turn the answer's plain header object into a web `Headers`, and back again to write it.
+ * `c.header()` would rebuild the response from its body, which on @hono/node-server turns its
+ * lightweight Response into a web one with a stream to read back (the largest single cost of a
+ * small request); the headers of a response the app built are mutable in place. Only a response
+ * with immutable headers (one from `fetch()`) needs the rebuild.
  */
 function setFinishedHeader(c: Context<AppEnv>, name: string, value: string): void {
+  const outgoing = (c.env as Partial<HttpBindings> | undefined)?.outgoing;
+  if (outgoing && !outgoing.headersSent) {
+    outgoing.setHeader(name, value);
+    return;
+  }
   try {
     c.res.headers.set(name, value);
   } catch {

@@ -3,7 +3,12 @@ import { createMiddleware } from 'hono/factory';
 import { DrydockError } from '../domain/errors';
 import { hashSecret } from '../domain/secrets';
 import { may, type Action, type Principal } from '../domain/principal';
-import { provisionRules } from '../domain/provision';
+import {
+  PROVISION_STATES,
+  provisionRules,
+  type AgentAdmission,
+  type ProvisionState,
+} from '../domain/provision';
 import type { NodeRow } from '../db/nodes';
 import { apiKeys } from '../db/schema';
 import type { AppEnv } from './env';
@@ -18,8 +23,9 @@ export const authenticate = createMiddleware<AppEnv>(async (c, next) => {
   const { bootstrapKeyHash, db, nodeCredentials } = c.get('deps');
   let principal: Principal | null = null;
   if (secret.startsWith(NODE_CREDENTIAL_PREFIX)) {
-    // The credential cache hashes the secret itself.
-    const resolved = await nodeCredentials.resolve(secret);
+    // The credential cache hashes the secret itself; a cached one is answered without a promise.
+    const pending = nodeCredentials.resolve(secret);
+    const resolved = pending instanceof Promise ? await pending : pending;
     if (resolved) {
       principal = {
         kind: 'node',
@@ -78,6 +84,11 @@ function nodeCredentialHere(): DrydockError {
   });
 }
 
+/** `provisionRules(state).agent` of every state, read once: agent routes ask it on every call. */
+const AGENT_ADMISSION = Object.fromEntries(
+  PROVISION_STATES.map((state) => [state, provisionRules(state).agent]),
+) as Record<ProvisionState, AgentAdmission>;
+
 /**
  * The node an agent route acts for: 403 for API keys, for a node whose provision state does not
  * allow the route (`provisionRules(state).agent`), and for a node whose access is blocked (its
@@ -91,7 +102,7 @@ export function requireAgent(
   if (principal.kind !== 'node' || !node) {
     throw new DrydockError('FORBIDDEN', 'agent routes take a node credential', { role: 'agent' });
   }
-  const admission = provisionRules(node.provisionState).agent;
+  const admission = AGENT_ADMISSION[node.provisionState];
   if (admission === 'none' || (admission === 'wait' && !options.beforeAdmission)) {
     const allowed = admission === 'wait' ? ['POST /v1/agent/heartbeat', 'GET /v1/agent/commands'] : [];
     const message =

@@ -18,8 +18,9 @@ export interface HeartbeatOptions {
  * timeout starts a new session: one `connect` transaction (`node.connected`).
  */
 export class Heartbeats {
-  private lastSeen = new Map<string, Date>();
-  private pending = new Map<string, Date>();
+  /** Epoch ms of each node's last beat. */
+  private lastSeen = new Map<string, number>();
+  private pending = new Map<string, number>();
   private timer: NodeJS.Timeout | null = null;
 
   constructor(
@@ -40,21 +41,25 @@ export class Heartbeats {
     await this.flush().catch((error: unknown) => this.logFlushFailure(error));
   }
 
-  /** Records a heartbeat; runs the connect transaction when this starts a session. */
-  async beat(nodeId: string, state: 'running' | 'offline', now = new Date()): Promise<void> {
-    const previous = this.lastSeen.get(nodeId);
-    this.lastSeen.set(nodeId, now);
+  /**
+   * Records a heartbeat (`now`: epoch ms). A goodbye, or a beat that starts a session, runs its
+   * transaction: the promise returned is that. The beat of a live session, nearly every one, has
+   * nothing to wait for and returns none.
+   */
+  beat(nodeId: string, state: 'running' | 'offline', now = Date.now()): Promise<unknown> | undefined {
     if (state === 'offline') {
       this.lastSeen.delete(nodeId);
       this.pending.delete(nodeId);
-      await sayGoodbye(this.db, nodeId, now);
-      return;
+      return sayGoodbye(this.db, nodeId, new Date(now));
     }
+    const previous = this.lastSeen.get(nodeId);
+    this.lastSeen.set(nodeId, now);
     this.pending.set(nodeId, now);
     const sessionTimeout = this.options.sessionTimeoutMs ?? DEFAULT_LIVENESS.sessionTimeoutMs;
-    if (!previous || now.getTime() - previous.getTime() > sessionTimeout) {
-      await connectNode(this.db, nodeId, now);
+    if (previous === undefined || now - previous > sessionTimeout) {
+      return connectNode(this.db, nodeId, new Date(now));
     }
+    return undefined;
   }
 
   /** Forgets a node's session (blocked, revoked, deleted): its next heartbeat connects anew. */

@@ -99,6 +99,18 @@ export const version = counter.openapi({ description: 'the node version the call
 /** Body of a plain node mutation. */
 export const mutationBody = z.strictObject({ reason: reason.optional(), version: version.optional() });
 
+/** What every route does with input its schemas refuse: INVALID_INPUT, naming each issue. */
+export function refuseInvalid(result: {
+  success: boolean;
+  target: string;
+  error?: { issues: { path: PropertyKey[]; message: string }[] };
+}): void {
+  if (result.success) return;
+  const issues = result.error!.issues.map((i) => ({ path: i.path.join('.'), message: i.message }));
+  const where = issues.map((i) => (i.path ? `${i.path}: ${i.message}` : i.message)).join('; ');
+  throw new DrydockError('INVALID_INPUT', `invalid ${result.target}: ${where}`, { issues });
+}
+
 export const ifMatchHeaders = z.object({
   'if-match': z
     .string()

@@ -30,6 +30,7 @@ export const requireUtf8Body = createMiddleware<AppEnv>(async (c, next) => {
     }
     // Hono's cache holds the promises its body readers return (its type names the values).
     (c.req.bodyCache as { text?: Promise<string> }).text = Promise.resolve(text);
+    c.set('bodyText', text);
   }
   await next();
 });

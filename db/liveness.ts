@@ -8,12 +8,12 @@ import { applyNodeChange, lockNode, type NodeRow } from './nodes';
 import { events, nodes, telemetryCurrent } from './schema';
 
 /**
- * Writes last-seen times in one statement (the heartbeat flush). Never moves a time backwards and
+ * Writes last-seen times (node id → epoch ms) in one statement (the heartbeat flush). Never moves a time backwards and
  * never touches a deleted node; returns nothing, as no control changed.
  */
-export async function flushLastSeen(db: Db, seen: Map<string, Date>): Promise<void> {
+export async function flushLastSeen(db: Db, seen: Map<string, number>): Promise<void> {
   if (seen.size === 0) return;
-  const rows = JSON.stringify([...seen].map(([id, at]) => ({ id, seen: at.toISOString() })));
+  const rows = JSON.stringify([...seen].map(([id, at]) => ({ id, seen: new Date(at).toISOString() })));
   await db.execute(sql`
     with seen as (select * from jsonb_to_recordset(${rows}::jsonb) as v(id text, seen timestamptz)),
     touched as (

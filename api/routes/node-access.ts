@@ -3,7 +3,7 @@ import { block, reject, unblock, type Control } from '../../domain/controls';
 import type { Action } from '../../domain/principal';
 import { requireAction, requireOperator } from '../auth';
 import type { AppEnv } from '../env';
-import { nodeAnswer, nodeRoute, nodeTarget } from '../node-route';
+import { nodeAnswer, nodeRoute, nodeTarget, serveNodeRoute } from '../node-route';
 import { json, mutationBody, NodeSchema, reason, slug, version } from '../schemas';
 import { approveNode, controlAccess, revokeNodeIdentity } from '../services/node-access';
 
@@ -63,7 +63,7 @@ export function nodeAccessRoutes(): OpenAPIHono<AppEnv> {
   for (const spec of ACCESS_CONTROLS) {
     const { path, summary, body } = spec;
     const route = nodeRoute({ path, summary, body, bodyRequired: body !== mutationBody, answer: nodeAnswer });
-    router.openapi(route, async (c) => {
+    serveNodeRoute(router, route, async (c) => {
       const principal = c.get('principal');
       if (spec.action === 'operator') requireOperator(principal);
       else requireAction(principal, spec.action);
@@ -72,13 +72,13 @@ export function nodeAccessRoutes(): OpenAPIHono<AppEnv> {
     });
   }
 
-  router.openapi(approveRoute, async (c) => {
+  serveNodeRoute(router, approveRoute, async (c) => {
     requireOperator(c.get('principal'));
     const target = { ...nodeTarget(c), poolId: c.req.valid('json').poolId };
     return c.json(await approveNode(c.get('deps'), target), 200);
   });
 
-  router.openapi(revokeIdentityRoute, async (c) => {
+  serveNodeRoute(router, revokeIdentityRoute, async (c) => {
     requireAction(c.get('principal'), 'compute:nodes:revoke-identity');
     return c.json(await revokeNodeIdentity(c.get('deps'), nodeTarget(c)), 200);
   });

@@ -5,7 +5,7 @@ import type { Action } from '../../domain/principal';
 import { MAX_TAINT_KEYS, TAINT_KEY } from '../../domain/taints';
 import { requireAction } from '../auth';
 import type { AppEnv } from '../env';
-import { nodeAnswer, nodeRoute, nodeTarget } from '../node-route';
+import { nodeAnswer, nodeRoute, nodeTarget, serveNodeRoute } from '../node-route';
 import { json, mutationBody, reason, record, version } from '../schemas';
 import { adoptNode, controlNode, deleteNodeOf } from '../services/node-controls';
 
@@ -125,7 +125,7 @@ export function nodeControlsRoutes(): OpenAPIHono<AppEnv> {
   const router = new OpenAPIHono<AppEnv>();
   for (const spec of CONTROLS) {
     const route = nodeRoute({ path: spec.path, summary: spec.summary, body: spec.body, answer: nodeAnswer });
-    router.openapi(route, async (c) => {
+    serveNodeRoute(router, route, async (c) => {
       const principal = c.get('principal');
       requireAction(principal, spec.action);
       const body = c.req.valid('json');
@@ -136,12 +136,12 @@ export function nodeControlsRoutes(): OpenAPIHono<AppEnv> {
     });
   }
 
-  router.openapi(adoptRoute, async (c) => {
+  serveNodeRoute(router, adoptRoute, async (c) => {
     requireAction(c.get('principal'), 'compute:nodes:provision');
     return c.json(await adoptNode(c.get('deps'), nodeTarget(c)), 200);
   });
 
-  router.openapi(deleteRoute, async (c) => {
+  serveNodeRoute(router, deleteRoute, async (c) => {
     requireAction(c.get('principal'), 'compute:nodes:delete');
     return c.json(await deleteNodeOf(c.get('deps'), nodeTarget(c)), 200);
   });

@@ -1,0 +1,56 @@
+import { describe, expect, it } from 'vitest';
+import { joinedNode } from '../support/agents';
+import { heartbeat, joinedPoolNode, readNode } from '../support/builders';
+import { call } from '../support/fixtures';
+import { useHarness } from '../support/harness';
+
+const h = useHarness({ worker: false });
+
+// The bodies an agent sends skip the route's validation (api/routes/agent.ts); these pin that the
+// answer does not depend on which way a body takes.
+describe('heartbeat bodies', () => {
+  it('an agent body and an equivalent other body get the same answer', async () => {
+    const { nodeId, credential } = await joinedPoolNode(h, 'pool-hb');
+    const beat = (body: string, contentType = 'application/json') =>
+      call(h, 'POST', '/v1/agent/heartbeat', {
+        token: credential,
+        body,
+        headers: { 'content-type': contentType },
+      });
+    const plain = await beat('{}');
+    expect(plain.status).toBe(200);
+    expect(plain.body).toMatchObject({ nodeId, ok: true });
+    for (const [body, contentType] of [
+      ['{ }', undefined],
+      ['{"state": "running"}', undefined],
+      ['{"state":"running"}', 'application/json; charset=utf-8'],
+    ] as const) {
+      const reply = await beat(body, contentType);
+      expect(reply, body).toEqual(plain);
+    }
+  });
+
+  it('a body refused by the schema is refused the same way whatever its spelling', async () => {
+    const { credential } = await joinedPoolNode(h, 'pool-hb2');
+    for (const body of ['{"state":"asleep"}', '{"state":"running","extra":1}', '{']) {
+      const reply = await call(h, 'POST', '/v1/agent/heartbeat', { token: credential, body });
+      expect(reply.status, body).toBe(400);
+      expect(reply.body.error.code, body).toBe('INVALID_INPUT');
+    }
+  });
+
+  it('the agent goodbye body ends the session as the validated one does', async () => {
+    const first = await joinedPoolNode(h, 'pool-hb3');
+    const second = await joinedNode(h, 'pool-hb3');
+    for (const [{ nodeId, credential }, body] of [
+      [first, '{"state":"offline"}'],
+      [second, '{ "state": "offline" }'],
+    ] as const) {
+      expect((await heartbeat(h, credential)).status).toBe(200);
+      expect(await readNode(h, nodeId)).toMatchObject({ connectivity: 'connected' });
+      const reply = await call(h, 'POST', '/v1/agent/heartbeat', { token: credential, body });
+      expect(reply.status, body).toBe(200);
+      expect(await readNode(h, nodeId), body).toMatchObject({ connectivity: 'disconnected' });
+    }
+  });
+});

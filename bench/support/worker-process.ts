@@ -39,7 +39,11 @@ export async function startWorkerProcess(
   config: WorkerProcessConfig,
   teardown: Teardown,
 ): Promise<WorkerProcess> {
-  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', entry], {
+  // BENCH_WORKER_CPU_PROFILE=<dir>: the worker's threads write V8 CPU profiles there when it stops
+  // (summarize them with bench/support/cpu-profile.ts); Node refuses --cpu-prof in NODE_OPTIONS.
+  const profileDir = process.env.BENCH_WORKER_CPU_PROFILE;
+  const profile = profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [];
+  const child: ChildProcess = spawn(process.execPath, [...profile, '--import', 'tsx', entry], {
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     env: { ...process.env, BENCH_WORKER_CONFIG: JSON.stringify(config) },
   });

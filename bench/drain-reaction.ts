@@ -527,6 +527,20 @@ function report(input: {
     );
   const busy = (p: PhaseStats | undefined) =>
     p ? `cores: this process ${p.cores}, API ${p.apiCores}, worker ${p.workerCores}` : '?';
+  // CPU milliseconds per release (or signal) in each process over its phase: steadier than latency
+  // on a shared machine. The phase runs until the last workflow closed, so idle polling counts too.
+  const perOperation = (p: PhaseStats | undefined) =>
+    p && {
+      apiMs: round((p.apiCores * p.ms) / options.nodes, 2),
+      workerMs: round((p.workerCores * p.ms) / options.nodes, 2),
+    };
+  const cpuPerOperation = {
+    release: perOperation(phases.releases),
+    signal: perOperation(phases['signal baseline']),
+    signalAndActivity: perOperation(phases['activity baseline']),
+  };
+  const cpu = (c: { apiMs: number; workerMs: number } | undefined) =>
+    c ? `API ${c.apiMs} ms, worker ${c.workerMs} ms` : '?';
   const pacing = options.rate ? `${options.rate}/s` : `as fast as ${options.concurrency} in flight allow`;
   const environ = environment();
   console.log(
@@ -539,6 +553,8 @@ function report(input: {
         `${environ.cpus} CPUs, ` +
         `load ${input.loadBefore.join(' ')} before, ${environ.loadavg.join(' ')} after`,
       `while releasing: ${busy(phases.releases)}; while signalling: ${busy(phases['signal baseline'])}`,
+      `CPU per release: ${cpu(cpuPerOperation.release)}; per baseline signal: ${cpu(cpuPerOperation.signal)}; ` +
+        `per signal + empty activity: ${cpu(cpuPerOperation.signalAndActivity)}`,
       '',
       formatTable(
         ['', 'n', 'p50 ms', 'p99 ms', 'max ms'],
@@ -569,6 +585,7 @@ function report(input: {
     clockDriftMs: round(input.clockDriftMs, 3),
     workerMaxCachedWorkflows: input.drainWorkerCache,
     phases,
+    cpuPerOperation,
     rates: { releasesPerSecond: input.releaseRate, signalsPerSecond: input.signalRate },
     drain: { releaseToDrained: drain, ...Object.fromEntries(also) },
     baseline: { signalToCompleted: bare },

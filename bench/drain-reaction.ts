@@ -54,6 +54,8 @@ const usage = [
   '                    signals go at the rate the releases reached, so both see the same load',
   '  --poll-ms P       how often the events table is read for node.drained (default 10); the',
   "                    latency uses the event's created_at, so this only moves the poller's row",
+  'env BENCH_WORKER_CPU_PROFILE=DIR: the worker process writes a V8 CPU profile of each of its',
+  '                    threads to DIR when it stops (bench/support/cpu-profile.ts reads them)',
 ].join('\n');
 
 interface Options {

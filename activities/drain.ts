@@ -96,10 +96,11 @@ export function createDrainActivities(db: Db, metrics?: WorkerMetrics) {
         }
         if (live.length === 0) {
           // Drained and still cordoned: the node counts against its pool's budget until uncordoned.
-          // Taken first, so `node.drained` is appended under the pool's lock: a budget read that
-          // counts this slot comes after it. The node's change and the operation's end are pipelined.
-          await holdDrained(tx, node, op.id);
+          // The slot, the node's change and the operation's end are pipelined, all after the node's
+          // lock: a budget read waits for the pool row (held shared from the slot to the commit) and
+          // so sees the slot and `node.drained` together or neither; 2 round trips fewer than in turn.
           await Promise.all([
+            holdDrained(tx, node, op.id),
             applyNodeChange(tx, node, finishDrain(node), { actor: 'system:drain', operationId: op.id }),
             finishOperation(tx, op.id, 'succeeded', { result: { drained: true } }),
           ]);

@@ -37,7 +37,7 @@ import { startServices } from './support/services';
 import { round, summarize, type Summary } from './support/stats';
 import type { Teardown } from './support/teardown';
 import { connectTemporal, eventMs, type HistoryEvent } from './support/temporal';
-import { startWorkerProcess } from './support/worker-process';
+import { devServerPid, processCpuMs, startWorkerProcess } from './support/worker-process';
 import { goSignal, signalActivityRoundTrip, signalRoundTrip } from './workflows/baseline';
 
 const NAME = 'drain-reaction';
@@ -54,6 +54,8 @@ const usage = [
   '                    signals go at the rate the releases reached, so both see the same load',
   '  --poll-ms P       how often the events table is read for node.drained (default 10); the',
   "                    latency uses the event's created_at, so this only moves the poller's row",
+  'env BENCH_WORKER_CPU_PROFILE=DIR: the worker process writes a V8 CPU profile of each of its',
+  '                    threads to DIR when it stops (bench/support/cpu-profile.ts reads them)',
 ].join('\n');
 
 interface Options {
@@ -104,6 +106,8 @@ interface PhaseStats {
   cores: number;
   apiCores: number;
   workerCores: number;
+  /** The Temporal dev server's cores, when this benchmark started it (null: a server of TEMPORAL_ADDRESS). */
+  temporalCores: number | null;
 }
 
 interface BaselineSample {
@@ -187,10 +191,12 @@ async function measure(options: Options, teardown: Teardown, log: Log): Promise<
   log(`API process ${api.pid} on port ${api.port}; worker process ${worker.pid}`);
 
   // Per phase: wall time, how busy this process' main thread was, and the cores each process used.
+  const temporalPid = devServerPid(Number(new URL(`http://${services.temporal.address}`).port));
   const cpuNow = async () => ({
     self: process.cpuUsage(),
     api: await api.cpu(),
     worker: (await worker.stats()).cpu,
+    temporalMs: temporalPid === null ? null : processCpuMs(temporalPid),
   });
   const coresOver = (a: NodeJS.CpuUsage, b: NodeJS.CpuUsage, ms: number) =>
     round((b.user - a.user + b.system - a.system) / 1000 / Math.max(ms, 1), 2);
@@ -204,6 +210,10 @@ async function measure(options: Options, teardown: Teardown, log: Log): Promise<
       cores: coresOver(mark.cpu.self, cpu.self, ms),
       apiCores: coresOver(mark.cpu.api, cpu.api, ms),
       workerCores: coresOver(mark.cpu.worker, cpu.worker, ms),
+      temporalCores:
+        cpu.temporalMs === null || mark.cpu.temporalMs === null
+          ? null
+          : round((cpu.temporalMs - mark.cpu.temporalMs) / Math.max(ms, 1), 2),
     };
     mark = { at: Date.now(), elu: performance.eventLoopUtilization(), cpu };
   };
@@ -526,7 +536,25 @@ function report(input: {
       rows.map(([l, s]) => row(l, s)),
     );
   const busy = (p: PhaseStats | undefined) =>
-    p ? `cores: this process ${p.cores}, API ${p.apiCores}, worker ${p.workerCores}` : '?';
+    p
+      ? `cores: this process ${p.cores}, API ${p.apiCores}, worker ${p.workerCores}, ` +
+        `Temporal ${p.temporalCores ?? '?'}`
+      : '?';
+  // CPU milliseconds per release (or signal) in each process over its phase: steadier than latency
+  // on a shared machine. The phase runs until the last workflow closed, so idle polling counts too.
+  const perOperation = (p: PhaseStats | undefined) =>
+    p && {
+      apiMs: round((p.apiCores * p.ms) / options.nodes, 2),
+      workerMs: round((p.workerCores * p.ms) / options.nodes, 2),
+      temporalMs: p.temporalCores === null ? null : round((p.temporalCores * p.ms) / options.nodes, 2),
+    };
+  const cpuPerOperation = {
+    release: perOperation(phases.releases),
+    signal: perOperation(phases['signal baseline']),
+    signalAndActivity: perOperation(phases['activity baseline']),
+  };
+  const cpu = (c: ReturnType<typeof perOperation>) =>
+    c ? `API ${c.apiMs} ms, worker ${c.workerMs} ms, Temporal ${c.temporalMs ?? '?'} ms` : '?';
   const pacing = options.rate ? `${options.rate}/s` : `as fast as ${options.concurrency} in flight allow`;
   const environ = environment();
   console.log(
@@ -539,6 +567,8 @@ function report(input: {
         `${environ.cpus} CPUs, ` +
         `load ${input.loadBefore.join(' ')} before, ${environ.loadavg.join(' ')} after`,
       `while releasing: ${busy(phases.releases)}; while signalling: ${busy(phases['signal baseline'])}`,
+      `CPU per release: ${cpu(cpuPerOperation.release)}; per baseline signal: ${cpu(cpuPerOperation.signal)}; ` +
+        `per signal + empty activity: ${cpu(cpuPerOperation.signalAndActivity)}`,
       '',
       formatTable(
         ['', 'n', 'p50 ms', 'p99 ms', 'max ms'],
@@ -569,6 +599,7 @@ function report(input: {
     clockDriftMs: round(input.clockDriftMs, 3),
     workerMaxCachedWorkflows: input.drainWorkerCache,
     phases,
+    cpuPerOperation,
     rates: { releasesPerSecond: input.releaseRate, signalsPerSecond: input.signalRate },
     drain: { releaseToDrained: drain, ...Object.fromEntries(also) },
     baseline: { signalToCompleted: bare },

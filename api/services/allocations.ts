@@ -1,4 +1,4 @@
-import { and, eq, isNull, sql } from 'drizzle-orm';
+import { and, eq, getTableColumns, isNull, sql } from 'drizzle-orm';
 import { DrydockError } from '../../domain/errors';
 import { newId } from '../../domain/ids';
 import { isDraining } from '../../domain/node';
@@ -55,37 +55,60 @@ export async function placeAllocation(
 }
 
 /**
- * Releases an allocation, in one transaction; a release of a released one answers it as it is.
- * A drain waiting on the node is signalled at once: the node row is read FOR SHARE, so a drain that
- * began before is seen here, and one that begins meanwhile waits for this commit and then sees
- * the release on its first check.
+ * Releases an allocation, in one statement; a release of a released one answers it as it is.
+ * A drain waiting on the node is signalled at once: the node row is locked FOR SHARE before the
+ * allocation's row (node first, as a drain's forced release locks them), so a drain that began
+ * before is seen here (a locked row reads as last committed), and one that begins meanwhile waits
+ * for this commit and then sees the release on its first check. One round trip instead of a
+ * transaction of five: a release is most of what a drain's reaction waits on (bench: drain-reaction).
  */
 export async function releaseAllocation(
   deps: Pick<AppDeps, 'db' | 'temporal' | 'log'>,
   principal: Principal,
   id: string,
 ): Promise<AllocationRow> {
-  const { allocation, wakeDrain } = await deps.db.transaction(async (tx) => {
-    const [found] = await tx
-      .select({ allocation: allocations })
+  const { db } = deps;
+  const found = db.$with('found').as(
+    db
+      .select({ ...getTableColumns(allocations), noScheduleReasons: nodes.noScheduleReasons })
       .from(allocations)
       .innerJoin(nodes, eq(nodes.id, allocations.nodeId))
-      .where(and(eq(allocations.id, id), visibleTo(principal)));
-    if (!found) throw new DrydockError('NOT_FOUND', `allocation ${id} not found`, { allocationId: id });
-    requireTenant(principal, found.allocation.tenantId);
-    const [node] = await tx
-      .select({ noScheduleReasons: nodes.noScheduleReasons })
-      .from(nodes)
-      .where(eq(nodes.id, found.allocation.nodeId))
-      .for('share');
-    const [released] = await tx
+      .where(and(eq(allocations.id, id), visibleTo(principal)))
+      .for('share', { of: nodes }),
+  );
+  // Only an allocation the caller may release: a tenant key's own tenant's (else FORBIDDEN below).
+  const releasable = principal.kind === 'tenant' ? eq(found.tenantId, principal.tenantId) : sql`true`;
+  const released = db.$with('released').as(
+    db
       .update(allocations)
       .set({ releasedAt: sql`now()`, releasedBy: actorOf(principal) })
-      .where(and(eq(allocations.id, id), isNull(allocations.releasedAt)))
-      .returning();
-    return { allocation: released ?? found.allocation, wakeDrain: !!released && isDraining(node!) };
-  });
-  if (wakeDrain) {
+      .where(
+        and(
+          eq(allocations.id, id),
+          isNull(allocations.releasedAt),
+          sql`exists (select 1 from ${found} where ${releasable})`,
+        ),
+      )
+      .returning({ releasedAt: allocations.releasedAt, releasedBy: allocations.releasedBy }),
+  );
+  const [row] = await db
+    .with(found, released)
+    .select({
+      allocation: Object.fromEntries(
+        Object.keys(getTableColumns(allocations)).map((key) => [key, found[key as keyof AllocationRow]]),
+      ) as { [K in keyof AllocationRow]: (typeof found)[K] },
+      noScheduleReasons: found.noScheduleReasons,
+      releasedAt: released.releasedAt,
+      releasedBy: released.releasedBy,
+    })
+    .from(found)
+    .leftJoin(released, sql`true`);
+  if (!row) throw new DrydockError('NOT_FOUND', `allocation ${id} not found`, { allocationId: id });
+  requireTenant(principal, row.allocation.tenantId);
+  const { releasedAt, releasedBy } = row;
+  if (releasedAt === null) return row.allocation;
+  const allocation = { ...row.allocation, releasedAt, releasedBy };
+  if (isDraining(row)) {
     await signalIfRunning(deps, drainWorkflowId(allocation.nodeId), allocationReleasedSignal.name, [
       { allocationId: id },
     ]);

@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { Teardown } from './teardown';
 
@@ -39,7 +39,11 @@ export async function startWorkerProcess(
   config: WorkerProcessConfig,
   teardown: Teardown,
 ): Promise<WorkerProcess> {
-  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', entry], {
+  // BENCH_WORKER_CPU_PROFILE=<dir>: the worker's threads write V8 CPU profiles there when it stops
+  // (summarize them with bench/support/cpu-profile.ts); Node refuses --cpu-prof in NODE_OPTIONS.
+  const profileDir = process.env.BENCH_WORKER_CPU_PROFILE;
+  const profile = profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [];
+  const child: ChildProcess = spawn(process.execPath, [...profile, '--import', 'tsx', entry], {
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     env: { ...process.env, BENCH_WORKER_CONFIG: JSON.stringify(config) },
   });
@@ -96,4 +100,27 @@ export function residentBytes(pid: number): number {
   const match = /^VmRSS:\s+(\d+) kB$/m.exec(status);
   if (!match) throw new Error(`no VmRSS in /proc/${pid}/status`);
   return Number(match[1]) * 1024;
+}
+
+/** CPU time (user + system) of a live process so far, in ms, from /proc/<pid>/stat (100 ticks a second). */
+export function processCpuMs(pid: number): number {
+  // The fields after the command's closing parenthesis: utime and stime are the 12th and 13th.
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ').at(-1)!.split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * 10;
+}
+
+/** The pid of the Temporal dev server this host runs on `port` (`temporal server start-dev`), if any. */
+export function devServerPid(port: number): number | null {
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    let args: string[];
+    try {
+      args = readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0');
+    } catch {
+      continue; // gone meanwhile
+    }
+    const at = args.indexOf('--port');
+    if (args.includes('start-dev') && at >= 0 && args[at + 1] === String(port)) return Number(entry);
+  }
+  return null;
 }

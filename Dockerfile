@@ -3,7 +3,7 @@ FROM node:20-bookworm-slim
 WORKDIR /app
 ENV NODE_ENV=production
 COPY package.json package-lock.json ./
-# patch-package applies patches/ after the install (see the comment at the top of each patch: postgres.js, @temporalio/worker).
+# patch-package applies patches/ after the install (postgres.js, @temporalio/worker: each change is marked "Drydock patch" and says why).
 COPY patches ./patches
 RUN npm ci --omit=dev
 COPY . .

@@ -3,12 +3,7 @@ import { createMiddleware } from 'hono/factory';
 import { DrydockError } from '../domain/errors';
 import { hashSecret } from '../domain/secrets';
 import { may, type Action, type Principal } from '../domain/principal';
-import {
-  PROVISION_STATES,
-  provisionRules,
-  type AgentAdmission,
-  type ProvisionState,
-} from '../domain/provision';
+import { provisionRules } from '../domain/provision';
 import type { NodeRow } from '../db/nodes';
 import { apiKeys } from '../db/schema';
 import type { AppEnv } from './env';
@@ -84,11 +79,6 @@ function nodeCredentialHere(): DrydockError {
   });
 }
 
-/** `provisionRules(state).agent` of every state, read once: agent routes ask it on every call. */
-const AGENT_ADMISSION = Object.fromEntries(
-  PROVISION_STATES.map((state) => [state, provisionRules(state).agent]),
-) as Record<ProvisionState, AgentAdmission>;
-
 /**
  * The node an agent route acts for: 403 for API keys, for a node whose provision state does not
  * allow the route (`provisionRules(state).agent`), and for a node whose access is blocked (its
@@ -102,7 +92,7 @@ export function requireAgent(
   if (principal.kind !== 'node' || !node) {
     throw new DrydockError('FORBIDDEN', 'agent routes take a node credential', { role: 'agent' });
   }
-  const admission = AGENT_ADMISSION[node.provisionState];
+  const admission = provisionRules(node.provisionState).agent;
   if (admission === 'none' || (admission === 'wait' && !options.beforeAdmission)) {
     const allowed = admission === 'wait' ? ['POST /v1/agent/heartbeat', 'GET /v1/agent/commands'] : [];
     const message =

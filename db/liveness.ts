@@ -8,8 +8,8 @@ import { applyNodeChange, lockNode, type NodeRow } from './nodes';
 import { events, nodes, telemetryCurrent } from './schema';
 
 /**
- * Writes last-seen times (node id → epoch ms) in one statement (the heartbeat flush). Never moves a time backwards and
- * never touches a deleted node; returns nothing, as no control changed.
+ * Writes last-seen times (node id → epoch ms) in one statement (the heartbeat flush). Never moves a
+ * time backwards and never touches a deleted node; returns nothing, as no control changed.
  */
 export async function flushLastSeen(db: Db, seen: Map<string, number>): Promise<void> {
   if (seen.size === 0) return;

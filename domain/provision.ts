@@ -57,13 +57,18 @@ const LEAVING: readonly ProvisionMove[] = ['purge', 'decommission'];
 
 /** The provision state machine, one row a state. */
 export function provisionRules(state: ProvisionState): ProvisionRules {
-  const row = (moves: readonly ProvisionMove[], agent: AgentAdmission, del: ProvisionRules['delete']) => ({
-    moves,
-    agent,
-    delete: del,
-    placeable: state === 'adopted',
-    terminal: moves.length === 0,
-  });
+  return RULES[state] ?? assertNever(state as never);
+}
+
+function rulesOf(state: ProvisionState): ProvisionRules {
+  const row = (moves: readonly ProvisionMove[], agent: AgentAdmission, del: ProvisionRules['delete']) =>
+    Object.freeze({
+      moves: Object.freeze([...moves]),
+      agent,
+      delete: del,
+      placeable: state === 'adopted',
+      terminal: moves.length === 0,
+    });
   switch (state) {
     case 'pending':
       return row(['approve', 'reject', ...LEAVING], 'wait', 'yes');
@@ -90,6 +95,17 @@ export function provisionRules(state: ProvisionState): ProvisionRules {
       return assertNever(state);
   }
 }
+
+/**
+ * Every state's row, built once and frozen: rules are read on every control, placement and agent
+ * call, and no caller may change them for another.
+ */
+const RULES: Readonly<Record<ProvisionState, ProvisionRules>> = Object.freeze(
+  Object.fromEntries(PROVISION_STATES.map((state) => [state, rulesOf(state)])) as Record<
+    ProvisionState,
+    ProvisionRules
+  >,
+);
 
 /** Where a move takes a node. */
 export function moveTarget(move: ProvisionMove): ProvisionState {

@@ -63,9 +63,9 @@ export async function markDisruption(
  * The pool row is locked shared: a budget read waits for this holder to commit (and then counts
  * it), while the drained nodes of one pool, each writing only its own row, do not queue behind one
  * another (a pool drain finishing 1,000 empty nodes at once; bench: pool-drain).
- * The lock and the row are sent together, one round trip: whichever the server runs first, both
- * hold the pool row (the row's foreign key shares it too) until the commit, which is all a budget
- * read waits on, and a transaction that locked the node first waits on no other for them.
+ * The lock and the row are sent together, one round trip, and run in the order sent: both hold the
+ * pool row shared (the row's foreign key too) until the commit, which is all a budget read waits
+ * on, and a transaction that locked the node first waits on no other for them.
  */
 export async function holdDrained(tx: Tx, node: NodeRow, operationId: string): Promise<void> {
   if (!node.poolId) return;

@@ -139,6 +139,8 @@ interface BaselineSample {
   sent: number;
   acknowledged: number;
   signalled?: number;
+  /** The workflow task that handles the signal, started on the worker. */
+  taskStarted?: number;
   activityScheduled?: number;
   activityStarted?: number;
   activityCompleted?: number;
@@ -251,7 +253,12 @@ async function measure(options: Options, teardown: Teardown, log: Log): Promise<
       apiCores: cores(total.cpuMs.api),
       workerCores: cores(total.cpuMs.worker),
       temporalCores: total.cpuMs.temporal === null ? null : cores(total.cpuMs.temporal),
-      cpuMs: total.cpuMs,
+      cpuMs: {
+        self: round(total.cpuMs.self, 1),
+        api: round(total.cpuMs.api, 1),
+        worker: round(total.cpuMs.worker, 1),
+        temporal: total.cpuMs.temporal === null ? null : round(total.cpuMs.temporal, 1),
+      },
     };
     mark = { at: Date.now(), elu: performance.eventLoopUtilization(), cpu };
   };
@@ -529,8 +536,13 @@ function drainTimeline(events: HistoryEvent[]): Partial<DrainSample> {
 
 function baselineTimeline(events: HistoryEvent[]): Partial<BaselineSample> {
   const at = (e: HistoryEvent | undefined) => (e ? eventMs(e.eventTime) : undefined);
+  const signalIndex = events.findIndex((e) => e.workflowExecutionSignaledEventAttributes);
   return {
-    signalled: at(events.find((e) => e.workflowExecutionSignaledEventAttributes)),
+    signalled: at(events[signalIndex]),
+    taskStarted:
+      signalIndex < 0
+        ? undefined
+        : at(events.find((e, i) => i > signalIndex && e.workflowTaskStartedEventAttributes)),
     activityScheduled: at(events.find((e) => e.activityTaskScheduledEventAttributes)),
     activityStarted: at(events.find((e) => e.activityTaskStartedEventAttributes)),
     activityCompleted: at(events.find((e) => e.activityTaskCompletedEventAttributes)),
@@ -603,7 +615,8 @@ function report(input: {
   ];
   const baselineSegments: [string, Summary][] = [
     ['client: signal sent → signal in history', span(baseline, 'sent', 'signalled')],
-    ['workflow task: signal → workflow closed', span(baseline, 'signalled', 'closed')],
+    ['dispatch: signal → workflow task started', span(baseline, 'signalled', 'taskStarted')],
+    ['workflow task: started → workflow closed', span(baseline, 'taskStarted', 'closed')],
   ];
   const activity = baselines.activity;
   const activitySegments: [string, Summary][] = [

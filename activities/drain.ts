@@ -8,6 +8,7 @@ import type { Db, Tx } from '../db/client';
 import { endCancelledOperation } from '../db/cancellation';
 import { forceReleaseOpenAllocations } from '../db/allocations';
 import { holdDrained, lockBudget, markDisruption } from '../db/disruptions';
+import { withPreparedStatements } from '../db/prepared';
 import { applyNodeChange, checkVersion, lockNode, type NodeRow } from '../db/nodes';
 import { finishOperation, findOperation, type OperationRow } from '../db/operations';
 import { allocations, events, operations } from '../db/schema';
@@ -35,6 +36,9 @@ export type ForcedRelease =
 const FORCED_BY = 'system:drain';
 
 export function createDrainActivities(db: Db, metrics?: WorkerMetrics) {
+  // The look's statements are all lookups by key: prepared, they are one round trip each and the
+  // ones sent together are pipelined (db/prepared.ts).
+  const looks = withPreparedStatements(db);
   return {
     /** The drain fence, in one transaction: cordon, `draining`, the operation, `node.draining`. */
     async beginDrain(input: BeginInput<DrainRequest>): Promise<BeginResult> {
@@ -71,11 +75,11 @@ export function createDrainActivities(db: Db, metrics?: WorkerMetrics) {
     async checkDrain(input: { nodeId: string; operationId: string }): Promise<DrainCheck> {
       // Set only by the look that drained the node, observed once that commits (never by a retry).
       let waitedSeconds: number | null = null;
-      const check = await db.transaction(async (tx): Promise<DrainCheck> => {
-        // Sent together (postgres.js pipelines them on the transaction's connection) and run in
-        // this order, so the reads come after the node's lock as before, in one round trip instead
-        // of three: the statements a look waits on are most of a release's reaction (bench:
-        // drain-reaction). The allocations are read even when the look ends before it needs them.
+      const check = await looks.transaction(async (tx): Promise<DrainCheck> => {
+        // Sent together (prepared, so postgres.js pipelines them on the transaction's connection)
+        // and run in this order, so the reads come after the node's lock as before, in one round
+        // trip instead of three: the statements a look waits on are most of a release's reaction
+        // (bench: drain-reaction). The allocations are read even when the look ends before it needs them.
         const [node, [op], live] = await Promise.all([
           lockNode(tx, input.nodeId),
           tx.select().from(operations).where(eq(operations.id, input.operationId)),

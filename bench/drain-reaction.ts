@@ -10,7 +10,9 @@
  * event (the event's created_at, read from Postgres on this host's clock). The baseline: N
  * workflows that wait for a signal and complete, on a second worker of the worker process, on the
  * same server, signalled at the same concurrency and rate; each signal is timed to its workflow's
- * completion. The figure is the ratio of the two. A second reference, N workflows that
+ * completion. Both sides are measured in rounds (`--rounds`), in turn, each round a share of the
+ * releases and as many signals of each baseline, so the machine's load, which changes over a run
+ * on a shared host, weighs on both alike. The figure is the ratio of the two. A second reference, N workflows that
  * run one empty activity after the signal, shows what Temporal's hops alone cost a drain; and every
  * workflow's history splits its latency into steps (API, workflow task, dispatch, activity).
  *
@@ -63,6 +65,9 @@ const usage = [
   '                    baseline signals go at the rate the releases reached, so both see the same load',
   '  --poll-ms P       how often the events table is read for node.drained (default 10); the',
   "                    latency uses the event's created_at, so this only moves the poller's row",
+  '  --rounds K        the releases and both baselines are measured in K rounds of N/K each, in',
+  '                    turn (default 5; 1: every release, then every signal), so a change in the',
+  "                    machine's load over the run weighs on both sides alike",
   'env BENCH_WORKER_CPU_PROFILE=DIR: the worker process writes a V8 CPU profile of each of its',
   '                    threads to DIR when it stops (bench/support/cpu-profile.ts reads them)',
 ].join('\n');
@@ -72,6 +77,7 @@ interface Options {
   concurrency: number;
   rate: number | null;
   pollMs: number;
+  rounds: number;
 }
 
 function parseOptions(args: string[]): Options {
@@ -80,12 +86,15 @@ function parseOptions(args: string[]): Options {
     concurrency: { type: 'string' },
     rate: { type: 'string' },
     'poll-ms': { type: 'string' },
+    rounds: { type: 'string' },
   });
+  const nodes = intOption('nodes', values.nodes, 1000, 1, 1000);
   return {
-    nodes: intOption('nodes', values.nodes, 1000, 1, 1000),
+    nodes,
     concurrency: intOption('concurrency', values.concurrency, 8, 1, 64),
     rate: values.rate === 'max' ? null : intOption('rate', values.rate, DEFAULT_RATE, 1, 10_000),
     pollMs: intOption('poll-ms', values['poll-ms'], 10, 1, 100),
+    rounds: intOption('rounds', values.rounds, Math.min(5, nodes), 1, nodes),
   };
 }
 
@@ -99,6 +108,8 @@ interface DrainSample {
   drained: number | null;
   /** When the poller saw the event. */
   observed: number | null;
+  /** The round (of `--rounds`) it was released in. */
+  round: number;
   signalled?: number;
   /** The workflow task that handles the signal, started on the worker. */
   taskStarted?: number;
@@ -117,14 +128,19 @@ interface PhaseStats {
   workerCores: number;
   /** The Temporal dev server's cores, when this benchmark started it (null: a server of TEMPORAL_ADDRESS). */
   temporalCores: number | null;
+  /** CPU milliseconds each process spent over the phase. */
+  cpuMs: { self: number; api: number; worker: number; temporal: number | null };
 }
 
 interface BaselineSample {
   kind: 'signal' | 'activity';
   workflowId: string;
+  round?: number;
   sent: number;
   acknowledged: number;
   signalled?: number;
+  /** The workflow task that handles the signal, started on the worker. */
+  taskStarted?: number;
   activityScheduled?: number;
   activityStarted?: number;
   activityCompleted?: number;
@@ -207,22 +223,42 @@ async function measure(options: Options, teardown: Teardown, log: Log): Promise<
     worker: (await worker.stats()).cpu,
     temporalMs: temporalPid === null ? null : processCpuMs(temporalPid),
   });
-  const coresOver = (a: NodeJS.CpuUsage, b: NodeJS.CpuUsage, ms: number) =>
-    round((b.user - a.user + b.system - a.system) / 1000 / Math.max(ms, 1), 2);
+  const cpuMs = (a: NodeJS.CpuUsage, b: NodeJS.CpuUsage) => (b.user - a.user + b.system - a.system) / 1000;
+  // Summed over every stretch of a phase (the rounds below each add one per side).
+  const spent: Record<
+    string,
+    Omit<PhaseStats, 'eventLoopBusy' | 'cores' | 'apiCores' | 'workerCores' | 'temporalCores'> & {
+      busyMs: number;
+    }
+  > = {};
   let mark = { at: Date.now(), elu: performance.eventLoopUtilization(), cpu: await cpuNow() };
   const phase = async (name: string) => {
     const cpu = await cpuNow();
     const ms = Date.now() - mark.at;
+    const total = (spent[name] ??= { ms: 0, busyMs: 0, cpuMs: { self: 0, api: 0, worker: 0, temporal: 0 } });
+    total.ms += ms;
+    total.busyMs += performance.eventLoopUtilization(mark.elu).utilization * ms;
+    total.cpuMs.self += cpuMs(mark.cpu.self, cpu.self);
+    total.cpuMs.api += cpuMs(mark.cpu.api, cpu.api);
+    total.cpuMs.worker += cpuMs(mark.cpu.worker, cpu.worker);
+    total.cpuMs.temporal =
+      cpu.temporalMs === null || mark.cpu.temporalMs === null || total.cpuMs.temporal === null
+        ? null
+        : total.cpuMs.temporal + cpu.temporalMs - mark.cpu.temporalMs;
+    const cores = (cpu: number) => round(cpu / Math.max(total.ms, 1), 2);
     phases[name] = {
-      ms,
-      eventLoopBusy: round(performance.eventLoopUtilization(mark.elu).utilization, 3),
-      cores: coresOver(mark.cpu.self, cpu.self, ms),
-      apiCores: coresOver(mark.cpu.api, cpu.api, ms),
-      workerCores: coresOver(mark.cpu.worker, cpu.worker, ms),
-      temporalCores:
-        cpu.temporalMs === null || mark.cpu.temporalMs === null
-          ? null
-          : round((cpu.temporalMs - mark.cpu.temporalMs) / Math.max(ms, 1), 2),
+      ms: total.ms,
+      eventLoopBusy: round(total.busyMs / Math.max(total.ms, 1), 3),
+      cores: cores(total.cpuMs.self),
+      apiCores: cores(total.cpuMs.api),
+      workerCores: cores(total.cpuMs.worker),
+      temporalCores: total.cpuMs.temporal === null ? null : cores(total.cpuMs.temporal),
+      cpuMs: {
+        self: round(total.cpuMs.self, 1),
+        api: round(total.cpuMs.api, 1),
+        worker: round(total.cpuMs.worker, 1),
+        temporal: total.cpuMs.temporal === null ? null : round(total.cpuMs.temporal, 1),
+      },
     };
     mark = { at: Date.now(), elu: performance.eventLoopUtilization(), cpu };
   };
@@ -267,16 +303,25 @@ async function measure(options: Options, teardown: Teardown, log: Log): Promise<
   ]);
   await phase('drains and baselines started');
 
-  // ── measure: releases → node.drained ────────────────────────────────────────────────────
+  // ── measure, in rounds: releases → node.drained, signals → baseline completion ──────────
+  // Each round releases its share of the nodes, then signals as many of each baseline's
+  // workflows, at the same concurrency and rate, one side at a time (nothing of one overlaps the
+  // other), in an order that turns each round, so no side always follows the same one. A load
+  // that changes over the run (another process on the machine) then falls on both sides alike.
   const samples = new Map<string, DrainSample>();
   const watcher = watchDrained(watch, now, options.pollMs, samples, await lastEventId(watch));
   const releasePacing: Pacing = {
     concurrency: options.concurrency,
     ...(options.rate ? { ratePerSecond: options.rate } : {}),
   };
-  let samplesByNode: DrainSample[];
-  try {
-    await paced(nodeIds, releasePacing, async (nodeId) => {
+  const share = <T>(items: T[], nth: number) =>
+    items.slice(Math.floor((nth * n) / options.rounds), Math.floor(((nth + 1) * n) / options.rounds));
+  /** Per round of releases: the releases per second it reached (the baselines' rate under `--rate max`). */
+  const releaseRates: number[] = [];
+  const sides = ['releases', 'signal baseline', 'activity baseline'] as const;
+  const release = async (nodes: string[], nth: number) => {
+    watcher.resume();
+    await paced(nodes, releasePacing, async (nodeId) => {
       const allocationId = allocationOf.get(nodeId)!;
       const sample: DrainSample = {
         nodeId,
@@ -285,20 +330,55 @@ async function measure(options: Options, teardown: Teardown, log: Log): Promise<
         responded: NaN,
         drained: null,
         observed: null,
+        round: nth,
       };
       samples.set(nodeId, sample);
       const reply = await call('POST', `/v1/allocations/${allocationId}/release`);
       sample.responded = now();
       if (reply.status !== 200) throw new Error(`release: ${reply.status} ${JSON.stringify(reply.body)}`);
     });
-    samplesByNode = nodeIds.map((id) => samples.get(id)!);
-    const releaseSpan = samplesByNode.at(-1)!.sent - samplesByNode[0]!.sent;
-    log(`${n} allocations released in ${Math.round(releaseSpan)} ms`);
-    await watcher.seen(n, Math.max(10_000, n * 20));
+    releaseRates.push(ratePerSecond(nodes.map((id) => samples.get(id)!.sent)));
+    await watcher.seen(samples.size, Math.max(10_000, nodes.length * 20));
+    watcher.pause();
+    // As the baselines do: the round's drain workflows closed before the next side starts (those
+    // that drained: one that never did is reported below).
+    const drained = nodes.filter((id) => samples.get(id)!.drained !== null);
+    await paced(drained, { concurrency: 16 }, async (nodeId) => {
+      await client.workflow.getHandle(drainWorkflowId(nodeId)).result();
+    });
+  };
+  const signalRates: number[] = [];
+  const signal = async (batch: BaselineSample[], nth: number) => {
+    const signalPacing: Pacing = {
+      concurrency: options.concurrency,
+      ratePerSecond: options.rate ?? Math.round(releaseRates.reduce((a, b) => a + b) / releaseRates.length),
+    };
+    await paced(batch, signalPacing, async (sample) => {
+      sample.round = nth;
+      sample.sent = now();
+      await client.workflow.getHandle(sample.workflowId).signal(goSignal);
+      sample.acknowledged = now();
+    });
+    if (batch[0]?.kind === 'signal') signalRates.push(ratePerSecond(batch.map((s) => s.sent)));
+    await paced(batch, { concurrency: 16 }, async (sample) => {
+      await client.workflow.getHandle(sample.workflowId).result();
+    });
+  };
+  try {
+    await phase('before the rounds');
+    for (let nth = 0; nth < options.rounds; nth++) {
+      for (let turn = 0; turn < sides.length; turn++) {
+        const side = sides[(nth + turn) % sides.length]!;
+        if (side === 'releases') await release(share(nodeIds, nth), nth);
+        else await signal(share(baselines[side === 'signal baseline' ? 'signal' : 'activity'], nth), nth);
+        await phase(side);
+      }
+    }
   } finally {
     await watcher.stop();
   }
-  await phase('releases');
+  const samplesByNode = nodeIds.map((id) => samples.get(id)!);
+  log(`${n} allocations released, ${n} of each baseline signalled, in ${options.rounds} rounds`);
   const missing = samplesByNode.filter((s) => s.drained === null).length;
   if (missing > 0) {
     const first = samplesByNode.find((s) => s.drained === null)!;
@@ -310,25 +390,7 @@ async function measure(options: Options, teardown: Teardown, log: Log): Promise<
         `workflow ${described.status.name}, progress ${JSON.stringify(progress)}`,
     );
   } else log(`${n} node.drained events seen`);
-  const releaseRate = ratePerSecond(samplesByNode.map((s) => s.sent));
-
-  // ── measure: signals → baseline completion, at the concurrency and rate of the releases ──
-  const signalPacing: Pacing = {
-    concurrency: options.concurrency,
-    ratePerSecond: options.rate ?? releaseRate,
-  };
-  for (const kind of ['signal', 'activity'] as const) {
-    await paced(baselines[kind], signalPacing, async (sample) => {
-      sample.sent = now();
-      await client.workflow.getHandle(sample.workflowId).signal(goSignal);
-      sample.acknowledged = now();
-    });
-    await paced(baselines[kind], { concurrency: 16 }, async (sample) => {
-      await client.workflow.getHandle(sample.workflowId).result();
-    });
-    log(`${n} ${kind} baseline workflows signalled and completed`);
-    await phase(`${kind} baseline`);
-  }
+  const releaseRate = Math.round(releaseRates.reduce((a, b) => a + b) / releaseRates.length);
 
   // ── where the time went: the histories of every workflow ────────────────────────────────
   await paced(samplesByNode, { concurrency: 16 }, async (sample) => {
@@ -350,7 +412,7 @@ async function measure(options: Options, teardown: Teardown, log: Log): Promise<
     drains: samplesByNode,
     baselines,
     releaseRate,
-    signalRate: ratePerSecond(baselines.signal.map((s) => s.sent)),
+    signalRate: Math.round(signalRates.reduce((a, b) => a + b) / signalRates.length),
     drainWorkerCache: (await worker.stats()).maxCachedWorkflows,
     loadBefore,
   });
@@ -387,9 +449,15 @@ function watchDrained(
   let hole: { id: bigint; since: number } | null = null; // the lowest id not seen yet
   let count = 0;
   let stopped = false;
+  // Polls only while releases are measured, so the baselines run without its queries.
+  let paused = true;
   const early: string[] = [];
   const loop = (async () => {
     while (!stopped) {
+      if (paused) {
+        await sleep(pollMs);
+        continue;
+      }
       const rows = await sql<{ id: string; node_id: string | null; type: string; at: string }[]>`
         select id::text, node_id, type, extract(epoch from created_at) * 1000 as at
         from events where id > ${low.toString()} order by id`;
@@ -430,6 +498,12 @@ function watchDrained(
       if (early.length > 0) throw new Error(`node ${early[0]} drained before its release was sent`);
       return count;
     },
+    resume() {
+      paused = false;
+    },
+    pause() {
+      paused = true;
+    },
     async stop() {
       stopped = true;
       await loop;
@@ -462,8 +536,13 @@ function drainTimeline(events: HistoryEvent[]): Partial<DrainSample> {
 
 function baselineTimeline(events: HistoryEvent[]): Partial<BaselineSample> {
   const at = (e: HistoryEvent | undefined) => (e ? eventMs(e.eventTime) : undefined);
+  const signalIndex = events.findIndex((e) => e.workflowExecutionSignaledEventAttributes);
   return {
-    signalled: at(events.find((e) => e.workflowExecutionSignaledEventAttributes)),
+    signalled: at(events[signalIndex]),
+    taskStarted:
+      signalIndex < 0
+        ? undefined
+        : at(events.find((e, i) => i > signalIndex && e.workflowTaskStartedEventAttributes)),
     activityScheduled: at(events.find((e) => e.activityTaskScheduledEventAttributes)),
     activityStarted: at(events.find((e) => e.activityTaskStartedEventAttributes)),
     activityCompleted: at(events.find((e) => e.activityTaskCompletedEventAttributes)),
@@ -502,6 +581,13 @@ function report(input: {
   const drain = span(drains, 'sent', 'drained');
   const bare = span(baseline, 'sent', 'closed');
   const ratio = { p50: round(drain.p50 / bare.p50), p99: round(drain.p99 / bare.p99) };
+  // How steady the figure is over the run: each round's p50 ratio.
+  const roundRatios = Array.from({ length: options.rounds }, (_, r) => {
+    const inRound = <T extends { round?: number }>(xs: T[]) => xs.filter((x) => x.round === r);
+    return round(
+      span(inRound(drains), 'sent', 'drained').p50 / span(inRound(baseline), 'sent', 'closed').p50,
+    );
+  });
   const figures: Figure[] = (['p50', 'p99'] as const).map((q) => ({
     figure:
       `drain reaction ${q}, release → node.drained (${options.nodes.toLocaleString('en')} drains, ` +
@@ -529,7 +615,8 @@ function report(input: {
   ];
   const baselineSegments: [string, Summary][] = [
     ['client: signal sent → signal in history', span(baseline, 'sent', 'signalled')],
-    ['workflow task: signal → workflow closed', span(baseline, 'signalled', 'closed')],
+    ['dispatch: signal → workflow task started', span(baseline, 'signalled', 'taskStarted')],
+    ['workflow task: started → workflow closed', span(baseline, 'taskStarted', 'closed')],
   ];
   const activity = baselines.activity;
   const activitySegments: [string, Summary][] = [
@@ -555,9 +642,9 @@ function report(input: {
   // on a shared machine. The phase runs until the last workflow closed, so idle polling counts too.
   const perOperation = (p: PhaseStats | undefined) =>
     p && {
-      apiMs: round((p.apiCores * p.ms) / options.nodes, 2),
-      workerMs: round((p.workerCores * p.ms) / options.nodes, 2),
-      temporalMs: p.temporalCores === null ? null : round((p.temporalCores * p.ms) / options.nodes, 2),
+      apiMs: round(p.cpuMs.api / options.nodes, 2),
+      workerMs: round(p.cpuMs.worker / options.nodes, 2),
+      temporalMs: p.cpuMs.temporal === null ? null : round(p.cpuMs.temporal / options.nodes, 2),
     };
   const cpuPerOperation = {
     release: perOperation(phases.releases),
@@ -578,6 +665,7 @@ function report(input: {
         `${environ.cpus} CPUs, ` +
         `load ${input.loadBefore.join(' ')} before, ${environ.loadavg.join(' ')} after`,
       `while releasing: ${busy(phases.releases)}; while signalling: ${busy(phases['signal baseline'])}`,
+      `${options.rounds} rounds; p50 ratio per round: ${roundRatios.map((r) => `${r}x`).join(' ')}`,
       `CPU per release: ${cpu(cpuPerOperation.release)}; per baseline signal: ${cpu(cpuPerOperation.signal)}; ` +
         `per signal + empty activity: ${cpu(cpuPerOperation.signalAndActivity)}`,
       '',
@@ -615,6 +703,7 @@ function report(input: {
     drain: { releaseToDrained: drain, ...Object.fromEntries(also) },
     baseline: { signalToCompleted: bare },
     ratio,
+    roundRatios,
     figures,
     segments: {
       drain: Object.fromEntries(drainSegments),

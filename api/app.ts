@@ -35,7 +35,6 @@ import { consoleSessionStore } from '../db/console-sessions';
 import { limitFailedAuthentications } from './rate-limit';
 import { newRequestId } from './request-id';
 import { refuseInvalid } from './schemas';
-import { requireUtf8Body } from './utf8-body';
 
 /** The routers of the /v1 resources, in the order they are matched; each call builds a fresh one. */
 const ROUTES = [
@@ -73,21 +72,23 @@ export function createApp(deps: AppDeps) {
   // when this one resumes, so every answer (404s and body refusals included) gets its request id
   // and its access-log line. A console page's in-process calls to the API are part of the page's
   // request: they keep its id, and the page's line stands for them (their errors are logged).
+  // The failed-authentication limit is applied here too, rather than as a layer of its own:
+  // each layer costs every request its turns of promises.
   app.use('*', async (c, next) => {
     const page = currentLogScope();
     c.set('requestId', page?.requestId ?? newRequestId());
     c.set('deps', deps);
     const started = performance.now();
     await inLogScope({ requestId: c.get('requestId') }, next);
+    limitFailedAuthentications(c);
     setFinishedHeader(c, 'X-Request-Id', c.get('requestId'));
     closeIfBodyUnread(c);
     const route = routePath(c);
     deps.metrics.request(c.req.method, route, c.res.status, started);
     if (!page) logAccess(deps.log, c, route, started);
   });
-  app.use('*', limitFailedAuthentications);
+  // The body's limit, then the body read as UTF-8, in one layer.
   app.use('*', limitBody);
-  app.use('*', requireUtf8Body);
   app.onError(toResponse);
   app.notFound((c) => toResponse(new DrydockError('NOT_FOUND', `no route ${c.req.method} ${c.req.path}`), c));
 

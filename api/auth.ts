@@ -1,21 +1,25 @@
-import { and, eq, gt, isNull, or, sql } from 'drizzle-orm';
 import { createMiddleware } from 'hono/factory';
 import { DrydockError } from '../domain/errors';
 import { hashSecret } from '../domain/secrets';
 import { may, type Action, type Principal } from '../domain/principal';
 import { provisionRules } from '../domain/provision';
 import type { NodeRow } from '../db/nodes';
-import { apiKeys } from '../db/schema';
 import type { AppEnv } from './env';
 
 const BEARER = /^Bearer ([A-Za-z0-9._~+/=-]{1,512})$/;
+
+const BOOTSTRAP_OPERATOR: Principal = Object.freeze({
+  kind: 'operator',
+  keyId: 'bootstrap',
+  name: 'bootstrap-operator',
+});
 
 /** Resolves the caller from `Authorization: Bearer …`; 401 for anything missing or unknown. */
 export const authenticate = createMiddleware<AppEnv>(async (c, next) => {
   const match = BEARER.exec(c.req.header('authorization') ?? '');
   if (!match) throw new DrydockError('UNAUTHENTICATED', 'missing or malformed bearer credential');
   const secret = match[1]!;
-  const { bootstrapKeyHash, db, nodeCredentials } = c.get('deps');
+  const { apiKeys, bootstrapKeyHash, nodeCredentials } = c.get('deps');
   let principal: Principal | null = null;
   if (secret.startsWith(NODE_CREDENTIAL_PREFIX)) {
     // The credential cache hashes the secret itself; a cached one is answered without a promise.
@@ -33,20 +37,11 @@ export const authenticate = createMiddleware<AppEnv>(async (c, next) => {
   } else {
     const hash = hashSecret(secret);
     if (bootstrapKeyHash && hash === bootstrapKeyHash) {
-      principal = { kind: 'operator', keyId: 'bootstrap', name: 'bootstrap-operator' };
+      principal = BOOTSTRAP_OPERATOR;
     } else {
-      const [key] = await db
-        .select()
-        .from(apiKeys)
-        // A revocation time still ahead is a rotation grace: the old secret works until then.
-        .where(
-          and(eq(apiKeys.secretHash, hash), or(isNull(apiKeys.revokedAt), gt(apiKeys.revokedAt, sql`now()`))),
-        );
-      if (key) {
-        principal = key.tenantId
-          ? { kind: 'tenant', keyId: key.id, name: key.name, tenantId: key.tenantId, actions: key.actions }
-          : { kind: 'operator', keyId: key.id, name: key.name };
-      }
+      // A key resolved before is answered without a promise (api/api-keys.ts).
+      const pending = apiKeys.resolve(hash);
+      principal = pending instanceof Promise ? await pending : pending;
     }
   }
   if (!principal) throw new DrydockError('UNAUTHENTICATED', 'unknown or revoked credential');

@@ -6,8 +6,9 @@ import { silentLogger, type Logger } from '../observability/log';
 import type { CaEndorsement } from '../domain/signing';
 import type { AppDeps } from './env';
 import { Heartbeats, type HeartbeatOptions } from './heartbeats';
+import { ApiKeys } from './api-keys';
 import { NodeCredentials } from './node-credentials';
-import { EVENTS_CHANNEL } from '../db/wakeups';
+import { EVENTS_CHANNEL, KEYS_CHANNEL } from '../db/wakeups';
 import { createApiMetrics } from '../observability/metrics';
 import { NodeWakeups } from './node-events';
 import { RateLimits, type RateLimitSettings } from './rate-limit';
@@ -36,6 +37,7 @@ export interface AppDepsInput {
 export function createAppDeps(input: AppDepsInput) {
   const wakeups = new NodeWakeups(input.sql);
   const feedWakeups = new NodeWakeups(input.sql, EVENTS_CHANNEL);
+  const keyWakeups = new NodeWakeups(input.sql, KEYS_CHANNEL);
   const log = input.log ?? silentLogger();
   const metrics = createApiMetrics({
     commands: () => wakeups.waitingTotal(),
@@ -62,6 +64,7 @@ export function createAppDeps(input: AppDepsInput) {
     wakeups,
     feedWakeups,
     nodeCredentials: new NodeCredentials(input.db, wakeups),
+    apiKeys: new ApiKeys(input.db, keyWakeups),
     heartbeats,
     rateLimits: new RateLimits(input.rateLimits),
     metrics,
@@ -73,12 +76,14 @@ export function createAppDeps(input: AppDepsInput) {
     async start(): Promise<void> {
       await wakeups.start();
       await feedWakeups.start();
+      await keyWakeups.start();
       heartbeats.start();
     },
     async stop(): Promise<void> {
       await heartbeats.stop();
       await wakeups.stop();
       await feedWakeups.stop();
+      await keyWakeups.stop();
     },
   };
 }

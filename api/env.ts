@@ -6,6 +6,7 @@ import type { CaEndorsement } from '../domain/signing';
 import type { Db } from '../db/client';
 import type { NodeRow } from '../db/nodes';
 import type { ApiMetrics } from '../observability/metrics';
+import type { ApiKeys } from './api-keys';
 import type { Heartbeats } from './heartbeats';
 import type { NodeCredentials } from './node-credentials';
 import type { NodeWakeups } from './node-events';
@@ -31,6 +32,8 @@ export interface AppDeps {
   /** Wakes the event feed's long-polls when any API process commits an event. */
   feedWakeups: NodeWakeups;
   nodeCredentials: NodeCredentials;
+  /** API keys resolved so far, forgotten as soon as any process changes them. */
+  apiKeys: ApiKeys;
   heartbeats: Heartbeats;
   rateLimits: RateLimits;
   /** This app's Prometheus registry and instruments, served at /metrics. */

@@ -2,7 +2,6 @@ import { BlockList, isIP, isIPv6 } from 'node:net';
 import type { HttpBindings } from '@hono/node-server';
 import { getConnInfo } from '@hono/node-server/conninfo';
 import type { Context } from 'hono';
-import { createMiddleware } from 'hono/factory';
 import { loadConfig, type Config } from '../config';
 import { DrydockError } from '../domain/errors';
 import type { AppEnv } from './env';
@@ -154,10 +153,10 @@ export function rateLimited(retryAfterSeconds: number, message: string): Drydock
  * Requests with valid credentials are always served, whatever their address's count: agents of a
  * rack share one NAT address, and one misconfigured machine must not lock out the others. Secrets
  * are 32 random bytes, so slowing guesses is not what this is for; it tells a misbehaving client
- * to back off. Any RATE_LIMITED answer carries `Retry-After`.
+ * to back off. Any RATE_LIMITED answer carries `Retry-After`. Called on every answer by the app's
+ * first middleware (api/app.ts), once the rest of the stack made it.
  */
-export const limitFailedAuthentications = createMiddleware<AppEnv>(async (c, next) => {
-  await next();
+export function limitFailedAuthentications(c: Context<AppEnv>): void {
   let refusal = c.error;
   if (c.res.status === 401) {
     const wait = c.get('deps').rateLimits.authFailures.take(c.get('deps').rateLimits.sourceOf(c));
@@ -169,4 +168,4 @@ export const limitFailedAuthentications = createMiddleware<AppEnv>(async (c, nex
   if (refusal instanceof DrydockError && refusal.code === 'RATE_LIMITED') {
     c.header('Retry-After', String(refusal.details.retryAfterSeconds));
   }
-});
+}

@@ -4,7 +4,7 @@
  * most 0.4 ms of API CPU per request.
  *
  * One pool of N nodes (default 1,000) in a throwaway database. The API runs in a child process
- * (api/server.ts `listen`, its own Postgres pool and Temporal client, an operator bootstrap key);
+ * (api/server.ts `listen`, its own Postgres pool and Temporal client), called with an operator API key;
  * this process is the load generator: C lanes (default 32), each with a keep-alive connection,
  * sending its next request as soon as the last one answered. Two workloads, each measured for a
  * fixed window after a warm-up:
@@ -48,9 +48,9 @@ import { generateCa } from '../ca';
 import { createDb } from '../db/client';
 import { GUARDED_WRITE, OPERATOR_READ } from '../db/guarded-change';
 import * as schema from '../db/schema';
-import { nodes, pools } from '../db/schema';
+import { apiKeys, nodes, pools } from '../db/schema';
 import { newId } from '../domain/ids';
-import { hashSecret } from '../domain/secrets';
+import { hashSecret, newSecret } from '../domain/secrets';
 import { freePort } from '../scripts/services/process';
 import { startApiProcess, type ApiProcess } from './support/api-process';
 import {
@@ -222,8 +222,14 @@ async function measure(options: Options, teardown: Teardown, log: Log): Promise<
   if (postmaster === null) log('postgres: its processes are not visible here; no CPU figure for it');
 
   const suffix = `${process.pid}-${randomBytes(3).toString('hex')}`;
-  const operatorKey = `bench-operator-${randomBytes(16).toString('hex')}`;
-  const bootstrapKeyHash = hashSecret(operatorKey);
+  // The lanes call with an operator API key, as production's clients do (resolved from api_keys,
+  // then kept: api/api-keys.ts), not the bootstrap key, which is configured but never sent.
+  const operatorKey = newSecret('ddk');
+  await setup.db
+    .insert(apiKeys)
+    .values({ id: newId('key'), name: 'bench-operator', secretHash: hashSecret(operatorKey) });
+  const bootstrapKey = `bench-bootstrap-${randomBytes(16).toString('hex')}`;
+  const bootstrapKeyHash = hashSecret(bootstrapKey);
   const taskQueue = `bench-mutations-${suffix}`;
 
   // ── what each workload is ──────────────────────────────────────────────────────────────────
@@ -386,6 +392,7 @@ async function measure(options: Options, teardown: Teardown, log: Log): Promise<
     options,
     services,
     operatorKey,
+    bootstrapKey,
     scratch,
     taskQueue,
   });
@@ -888,6 +895,7 @@ async function runScaling(input: {
   options: Options;
   services: BenchServices;
   operatorKey: string;
+  bootstrapKey: string;
   scratch: string;
   taskQueue: string;
 }): Promise<ScalingRun> {
@@ -902,7 +910,7 @@ async function runScaling(input: {
       TEMPORAL_TASK_QUEUE: input.taskQueue,
       PORT: String(port),
       DRYDOCK_HOME: input.scratch,
-      DRYDOCK_BOOTSTRAP_OPERATOR_KEY: input.operatorKey,
+      DRYDOCK_BOOTSTRAP_OPERATOR_KEY: input.bootstrapKey,
       // As in production: each process's "listening" line is how the run knows they are up, and
       // the access log is part of a request's cost.
       LOG_LEVEL: 'info',

@@ -26,10 +26,20 @@ const GUARDED_COLUMNS = new Set(['cordoned', 'maintenance', 'noScheduleReasons']
 
 const COLUMNS = Object.entries(getTableColumns(nodes));
 
+/**
+ * The columns the write returns: those it sets, and `last_seen_at`, which the heartbeat flush
+ * writes without a version bump. Every other write to a node bumps its version (migration 0009),
+ * so a write that matched the version read leaves the rest as the read found it, and the row after
+ * is the row read with these: half the columns to parse per change.
+ */
+const RETURNED = COLUMNS.filter(([key]) =>
+  ['cordoned', 'maintenance', 'noScheduleReasons', 'version', 'updatedAt', 'lastSeenAt'].includes(key),
+);
+
 /** A `nodes` row as drizzle would have read it, from the raw row of a statement here. */
-function nodeRowOf(raw: Record<string, unknown>): NodeRow {
+function nodeRowOf(raw: Record<string, unknown>, columns = COLUMNS): NodeRow {
   const row: Record<string, unknown> = {};
-  for (const [key, column] of COLUMNS) {
+  for (const [key, column] of columns) {
     const value = raw[column.name];
     row[key] = value === null || value === undefined ? null : column.mapFromDriverValue(value);
   }
@@ -103,7 +113,7 @@ appended as (
   insert into events (node_id, tenant_id, type, actor, reason, data)
   select u.id, u.tenant_id, $10, $11, $12, $13::jsonb from updated u, feed
 )
-select u.*, coalesce((
+select ${RETURNED.map(([, column]) => `u.${column.name}`).join(', ')}, coalesce((
   select json_agg(json_build_object('key', l.key, 'value', l.value, 'source', l.source) order by l.key)
   from (
     select key, value, source from node_labels
@@ -141,7 +151,7 @@ async function writeChange(
     ],
     { prepare: true },
   );
-  return raw ? { row: nodeRowOf(raw), labels: raw.labels } : undefined;
+  return raw ? { row: { ...before, ...nodeRowOf(raw, RETURNED) }, labels: raw.labels } : undefined;
 }
 
 export interface GuardedInput {

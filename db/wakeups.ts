@@ -11,3 +11,6 @@ export async function wakeNode(tx: Tx, nodeId: string): Promise<void> {
 
 /** The Postgres channel on which a transaction says it appended events (db/events.ts). */
 export const EVENTS_CHANNEL = 'drydock_events';
+
+/** The Postgres channel on which a committed change to an API key names it (migration 0011). */
+export const KEYS_CHANNEL = 'drydock_keys';

@@ -126,7 +126,11 @@ export function keysRoutes(): OpenAPIHono<AppEnv> {
 
   router.openapi(revokeKeyRoute, async (c) => {
     requireOperator(c.get('principal'));
-    return c.json(keyView(await revokeKey(c.get('deps').db, c.req.valid('param').id)), 200);
+    const { db, apiKeys } = c.get('deps');
+    const revoked = await revokeKey(db, c.req.valid('param').id);
+    // This process's next request with it is refused; the trigger's NOTIFY tells the others.
+    apiKeys.forget(revoked.id);
+    return c.json(keyView(revoked), 200);
   });
 
   router.openapi(rotateKeyRoute, async (c) => {
@@ -134,6 +138,8 @@ export function keysRoutes(): OpenAPIHono<AppEnv> {
     const id = c.req.valid('param').id;
     const graceSeconds = c.req.valid('json').graceSeconds ?? DEFAULT_ROTATION_GRACE_SECONDS;
     const { previous, key, secret } = await rotateKey(c.get('deps').db, id, graceSeconds);
+    // Its grace's end is read again here at once (graceSeconds 0 ends it now).
+    c.get('deps').apiKeys.forget(previous.id);
     return c.json({ ...keyView(key), secret, previous: keyView(previous) }, 201);
   });
 

@@ -1,10 +1,20 @@
 import { randomUUID } from 'node:crypto';
 import { Hono } from 'hono';
 import { ApiError } from '../../client';
-import { CONSOLE_PATH, nodeIdOf, notFound, takeFlash, workflowUrlOf, type ConsoleEnv } from '../context';
+import {
+  CONSOLE_PATH,
+  nodeIdOf,
+  notFound,
+  takeFlash,
+  workflowUrlOf,
+  type ConsoleEnv,
+  type Ctx,
+} from '../context';
 import { CONTROLS, field } from '../controls';
 import { ConfirmPage, DecommissionPage } from '../pages/danger';
 import { NodePage } from '../pages/node';
+
+type ConsoleControl = (typeof CONTROLS)[string];
 
 /** The node page and the POST of each of its controls. */
 export function nodeRoutes(): Hono<ConsoleEnv> {
@@ -104,52 +114,58 @@ export function nodeRoutes(): Hono<ConsoleEnv> {
     }
   });
 
-  // The confirmation page of a control that cannot be taken back (purge, delete, revoke identity).
-  router.get('/nodes/:id/:control', async (c) => {
-    const { api, session } = c.var;
-    const id = nodeIdOf(c);
-    const control = c.req.param('control');
-    const confirmation = Object.hasOwn(CONTROLS, control) ? CONTROLS[control]!.confirm : undefined;
-    if (!id || !confirmation) return notFound(c);
-    const [node, allocations] = await Promise.all([
-      api.GET('/v1/nodes/{id}', { params: { path: { id } } }),
-      api.GET('/v1/allocations', { params: { query: { nodeId: id, live: 'true' } } }),
-    ]);
-    return c.html(
-      <ConfirmPage
-        session={session}
-        flash={takeFlash(session)}
-        node={node}
-        control={control}
-        confirmation={confirmation}
-        liveAllocations={allocations.items.length}
-      />,
-    );
-  });
-
-  router.post('/nodes/:id/:control', async (c) => {
-    const { api, session, form } = c.var;
-    const id = nodeIdOf(c);
-    const control = c.req.param('control');
-    const chosen = Object.hasOwn(CONTROLS, control) ? CONTROLS[control] : undefined;
-    if (!id || !chosen) return notFound(c);
-    const confirmPage = `${CONSOLE_PATH}/nodes/${id}/${control}`;
-    if (chosen.confirm && field(form, 'confirm') !== 'yes') {
-      session.flash = {
-        kind: 'error',
-        text: `${chosen.confirm.title} needs its confirmation: nothing was done. Read what it does and confirm below.`,
-      };
-      return c.redirect(confirmPage, 303);
-    }
-    try {
-      session.flash = { kind: 'ok', text: await chosen.run(api, id, form) };
-    } catch (error) {
-      if (!(error instanceof ApiError) || error.status === 401) throw error;
-      session.flash = { kind: 'error', text: `${control} refused: ${error.message} (${error.code})` };
-      if (chosen.confirm?.refusalBack) return c.redirect(confirmPage, 303);
-    }
-    return c.redirect(chosen.back === 'node' ? `${CONSOLE_PATH}/nodes/${id}` : CONSOLE_PATH, 303);
-  });
+  // Each control's path spelled out, not `/nodes/:id/:control`: beside `/nodes/:id/decommission`
+  // a parameter would make Hono fall back from its one-regexp router to its slower trie for every
+  // route of the app, the API's included. Any other path is the catch-all's not-found page.
+  for (const [control, chosen] of Object.entries(CONTROLS)) {
+    router.get(`/nodes/:id/${control}`, (c) => confirmPage(c, control, chosen));
+    router.post(`/nodes/:id/${control}`, (c) => runControl(c, control, chosen));
+  }
 
   return router;
+}
+
+/** The confirmation page of a control that cannot be taken back (purge, delete, revoke identity). */
+async function confirmPage(c: Ctx, control: string, chosen: ConsoleControl) {
+  const { api, session } = c.var;
+  const id = nodeIdOf(c);
+  const confirmation = chosen.confirm;
+  if (!id || !confirmation) return notFound(c);
+  const [node, allocations] = await Promise.all([
+    api.GET('/v1/nodes/{id}', { params: { path: { id } } }),
+    api.GET('/v1/allocations', { params: { query: { nodeId: id, live: 'true' } } }),
+  ]);
+  return c.html(
+    <ConfirmPage
+      session={session}
+      flash={takeFlash(session)}
+      node={node}
+      control={control}
+      confirmation={confirmation}
+      liveAllocations={allocations.items.length}
+    />,
+  );
+}
+
+/** A control's POST: run it (after its confirmation, when it needs one), then back with a flash. */
+async function runControl(c: Ctx, control: string, chosen: ConsoleControl) {
+  const { api, session, form } = c.var;
+  const id = nodeIdOf(c);
+  if (!id) return notFound(c);
+  const confirmPath = `${CONSOLE_PATH}/nodes/${id}/${control}`;
+  if (chosen.confirm && field(form, 'confirm') !== 'yes') {
+    session.flash = {
+      kind: 'error',
+      text: `${chosen.confirm.title} needs its confirmation: nothing was done. Read what it does and confirm below.`,
+    };
+    return c.redirect(confirmPath, 303);
+  }
+  try {
+    session.flash = { kind: 'ok', text: await chosen.run(api, id, form) };
+  } catch (error) {
+    if (!(error instanceof ApiError) || error.status === 401) throw error;
+    session.flash = { kind: 'error', text: `${control} refused: ${error.message} (${error.code})` };
+    if (chosen.confirm?.refusalBack) return c.redirect(confirmPath, 303);
+  }
+  return c.redirect(chosen.back === 'node' ? `${CONSOLE_PATH}/nodes/${id}` : CONSOLE_PATH, 303);
 }

@@ -201,22 +201,25 @@ function seenBody(deps: AppEnv['Variables']['deps'], nodeId: string): string {
   return `{"nodeId":${JSON.stringify(nodeId)},"ok":true,"ca":${offerJson.json}}`;
 }
 
-async function heartbeat(
-  c: Context<AppEnv>,
-  state: 'running' | 'offline',
-): Promise<TypedResponse<z.infer<typeof SeenSchema>, 200, 'json'>> {
+type Seen = TypedResponse<z.infer<typeof SeenSchema>, 200, 'json'>;
+
+/**
+ * A beat, answered at once when it has no transaction to wait for (nearly every one): no promise
+ * of its own, each of which costs the async hooks of the request's log scope.
+ */
+function heartbeat(c: Context<AppEnv>, state: 'running' | 'offline'): Seen | Promise<Seen> {
   const node = requireAgent(c.get('principal'), c.get('agentNode'), { beforeAdmission: true });
   const deps = c.get('deps');
   // Only a beat that starts or ends a session has a transaction to wait for.
   const session = deps.heartbeats.beat(node.id, state);
-  if (session) await session;
+  return session ? session.then(() => seen(c, node.id)) : seen(c, node.id);
+}
+
+function seen(c: Context<AppEnv>, nodeId: string): Seen {
+  const deps = c.get('deps');
   deps.metrics.heartbeat();
   // The JSON of the schema's shape, serialized by seenBody rather than by c.json.
-  return c.body(seenBody(deps, node.id), 200, JSON_HEADERS) as unknown as TypedResponse<
-    z.infer<typeof SeenSchema>,
-    200,
-    'json'
-  >;
+  return c.body(seenBody(deps, nodeId), 200, JSON_HEADERS) as unknown as Seen;
 }
 
 /**

@@ -4,7 +4,10 @@ import type { NodeRow } from '../db/nodes';
 import type { Principal } from '../domain/principal';
 import type { NodeWakeups } from './node-events';
 
-/** Resolved credentials kept at most; past it the least recently used is forgotten. */
+/**
+ * Resolved credentials kept at most; past it the first in the cache's order is forgotten: one not
+ * used while the newest half of the cache was placed (see `resolve`).
+ */
 const MAX_ENTRIES = 100_000;
 
 /** The principal is built once with the answer: every call with the credential acts as it. */
@@ -13,6 +16,8 @@ type Credential = {
   principal: Readonly<Extract<Principal, { kind: 'node' }>>;
 };
 type Resolved = Credential | null;
+/** A cached credential, and the count of placements (`NodeCredentials.placements`) it was placed at. */
+type Entry = { credential: Credential; placed: number };
 
 /**
  * Resolves agent credentials to their node. Agents call often (heartbeats, long-polls), so an
@@ -27,7 +32,9 @@ export class NodeCredentials {
    * By the secret itself, not its hash: a cached credential then costs no SHA-256 per call. A
    * secret maps to one hash, so the answers are the ones a hash-keyed cache would give.
    */
-  private readonly cache = new Map<string, Credential>();
+  private readonly cache = new Map<string, Entry>();
+  /** Entries put at the end of the cache's order so far: new ones, and used ones moved there. */
+  private placements = 0;
   private readonly secretsByNode = new Map<string, Set<string>>();
   /** Counts wake-ups, so a lookup that a wake-up overtook does not cache what it read before it. */
   private wakeups = 0;
@@ -52,10 +59,18 @@ export class NodeCredentials {
   resolve(secret: string): Resolved | Promise<Resolved> {
     const hit = this.cache.get(secret);
     if (hit === undefined) return this.lookUp(secret);
-    // Most recently used last: eviction takes the first.
+    // Recently used ones last, as eviction takes the first. A hit moves only once more than half
+    // the cache was placed after it: moving it on every call would cost two more map lookups, and
+    // while agents only beat again (no new credentials) nothing falls back, so nothing moves.
+    if (this.placements - hit.placed > this.cache.size / 2) this.place(secret, hit);
+    return hit.credential;
+  }
+
+  /** Puts the entry last in the cache's order (a Map keeps an updated key where it was). */
+  private place(secret: string, entry: Entry): void {
     this.cache.delete(secret);
-    this.cache.set(secret, hit);
-    return hit;
+    entry.placed = ++this.placements;
+    this.cache.set(secret, entry);
   }
 
   private async lookUp(secret: string): Promise<Resolved> {
@@ -82,16 +97,16 @@ export class NodeCredentials {
   }
 
   private remember(secret: string, value: Credential): void {
-    this.cache.set(secret, value);
+    this.place(secret, { credential: value, placed: 0 });
     let secrets = this.secretsByNode.get(value.node.id);
     if (!secrets) this.secretsByNode.set(value.node.id, (secrets = new Set()));
     secrets.add(secret);
     if (this.cache.size <= MAX_ENTRIES) return;
     const [oldest, evicted] = this.cache.entries().next().value!;
     this.cache.delete(oldest);
-    const siblings = this.secretsByNode.get(evicted.node.id);
+    const siblings = this.secretsByNode.get(evicted.credential.node.id);
     siblings?.delete(oldest);
-    if (siblings?.size === 0) this.secretsByNode.delete(evicted.node.id);
+    if (siblings?.size === 0) this.secretsByNode.delete(evicted.credential.node.id);
   }
 
   private forgetNode(nodeId: string): void {

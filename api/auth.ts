@@ -26,12 +26,7 @@ export const authenticate = createMiddleware<AppEnv>(async (c, next) => {
     const pending = nodeCredentials.resolve(secret);
     const resolved = pending instanceof Promise ? await pending : pending;
     if (resolved) {
-      principal = {
-        kind: 'node',
-        nodeId: resolved.node.id,
-        credentialId: resolved.credentialId,
-        name: resolved.node.hostname,
-      };
+      principal = resolved.principal;
       c.set('agentNode', resolved.node);
     }
   } else {

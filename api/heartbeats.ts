@@ -17,10 +17,16 @@ export interface HeartbeatOptions {
  * batch every 15 s (docs/lifecycle/liveness.md). A heartbeat after a silence longer than the session
  * timeout starts a new session: one `connect` transaction (`node.connected`).
  */
+/** A node's session in this process: its last beat (epoch ms), and whether the next flush owes it. */
+interface Session {
+  at: number;
+  queued: boolean;
+}
+
 export class Heartbeats {
-  /** Epoch ms of each node's last beat. */
-  private lastSeen = new Map<string, number>();
-  private pending = new Map<string, number>();
+  private sessions = new Map<string, Session>();
+  /** The sessions whose last beat is not written yet, each once: what the next flush writes. */
+  private pending = new Map<string, Session>();
   private timer: NodeJS.Timeout | null = null;
 
   constructor(
@@ -44,27 +50,35 @@ export class Heartbeats {
   /**
    * Records a heartbeat (`now`: epoch ms). A goodbye, or a beat that starts a session, runs its
    * transaction: the promise returned is that. The beat of a live session, nearly every one, has
-   * nothing to wait for and returns none.
+   * nothing to wait for and returns none; it costs one map lookup (its session is queued for the
+   * flush by its first beat since the last one).
    */
   beat(nodeId: string, state: 'running' | 'offline', now = Date.now()): Promise<unknown> | undefined {
     if (state === 'offline') {
-      this.lastSeen.delete(nodeId);
+      this.sessions.delete(nodeId);
       this.pending.delete(nodeId);
       return sayGoodbye(this.db, nodeId, new Date(now));
     }
-    const previous = this.lastSeen.get(nodeId);
-    this.lastSeen.set(nodeId, now);
-    this.pending.set(nodeId, now);
+    const session = this.sessions.get(nodeId);
     const sessionTimeout = this.options.sessionTimeoutMs ?? DEFAULT_LIVENESS.sessionTimeoutMs;
-    if (previous === undefined || now - previous > sessionTimeout) {
-      return connectNode(this.db, nodeId, new Date(now));
+    if (session !== undefined && now - session.at <= sessionTimeout) {
+      session.at = now;
+      if (!session.queued) {
+        session.queued = true;
+        this.pending.set(nodeId, session);
+      }
+      return undefined;
     }
-    return undefined;
+    // A new session in place of any earlier one, which a flush still owed drops for this one.
+    const fresh = { at: now, queued: true };
+    this.sessions.set(nodeId, fresh);
+    this.pending.set(nodeId, fresh);
+    return connectNode(this.db, nodeId, new Date(now));
   }
 
   /** Forgets a node's session (blocked, revoked, deleted): its next heartbeat connects anew. */
   forget(nodeId: string): void {
-    this.lastSeen.delete(nodeId);
+    this.sessions.delete(nodeId);
   }
 
   /** Writes every pending last-seen time in one statement. */
@@ -72,15 +86,25 @@ export class Heartbeats {
     if (this.pending.size === 0) return;
     const batch = this.pending;
     this.pending = new Map();
+    const times = new Map<string, number>();
+    for (const [id, session] of batch) {
+      // A beat from here on queues its session again, for the next flush.
+      session.queued = false;
+      times.set(id, session.at);
+    }
     const started = performance.now();
     try {
-      await flushLastSeen(this.db, batch);
+      await flushLastSeen(this.db, times);
     } catch (error) {
-      // Keep the times for the next flush; newer beats of the same node win.
-      for (const [id, at] of batch) if (!this.pending.has(id)) this.pending.set(id, at);
+      // Keep them for the next flush; a node that beat meanwhile is queued already, at its newer time.
+      for (const [id, session] of batch) {
+        if (this.pending.has(id)) continue;
+        session.queued = true;
+        this.pending.set(id, session);
+      }
       throw error;
     }
-    this.options.onFlush?.({ rows: batch.size, durationMs: performance.now() - started });
+    this.options.onFlush?.({ rows: times.size, durationMs: performance.now() - started });
   }
 
   private logFlushFailure(error: unknown): void {

@@ -1,14 +1,23 @@
-import { hashSecret } from '../domain/secrets';
 import type { Db } from '../db/client';
 import { nodeOfCredential } from '../db/identity';
 import type { NodeRow } from '../db/nodes';
+import type { Principal } from '../domain/principal';
 import type { NodeWakeups } from './node-events';
 
-/** Resolved credentials kept at most; past it the least recently used is forgotten. */
+/**
+ * Resolved credentials kept at most; past it the first in the cache's order is forgotten: one not
+ * used while the newest half of the cache was placed (see `resolve`).
+ */
 const MAX_ENTRIES = 100_000;
 
-type Credential = { credentialId: string; node: NodeRow };
+/** The principal is built once with the answer: every call with the credential acts as it. */
+type Credential = {
+  node: NodeRow;
+  principal: Readonly<Extract<Principal, { kind: 'node' }>>;
+};
 type Resolved = Credential | null;
+/** A cached credential, and the count of placements (`NodeCredentials.placements`) it was placed at. */
+type Entry = { credential: Credential; placed: number };
 
 /**
  * Resolves agent credentials to their node. Agents call often (heartbeats, long-polls), so an
@@ -19,8 +28,14 @@ type Resolved = Credential | null;
  * credential is refused as soon as the NOTIFY arrives, well within the one second of the spec.
  */
 export class NodeCredentials {
-  private readonly cache = new Map<string, Credential>();
-  private readonly hashesByNode = new Map<string, Set<string>>();
+  /**
+   * By the secret itself, not its hash: a cached credential then costs no SHA-256 per call. A
+   * secret maps to one hash, so the answers are the ones a hash-keyed cache would give.
+   */
+  private readonly cache = new Map<string, Entry>();
+  /** Entries put at the end of the cache's order so far: new ones, and used ones moved there. */
+  private placements = 0;
+  private readonly secretsByNode = new Map<string, Set<string>>();
   /** Counts wake-ups, so a lookup that a wake-up overtook does not cache what it read before it. */
   private wakeups = 0;
   /** The last wake-up of each node woken while lookups are in flight (none in flight: none kept). */
@@ -42,16 +57,23 @@ export class NodeCredentials {
    * credential costs no extra turn of the event loop), else read from Postgres.
    */
   resolve(secret: string): Resolved | Promise<Resolved> {
-    const hash = hashSecret(secret);
-    const hit = this.cache.get(hash);
-    if (hit === undefined) return this.lookUp(hash, secret);
-    // Most recently used last: eviction takes the first.
-    this.cache.delete(hash);
-    this.cache.set(hash, hit);
-    return hit;
+    const hit = this.cache.get(secret);
+    if (hit === undefined) return this.lookUp(secret);
+    // Recently used ones last, as eviction takes the first. A hit moves only once more than half
+    // the cache was placed after it: moving it on every call would cost two more map lookups, and
+    // while agents only beat again (no new credentials) nothing falls back, so nothing moves.
+    if (this.placements - hit.placed > this.cache.size / 2) this.place(secret, hit);
+    return hit.credential;
   }
 
-  private async lookUp(hash: string, secret: string): Promise<Resolved> {
+  /** Puts the entry last in the cache's order (a Map keeps an updated key where it was). */
+  private place(secret: string, entry: Entry): void {
+    this.cache.delete(secret);
+    entry.placed = ++this.placements;
+    this.cache.set(secret, entry);
+  }
+
+  private async lookUp(secret: string): Promise<Resolved> {
     const asked = this.wakeups;
     this.inFlight++;
     let row;
@@ -62,23 +84,29 @@ export class NodeCredentials {
     }
     // An unknown or revoked secret is not kept: a stream of them cannot push the valid ones out.
     if (!row) return null;
-    const value = { credentialId: row.credentialId, node: row.node };
+    const principal = Object.freeze({
+      kind: 'node' as const,
+      nodeId: row.node.id,
+      credentialId: row.credentialId,
+      name: row.node.hostname,
+    });
+    const value = { node: row.node, principal };
     const overtaken = asked < this.forgottenAt || (this.wokenAt.get(value.node.id) ?? 0) > asked;
-    if (!overtaken) this.remember(hash, value);
+    if (!overtaken) this.remember(secret, value);
     return value;
   }
 
-  private remember(hash: string, value: Credential): void {
-    this.cache.set(hash, value);
-    let hashes = this.hashesByNode.get(value.node.id);
-    if (!hashes) this.hashesByNode.set(value.node.id, (hashes = new Set()));
-    hashes.add(hash);
+  private remember(secret: string, value: Credential): void {
+    this.place(secret, { credential: value, placed: 0 });
+    let secrets = this.secretsByNode.get(value.node.id);
+    if (!secrets) this.secretsByNode.set(value.node.id, (secrets = new Set()));
+    secrets.add(secret);
     if (this.cache.size <= MAX_ENTRIES) return;
     const [oldest, evicted] = this.cache.entries().next().value!;
     this.cache.delete(oldest);
-    const siblings = this.hashesByNode.get(evicted.node.id);
+    const siblings = this.secretsByNode.get(evicted.credential.node.id);
     siblings?.delete(oldest);
-    if (siblings?.size === 0) this.hashesByNode.delete(evicted.node.id);
+    if (siblings?.size === 0) this.secretsByNode.delete(evicted.credential.node.id);
   }
 
   private forgetNode(nodeId: string): void {
@@ -89,14 +117,14 @@ export class NodeCredentials {
       this.wokenAt.clear();
       this.forgottenAt = this.wakeups;
     }
-    for (const hash of this.hashesByNode.get(nodeId) ?? []) this.cache.delete(hash);
-    this.hashesByNode.delete(nodeId);
+    for (const secret of this.secretsByNode.get(nodeId) ?? []) this.cache.delete(secret);
+    this.secretsByNode.delete(nodeId);
   }
 
   private forgetAll(): void {
     this.forgottenAt = ++this.wakeups;
     this.wokenAt.clear();
     this.cache.clear();
-    this.hashesByNode.clear();
+    this.secretsByNode.clear();
   }
 }

@@ -71,6 +71,11 @@ const usage = [
   '  --concurrency C       requests in flight (default 64)',
   "  --flush-ms F          the API's heartbeat flush interval (default 15000, production's)",
   "  --api-connections P   the API's Postgres pool size (default 10, as createDb in production)",
+  '  --rounds R            then R pairs of short windows, /healthz and steady beats in turn',
+  '                        (default 0): on a shared host the load of others drifts within a run,',
+  '                        and a ratio of two windows seconds apart drifts less than of two',
+  '                        windows a minute apart; the median of the pairs is reported',
+  '  --round-seconds T     measured seconds of each window of a pair (default 2)',
   '  --profile             V8 CPU profile of the API process in each window, summarized; the',
   '                        .cpuprofile files are kept in a temporary directory (printed)',
 ].join('\n');
@@ -84,6 +89,8 @@ interface Options {
   concurrency: number;
   flushMs: number;
   apiConnections: number;
+  rounds: number;
+  roundSeconds: number;
   profile: boolean;
 }
 
@@ -97,6 +104,8 @@ function parseOptions(args: string[]): Options {
     concurrency: { type: 'string' },
     'flush-ms': { type: 'string' },
     'api-connections': { type: 'string' },
+    rounds: { type: 'string' },
+    'round-seconds': { type: 'string' },
     profile: { type: 'boolean' },
   });
   return {
@@ -108,6 +117,8 @@ function parseOptions(args: string[]): Options {
     concurrency: intOption('concurrency', values.concurrency, 64, 1, 1024),
     flushMs: intOption('flush-ms', values['flush-ms'], 15_000, 100, 600_000),
     apiConnections: intOption('api-connections', values['api-connections'], 10, 1, 100),
+    rounds: intOption('rounds', values.rounds, 0, 0, 100),
+    roundSeconds: intOption('round-seconds', values['round-seconds'], 2, 1, 60),
     profile: values.profile ?? false,
   };
 }
@@ -276,6 +287,30 @@ async function measure(options: Options, teardown: Teardown, log: Log): Promise<
       `p99 ${heartbeats.latency.p99} ms, ${heartbeats.failed} failed`,
   );
 
+  // ── pairs of short windows, /healthz then steady beats, for a ratio less exposed to drift ──
+  const rounds: Round[] = [];
+  for (let r = 0; r < options.rounds; r++) {
+    const pair = { concurrency: C, warmupMs: options.warmup * 1000, seconds: options.roundSeconds };
+    const hz = await runPhase({
+      ...pair,
+      name: `round-${r}-healthz`,
+      api,
+      postmaster,
+      profileDir: null,
+      next: () => ({ method: 'GET', path: '/healthz' }),
+    });
+    const hb = await runPhase({
+      ...pair,
+      name: `round-${r}-heartbeat`,
+      api,
+      postmaster,
+      profileDir: null,
+      next: () => beat(steadyCursor++ % reached),
+    });
+    rounds.push(roundOf(hz, hb));
+    log(`round ${r + 1}/${options.rounds}: ${JSON.stringify(rounds[r])}`);
+  }
+
   // ── the flushes, and proof that every acknowledged heartbeat reached Postgres ──────────────
   const timerFlushes = await api.flushes();
   const finalStarted = performance.now();
@@ -303,6 +338,7 @@ async function measure(options: Options, teardown: Teardown, log: Log): Promise<
     flushes: { all: allFlushes, inWindow, final: finalFlush, finalRoundTripMs: finalFlushMs },
     proof,
     medianGapMs: median(gaps),
+    rounds,
     postgresVisible: postmaster !== null,
     profileDir,
   });
@@ -310,7 +346,42 @@ async function measure(options: Options, teardown: Teardown, log: Log): Promise<
   console.log(`\nwrote ${path}`);
   if (profileDir) console.log(`CPU profiles (open in Chrome DevTools or VS Code): ${profileDir}`);
   const sessionsKept = proof.sessions === 0 && proof.disconnected === 0;
-  return heartbeats.failed === 0 && cold.failed === 0 && proof.missing === 0 && sessionsKept ? 0 : 1;
+  const roundsFailed = rounds.reduce((sum, r) => sum + r.failed, 0);
+  return heartbeats.failed === 0 &&
+    cold.failed === 0 &&
+    roundsFailed === 0 &&
+    proof.missing === 0 &&
+    sessionsKept
+    ? 0
+    : 1;
+}
+
+/** One pair of short windows: /healthz, then steady heartbeats right after it. */
+interface Round {
+  healthzPerSecond: number;
+  heartbeatsPerSecond: number;
+  /** heartbeats/s ÷ /healthz req/s. */
+  ratio: number;
+  /** API CPU ms per request of each (null: the API's CPU not readable here). */
+  healthzApiMs: number | null;
+  heartbeatApiMs: number | null;
+  /** The ratio by CPU per request: /healthz ms ÷ heartbeat ms. */
+  cpuRatio: number | null;
+  failed: number;
+}
+
+function roundOf(healthz: Phase, heartbeats: Phase): Round {
+  const ms = (p: Phase) => (p.cpu.cores.api ? (p.cpu.cores.api * 1000) / p.requestsPerSecond : null);
+  const [hz, hb] = [ms(healthz), ms(heartbeats)];
+  return {
+    healthzPerSecond: healthz.requestsPerSecond,
+    heartbeatsPerSecond: heartbeats.requestsPerSecond,
+    ratio: round(heartbeats.requestsPerSecond / healthz.requestsPerSecond, 3),
+    healthzApiMs: hz === null ? null : round(hz, 4),
+    heartbeatApiMs: hb === null ? null : round(hb, 4),
+    cpuRatio: hz && hb ? round(hz / hb, 3) : null,
+    failed: healthz.failed + heartbeats.failed,
+  };
 }
 
 async function runPhase(input: {
@@ -428,6 +499,7 @@ function report(input: {
   flushes: { all: ApiFlush[]; inWindow: ApiFlush[]; final: ApiFlush | null; finalRoundTripMs: number };
   proof: Proof;
   medianGapMs: number;
+  rounds: Round[];
   postgresVisible: boolean;
   profileDir: string | null;
 }) {
@@ -588,6 +660,56 @@ function report(input: {
     `steady: each identity beat again after a median ${input.medianGapMs} ms (production: 10 s; the ` +
       `cache keeps a credential until a change to its node, so the gap does not matter)`,
   ];
+  const { rounds } = input;
+  const medianOf = (pick: (r: Round) => number | null) => {
+    const values = rounds.map(pick).filter((v): v is number => v !== null);
+    return values.length > 0 ? round(median(values), 4) : null;
+  };
+  const roundsSummary =
+    rounds.length === 0
+      ? null
+      : {
+          ratio: medianOf((r) => r.ratio),
+          cpuRatio: medianOf((r) => r.cpuRatio),
+          healthzApiMs: medianOf((r) => r.healthzApiMs),
+          heartbeatApiMs: medianOf((r) => r.heartbeatApiMs),
+        };
+  if (roundsSummary) {
+    lines.push(
+      '',
+      formatTable(
+        [
+          'pair (healthz, then heartbeats)',
+          '/healthz req/s',
+          'heartbeats/s',
+          'ratio',
+          'API ms /healthz',
+          'API ms beat',
+          'ratio by CPU',
+        ],
+        [
+          ...rounds.map((r, i) => [
+            i + 1,
+            r.healthzPerSecond,
+            r.heartbeatsPerSecond,
+            r.ratio,
+            r.healthzApiMs ?? '-',
+            r.heartbeatApiMs ?? '-',
+            r.cpuRatio ?? '-',
+          ]),
+          [
+            'median',
+            '',
+            '',
+            roundsSummary.ratio ?? '-',
+            roundsSummary.healthzApiMs ?? '-',
+            roundsSummary.heartbeatApiMs ?? '-',
+            roundsSummary.cpuRatio ?? '-',
+          ],
+        ],
+      ),
+    );
+  }
   for (const [name, p] of phases) {
     const profile = p.profile?.summary;
     if (!profile) continue;
@@ -627,6 +749,7 @@ function report(input: {
     flushes: { ...flushes, inWindowDurationMs: durations },
     proof,
     medianGapMs: input.medianGapMs,
+    rounds: { pairs: rounds, median: roundsSummary },
     profileDir: input.profileDir,
   };
 }

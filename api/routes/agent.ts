@@ -1,5 +1,5 @@
 import { createRoute, OpenAPIHono, z } from '@hono/zod-openapi';
-import type { Context } from 'hono';
+import type { Context, TypedResponse } from 'hono';
 import type { CommandAnswer } from '../../domain/command-status';
 import { commandView } from '../../db/queries/commands';
 import { requireAgent } from '../auth';
@@ -95,13 +95,15 @@ const caOffer = (deps: AppEnv['Variables']['deps']) => ({
   endorsements: deps.caEndorsements ?? [],
 });
 
+const SeenSchema = z.object({ nodeId: z.string(), ok: z.literal(true), ca: CaOfferSchema });
+
 const heartbeatRoute = createRoute({
   method: 'post',
   path: '/v1/agent/heartbeat',
   summary: 'Agent heartbeat (every 10 s); `state: offline` says goodbye',
   request: jsonBody(z.strictObject({ state: z.enum(['running', 'offline']).optional() })),
   responses: {
-    200: json(z.object({ nodeId: z.string(), ok: z.literal(true), ca: CaOfferSchema }), 'seen'),
+    200: json(SeenSchema, 'seen'),
     ...errorResponses,
   },
 });
@@ -178,14 +180,46 @@ const AGENT_BEATS = new Map<string, 'running' | 'offline'>([
   ['{"state":"offline"}', 'offline'],
 ]);
 
-async function heartbeat(c: Context<AppEnv>, state: 'running' | 'offline') {
+/** Headers of the heartbeat's answer, as `c.json` gives them. */
+const JSON_HEADERS = Object.freeze({ 'Content-Type': 'application/json' });
+
+/** The CA offer's JSON, made again only when the process's CA key or endorsements change. */
+let offerJson: { publicKey: string; endorsements: unknown; json: string } | undefined;
+
+/**
+ * The heartbeat's 200 body, the bytes `c.json({ nodeId, ok: true, ca })` writes: only the node id
+ * differs from beat to beat, so the rest is serialized once rather than on every beat.
+ */
+function seenBody(deps: AppEnv['Variables']['deps'], nodeId: string): string {
+  if (offerJson?.publicKey !== deps.caPublicKeyPem || offerJson.endorsements !== deps.caEndorsements) {
+    offerJson = {
+      publicKey: deps.caPublicKeyPem,
+      endorsements: deps.caEndorsements,
+      json: JSON.stringify(caOffer(deps)),
+    };
+  }
+  return `{"nodeId":${JSON.stringify(nodeId)},"ok":true,"ca":${offerJson.json}}`;
+}
+
+type Seen = TypedResponse<z.infer<typeof SeenSchema>, 200, 'json'>;
+
+/**
+ * A beat, answered at once when it has no transaction to wait for (nearly every one): no promise
+ * of its own, each of which costs the async hooks of the request's log scope.
+ */
+function heartbeat(c: Context<AppEnv>, state: 'running' | 'offline'): Seen | Promise<Seen> {
   const node = requireAgent(c.get('principal'), c.get('agentNode'), { beforeAdmission: true });
   const deps = c.get('deps');
   // Only a beat that starts or ends a session has a transaction to wait for.
   const session = deps.heartbeats.beat(node.id, state);
-  if (session) await session;
+  return session ? session.then(() => seen(c, node.id)) : seen(c, node.id);
+}
+
+function seen(c: Context<AppEnv>, nodeId: string): Seen {
+  const deps = c.get('deps');
   deps.metrics.heartbeat();
-  return c.json({ nodeId: node.id, ok: true as const, ca: caOffer(deps) }, 200);
+  // The JSON of the schema's shape, serialized by seenBody rather than by c.json.
+  return c.body(seenBody(deps, nodeId), 200, JSON_HEADERS) as unknown as Seen;
 }
 
 /**

@@ -1,4 +1,6 @@
+import { request } from 'node:http';
 import { describe, expect, it } from 'vitest';
+import { closeServer, listen } from '../../api/server';
 import { joinedNode } from '../support/agents';
 import { heartbeat, joinedPoolNode, readNode } from '../support/builders';
 import { call } from '../support/fixtures';
@@ -53,4 +55,55 @@ describe('heartbeat bodies', () => {
       expect(await readNode(h, nodeId), body).toMatchObject({ connectivity: 'disconnected' });
     }
   });
+
+  it('answers, over a socket, the bytes c.json writes, whichever way the body takes', async () => {
+    const { nodeId, credential } = await joinedPoolNode(h, 'pool-hb4');
+    const { server, port } = await listen(h.deps, 0);
+    try {
+      const expected = JSON.stringify({
+        nodeId,
+        ok: true,
+        ca: { publicKey: h.deps.caPublicKeyPem, endorsements: h.deps.caEndorsements ?? [] },
+      });
+      for (const body of ['{}', '{"state":"running"}', '{ }']) {
+        const reply = await rawPost(port, '/v1/agent/heartbeat', credential, body);
+        expect(reply.status, body).toBe(200);
+        expect(reply.text, body).toBe(expected);
+        const { date: _date, 'x-request-id': _id, ...headers } = reply.headers;
+        expect(headers, body).toEqual({
+          'content-type': 'application/json',
+          'content-length': String(Buffer.byteLength(expected)),
+          connection: 'keep-alive',
+          'keep-alive': expect.any(String),
+        });
+      }
+    } finally {
+      await closeServer(server);
+    }
+  });
 });
+
+function rawPost(port: number, path: string, credential: string, body: string) {
+  return new Promise<{ status: number; headers: Record<string, unknown>; text: string }>(
+    (resolve, reject) => {
+      const req = request(
+        {
+          host: '127.0.0.1',
+          port,
+          method: 'POST',
+          path,
+          headers: { authorization: `Bearer ${credential}`, 'content-type': 'application/json' },
+        },
+        (res) => {
+          let text = '';
+          res.setEncoding('utf8');
+          res.on('data', (chunk: string) => (text += chunk));
+          res.once('end', () => resolve({ status: res.statusCode ?? 0, headers: { ...res.headers }, text }));
+          res.once('error', reject);
+        },
+      );
+      req.once('error', reject);
+      req.end(body);
+    },
+  );
+}

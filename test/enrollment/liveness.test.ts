@@ -1,7 +1,8 @@
-import { eq } from 'drizzle-orm';
+import { eq, sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { createLivenessActivities } from '../../activities/liveness';
 import { Heartbeats } from '../../api/heartbeats';
+import { createDb } from '../../db/client';
 import { newId } from '../../domain/ids';
 import type { LivenessSettings } from '../../domain/liveness';
 import { controllerState, nodeCommands, nodes } from '../../db/schema';
@@ -86,6 +87,32 @@ describe('heartbeats and liveness', () => {
     await heartbeats.flush();
     expect(flushes).toEqual([{ rows: 2, durationMs: expect.any(Number) as number }]);
     expect(flushes[0]!.durationMs).toBeGreaterThan(0);
+  });
+
+  it('a flush that fails keeps its times for the next flush', async () => {
+    const a = await joinedPoolNode(h, 'pool-hr');
+    // A pool whose statements give up on a lock after 200 ms (a startup parameter in the URL).
+    const separator = h.databaseUrl.includes('?') ? '&' : '?';
+    const pool = createDb(`${h.databaseUrl}${separator}lock_timeout=200`, { max: 1 });
+    try {
+      const heartbeats = new Heartbeats(pool.db);
+      const first = Date.now();
+      await heartbeats.beat(a.nodeId, 'running', first);
+      expect(heartbeats.beat(a.nodeId, 'running', first + 500)).toBeUndefined();
+      // The node's row held by another transaction: the flush's update waits past its lock timeout.
+      await h.db.transaction(async (tx) => {
+        await tx.execute(sql`select 1 from nodes where id = ${a.nodeId} for update`);
+        await expect(heartbeats.flush()).rejects.toThrow();
+      });
+      await heartbeats.flush();
+      const [row] = await h.db
+        .select({ lastSeenAt: nodes.lastSeenAt })
+        .from(nodes)
+        .where(eq(nodes.id, a.nodeId));
+      expect(row!.lastSeenAt).toEqual(new Date(first + 500));
+    } finally {
+      await pool.close();
+    }
   });
 
   it('a silent node is disconnected, then unreachable after the lease; a heartbeat brings it back', async () => {

@@ -1,3 +1,4 @@
+import { hashSecret } from '../domain/secrets';
 import type { Db } from '../db/client';
 import { nodeOfCredential } from '../db/identity';
 import type { NodeRow } from '../db/nodes';
@@ -29,13 +30,13 @@ type Entry = { credential: Credential; placed: number };
  */
 export class NodeCredentials {
   /**
-   * By the secret itself, not its hash: a cached credential then costs no SHA-256 per call. A
-   * secret maps to one hash, so the answers are the ones a hash-keyed cache would give.
+   * By the secret's hash, not the secret: a heap snapshot or core dump of the API then holds no
+   * credential an agent could be impersonated with (one SHA-256 per call is the price).
    */
   private readonly cache = new Map<string, Entry>();
   /** Entries put at the end of the cache's order so far: new ones, and used ones moved there. */
   private placements = 0;
-  private readonly secretsByNode = new Map<string, Set<string>>();
+  private readonly hashesByNode = new Map<string, Set<string>>();
   /** Counts wake-ups, so a lookup that a wake-up overtook does not cache what it read before it. */
   private wakeups = 0;
   /** The last wake-up of each node woken while lookups are in flight (none in flight: none kept). */
@@ -57,23 +58,24 @@ export class NodeCredentials {
    * credential costs no extra turn of the event loop), else read from Postgres.
    */
   resolve(secret: string): Resolved | Promise<Resolved> {
-    const hit = this.cache.get(secret);
-    if (hit === undefined) return this.lookUp(secret);
+    const hash = hashSecret(secret);
+    const hit = this.cache.get(hash);
+    if (hit === undefined) return this.lookUp(hash, secret);
     // Recently used ones last, as eviction takes the first. A hit moves only once more than half
     // the cache was placed after it: moving it on every call would cost two more map lookups, and
     // while agents only beat again (no new credentials) nothing falls back, so nothing moves.
-    if (this.placements - hit.placed > this.cache.size / 2) this.place(secret, hit);
+    if (this.placements - hit.placed > this.cache.size / 2) this.place(hash, hit);
     return hit.credential;
   }
 
   /** Puts the entry last in the cache's order (a Map keeps an updated key where it was). */
-  private place(secret: string, entry: Entry): void {
-    this.cache.delete(secret);
+  private place(hash: string, entry: Entry): void {
+    this.cache.delete(hash);
     entry.placed = ++this.placements;
-    this.cache.set(secret, entry);
+    this.cache.set(hash, entry);
   }
 
-  private async lookUp(secret: string): Promise<Resolved> {
+  private async lookUp(hash: string, secret: string): Promise<Resolved> {
     const asked = this.wakeups;
     this.inFlight++;
     let row;
@@ -92,21 +94,21 @@ export class NodeCredentials {
     });
     const value = { node: row.node, principal };
     const overtaken = asked < this.forgottenAt || (this.wokenAt.get(value.node.id) ?? 0) > asked;
-    if (!overtaken) this.remember(secret, value);
+    if (!overtaken) this.remember(hash, value);
     return value;
   }
 
-  private remember(secret: string, value: Credential): void {
-    this.place(secret, { credential: value, placed: 0 });
-    let secrets = this.secretsByNode.get(value.node.id);
-    if (!secrets) this.secretsByNode.set(value.node.id, (secrets = new Set()));
-    secrets.add(secret);
+  private remember(hash: string, value: Credential): void {
+    this.place(hash, { credential: value, placed: 0 });
+    let hashes = this.hashesByNode.get(value.node.id);
+    if (!hashes) this.hashesByNode.set(value.node.id, (hashes = new Set()));
+    hashes.add(hash);
     if (this.cache.size <= MAX_ENTRIES) return;
     const [oldest, evicted] = this.cache.entries().next().value!;
     this.cache.delete(oldest);
-    const siblings = this.secretsByNode.get(evicted.credential.node.id);
+    const siblings = this.hashesByNode.get(evicted.credential.node.id);
     siblings?.delete(oldest);
-    if (siblings?.size === 0) this.secretsByNode.delete(evicted.credential.node.id);
+    if (siblings?.size === 0) this.hashesByNode.delete(evicted.credential.node.id);
   }
 
   private forgetNode(nodeId: string): void {
@@ -117,14 +119,14 @@ export class NodeCredentials {
       this.wokenAt.clear();
       this.forgottenAt = this.wakeups;
     }
-    for (const secret of this.secretsByNode.get(nodeId) ?? []) this.cache.delete(secret);
-    this.secretsByNode.delete(nodeId);
+    for (const hash of this.hashesByNode.get(nodeId) ?? []) this.cache.delete(hash);
+    this.hashesByNode.delete(nodeId);
   }
 
   private forgetAll(): void {
     this.forgottenAt = ++this.wakeups;
     this.wokenAt.clear();
     this.cache.clear();
-    this.secretsByNode.clear();
+    this.hashesByNode.clear();
   }
 }

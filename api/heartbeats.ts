@@ -12,17 +12,17 @@ export interface HeartbeatOptions {
   log?: Logger;
 }
 
-/**
- * Last-seen times of this API process's agents, held in memory and flushed to Postgres in one
- * batch every 15 s (docs/lifecycle/liveness.md). A heartbeat after a silence longer than the session
- * timeout starts a new session: one `connect` transaction (`node.connected`).
- */
 /** A node's session in this process: its last beat (epoch ms), and whether the next flush owes it. */
 interface Session {
   at: number;
   queued: boolean;
 }
 
+/**
+ * Last-seen times of this API process's agents, held in memory and flushed to Postgres in one
+ * batch every 15 s (docs/lifecycle/liveness.md). A heartbeat after a silence longer than the session
+ * timeout starts a new session: one `connect` transaction (`node.connected`).
+ */
 export class Heartbeats {
   private sessions = new Map<string, Session>();
   /** The sessions whose last beat is not written yet, each once: what the next flush writes. */

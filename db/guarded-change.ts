@@ -32,9 +32,8 @@ const COLUMNS = Object.entries(getTableColumns(nodes));
  * so a write that matched the version read leaves the rest as the read found it, and the row after
  * is the row read with these: half the columns to parse per change.
  */
-const RETURNED = COLUMNS.filter(([key]) =>
-  ['cordoned', 'maintenance', 'noScheduleReasons', 'version', 'updatedAt', 'lastSeenAt'].includes(key),
-);
+const RETURNED_KEYS = new Set([...GUARDED_COLUMNS, 'version', 'updatedAt', 'lastSeenAt']);
+const RETURNED = COLUMNS.filter(([key]) => RETURNED_KEYS.has(key));
 
 /** A `nodes` row as drizzle would have read it, from the raw row of a statement here. */
 function nodeRowOf(raw: Record<string, unknown>, columns = COLUMNS): NodeRow {

@@ -1,25 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import { sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
-import { createDb } from '../../db/client';
 import { KEYS_CHANNEL } from '../../db/wakeups';
 import { call, tenantKey } from '../support/fixtures';
 import { eventually, useHarness } from '../support/harness';
+import { inAnotherProcess } from '../support/other-process';
 
 const h = useHarness({ worker: false });
 
-/**
- * Another process's connection to the same database: a change there tells this API process
- * nothing unless Postgres does (the trigger of migration 0011 on `api_keys`).
- */
-async function elsewhere<T>(write: (other: ReturnType<typeof createDb>['sql']) => Promise<T>): Promise<T> {
-  const other = createDb(h.databaseUrl, { max: 1 });
-  try {
-    return await write(other.sql);
-  } finally {
-    await other.close();
-  }
-}
+// Changes made in another process reach this one only through Postgres (the trigger of migration
+// 0011 on `api_keys`).
 
 const nodesWith = async (secret: string) => (await call(h, 'GET', '/v1/nodes', { token: secret })).status;
 
@@ -34,7 +24,7 @@ async function warmKey(name: string) {
 describe('the API key cache', () => {
   it('refuses a key revoked by another process within a second', async () => {
     const key = await warmKey(`cache-a-${randomUUID()}`);
-    await elsewhere((other) => other`update api_keys set revoked_at = now() where id = ${key.id}`);
+    await inAnotherProcess(h, (other) => other`update api_keys set revoked_at = now() where id = ${key.id}`);
     const started = Date.now();
     await eventually(async () => (await nodesWith(key.secret)) === 401, 5_000);
     expect(Date.now() - started).toBeLessThan(1_000);
@@ -42,7 +32,7 @@ describe('the API key cache', () => {
 
   it('refuses a key deleted by another process within a second', async () => {
     const key = await warmKey(`cache-b-${randomUUID()}`);
-    await elsewhere((other) => other`delete from api_keys where id = ${key.id}`);
+    await inAnotherProcess(h, (other) => other`delete from api_keys where id = ${key.id}`);
     const started = Date.now();
     await eventually(async () => (await nodesWith(key.secret)) === 401, 5_000);
     expect(Date.now() - started).toBeLessThan(1_000);
@@ -50,7 +40,8 @@ describe('the API key cache', () => {
 
   it('a grace set by another process ends on time', async () => {
     const key = await warmKey(`cache-c-${randomUUID()}`);
-    await elsewhere(
+    await inAnotherProcess(
+      h,
       (other) => other`update api_keys set revoked_at = now() + interval '1 second' where id = ${key.id}`,
     );
     // The grace holds, then ends: the cached answer is not kept past it.
@@ -59,7 +50,7 @@ describe('the API key cache', () => {
 
   it('forgets every key when its LISTEN reconnects: NOTIFYs sent meanwhile are lost', async () => {
     const key = await warmKey(`cache-d-${randomUUID()}`);
-    await elsewhere(async (other) => {
+    await inAnotherProcess(h, async (other) => {
       // A revocation whose NOTIFY nobody hears: triggers off for this session, as if sent while
       // the listening connection was down.
       await other.begin(async (tx) => {

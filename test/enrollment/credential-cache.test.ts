@@ -1,25 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import { sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
-import { createDb } from '../../db/client';
 import { NODE_CHANNEL } from '../../db/wakeups';
 import { heartbeat, joinedPoolNode } from '../support/builders';
 import { eventually, useHarness } from '../support/harness';
+import { inAnotherProcess } from '../support/other-process';
 
 const h = useHarness({ worker: false });
 
-/**
- * Another process's connection to the same database: a write there tells this API process nothing
- * unless Postgres does (the triggers of migration 0009 on `nodes` and `node_credentials`).
- */
-async function elsewhere<T>(write: (other: ReturnType<typeof createDb>['sql']) => Promise<T>): Promise<T> {
-  const other = createDb(h.databaseUrl, { max: 1 });
-  try {
-    return await write(other.sql);
-  } finally {
-    await other.close();
-  }
-}
+// Changes made in another process reach this one only through Postgres (the triggers of migration
+// 0009 on `nodes` and `node_credentials`).
 
 /**
  * Until this process heard every NOTIFY committed so far: one connection delivers them in commit
@@ -51,7 +41,8 @@ describe('the node credential cache', () => {
     const { nodeId, credential } = await warmAgent('pool-cache-a');
     // Armed first: the wait ends on the NOTIFY the commit sends (or fails the test after 5 s).
     const woken = h.deps.wakeups.arm(nodeId);
-    await elsewhere(
+    await inAnotherProcess(
+      h,
       (sql) => sql`update nodes set access = 'blocked', version = version + 1 where id = ${nodeId}`,
     );
     const started = Date.now();
@@ -65,7 +56,10 @@ describe('the node credential cache', () => {
   it('refuses a credential revoked by another process at once', async () => {
     const { nodeId, credential } = await warmAgent('pool-cache-b');
     const woken = h.deps.wakeups.arm(nodeId);
-    await elsewhere((sql) => sql`update node_credentials set revoked_at = now() where node_id = ${nodeId}`);
+    await inAnotherProcess(
+      h,
+      (sql) => sql`update node_credentials set revoked_at = now() where node_id = ${nodeId}`,
+    );
     const started = Date.now();
     await woken.wait(5_000);
     expect(Date.now() - started).toBeLessThan(1_000);
@@ -74,7 +68,7 @@ describe('the node credential cache', () => {
 
   it('forgets everything when its LISTEN reconnects: NOTIFYs sent meanwhile are lost', async () => {
     const { nodeId, credential } = await warmAgent('pool-cache-d');
-    await elsewhere(async (sql) => {
+    await inAnotherProcess(h, async (sql) => {
       // A change whose NOTIFY nobody hears: triggers off for this session, as if sent while the
       // listening connection was down.
       await sql.begin(async (tx) => {

@@ -8,7 +8,7 @@ import { COMPILED_BUNDLE_FILES, workflowBundleSources } from '../worker';
 const root = fileURLToPath(new URL('..', import.meta.url));
 
 /** The programs, as dist/<name>.js: each is a thin file in entry/ that calls its module's main. */
-const ENTRIES = ['api', 'worker', 'drydock', 'drydock-agent'];
+export const PROGRAMS = ['api', 'worker', 'drydock', 'drydock-agent'];
 
 /**
  * Folders the code reads at run time through `new URL('./<folder>', import.meta.url)` from a module
@@ -42,7 +42,7 @@ export async function buildDist(options: { outDir?: string } = {}): Promise<Buil
   await mkdir(outDir, { recursive: true });
   const result = await build({
     absWorkingDir: root,
-    entryPoints: ENTRIES.map((name) => ({ in: `entry/${name}.ts`, out: name })),
+    entryPoints: PROGRAMS.map((name) => ({ in: `entry/${name}.ts`, out: name })),
     outdir: outDir,
     bundle: true,
     splitting: true,

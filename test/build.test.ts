@@ -7,7 +7,7 @@ import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildDist, type BuiltDist } from '../scripts/build';
+import { buildDist, PROGRAMS, type BuiltDist } from '../scripts/build';
 import { freePort } from '../scripts/services/process';
 import { drainWorkflowId } from '../workflows/definitions';
 import { ensureLivenessSweep } from '../workflows/liveness-client';
@@ -83,7 +83,7 @@ describe('npm run build (dist/)', () => {
     expect(imported).toContain('@temporalio/worker');
     expect([...imported].filter((name) => !(name in manifest.dependencies))).toEqual([]);
     const programs = Object.keys(built.metafile.outputs).filter((file) => /\/[\w-]+\.js$/.test(file));
-    for (const name of ['api', 'worker', 'drydock', 'drydock-agent']) {
+    for (const name of PROGRAMS) {
       expect(
         programs.some((file) => file.endsWith(`/${name}.js`)),
         name,

@@ -22,7 +22,16 @@ else
   echo "namespace $namespace: created (retention $retention)"
 fi
 
-existing="$(temporal operator search-attribute list --namespace "$namespace")"
+# A new namespace reaches the server's namespace cache some seconds later; until then it is "not found".
+tries=0
+until existing="$(temporal operator search-attribute list --namespace "$namespace" 2>/dev/null)"; do
+  tries=$((tries + 1))
+  if [ "$tries" -ge 60 ]; then
+    echo "namespace $namespace: still unknown to the server after 2 minutes" >&2
+    exit 1
+  fi
+  sleep 2
+done
 for name in NodeId TenantId PoolId LifecycleOperation OperationId Hostname; do
   if printf '%s\n' "$existing" | grep -qw "$name"; then
     echo "search attribute $name: exists"

@@ -1,8 +1,8 @@
 #!/bin/sh
 # Run by the temporal-admin-tools one-shot: makes Temporal's two databases on the compose Postgres
 # (the default store and the visibility store) and brings each schema up to the version this
-# admin-tools image ships. Safe to run again: an existing database is kept, and update-schema
-# applies only the versions a database lacks, so a newer image migrates the schemas in place.
+# admin-tools image ships. Safe to run again, and a newer image migrates the schemas in place
+# (update-schema applies only the versions a database lacks).
 set -eu
 
 : "${POSTGRES_SEEDS:?the Postgres host}"
@@ -22,10 +22,10 @@ sql_tool() {
 
 # $1: the database, $2: its versioned schema folder under $schemas.
 prepare() {
-  # Fails when the database exists (a second run): that is fine, and any other cause (say, a
-  # wrong password) fails setup-schema right after with the server's own message.
-  sql_tool "$1" create || echo "database $1: kept the existing one"
-  # Version 0.0 is the bookkeeping table only; update-schema then applies every version after it.
+  # Each step is a no-op the second time: create accepts a database that exists, setup-schema
+  # keeps a version above 0.0, update-schema starts from the version the database records.
+  sql_tool "$1" create
+  # Version 0.0 is the bookkeeping tables only; update-schema then applies every version after it.
   sql_tool "$1" setup-schema -v 0.0
   sql_tool "$1" update-schema -d "$schemas/$2/versioned"
   echo "database $1: schema current"

@@ -2,6 +2,8 @@ import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { isBuiltin } from 'node:module';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -68,6 +70,29 @@ async function startDistApi(port: number): Promise<ChildProcess> {
   return child;
 }
 
+/** An OTLP/HTTP JSON collector that keeps the names of the spans it is sent. */
+function startCollector(): Promise<{ server: Server; url: string; spanNames: Set<string> }> {
+  const spanNames = new Set<string>();
+  const server = createServer((request, response) => {
+    const chunks: Buffer[] = [];
+    request.on('data', (chunk: Buffer) => chunks.push(chunk));
+    request.on('end', () => {
+      const body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+      for (const resourceSpans of body.resourceSpans ?? []) {
+        for (const scopeSpans of resourceSpans.scopeSpans ?? []) {
+          for (const span of scopeSpans.spans ?? []) spanNames.add(span.name);
+        }
+      }
+      response.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+    });
+  });
+  return new Promise((resolve) =>
+    server.listen(0, '127.0.0.1', () =>
+      resolve({ server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, spanNames }),
+    ),
+  );
+}
+
 describe('npm run build (dist/)', () => {
   it('imports at run time only packages that are production dependencies', () => {
     const manifest = JSON.parse(readFileSync('package.json', 'utf8')) as {
@@ -101,7 +126,7 @@ describe('npm run build (dist/)', () => {
   });
 
   it(
-    'serves the API from dist, its files beside it, and a worker from dist drains a node',
+    'serves the API from dist, its files beside it, and workers from dist drain nodes, untraced and traced',
     { timeout: 120_000 },
     async () => {
       const port = await freePort();
@@ -163,6 +188,30 @@ describe('npm run build (dist/)', () => {
       expect(await h.temporal.workflow.getHandle(drainWorkflowId(nodeId)).result()).toBe('drained');
       const node = (await (await api(`/v1/nodes/${nodeId}`)).json()) as { noScheduleReasons: string[] };
       expect(node.noScheduleReasons).toEqual([]);
+
+      // Traced, the worker from dist loads the bundle with the workflow interceptors: the
+      // workflow's own span (made inside the sandbox) reaches the collector.
+      await killWorker(children.pop()!);
+      const collector = await startCollector();
+      try {
+        children.push(
+          startWorkerProcess(h, {
+            dist: built.outDir,
+            env: { OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `${collector.url}/v1/traces` },
+          }),
+        );
+        const idle = await seedNode(h, { poolId: 'pool-dist', tenantId: 'acme' });
+        const drain = await api(`/v1/nodes/${idle}/drain`, {
+          method: 'POST',
+          body: JSON.stringify({ reason: 'traced' }),
+        });
+        expect(drain.status).toBe(202);
+        expect(await h.temporal.workflow.getHandle(drainWorkflowId(idle)).result()).toBe('drained');
+        await eventually(async () => collector.spanNames.has('RunWorkflow:drain'), 30_000);
+        expect(collector.spanNames).toContain('RunActivity:beginDrain');
+      } finally {
+        collector.server.close();
+      }
     },
   );
 });

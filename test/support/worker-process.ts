@@ -12,6 +12,8 @@ export interface WorkerProcessOptions {
   metricsPort?: number;
   /** A build (`buildDist`) to run instead of the sources: `node <dist>/worker.js`, with its own workflow bundle. */
   dist?: string;
+  /** More of its environment (tracing, say). */
+  env?: Record<string, string>;
 }
 
 /** The real worker entry point (`entry/worker.ts`, or a build's worker.js) as a child process on this file's database. */
@@ -30,6 +32,7 @@ export function startWorkerProcess(h: Harness, options: WorkerProcessOptions = {
       DRYDOCK_WORKER_METRICS_PORT: String(options.metricsPort ?? 0),
       // Warnings and errors only, into the test's output: many workers start in a crash test.
       LOG_LEVEL: 'warn',
+      ...options.env,
       ...(fault
         ? {
             DRYDOCK_FAULT_KILL_AFTER_STEP: String(fault.steps),

@@ -3,7 +3,7 @@ import globals from 'globals';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['node_modules/', '.drydock/', 'db/migrations/', 'bench/results/'] },
+  { ignores: ['node_modules/', '.drydock/', 'dist/', 'db/migrations/', 'bench/results/'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

@@ -35,7 +35,7 @@ const requestIdInterceptorPath = fileURLToPath(
 
 /**
  * What the workflow bundle is built from; a prebuilt bundle (`DRYDOCK_WORKFLOW_BUNDLE`, the tests')
- * must be built from the same (`bundleWorkflowCode({ ...workflowBundleSources(tracing) })`).
+ * must be built from the same (`bundleWorkflowCode({ ...workflowBundleSources(traced) })`).
  *
  * The workflows and the request-id interceptor are preloaded: evaluated once when the worker's V8
  * context starts and shared by every workflow run, instead of once per run into a module cache of
@@ -44,12 +44,29 @@ const requestIdInterceptorPath = fileURLToPath(
  * domain/, which they import) keep no state at module scope: eslint.config.js refuses top-level
  * `let`/`var` and module-level collections there. The tracing interceptors are not preloaded.
  */
-export function workflowBundleSources(tracing: Tracing | null): BundleSources {
+export function workflowBundleSources(traced: boolean): BundleSources {
   return {
     workflowsPath,
-    workflowInterceptorModules: [requestIdInterceptorPath, ...workflowTracingModules(tracing)],
+    workflowInterceptorModules: [requestIdInterceptorPath, ...workflowTracingModules(traced)],
     preloadModules: [workflowsPath, requestIdInterceptorPath],
   };
+}
+
+/** The file names of the workflow bundles `npm run build` writes beside the compiled worker. */
+export const COMPILED_BUNDLE_FILES = {
+  plain: 'workflows.bundle.js',
+  traced: 'workflows-traced.bundle.js',
+} as const;
+
+/**
+ * The bundle the build made for this worker, when it runs compiled (dist/): the one with the
+ * tracing interceptors when tracing is on, as `workflowBundleSources` would have built it.
+ * From the TypeScript sources (tsx): undefined, and the workflows are bundled at start.
+ */
+export function compiledWorkflowBundle(tracing: Tracing | null): string | undefined {
+  if (!import.meta.url.endsWith('.js')) return undefined;
+  const file = tracing ? COMPILED_BUNDLE_FILES.traced : COMPILED_BUNDLE_FILES.plain;
+  return fileURLToPath(new URL(`./${file}`, import.meta.url));
 }
 
 /** Registers Drydock's search attributes in the namespace when they are missing (idempotent). */
@@ -150,7 +167,8 @@ export async function createWorker(deps: WorkerDeps): Promise<Worker> {
     log,
     metrics: deps.metrics,
   });
-  const workflowBundle = deps.workflowBundle ?? (await bundleInChildProcess(workflowBundleSources(tracing)));
+  const workflowBundle =
+    deps.workflowBundle ?? (await bundleInChildProcess(workflowBundleSources(tracing !== null)));
   return Worker.create({
     connection: deps.connection,
     namespace: deps.namespace,
@@ -195,7 +213,7 @@ async function main(config: Config, log: Logger): Promise<void> {
     corePort,
   });
   const connection = await NativeConnection.connect({ address: config.TEMPORAL_ADDRESS });
-  const bundlePath = config.DRYDOCK_WORKFLOW_BUNDLE;
+  const bundlePath = config.DRYDOCK_WORKFLOW_BUNDLE ?? compiledWorkflowBundle(tracing);
   const worker = await createWorker({
     connection,
     db,
@@ -228,7 +246,8 @@ async function main(config: Config, log: Logger): Promise<void> {
   await tracing?.shutdown();
 }
 
-if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
+/** The worker process as entry/worker.ts runs it: configured from the environment, exits 1 on a fatal error. */
+export function runWorkerProcess(): void {
   const config = loadConfig();
   const log = createLogger({ service: 'worker', level: config.LOG_LEVEL });
   main(config, log).catch((error: unknown) => {

@@ -1,6 +1,5 @@
 import cluster from 'node:cluster';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { fileURLToPath } from 'node:url';
 import { serve, type ServerType } from '@hono/node-server';
 import type { TracerProvider } from '@opentelemetry/api';
 import { Client, Connection } from '@temporalio/client';
@@ -161,7 +160,8 @@ async function main(config: Config, log: Logger): Promise<void> {
   process.once('SIGTERM', () => void stop());
 }
 
-if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
+/** The API process as entry/api.ts runs it: configured from the environment, exits 1 on a fatal error. */
+export function runApiProcess(): void {
   const config = loadConfig();
   const log = createLogger({ service: 'api', level: config.LOG_LEVEL });
   main(config, log).catch((error: unknown) => {

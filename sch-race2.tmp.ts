@@ -1,0 +1,15 @@
+import { NativeConnection } from '@temporalio/worker';
+import { Connection } from '@temporalio/client';
+import { registerSearchAttributes } from './worker';
+const address = process.argv[2]!;
+const a = await NativeConnection.connect({ address });
+const b = await NativeConnection.connect({ address });
+const r = await Promise.allSettled([registerSearchAttributes(a, 'default'), registerSearchAttributes(b, 'default')]);
+for (const x of r) console.log(x.status, x.status === 'rejected' ? `${(x.reason as any).code} ${(x.reason as any).message}` : '');
+const c = await Connection.connect({ address });
+const ns = await c.workflowService.describeNamespace({ namespace: 'default' });
+const aliases = ns.config?.customSearchAttributeAliases ?? {};
+console.log(JSON.stringify(aliases));
+const list = await a.operatorService.listSearchAttributes({ namespace: 'default' });
+console.log(Object.keys(list.customAttributes ?? {}).join(','));
+await a.close(); await b.close(); await c.close();

@@ -1,0 +1,12 @@
+import { Connection } from '@temporalio/client';
+import proto from '@temporalio/proto';
+const address = process.argv[2]!;
+const n = Number(process.argv[3] ?? 4);
+const conns = await Promise.all(Array.from({ length: n }, () => Connection.connect({ address, interceptors: [] })));
+const names = ['A1', 'A2', 'A3', 'A4', 'A5'];
+const K = proto.temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD;
+const r = await Promise.allSettled(conns.map((c) => c.operatorService.addSearchAttributes({ namespace: 'default', searchAttributes: Object.fromEntries(names.map((x) => [x, K])) })));
+for (const x of r) console.log(x.status, x.status === 'rejected' ? `${(x.reason as any).code} ${(x.reason as any).details}` : '');
+const ns = await conns[0]!.workflowService.describeNamespace({ namespace: 'default' });
+console.log(JSON.stringify(ns.config?.customSearchAttributeAliases ?? {}));
+for (const x of conns) await x.close();

@@ -3,6 +3,7 @@ import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { Connection } from '@temporalio/client';
+import { msToTs } from '@temporalio/common/lib/time';
 import { freePort, spawnService, waitForPort } from './process';
 
 const run = promisify(execFile);
@@ -318,7 +319,7 @@ async function ensureNamespace(address: string, namespace: string, timeoutMs: nu
           if ((error as { code?: number }).code !== 5) throw error; // 5: NOT_FOUND
           await connection.workflowService.registerNamespace({
             namespace,
-            workflowExecutionRetentionPeriod: { seconds: 3 * 24 * 3600 },
+            workflowExecutionRetentionPeriod: msToTs('3 days'),
           });
         });
         // A namespace just registered reaches the frontend's namespace cache seconds later; until

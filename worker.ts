@@ -64,7 +64,8 @@ export const COMPILED_BUNDLE_FILES = {
  * tracing interceptors when tracing is on, as `workflowBundleSources` would have built it.
  * From the TypeScript sources (tsx): undefined, and the workflows are bundled at start.
  */
-export function compiledWorkflowBundle(tracing: Tracing | null): string | undefined {
+function compiledWorkflowBundle(tracing: Tracing | null): string | undefined {
+  // Compiled, this module is part of a .js file in dist/; tsx loads it as worker.ts.
   if (!import.meta.url.endsWith('.js')) return undefined;
   const file = tracing ? COMPILED_BUNDLE_FILES.traced : COMPILED_BUNDLE_FILES.plain;
   return fileURLToPath(new URL(`./${file}`, import.meta.url));

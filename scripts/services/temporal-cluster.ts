@@ -83,8 +83,10 @@ export interface PostgresTarget {
 
 export interface TemporalClusterOptions {
   postgres: PostgresTarget;
-  /** Where the binaries are built and the server's config is written. */
+  /** Where the binaries are built (DRYDOCK_HOME): they outlive any one cluster. */
   home: string;
+  /** Where this cluster's config is written. */
+  dir: string;
   namespace?: string;
   /** 'default': the usual ports (7233, UI 8233); 'free': ports the kernel picks (tests, soak). */
   ports?: 'default' | 'free';
@@ -236,7 +238,7 @@ export async function setupTemporalSchemas(
 
 /**
  * A Temporal server on Postgres, built from source: its schemas applied, its config written under
- * `<home>/temporal-cluster/`, the namespace registered, and its Web UI when that could be built.
+ * `dir`, the namespace registered, and its Web UI when that could be built.
  */
 export async function startTemporalCluster(options: TemporalClusterOptions): Promise<TemporalCluster> {
   const log = options.log ?? (() => {});
@@ -244,7 +246,7 @@ export async function startTemporalCluster(options: TemporalClusterOptions): Pro
   const binaries = await ensureTemporalServer(options.home, log);
   await setupTemporalSchemas(binaries, options.postgres);
   const ports = await portsOf(options.ports ?? 'default');
-  const root = resolve(options.home, 'temporal-cluster');
+  const root = resolve(options.dir);
   mkdirSync(join(root, 'config'), { recursive: true });
   const dynamicConfigFile = join(root, 'config', 'dynamic.yaml');
   writeFileSync(dynamicConfigFile, JSON.stringify(DYNAMIC_CONFIG, null, 2));

@@ -13,7 +13,7 @@ import { fields } from '../output';
 const init = defineCommand({
   words: ['ca', 'init'],
   summary:
-    'Write a new cluster CA key (Ed25519, PKCS#8 PEM, mode 0600) and print its public key; never overwrites a file (works locally, not through the API)',
+    'Write a new cluster CA key (Ed25519, mode 0600) and print its public key; never overwrites a file',
   operands: [],
   flags: {
     out: {

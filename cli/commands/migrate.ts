@@ -12,7 +12,7 @@ import type { Env } from '../../cli-kit/spec';
 const migrate = defineCommand({
   words: ['migrate'],
   summary:
-    'Apply the database migrations this build ships to DATABASE_URL, once, and exit (talks to the database, not the API; --json: {applied, total})',
+    'Apply the database migrations to DATABASE_URL once, then exit (talks to the database, not the API)',
   operands: [],
   flags: {},
   async run({ out, env }) {

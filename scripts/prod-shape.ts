@@ -126,10 +126,16 @@ export async function startProdShape(options: ProdShapeOptions): Promise<ProdSha
     for (let i = 1; i <= (options.workers ?? 2); i++) {
       const port = free ? await freePort() : 9463 + i;
       workers.push(
-        new ManagedProcess(`worker-${i}`, join(options.dist, 'worker.js'), home, {
-          ...env,
-          DRYDOCK_WORKER_METRICS_PORT: String(port),
-        }, () => waitForPort('127.0.0.1', port, 60_000)),
+        new ManagedProcess(
+          `worker-${i}`,
+          join(options.dist, 'worker.js'),
+          home,
+          {
+            ...env,
+            DRYDOCK_WORKER_METRICS_PORT: String(port),
+          },
+          () => waitForPort('127.0.0.1', port, 60_000),
+        ),
       );
     }
     const apis: ManagedProcess[] = [];
@@ -137,8 +143,12 @@ export async function startProdShape(options: ProdShapeOptions): Promise<ProdSha
       const port = free ? await freePort() : 8079 + i;
       const url = `http://127.0.0.1:${port}`;
       apis.push(
-        new ManagedProcess(`api-${i}`, join(options.dist, 'api.js'), home, { ...env, PORT: String(port) }, () =>
-          waitForHealthy(url, 60_000),
+        new ManagedProcess(
+          `api-${i}`,
+          join(options.dist, 'api.js'),
+          home,
+          { ...env, PORT: String(port) },
+          () => waitForHealthy(url, 60_000),
         ),
       );
       apis[apis.length - 1]!.url = url;
@@ -147,7 +157,9 @@ export async function startProdShape(options: ProdShapeOptions): Promise<ProdSha
     stops.push(() => Promise.all(workers.map((w) => w.stop())).then(() => {}));
     stops.push(() => Promise.all(apis.map((a) => a.stop())).then(() => {}));
     await Promise.all([...workers, ...apis].map((p) => p.restart()));
-    log(`${workers.length} worker(s) and ${apis.length} API process(es) ready; logs in ${join(home, 'logs')}`);
+    log(
+      `${workers.length} worker(s) and ${apis.length} API process(es) ready; logs in ${join(home, 'logs')}`,
+    );
     return {
       apiUrls: apis.map((a) => a.url!),
       apis,

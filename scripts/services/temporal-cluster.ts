@@ -4,7 +4,8 @@ import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { Connection } from '@temporalio/client';
 import { msToTs } from '@temporalio/common/lib/time';
-import { freePort, spawnService, waitForPort } from './process';
+import { createServer } from 'node:net';
+import { spawnService, waitForPort } from './process';
 
 const run = promisify(execFile);
 
@@ -57,7 +58,12 @@ export async function ensureTemporalServer(
       ui = null;
     }
   }
-  const { stdout } = await run('go', ['mod', 'download', '-json', `${SERVER_MODULE}@${TEMPORAL_SERVER_VERSION}`]);
+  const { stdout } = await run('go', [
+    'mod',
+    'download',
+    '-json',
+    `${SERVER_MODULE}@${TEMPORAL_SERVER_VERSION}`,
+  ]);
   const { Dir } = JSON.parse(stdout) as { Dir: string };
   return { server, sqlTool, schemaDir: join(Dir, 'schema', 'postgresql', 'v12'), ui };
 }
@@ -123,7 +129,12 @@ async function portsOf(kind: 'default' | 'free'): Promise<Ports> {
       ui: 8233,
     };
   }
-  const next = () => freePort();
+  const taken = new Set<number>();
+  const next = async () => {
+    const port = await freeLowPort(taken);
+    taken.add(port);
+    return port;
+  };
   return {
     frontend: await next(),
     frontendHttp: await next(),
@@ -133,6 +144,25 @@ async function portsOf(kind: 'default' | 'free'): Promise<Ports> {
     membership: [await next(), await next(), await next(), await next()],
     ui: await next(),
   };
+}
+
+/**
+ * A free port under 32768. The server records its hosts' membership ports in a Postgres smallint
+ * column, and the kernel's own choice (32768–60999 on Linux) is out of its range.
+ */
+async function freeLowPort(taken: Set<number>): Promise<number> {
+  for (;;) {
+    const port = 10_000 + Math.floor(Math.random() * 22_000);
+    if (!taken.has(port) && (await canListen(port))) return port;
+  }
+}
+
+function canListen(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const server = createServer();
+    server.once('error', () => resolve(false));
+    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
+  });
 }
 
 /**
@@ -258,16 +288,11 @@ export async function startTemporalCluster(options: TemporalClusterOptions): Pro
 
   let server: ReturnType<typeof spawnService> | null = null;
   const startServer = async () => {
-    const started = spawnService(binaries.server, [
-      '--root',
-      root,
-      '--config',
-      'config',
-      '--env',
-      'drydock',
-      '--allow-no-auth',
-      'start',
-    ]);
+    const started = spawnService(
+      binaries.server,
+      ['--root', root, '--config', 'config', '--env', 'drydock', '--allow-no-auth', 'start'],
+      { logFile: join(root, 'server.log') },
+    );
     server = started;
     await Promise.race([
       waitForPort('127.0.0.1', ports.frontend, 120_000),
@@ -286,9 +311,16 @@ export async function startTemporalCluster(options: TemporalClusterOptions): Pro
       mkdirSync(uiConfig, { recursive: true });
       writeFileSync(
         join(uiConfig, 'drydock.yaml'),
-        JSON.stringify({ temporalGrpcAddress: address, port: ports.ui, enableUi: true, defaultNamespace: namespace }),
+        JSON.stringify({
+          temporalGrpcAddress: address,
+          port: ports.ui,
+          enableUi: true,
+          defaultNamespace: namespace,
+        }),
       );
-      ui = spawnService(binaries.ui, ['--root', root, '--config', 'ui-config', '--env', 'drydock', 'start']);
+      ui = spawnService(binaries.ui, ['--root', root, '--config', 'ui-config', '--env', 'drydock', 'start'], {
+        logFile: join(root, 'ui.log'),
+      });
       await waitForPort('127.0.0.1', ports.ui, 30_000);
     }
   } catch (error) {

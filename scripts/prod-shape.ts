@@ -1,5 +1,5 @@
 import { spawn, execFile } from 'node:child_process';
-import { createWriteStream, existsSync, mkdirSync } from 'node:fs';
+import { chmodSync, createWriteStream, existsSync, mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { newSecret } from '../domain/secrets';
@@ -70,6 +70,9 @@ export async function startProdShape(options: ProdShapeOptions): Promise<ProdSha
   const free = options.ports === 'free';
   const home = resolve(options.home);
   mkdirSync(join(home, 'logs'), { recursive: true });
+  // Run as root, the embedded Postgres runs as its own user, which must reach its data under here
+  // (a mkdtemp folder is 0700).
+  chmodSync(home, 0o755);
   const stops: (() => Promise<void>)[] = [];
   const stop = async () => {
     for (const step of stops.splice(0).reverse()) await step();

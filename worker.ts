@@ -9,6 +9,7 @@ import { loadCa, type ClusterCa } from './ca';
 import { loadConfig, type Config } from './config';
 import { clusterCounts } from './db/cluster-counts';
 import { createDb, type Db } from './db/client';
+import { checkSchema } from './db/schema-version';
 import { createLogger, silentLogger, type Logger } from './observability/log';
 import { createWorkerMetrics, type WorkerMetrics } from './observability/metrics';
 import { coreMetricsTelemetry, serveWorkerMetrics } from './observability/metrics-server';
@@ -70,23 +71,40 @@ function compiledWorkflowBundle(tracing: Tracing | null): string | undefined {
   return fileURLToPath(new URL(`./${file}`, import.meta.url));
 }
 
-/** Registers Drydock's search attributes in the namespace when they are missing (idempotent). */
+/**
+ * Registers Drydock's search attributes in the namespace when they are missing (idempotent, also
+ * when several workers start at once).
+ */
 export async function registerSearchAttributes(
   connection: NativeConnection,
   namespace: string,
 ): Promise<void> {
-  const existing = await connection.operatorService.listSearchAttributes({ namespace });
-  const missing = SEARCH_ATTRIBUTE_KEYS.filter((key) => !(key.name in (existing.customAttributes ?? {})));
+  const missing = await missingSearchAttributes(connection, namespace);
   if (missing.length === 0) return;
-  await connection.operatorService.addSearchAttributes({
-    namespace,
-    searchAttributes: Object.fromEntries(
-      missing.map((key) => [
-        key.name,
-        proto.temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD,
-      ]),
-    ),
-  });
+  try {
+    await connection.operatorService.addSearchAttributes({
+      namespace,
+      searchAttributes: Object.fromEntries(
+        missing.map((name) => [
+          name,
+          proto.temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD,
+        ]),
+      ),
+    });
+  } catch (error) {
+    // Another worker starting at the same moment may have added them between our list and our add.
+    // The server (1.29) skips an attribute already there, but two adds in flight at once can collide
+    // on the namespace update it makes (answered UNAVAILABLE, "Generated search attributes mapping
+    // unavailable"). What counts is whether the attributes are there now.
+    if ((await missingSearchAttributes(connection, namespace)).length > 0) throw error;
+  }
+}
+
+async function missingSearchAttributes(connection: NativeConnection, namespace: string): Promise<string[]> {
+  const existing = await connection.operatorService.listSearchAttributes({ namespace });
+  return SEARCH_ATTRIBUTE_KEYS.map((key) => key.name).filter(
+    (name) => !(name in (existing.customAttributes ?? {})),
+  );
 }
 
 export interface WorkerDeps {
@@ -199,6 +217,15 @@ async function main(config: Config, log: Logger): Promise<void> {
   if (!config.DATABASE_URL || !config.TEMPORAL_ADDRESS) {
     throw new Error('worker.ts needs DATABASE_URL and TEMPORAL_ADDRESS (npm start runs everything together)');
   }
+  // Activities written for this build's schema must not run on an older one.
+  const schema = await checkSchema(config.DATABASE_URL);
+  if (!schema.ok) {
+    // Nothing is open yet: returning ends the process, after the logger has flushed the line.
+    log.fatal(schema.message);
+    process.exitCode = 1;
+    return;
+  }
+  if (schema.warning) log.warn(schema.warning);
   // Core's exporter listens on loopback only: the worker's /metrics (all interfaces) relays it.
   const corePort = await freePort();
   Runtime.install({

@@ -7,7 +7,7 @@ import type { Sql } from 'postgres';
 import { loadConfig, type Config } from '../config';
 import { caOffer, loadCa, type ClusterCa } from '../ca';
 import { createDb, type Db } from '../db/client';
-import { migrateDatabase } from '../db/migrate';
+import { checkSchema } from '../db/schema-version';
 import { createLogger, type Logger } from '../observability/log';
 import { clientInterceptors } from '../observability/temporal-interceptors';
 import { hashSecret } from '../domain/secrets';
@@ -117,9 +117,17 @@ async function main(config: Config, log: Logger): Promise<void> {
       'api/server.ts needs DATABASE_URL and TEMPORAL_ADDRESS (npm start runs everything together)',
     );
   }
-  // Once, before any API process: the migrations, and the CA key file made if it is missing.
+  // Once, before any API process: the schema checked (`drydock migrate` applies it, a deploy runs
+  // it first), and the CA key file made if it is missing.
   if (cluster.isPrimary) {
-    await migrateDatabase(config.DATABASE_URL);
+    const schema = await checkSchema(config.DATABASE_URL);
+    if (!schema.ok) {
+      // Nothing is open yet: returning ends the process, after the logger has flushed the line.
+      log.fatal(schema.message);
+      process.exitCode = 1;
+      return;
+    }
+    if (schema.warning) log.warn(schema.warning);
     loadCa({ file: config.DRYDOCK_CA_KEY_FILE, home: config.DRYDOCK_HOME });
     const processes = apiProcessCount(config.API_PROCESSES);
     if (processes > 1) {

@@ -15,7 +15,7 @@ export function main(argv: readonly string[], io: Io = processIo, env = process.
       const connection = { api: baseUrl(globals.api ?? DEFAULT_API), token: globals.token };
       const api = cliClient(connection.api, connection.token);
       const code = await command
-        .run({ args, flags, api, out: new Output(io, globals.json) })
+        .run({ args, flags, api, out: new Output(io, globals.json), env })
         .catch((error: unknown) => {
           throw cliFailure(error, connection);
         });

@@ -12,7 +12,7 @@ export const PROGRAMS = ['api', 'worker', 'drydock', 'drydock-agent'];
 
 /**
  * Folders the code reads at run time through `new URL('./<folder>', import.meta.url)` from a module
- * one level below the root (db/migrate.ts, console/live-script.ts). The bundles and their chunks
+ * one level below the root (db/schema-version.ts, console/live-script.ts). The bundles and their chunks
  * sit at the top of dist/, so the same relative URL finds the copies there.
  */
 const RUNTIME_FOLDERS = [

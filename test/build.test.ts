@@ -1,6 +1,6 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -13,11 +13,14 @@ import { buildDist, PROGRAMS, type BuiltDist } from '../scripts/build';
 import { freePort } from '../scripts/services/process';
 import { drainWorkflowId } from '../workflows/definitions';
 import { ensureLivenessSweep } from '../workflows/liveness-client';
+import { useEmptyDatabases } from './support/empty-databases';
 import { seedNode, seedPool } from './support/fixtures';
 import { eventually, useHarness } from './support/harness';
+import { runNode } from './support/run-process';
 import { killWorker, startWorkerProcess } from './support/worker-process';
 
 const h = useHarness({ worker: false });
+const empty = useEmptyDatabases('build_migrate');
 const run = promisify(execFile);
 
 /** What the processes get: this run's environment without a loader tsx could have put in NODE_OPTIONS. */
@@ -123,6 +126,25 @@ describe('npm run build (dist/)', () => {
       env: plainEnv,
     });
     expect(agent.stdout).toContain('Usage: drydock-agent');
+  });
+
+  it('migrates an empty database with dist/drydock.js, from the migrations copied beside it', async () => {
+    const url = await empty.create();
+    const env = { ...plainEnv, DATABASE_URL: url };
+    const shipped = readdirSync('db/migrations').filter((file) => file.endsWith('.sql')).length;
+    // Before: the API from dist refuses the empty schema and names the command that fixes it.
+    const refused = await runNode([join(built.outDir, 'api.js')], {
+      ...env,
+      TEMPORAL_ADDRESS: h.temporalAddress,
+    });
+    expect(refused.code).toBe(1);
+    expect(refused.stdout + refused.stderr).toContain('drydock migrate');
+    const first = await runNode([join(built.outDir, 'drydock.js'), 'migrate', '--json'], env);
+    expect(first.code, first.stderr).toBe(0);
+    expect(JSON.parse(first.stdout)).toMatchObject({ total: shipped });
+    expect((JSON.parse(first.stdout) as { applied: string[] }).applied).toHaveLength(shipped);
+    const again = await runNode([join(built.outDir, 'drydock.js'), 'migrate', '--json'], env);
+    expect(JSON.parse(again.stdout)).toEqual({ applied: [], total: shipped });
   });
 
   it(

@@ -179,7 +179,7 @@ describe('an API process and a worker against the schema', () => {
     expect(recordedBefore).toHaveLength(shipped.length - 1);
     const message = `the database schema is behind this build (${shipped.length - 1} of ${shipped.length} migrations applied): run \`drydock migrate\``;
 
-    for (const entry of ['api/server.ts', 'worker.ts']) {
+    for (const entry of ['entry/api.ts', 'entry/worker.ts']) {
       const home = mkdtempSync(join(scratch, 'home-'));
       const run = await runNode(['--import', 'tsx', entry], serviceEnv(url, home));
       expect({ entry, code: run.code, stderr: run.stderr }).toEqual({ entry, code: 1, stderr: '' });
@@ -224,7 +224,7 @@ describe('an API process and a worker against the schema', () => {
     const url = await migratedWith(newer);
     const port = await freePort();
     const home = mkdtempSync(join(scratch, 'home-'));
-    const child = spawn(process.execPath, ['--import', 'tsx', 'api/server.ts'], {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'entry/api.ts'], {
       env: { PATH: process.env.PATH, ...serviceEnv(url, home), PORT: String(port) },
       stdio: ['ignore', 'pipe', 'inherit'],
     });

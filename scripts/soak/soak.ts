@@ -32,9 +32,9 @@ export interface SoakResult {
 }
 
 /** Seconds of load before the first fault and after the last (long mode: minutes of each). */
-const STEADY_SECONDS = { quick: 8, long: 120 };
+const STEADY_SECONDS = { quick: 5, long: 120 };
 /** Pause between one fault's recovery and the next fault. */
-const BETWEEN_FAULTS_MS = { quick: 1_500, long: 20_000 };
+const BETWEEN_FAULTS_MS = { quick: 1_000, long: 20_000 };
 
 /**
  * Drains, decommissions, purges and remediations across every API and worker of `shape`, while

@@ -63,7 +63,8 @@ export class SoakClient {
       }
       this.recorder.error(`${method} ${routeOf(path)}: ${failure}`);
       if (options.once) throw new CallLost(`${method} ${path}: ${failure}`);
-      if (Date.now() > giveUpAt) throw new Error(`${method} ${path}: still failing after ${attempt + 1} attempts (${failure})`);
+      if (Date.now() > giveUpAt)
+        throw new Error(`${method} ${path}: still failing after ${attempt + 1} attempts (${failure})`);
       await new Promise((r) => setTimeout(r, Math.min(1_000, 100 * 2 ** Math.min(attempt, 4))));
     }
   }

@@ -22,7 +22,10 @@ export const FAULTS: { name: string; inject: Fault; inFlight?: boolean }[] = [
   { name: 'SIGKILL worker 1', inject: (shape) => killAndRestart(shape.workers[0]!) },
   { name: 'SIGKILL worker 2', inject: (shape) => killAndRestart(shape.workers[1] ?? shape.workers[0]!) },
   { name: 'SIGKILL API 1 mid-request', inject: (shape) => killAndRestart(shape.apis[0]!), inFlight: true },
-  { name: 'restart Temporal', inject: (shape) => restartWatchingPort(shape.temporal.address, () => shape.temporal.restart()) },
+  {
+    name: 'restart Temporal',
+    inject: (shape) => restartWatchingPort(shape.temporal.address, () => shape.temporal.restart()),
+  },
   { name: 'restart Postgres', inject: restartPostgres },
 ];
 

@@ -28,7 +28,9 @@ export function formatResult(result: SoakResult): string {
       .map(([s, n]) => `${n} ${s}`)
       .join(', ');
     const l = result.operationLatency[kind]!;
-    lines.push(`${kind.padEnd(14)} ${ended.padEnd(44)} ${String(l.p50Ms).padStart(6)}  ${String(l.p99Ms).padStart(6)}`);
+    lines.push(
+      `${kind.padEnd(14)} ${ended.padEnd(44)} ${String(l.p50Ms).padStart(6)}  ${String(l.p99Ms).padStart(6)}`,
+    );
   }
   lines.push('', result.violations.length ? `${result.violations.length} violation(s):` : 'no violations');
   for (const v of result.violations) lines.push(`  - ${v}`);

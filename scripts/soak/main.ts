@@ -18,20 +18,20 @@ async function main() {
   const base = resolve(process.env.DRYDOCK_HOME ?? '.drydock');
   mkdirSync(base, { recursive: true });
   const home = mkdtempSync(join(base, 'soak-'));
-  const log = (line: string) => console.log(`[soak] ${line}`);
+  const log = (line: string) => process.stdout.write(`[soak] ${line}\n`);
   try {
     const { outDir } = await buildDist({ outDir: join(home, 'dist') });
     const shape = await startProdShape({ apis: 2, workers: 2, home, dist: outDir, ports: 'free', log });
     try {
       const result = await runSoak(shape, { mode, seed, log });
-      console.log(formatResult(result));
+      process.stdout.write(`${formatResult(result)}\n`);
       process.exitCode = result.violations.length ? 1 : 0;
     } finally {
       await shape.stop();
     }
     rmSync(home, { recursive: true, force: true });
   } catch (error) {
-    console.error(`soak: ${(error as Error).message}; logs kept in ${join(home, 'logs')}`);
+    process.stderr.write(`soak: ${(error as Error).message}; logs kept in ${join(home, 'logs')}\n`);
     process.exitCode = 1;
   }
 }

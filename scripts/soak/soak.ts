@@ -109,7 +109,9 @@ export async function runSoak(shape: SoakShape, options: SoakOptions): Promise<S
     ...workload.started
       .filter((s) => !['succeeded', 'failed', 'cancelled'].includes(s.status))
       .map((s) => `${s.kind} ${s.id} of ${s.nodeId} was still ${s.status} after the soak's wait`),
-    ...faults.filter((f) => !f.happened).map((f) => `fault "${f.name}" was not seen to happen: ${f.evidence}`),
+    ...faults
+      .filter((f) => !f.happened)
+      .map((f) => `fault "${f.name}" was not seen to happen: ${f.evidence}`),
     ...(await finalInvariants(shape, options)),
   ];
   return {

@@ -13,8 +13,20 @@ export interface WorkloadSize {
   remediations: number;
 }
 
-export const QUICK: WorkloadSize = { drains: 40, drainNodes: 10, decommissions: 3, purges: 3, remediations: 3 };
-export const LONG: WorkloadSize = { drains: 1_000, drainNodes: 40, decommissions: 50, purges: 40, remediations: 40 };
+export const QUICK: WorkloadSize = {
+  drains: 40,
+  drainNodes: 10,
+  decommissions: 3,
+  purges: 3,
+  remediations: 3,
+};
+export const LONG: WorkloadSize = {
+  drains: 1_000,
+  drainNodes: 40,
+  decommissions: 50,
+  purges: 40,
+  remediations: 40,
+};
 
 /** One operation the soak started, as it saw it end. */
 export interface Started {
@@ -53,13 +65,17 @@ export class Workload {
     const policy = {
       maxUnavailable: '100%',
       maxUnhealthy: '100%',
-      remediation: { [CONDITION]: { ladder: ['reset-accelerator', 'reboot'], attemptTimeout: '60s', healthyAfter: '0' } },
+      remediation: {
+        [CONDITION]: { ladder: ['reset-accelerator', 'reboot'], attemptTimeout: '60s', healthyAfter: '0' },
+      },
     };
     await this.client.expect([201, 409], 'POST', '/v1/pools', {
       body: { id: 'soak', kind: 'bare-metal', siteId: 'soak', tenantId: TENANT, policy },
     });
     const token = (
-      await this.client.expect([201], 'POST', '/v1/tokens', { body: { poolId: 'soak', ttl: '2h', maxUses: 0 } })
+      await this.client.expect([201], 'POST', '/v1/tokens', {
+        body: { poolId: 'soak', ttl: '2h', maxUses: 0 },
+      })
     ).body.secret as string;
     const total = size.drainNodes + size.decommissions + size.purges + size.remediations + 1;
     const perApi = this.apiUrls.map(
@@ -128,7 +144,10 @@ export class Workload {
     }
     const body = { reason: 'soak', ...(withDeadline ? { deadline: '4s' } : {}) };
     const op = (
-      await this.client.expect([200, 202], 'POST', `/v1/nodes/${nodeId}/drain`, { body, idempotencyKey: randomUUID() })
+      await this.client.expect([200, 202], 'POST', `/v1/nodes/${nodeId}/drain`, {
+        body,
+        idempotencyKey: randomUUID(),
+      })
     ).body.operation;
     const releases = (withDeadline ? allocations.slice(1) : allocations).map(async (id) => {
       await sleep(this.random() * 2_000);
@@ -170,8 +189,9 @@ export class Workload {
           await this.simulatorOf(nodeId).stop(nodeId);
           const key = randomUUID();
           for (;;) {
-            const preview = (await this.client.expect([200], 'POST', `/v1/nodes/${nodeId}/decommission/preview`))
-              .body;
+            const preview = (
+              await this.client.expect([200], 'POST', `/v1/nodes/${nodeId}/decommission/preview`)
+            ).body;
             if (preview.eligible === false) {
               await sleep(500);
               continue;
@@ -266,7 +286,8 @@ export class Workload {
     let status = 'unknown';
     while (Date.now() - started < OPERATION_WAIT_MS) {
       const list = await this.client.expect([200], 'GET', `/v1/operations?nodeId=${nodeId}&kind=${kind}`);
-      status = (list.body.items as { id: string; status: string }[]).find((o) => o.id === id)?.status ?? 'missing';
+      status =
+        (list.body.items as { id: string; status: string }[]).find((o) => o.id === id)?.status ?? 'missing';
       if (TERMINAL.has(status)) break;
       await sleep(250);
     }

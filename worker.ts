@@ -9,7 +9,7 @@ import { loadCa, type ClusterCa } from './ca';
 import { loadConfig, type Config } from './config';
 import { clusterCounts } from './db/cluster-counts';
 import { createDb, type Db } from './db/client';
-import { checkSchema } from './db/schema-version';
+import { schemaAllowsStart } from './db/schema-version';
 import { createLogger, silentLogger, type Logger } from './observability/log';
 import { createWorkerMetrics, type WorkerMetrics } from './observability/metrics';
 import { coreMetricsTelemetry, serveWorkerMetrics } from './observability/metrics-server';
@@ -218,14 +218,7 @@ async function main(config: Config, log: Logger): Promise<void> {
     throw new Error('worker.ts needs DATABASE_URL and TEMPORAL_ADDRESS (npm start runs everything together)');
   }
   // Activities written for this build's schema must not run on an older one.
-  const schema = await checkSchema(config.DATABASE_URL);
-  if (!schema.ok) {
-    // Nothing is open yet: returning ends the process, after the logger has flushed the line.
-    log.fatal(schema.message);
-    process.exitCode = 1;
-    return;
-  }
-  if (schema.warning) log.warn(schema.warning);
+  if (!(await schemaAllowsStart(config.DATABASE_URL, log))) return;
   // Core's exporter listens on loopback only: the worker's /metrics (all interfaces) relays it.
   const corePort = await freePort();
   Runtime.install({

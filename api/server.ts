@@ -7,7 +7,7 @@ import type { Sql } from 'postgres';
 import { loadConfig, type Config } from '../config';
 import { caOffer, loadCa, type ClusterCa } from '../ca';
 import { createDb, type Db } from '../db/client';
-import { checkSchema } from '../db/schema-version';
+import { schemaAllowsStart } from '../db/schema-version';
 import { createLogger, type Logger } from '../observability/log';
 import { clientInterceptors } from '../observability/temporal-interceptors';
 import { hashSecret } from '../domain/secrets';
@@ -120,14 +120,7 @@ async function main(config: Config, log: Logger): Promise<void> {
   // Once, before any API process: the schema checked (`drydock migrate` applies it, a deploy runs
   // it first), and the CA key file made if it is missing.
   if (cluster.isPrimary) {
-    const schema = await checkSchema(config.DATABASE_URL);
-    if (!schema.ok) {
-      // Nothing is open yet: returning ends the process, after the logger has flushed the line.
-      log.fatal(schema.message);
-      process.exitCode = 1;
-      return;
-    }
-    if (schema.warning) log.warn(schema.warning);
+    if (!(await schemaAllowsStart(config.DATABASE_URL, log))) return;
     loadCa({ file: config.DRYDOCK_CA_KEY_FILE, home: config.DRYDOCK_HOME });
     const processes = apiProcessCount(config.API_PROCESSES);
     if (processes > 1) {

@@ -88,3 +88,22 @@ export async function checkSchema(url: string): Promise<SchemaVerdict> {
     await close();
   }
 }
+
+/**
+ * The check an API process or a worker makes before it opens anything: false (after one fatal
+ * line, with the exit code set to 1) when the schema is behind; a warning when it is ahead.
+ * Returning, not exiting, lets the logger flush the line before the process ends.
+ */
+export async function schemaAllowsStart(
+  url: string,
+  log: { fatal(message: string): void; warn(message: string): void },
+): Promise<boolean> {
+  const schema = await checkSchema(url);
+  if (!schema.ok) {
+    log.fatal(schema.message);
+    process.exitCode = 1;
+    return false;
+  }
+  if (schema.warning) log.warn(schema.warning);
+  return true;
+}

@@ -22,13 +22,16 @@ export function generateCa(): ClusterCa {
   return caFromPrivatePem(privateKey.export({ type: 'pkcs8', format: 'pem' }).toString());
 }
 
+/** Where the CA key is when DRYDOCK_CA_KEY_FILE is unset: in DRYDOCK_HOME. */
+export const defaultCaKeyFile = (home: string): string => resolve(home, 'ca-key.pem');
+
 /**
  * DRYDOCK_CA_KEY_FILE when set (it must exist); in development, `<home>/ca-key.pem`, made on the
  * first start with mode 0600.
  */
 export function loadCa(options: { file?: string; home: string }): ClusterCa {
   if (options.file) return caFromPrivatePem(readFileSync(options.file, 'utf8'));
-  const file = resolve(options.home, 'ca-key.pem');
+  const file = defaultCaKeyFile(options.home);
   if (existsSync(file)) return caFromPrivatePem(readFileSync(file, 'utf8'));
   mkdirSync(dirname(file), { recursive: true });
   const ca = generateCa();

@@ -42,7 +42,7 @@ const schema = z.object({
   DRYDOCK_BOOTSTRAP_OPERATOR_KEY: z.string().min(16).optional(),
   DRYDOCK_DEMO: z.enum(['0', '1']).default('1'),
   DRYDOCK_HOME: z.string().min(1).default('.drydock'),
-  /** A prebuilt workflow bundle for `worker.ts` (tests build one per run); unset, it bundles at start. */
+  /** A prebuilt workflow bundle for the worker (tests build one per run); unset: dist/'s own, or bundled at start from the sources. */
   DRYDOCK_WORKFLOW_BUNDLE: z.string().min(1).optional(),
   // The API's doors: how long a client may take to send a request, and per-address rate limits.
   DRYDOCK_HEADERS_TIMEOUT_MS: milliseconds(10_000),

@@ -6,7 +6,7 @@ export default defineConfig({
     pool: 'forks',
     globalSetup: ['./test/support/global-setup.ts'],
     include: ['**/*.test.ts'],
-    exclude: ['node_modules/**', '.drydock/**'],
+    exclude: ['node_modules/**', '.drydock/**', 'dist/**'],
     testTimeout: 60_000,
     hookTimeout: 120_000,
     fileParallelism: true,

@@ -9,6 +9,7 @@ import { loadCa, type ClusterCa } from './ca';
 import { loadConfig, type Config } from './config';
 import { clusterCounts } from './db/cluster-counts';
 import { createDb, type Db } from './db/client';
+import { schemaAllowsStart } from './db/schema-version';
 import { createLogger, silentLogger, type Logger } from './observability/log';
 import { createWorkerMetrics, type WorkerMetrics } from './observability/metrics';
 import { coreMetricsTelemetry, serveWorkerMetrics } from './observability/metrics-server';
@@ -35,7 +36,7 @@ const requestIdInterceptorPath = fileURLToPath(
 
 /**
  * What the workflow bundle is built from; a prebuilt bundle (`DRYDOCK_WORKFLOW_BUNDLE`, the tests')
- * must be built from the same (`bundleWorkflowCode({ ...workflowBundleSources(tracing) })`).
+ * must be built from the same (`bundleWorkflowCode({ ...workflowBundleSources(traced) })`).
  *
  * The workflows and the request-id interceptor are preloaded: evaluated once when the worker's V8
  * context starts and shared by every workflow run, instead of once per run into a module cache of
@@ -44,31 +45,66 @@ const requestIdInterceptorPath = fileURLToPath(
  * domain/, which they import) keep no state at module scope: eslint.config.js refuses top-level
  * `let`/`var` and module-level collections there. The tracing interceptors are not preloaded.
  */
-export function workflowBundleSources(tracing: Tracing | null): BundleSources {
+export function workflowBundleSources(traced: boolean): BundleSources {
   return {
     workflowsPath,
-    workflowInterceptorModules: [requestIdInterceptorPath, ...workflowTracingModules(tracing)],
+    workflowInterceptorModules: [requestIdInterceptorPath, ...workflowTracingModules(traced)],
     preloadModules: [workflowsPath, requestIdInterceptorPath],
   };
 }
 
-/** Registers Drydock's search attributes in the namespace when they are missing (idempotent). */
+/** The file names of the workflow bundles `npm run build` writes beside the compiled worker. */
+export const COMPILED_BUNDLE_FILES = {
+  plain: 'workflows.bundle.js',
+  traced: 'workflows-traced.bundle.js',
+} as const;
+
+/**
+ * The bundle the build made for this worker, when it runs compiled (dist/): the one with the
+ * tracing interceptors when tracing is on, as `workflowBundleSources` would have built it.
+ * From the TypeScript sources (tsx): undefined, and the workflows are bundled at start.
+ */
+function compiledWorkflowBundle(tracing: Tracing | null): string | undefined {
+  // Compiled, this module is part of a .js file in dist/; tsx loads it as worker.ts.
+  if (!import.meta.url.endsWith('.js')) return undefined;
+  const file = tracing ? COMPILED_BUNDLE_FILES.traced : COMPILED_BUNDLE_FILES.plain;
+  return fileURLToPath(new URL(`./${file}`, import.meta.url));
+}
+
+/**
+ * Registers Drydock's search attributes in the namespace when they are missing (idempotent, also
+ * when several workers start at once).
+ */
 export async function registerSearchAttributes(
   connection: NativeConnection,
   namespace: string,
 ): Promise<void> {
-  const existing = await connection.operatorService.listSearchAttributes({ namespace });
-  const missing = SEARCH_ATTRIBUTE_KEYS.filter((key) => !(key.name in (existing.customAttributes ?? {})));
+  const missing = await missingSearchAttributes(connection, namespace);
   if (missing.length === 0) return;
-  await connection.operatorService.addSearchAttributes({
-    namespace,
-    searchAttributes: Object.fromEntries(
-      missing.map((key) => [
-        key.name,
-        proto.temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD,
-      ]),
-    ),
-  });
+  try {
+    await connection.operatorService.addSearchAttributes({
+      namespace,
+      searchAttributes: Object.fromEntries(
+        missing.map((name) => [
+          name,
+          proto.temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD,
+        ]),
+      ),
+    });
+  } catch (error) {
+    // Another worker starting at the same moment may have added them between our list and our add.
+    // The server (1.29) skips an attribute already there, but two adds in flight at once can collide
+    // on the namespace update it makes (answered UNAVAILABLE, "Generated search attributes mapping
+    // unavailable"). What counts is whether the attributes are there now.
+    if ((await missingSearchAttributes(connection, namespace)).length > 0) throw error;
+  }
+}
+
+async function missingSearchAttributes(connection: NativeConnection, namespace: string): Promise<string[]> {
+  const existing = await connection.operatorService.listSearchAttributes({ namespace });
+  return SEARCH_ATTRIBUTE_KEYS.map((key) => key.name).filter(
+    (name) => !(name in (existing.customAttributes ?? {})),
+  );
 }
 
 export interface WorkerDeps {
@@ -150,7 +186,8 @@ export async function createWorker(deps: WorkerDeps): Promise<Worker> {
     log,
     metrics: deps.metrics,
   });
-  const workflowBundle = deps.workflowBundle ?? (await bundleInChildProcess(workflowBundleSources(tracing)));
+  const workflowBundle =
+    deps.workflowBundle ?? (await bundleInChildProcess(workflowBundleSources(tracing !== null)));
   return Worker.create({
     connection: deps.connection,
     namespace: deps.namespace,
@@ -180,6 +217,8 @@ async function main(config: Config, log: Logger): Promise<void> {
   if (!config.DATABASE_URL || !config.TEMPORAL_ADDRESS) {
     throw new Error('worker.ts needs DATABASE_URL and TEMPORAL_ADDRESS (npm start runs everything together)');
   }
+  // Activities written for this build's schema must not run on an older one.
+  if (!(await schemaAllowsStart(config.DATABASE_URL, log))) return;
   // Core's exporter listens on loopback only: the worker's /metrics (all interfaces) relays it.
   const corePort = await freePort();
   Runtime.install({
@@ -195,7 +234,7 @@ async function main(config: Config, log: Logger): Promise<void> {
     corePort,
   });
   const connection = await NativeConnection.connect({ address: config.TEMPORAL_ADDRESS });
-  const bundlePath = config.DRYDOCK_WORKFLOW_BUNDLE;
+  const bundlePath = config.DRYDOCK_WORKFLOW_BUNDLE ?? compiledWorkflowBundle(tracing);
   const worker = await createWorker({
     connection,
     db,
@@ -228,7 +267,8 @@ async function main(config: Config, log: Logger): Promise<void> {
   await tracing?.shutdown();
 }
 
-if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
+/** The worker process as entry/worker.ts runs it: configured from the environment, exits 1 on a fatal error. */
+export function runWorkerProcess(): void {
   const config = loadConfig();
   const log = createLogger({ service: 'worker', level: config.LOG_LEVEL });
   main(config, log).catch((error: unknown) => {

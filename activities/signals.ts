@@ -9,6 +9,11 @@ import { budgetFreedSignal, drainWorkflowId } from '../workflows/definitions';
 
 /** How long one signal may take to be accepted. */
 const SIGNAL_TIMEOUT_MS = 2_000;
+/**
+ * How long a signal is tried again while Temporal cannot take it (a frontend restarting takes a few
+ * seconds): a wake-up lost then would leave its workflow to its periodic look, minutes away.
+ */
+const SIGNAL_RETRY_FOR_MS = 15_000;
 
 /** What sends these signals: a Temporal client, and the logger a lost one is reported to. */
 export interface Signaller {
@@ -23,13 +28,22 @@ export async function signalIfRunning(
   signal: string,
   args: unknown[] = [],
 ): Promise<void> {
-  try {
-    await deps.temporal.withDeadline(Date.now() + SIGNAL_TIMEOUT_MS, () =>
-      deps.temporal.workflow.getHandle(workflowId).signal(signal, ...args),
-    );
-  } catch (error) {
-    if (error instanceof WorkflowNotFoundError) return;
-    deps.log.warn({ err: error, workflowId, signal }, 'signal failed; the workflow looks again later');
+  const giveUpAt = Date.now() + SIGNAL_RETRY_FOR_MS;
+  for (;;) {
+    try {
+      await deps.temporal.withDeadline(Date.now() + SIGNAL_TIMEOUT_MS, () =>
+        deps.temporal.workflow.getHandle(workflowId).signal(signal, ...args),
+      );
+      return;
+    } catch (error) {
+      if (error instanceof WorkflowNotFoundError) return;
+      if (Date.now() + 500 < giveUpAt) {
+        await new Promise((resolve) => setTimeout(resolve, 500));
+        continue;
+      }
+      deps.log.warn({ err: error, workflowId, signal }, 'signal failed; the workflow looks again later');
+      return;
+    }
   }
 }
 

@@ -1,4 +1,3 @@
-import { fileURLToPath } from 'node:url';
 import { runCommandLine, type Io } from '../cli-kit/run';
 import { ApiError, Unreachable } from '../client';
 import { AgentError } from './errors';
@@ -27,8 +26,4 @@ function asAgentError(error: unknown): AgentError {
   if (error instanceof ApiError || error instanceof Unreachable) return new AgentError(error.message);
   // A bug in the agent itself: the stack is what a bug report needs.
   return new AgentError((error as Error | undefined)?.stack ?? String(error));
-}
-
-if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
-  process.exitCode = await main(process.argv.slice(2));
 }

@@ -1,6 +1,5 @@
 import cluster from 'node:cluster';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { fileURLToPath } from 'node:url';
 import { serve, type ServerType } from '@hono/node-server';
 import type { TracerProvider } from '@opentelemetry/api';
 import { Client, Connection } from '@temporalio/client';
@@ -8,7 +7,7 @@ import type { Sql } from 'postgres';
 import { loadConfig, type Config } from '../config';
 import { caOffer, loadCa, type ClusterCa } from '../ca';
 import { createDb, type Db } from '../db/client';
-import { migrateDatabase } from '../db/migrate';
+import { schemaAllowsStart } from '../db/schema-version';
 import { createLogger, type Logger } from '../observability/log';
 import { clientInterceptors } from '../observability/temporal-interceptors';
 import { hashSecret } from '../domain/secrets';
@@ -118,9 +117,10 @@ async function main(config: Config, log: Logger): Promise<void> {
       'api/server.ts needs DATABASE_URL and TEMPORAL_ADDRESS (npm start runs everything together)',
     );
   }
-  // Once, before any API process: the migrations, and the CA key file made if it is missing.
+  // Once, before any API process: the schema checked (`drydock migrate` applies it, a deploy runs
+  // it first), and the CA key file made if it is missing.
   if (cluster.isPrimary) {
-    await migrateDatabase(config.DATABASE_URL);
+    if (!(await schemaAllowsStart(config.DATABASE_URL, log))) return;
     loadCa({ file: config.DRYDOCK_CA_KEY_FILE, home: config.DRYDOCK_HOME });
     const processes = apiProcessCount(config.API_PROCESSES);
     if (processes > 1) {
@@ -161,7 +161,8 @@ async function main(config: Config, log: Logger): Promise<void> {
   process.once('SIGTERM', () => void stop());
 }
 
-if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
+/** The API process as entry/api.ts runs it: configured from the environment, exits 1 on a fatal error. */
+export function runApiProcess(): void {
   const config = loadConfig();
   const log = createLogger({ service: 'api', level: config.LOG_LEVEL });
   main(config, log).catch((error: unknown) => {

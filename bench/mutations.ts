@@ -903,7 +903,7 @@ async function runScaling(input: {
 }): Promise<ScalingRun> {
   const processes = apiProcessCount('auto');
   const port = await freePort();
-  const child = spawn(process.execPath, ['--import', 'tsx', join(projectRoot, 'api/server.ts')], {
+  const child = spawn(process.execPath, ['--import', 'tsx', join(projectRoot, 'entry/api.ts')], {
     env: {
       ...process.env,
       API_PROCESSES: 'auto',

@@ -77,7 +77,7 @@ async function measure(options: Options, teardown: Teardown, log: Log): Promise<
   const quiet = { log: () => {}, trace: () => {}, debug: () => {}, info: () => {}, warn: log, error: log };
   const [services, drainBundle, baselineBundle] = await Promise.all([
     startServices(teardown, log),
-    bundleWorkflowCode({ ...workflowBundleSources(null), logger: quiet }),
+    bundleWorkflowCode({ ...workflowBundleSources(false), logger: quiet }),
     bundleWorkflowCode({ workflowsPath: baselinePath, logger: quiet }),
   ]);
   const { native, client } = await connectTemporal(services.temporal.address, teardown);

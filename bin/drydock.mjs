@@ -1,7 +1,7 @@
 #!/usr/bin/env node
-// Runs the TypeScript sources directly: tsx compiles them on load, so there is no build step.
+// Runs the TypeScript sources directly (tsx compiles them on load); `npm run build` makes
+// dist/drydock.js, the same program for plain node.
 import { register } from 'tsx/esm/api';
 
 register();
-const { main } = await import('../cli/main.ts');
-process.exitCode = await main(process.argv.slice(2));
+await import('../entry/drydock.ts');

@@ -1,4 +1,4 @@
-import type { CommandDef, FlagSpecs, FlagValues, Operand, OperandValues } from '../cli-kit/spec';
+import type { CommandDef, Env, FlagSpecs, FlagValues, Operand, OperandValues } from '../cli-kit/spec';
 import type { ApiClient } from './client';
 import type { Output } from './output';
 
@@ -10,6 +10,8 @@ export interface Context<F extends FlagSpecs, O extends readonly Operand[]> {
   flags: FlagValues<F>;
   api: ApiClient;
   out: Output;
+  /** The environment the line runs in: the commands that work beside the API read its configuration. */
+  env: Env;
 }
 
 export interface CommandSpec<F extends FlagSpecs, O extends readonly Operand[]> extends CommandDef<F, O> {

@@ -1,4 +1,3 @@
-import { fileURLToPath } from 'node:url';
 import { baseUrl } from '../cli-kit/flags';
 import { runCommandLine } from '../cli-kit/run';
 import { cliClient, cliFailure } from './client';
@@ -16,7 +15,7 @@ export function main(argv: readonly string[], io: Io = processIo, env = process.
       const connection = { api: baseUrl(globals.api ?? DEFAULT_API), token: globals.token };
       const api = cliClient(connection.api, connection.token);
       const code = await command
-        .run({ args, flags, api, out: new Output(io, globals.json) })
+        .run({ args, flags, api, out: new Output(io, globals.json), env })
         .catch((error: unknown) => {
           throw cliFailure(error, connection);
         });
@@ -28,8 +27,4 @@ export function main(argv: readonly string[], io: Io = processIo, env = process.
         : // A bug in the command line itself: the stack is what a bug report needs.
           { message: `INTERNAL: ${(error as Error | undefined)?.stack ?? String(error)}`, exitCode: 1 },
   );
-}
-
-if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
-  process.exitCode = await main(process.argv.slice(2));
 }

@@ -64,8 +64,8 @@ export function workflowClientTracing(tracing: Tracing | null): OpenTelemetryWor
 }
 
 /** The workflow-side interceptors (bundled into the sandbox): a span per run, update, signal and activity start. */
-export function workflowTracingModules(tracing: Tracing | null): string[] {
-  return tracing
+export function workflowTracingModules(traced: boolean): string[] {
+  return traced
     ? [
         createRequire(import.meta.url).resolve(
           '@temporalio/interceptors-opentelemetry/lib/workflow-interceptors',

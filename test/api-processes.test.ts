@@ -56,9 +56,9 @@ async function processOf(port: number, agent?: Agent): Promise<number> {
 /** Every API process seen, so that none outlives a failed test. */
 const seenPids = new Set<number>();
 
-/** `api/server.ts` with API_PROCESSES=2; resolves once both of its processes listen. */
+/** The API (`entry/api.ts`) with API_PROCESSES=2; resolves once both of its processes listen. */
 async function startApi(port: number): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'api/server.ts'], {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'entry/api.ts'], {
     env: {
       ...process.env,
       API_PROCESSES: '2',

@@ -108,9 +108,10 @@ export async function releaseAllocation(
   if (!row) throw new DrydockError('NOT_FOUND', `allocation ${id} not found`, { allocationId: id });
   requireTenant(principal, row.allocation.tenantId);
   const { releasedAt, releasedBy } = row;
-  if (releasedAt === null) return row.allocation;
-  const allocation = { ...row.allocation, releasedAt, releasedBy };
-  if (isDraining(row)) {
+  // Released before: answered as it is, and a drain is told again — the first release's signal may
+  // be lost with its process (killed between the commit and the signal; the client retries).
+  const allocation = releasedAt === null ? row.allocation : { ...row.allocation, releasedAt, releasedBy };
+  if (allocation.releasedAt !== null && isDraining(row)) {
     await signalIfRunning(deps, drainWorkflowId(allocation.nodeId), allocationReleasedSignal.name, [
       { allocationId: id },
     ]);

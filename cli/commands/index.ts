@@ -1,8 +1,10 @@
 import type { Command } from '../command';
 import { allocationCommands } from './allocations';
+import { caCommands } from './ca';
 import { decommissionCommands } from './decommission';
 import { eventCommands } from './events';
 import { keyCommands } from './keys';
+import { migrateCommands } from './migrate';
 import { nodeAccessCommands } from './node-access';
 import { nodeControlCommands } from './node-controls';
 import { nodeCommands } from './nodes';
@@ -24,4 +26,6 @@ export const commands: readonly Command[] = [
   ...tokenCommands,
   ...keyCommands,
   ...operationCommands,
+  ...migrateCommands,
+  ...caCommands,
 ];

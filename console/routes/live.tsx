@@ -1,13 +1,10 @@
-import { readFileSync } from 'node:fs';
 import { Hono } from 'hono';
 import type { ApiClient } from '../../client';
 import type { ErrorCode } from '../../domain/errors';
 import { idPattern } from '../../domain/ids';
 import type { ConsoleEnv } from '../context';
 import { BUSY_WAIT_SECONDS, QUIET_WAIT_SECONDS } from '../live';
-
-/** The live script (console/assets/live.js), read once; served as it is (no build step). */
-const LIVE_SCRIPT = readFileSync(new URL('../assets/live.js', import.meta.url), 'utf8');
+import { LIVE_SCRIPT } from '../live-script';
 
 /** A feed cursor: an event id the feed handed out, or 0. */
 const CURSOR = /^\d{1,15}$/;

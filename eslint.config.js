@@ -57,12 +57,16 @@ export default tseslint.config(
   },
   {
     // The typed API client stands alone (the CLI, the agent and runbook scripts import it).
-    files: ['client/**/*.ts'],
+    files: ['packages/client/**/*.ts'],
     ignores: ['**/*.test.ts'],
     rules: {
       '@typescript-eslint/no-restricted-imports': [
         'error',
-        { patterns: [{ regex: '^\\.\\./', message: 'client/ imports only its own files (and packages).' }] },
+        {
+          patterns: [
+            { regex: '^\\.\\./', message: '@drydock/client imports only its own files (and packages).' },
+          ],
+        },
       ],
     },
   },
@@ -211,8 +215,9 @@ function consoleImports(files, up) {
               message: 'console/ takes the progress workflows answer as types only.',
             },
             {
-              regex: `^${up}(?!client$|domain/|api/env$|workflows/definitions$)`,
-              message: 'console/ imports client/, domain/ and its own files (the API through client/ only).',
+              regex: `^${up}(?!domain/|api/env$|workflows/definitions$)`,
+              message:
+                'console/ imports @drydock/client, domain/ and its own files (the API through the client only).',
             },
           ],
         },

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { createApiClient, type Answer, type ApiClient } from '../client';
+import { createApiClient, type Answer, type ApiClient } from '@drydock/client';
 import type { CaOffer } from '../domain/signing';
 import type { AgentCommand } from './commands';
 import type { Connections } from './connections';

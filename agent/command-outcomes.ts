@@ -1,4 +1,4 @@
-import { ApiError } from '../client';
+import { ApiError } from '@drydock/client';
 import type { AgentClient } from './client';
 import type { AgentCommand, CommandContext, CommandHandlers, CommandOutcome } from './commands';
 import type { Journal, JournalEntry } from './journal';

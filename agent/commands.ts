@@ -1,4 +1,4 @@
-import type { Schemas } from '../client';
+import type { Schemas } from '@drydock/client';
 import { freeText, MAX_REASON } from './free-text';
 import type { Log } from './log';
 import { purgeHandler } from './purge';

@@ -1,6 +1,6 @@
 import http from 'node:http';
 import https from 'node:https';
-import type { Fetch } from '../client';
+import type { Fetch } from '@drydock/client';
 
 /** Answers larger than this are not Drydock's. */
 const MAX_ANSWER_BYTES = 4 * 1024 * 1024;

@@ -1,5 +1,5 @@
 import { runCommandLine, type Io } from '../cli-kit/run';
-import { ApiError, Unreachable } from '../client';
+import { ApiError, Unreachable } from '@drydock/client';
 import { AgentError } from './errors';
 import { drydockAgent } from './program';
 

@@ -1,4 +1,4 @@
-import { ApiError, Unreachable } from '../client';
+import { ApiError, Unreachable } from '@drydock/client';
 import type { Log } from './log';
 
 /** How the control plane last answered: accepted, refused as blocked, or not at all. */

@@ -2,7 +2,7 @@ import { lstatSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { baseUrl } from '../cli-kit/flags';
 import { HEARTBEAT_EVERY_MS } from '../domain/liveness';
-import { ApiError, Unreachable } from '../client';
+import { ApiError, Unreachable } from '@drydock/client';
 import { AgentClient } from './client';
 import { Connections } from './connections';
 import { dataDirFlag, defineAgentCommand, joinedApiFlag } from './command';

@@ -1,4 +1,4 @@
-import { ApiError } from '../client';
+import { ApiError } from '@drydock/client';
 import { HEARTBEAT_EVERY_MS } from '../domain/liveness';
 import { Backoff, sleep } from './backoff';
 import { CaTrust } from './ca-trust';

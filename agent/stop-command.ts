@@ -1,6 +1,6 @@
 import { resolve } from 'node:path';
 import { baseUrl } from '../cli-kit/flags';
-import { ApiError } from '../client';
+import { ApiError } from '@drydock/client';
 import { AgentClient } from './client';
 import { Connections } from './connections';
 import { dataDirFlag, defineAgentCommand, joinedApiFlag } from './command';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ApiError, Unreachable } from '../client';
+import { ApiError, Unreachable } from '@drydock/client';
 import { cliFailure } from './client';
 import { CliError } from './errors';
 

@@ -1,8 +1,8 @@
-import { ApiError, createApiClient, Unreachable, type ApiClient } from '../client';
+import { ApiError, createApiClient, Unreachable, type ApiClient } from '@drydock/client';
 import { CliError } from './errors';
 import { API_HINT, TOKEN_HINT } from './globals';
 
-export type { ApiClient } from '../client';
+export type { ApiClient } from '@drydock/client';
 
 /** How long one request may take before the command gives up on it. */
 const REQUEST_TIMEOUT_MS = 30_000;

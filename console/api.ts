@@ -1,5 +1,5 @@
 import type { Context } from 'hono';
-import { createApiClient, type ApiClient } from '../client';
+import { createApiClient, type ApiClient } from '@drydock/client';
 
 /** Sends a request into the API app in this process, with the incoming connection's bindings. */
 export type InProcess = (request: Request, env: unknown) => Response | Promise<Response>;

@@ -1,7 +1,7 @@
 import { Hono } from 'hono';
 import { deleteCookie, getCookie, setCookie } from 'hono/cookie';
 import { createMiddleware } from 'hono/factory';
-import { ApiError, Unreachable } from '../client';
+import { ApiError, Unreachable } from '@drydock/client';
 import { apiAs, type InProcess } from './api';
 import { CONSOLE_PATH as PATH, notFound, type ConsoleEnv, type Ctx } from './context';
 import { sessionFor } from './live';

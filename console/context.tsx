@@ -1,5 +1,5 @@
 import type { Context } from 'hono';
-import { ApiError, type Answer, type ApiClient, type Schemas } from '../client';
+import { ApiError, type Answer, type ApiClient, type Schemas } from '@drydock/client';
 import { idPattern } from '../domain/ids';
 import type { AppEnv } from '../api/env';
 import type { Fields } from './controls';

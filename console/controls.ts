@@ -1,4 +1,4 @@
-import type { ApiClient } from '../client';
+import type { ApiClient } from '@drydock/client';
 
 /** A POST's form fields (its CSRF token already checked). */
 export type Fields = Record<string, string | File>;

@@ -6,7 +6,7 @@ import {
   randomBytes,
   timingSafeEqual,
 } from 'node:crypto';
-import type { Answer, Schemas } from '../client';
+import type { Answer, Schemas } from '@drydock/client';
 
 /** Who a session signed in as, as `GET /v1/whoami` answered at sign-in. */
 export type Caller = Schemas['Caller'];

@@ -32,8 +32,9 @@ export interface BuiltDist {
  *
  * esbuild and not tsc: the sources import each other without file extensions (moduleResolution
  * Bundler), which Node's ESM loader cannot resolve in tsc's one-file-per-module output. Packages
- * stay external (node_modules beside dist/ at run time, native modules included); shared code goes
- * into chunks so the programs share one copy of it.
+ * stay external (node_modules beside dist/ at run time, native modules included) but for the
+ * workspace's own client, which is bundled like the rest of the source; shared code goes into
+ * chunks so the programs share one copy of it.
  */
 export async function buildDist(options: { outDir?: string } = {}): Promise<BuiltDist> {
   const outDir = resolve(options.outDir ?? join(root, 'dist'));
@@ -48,8 +49,10 @@ export async function buildDist(options: { outDir?: string } = {}): Promise<Buil
     splitting: true,
     format: 'esm',
     platform: 'node',
-    target: 'node20',
+    target: 'node24',
     packages: 'external',
+    // The repository's own workspace package is source to bundle, not a package to install.
+    alias: { '@drydock/client': './packages/client/src/index.ts' },
     sourcemap: 'linked',
     metafile: true,
     logLevel: 'warning',

@@ -7,8 +7,8 @@ import type { AppDeps } from '../api/env';
 import { silentLogger } from '../observability/log';
 import { createApiMetrics } from '../observability/metrics';
 
-/** The generated types of the shared API client (`client/`). */
-export const SCHEMA_FILE = fileURLToPath(new URL('../client/schema.ts', import.meta.url));
+/** The generated types of the shared API client (`@drydock/client`, packages/client/). */
+export const SCHEMA_FILE = fileURLToPath(new URL('../packages/client/src/schema.ts', import.meta.url));
 
 export const GENERATE_COMMAND = 'npm run client:generate';
 
@@ -44,7 +44,7 @@ export async function openApiDocument(): Promise<OpenAPI3> {
   return (await response.json()) as OpenAPI3;
 }
 
-/** The text of `client/schema.ts` for the routes as they are now, formatted as the repository is. */
+/** The text of `packages/client/src/schema.ts` for the routes as they are now, formatted as the repository is. */
 export async function clientSchemaSource(): Promise<string> {
   const types = astToString(await openapiTS(await openApiDocument()));
   const options = await resolveConfig(SCHEMA_FILE);

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { isId } from '../../domain/ids';
-import { ApiError } from '../../client';
+import { ApiError } from '@drydock/client';
 import { defineCommand, type Command } from '../command';
 import { CliError, UsageError } from '../errors';
 import { blockersTable, previewDetails, type DecommissionPreview } from '../views/decommission';

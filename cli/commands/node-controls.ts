@@ -1,4 +1,4 @@
-import { ApiError, type Answer } from '../../client';
+import { ApiError, type Answer } from '@drydock/client';
 import { MAX_LABELS } from '../../domain/labels';
 import { MAX_TAINT_KEYS, TAINT_KEY } from '../../domain/taints';
 import { defineCommand, type Command, type FlagSpec } from '../command';

@@ -1,5 +1,5 @@
 import { ACCESS, LIVENESS, PROVISION_STATES } from '../../domain/node';
-import type { Query } from '../../client';
+import type { Query } from '@drydock/client';
 import type { ApiClient } from '../client';
 import { defineCommand, type Command } from '../command';
 import { FOLLOW_WAIT_S } from './events';

@@ -1,4 +1,4 @@
-import type { Schemas } from '../../client';
+import type { Schemas } from '@drydock/client';
 import { dash, table } from '../output';
 
 export type Allocation = Schemas['Allocation'];

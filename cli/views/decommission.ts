@@ -1,4 +1,4 @@
-import type { Schemas } from '../../client';
+import type { Schemas } from '@drydock/client';
 import { fields, table } from '../output';
 import { nodeName } from './nodes';
 

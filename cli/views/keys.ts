@@ -1,4 +1,4 @@
-import type { Schemas } from '../../client';
+import type { Schemas } from '@drydock/client';
 import { fields, table } from '../output';
 
 /** An API key as `/v1/keys` shows it; `secret` only when it was just made. */

@@ -1,4 +1,4 @@
-import type { Schemas } from '../../client';
+import type { Schemas } from '@drydock/client';
 import { TAINT_PREFIX } from '../../domain/taints';
 import { dash, fields, table } from '../output';
 

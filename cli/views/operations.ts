@@ -1,5 +1,5 @@
 import { describeBudget, type Budget } from '../../domain/budget';
-import type { Schemas } from '../../client';
+import type { Schemas } from '@drydock/client';
 import { clock, dash, fields } from '../output';
 
 export type Operation = Schemas['Operation'];

@@ -1,4 +1,4 @@
-import type { Answer, Schemas } from '../../client';
+import type { Answer, Schemas } from '@drydock/client';
 import { CAPACITY_BUCKETS } from '../../domain/capacity';
 import { dash, fields, table } from '../output';
 import { describeCounts, type Operation } from './operations';

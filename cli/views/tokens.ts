@@ -1,4 +1,4 @@
-import type { Schemas } from '../../client';
+import type { Schemas } from '@drydock/client';
 import { dash, fields, table } from '../output';
 
 /** A join token (docs/lifecycle/enrollment.md); `secret` only in the answer to its creation. */

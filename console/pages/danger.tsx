@@ -1,4 +1,4 @@
-import type { Schemas } from '../../client';
+import type { Schemas } from '@drydock/client';
 import { controlRefusal } from '../../domain/node';
 import { canMove, provisionRules } from '../../domain/provision';
 import type { Confirmation } from '../controls';

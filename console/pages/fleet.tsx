@@ -1,4 +1,4 @@
-import type { Schemas } from '../../client';
+import type { Schemas } from '@drydock/client';
 import { CAPACITY_BUCKETS } from '../../domain/capacity';
 import { ACCESS, LIVENESS, PROVISION_STATES } from '../../domain/node';
 import type { PoolWithCapacity } from '../context';

@@ -1,4 +1,4 @@
-import type { Schemas } from '../../client';
+import type { Schemas } from '@drydock/client';
 import type { Child } from 'hono/jsx';
 import { controlRefusal, isDraining } from '../../domain/node';
 import { TAINT_PREFIX } from '../../domain/taints';

@@ -1,4 +1,4 @@
-import type { Schemas } from '../../client';
+import type { Schemas } from '@drydock/client';
 import { OPERATION_KINDS, OPERATION_STATUSES } from '../../domain/operation';
 import { Layout, Table } from '../layout';
 import { LiveRegion } from '../live';

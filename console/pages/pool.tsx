@@ -1,4 +1,4 @@
-import type { Schemas } from '../../client';
+import type { Schemas } from '@drydock/client';
 import { CAPACITY_BUCKETS } from '../../domain/capacity';
 import { DEFAULT_MAX_UNAVAILABLE } from '../../domain/budget';
 import {

@@ -1,4 +1,4 @@
-import type { Schemas } from '../../client';
+import type { Schemas } from '@drydock/client';
 import { Layout, Table } from '../layout';
 import { LiveRegion } from '../live';
 import type { PoolWithCapacity } from '../context';

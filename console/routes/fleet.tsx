@@ -1,5 +1,5 @@
 import { Hono } from 'hono';
-import type { Query } from '../../client';
+import type { Query } from '@drydock/client';
 import { poolsWithCapacity, queryFilters, refusedInPage, takeFlash, type ConsoleEnv } from '../context';
 import { FLEET_FILTERS, FleetPage, type FleetFilters } from '../pages/fleet';
 

@@ -1,5 +1,5 @@
 import { Hono } from 'hono';
-import type { ApiClient } from '../../client';
+import type { ApiClient } from '@drydock/client';
 import type { ErrorCode } from '../../domain/errors';
 import { idPattern } from '../../domain/ids';
 import type { ConsoleEnv } from '../context';

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Hono } from 'hono';
-import { ApiError } from '../../client';
+import { ApiError } from '@drydock/client';
 import {
   CONSOLE_PATH,
   nodeIdOf,

@@ -1,5 +1,5 @@
 import { Hono } from 'hono';
-import type { Query } from '../../client';
+import type { Query } from '@drydock/client';
 import { queryFilters, refusedInPage, takeFlash, workflowUrlOf, type ConsoleEnv } from '../context';
 import { OPERATION_FILTERS, OperationsPage, type OperationFilters } from '../pages/operations';
 

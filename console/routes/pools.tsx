@@ -1,5 +1,5 @@
 import { Hono } from 'hono';
-import { ApiError, type ApiClient } from '../../client';
+import { ApiError, type ApiClient } from '@drydock/client';
 import { isId, SLUG_PATTERN } from '../../domain/ids';
 import { OPEN_OPERATION_STATUSES } from '../../domain/operation-status';
 import {

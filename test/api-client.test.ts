@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Connections } from '../agent/connections';
 import { freePort } from '../scripts/services/process';
-import { ApiError, createApiClient, Unreachable, type Fetch } from '.';
+import { ApiError, createApiClient, Unreachable, type Fetch } from '@drydock/client';
 
 const NODE = 'node_01k5w8v3x9q2m4n6p8r0s2t4v6';
 

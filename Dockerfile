@@ -1,11 +1,14 @@
 # One image for the API, the worker, the migration one-shot and the CLI; docker-compose.yml picks
-# the command. Node 20 for now: issue 17 moves the project (and these two FROM lines) to Node 24.
+# the command. Both stages run the Node version the repository pins for its own scripts (the `node`
+# dev dependency in package.json); test/compose.test.ts keeps the two in step.
 
 # Build: every dependency, then `npm run build` (dist/: the bundled programs, the migrations, the
 # console's assets, the prebuilt workflow bundles).
-FROM node:20-bookworm-slim AS build
+FROM node:24.21.0-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
+# The workspace's manifest: npm ci links the workspace package (the API client, which the build bundles).
+COPY packages/client/package.json ./packages/client/
 # patch-package applies patches/ after the install (postgres.js, @temporalio/worker: each change is marked "Drydock patch" and says why).
 COPY patches ./patches
 RUN npm ci
@@ -14,10 +17,11 @@ RUN npm run build
 
 # Runtime: production dependencies only (patch-package is one, so the postinstall still patches)
 # and dist/; no TypeScript, no tsx. Runs as the image's unprivileged `node` user (uid 1000).
-FROM node:20-bookworm-slim
+FROM node:24.21.0-bookworm-slim
 WORKDIR /app
 ENV NODE_ENV=production NODE_OPTIONS=--enable-source-maps
 COPY package.json package-lock.json ./
+COPY packages/client/package.json ./packages/client/
 COPY patches ./patches
 RUN npm ci --omit=dev && npm cache clean --force
 COPY --from=build /app/dist ./dist

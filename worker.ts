@@ -260,6 +260,7 @@ async function main(config: Config, log: Logger): Promise<void> {
     config.TEMPORAL_TASK_QUEUE,
   );
   await clientConnection.close();
+  log.info({ taskQueue: config.TEMPORAL_TASK_QUEUE, node: process.versions.node }, 'drydock worker running');
   await worker.run();
   metricsServer.server.close();
   await connection.close();

@@ -148,7 +148,7 @@ async function main(config: Config, log: Logger): Promise<void> {
   });
   await services.start();
   const { server, port } = await listen(services.deps, config.PORT, transportOf(config));
-  log.info({ port }, `drydock api listening on :${port}`);
+  log.info({ port, node: process.versions.node }, `drydock api listening on :${port}`);
   const stop = async () => {
     await closeServer(server);
     await services.stop();

@@ -111,7 +111,7 @@ async function main(): Promise<void> {
     // terminal only. Piped (a log collector, CI), stdout stays one JSON line per entry, without the key.
     if (process.stdout.isTTY) {
       process.stdout.write(`
-  Drydock is running.
+  Drydock is running on Node ${process.versions.node}.
     API          ${apiUrl}
     API docs     ${apiUrl}/docs   (OpenAPI: ${apiUrl}/openapi.json)
     Console      ${apiUrl}/console   (sign in with the operator key)
@@ -124,7 +124,10 @@ async function main(): Promise<void> {
 `);
     } else {
       const temporalUi = server.uiUrl ?? undefined;
-      log.info({ api: apiUrl, console: `${apiUrl}/console`, temporalUi }, 'drydock is running');
+      log.info(
+        { api: apiUrl, console: `${apiUrl}/console`, temporalUi, node: process.versions.node },
+        'drydock is running',
+      );
     }
     const outcome = await running.then(
       () => 0,

@@ -152,15 +152,19 @@ describe('docker-compose.yml', () => {
 
 describe('Dockerfile', () => {
   it('builds dist/ in one stage and runs it from a slim image with production dependencies as a non-root user', () => {
+    const manifest = JSON.parse(readFileSync('package.json', 'utf8'));
+    // The image runs the Node the repository's own scripts run on (the pinned `node` dev dependency).
+    const node = `node:${manifest.devDependencies.node}-bookworm-slim`;
     const stages = [...dockerfile.matchAll(/^FROM (\S+)/gm)].map((m) => m[1]);
-    expect(stages).toEqual(['node:20-bookworm-slim', 'node:20-bookworm-slim']);
+    expect(stages).toEqual([node, node]);
     const [build, runtime] = dockerfile.split(/^FROM /m).slice(1);
+    expect(build).toContain('COPY packages/client/package.json ./packages/client/');
+    expect(runtime).toContain('COPY packages/client/package.json ./packages/client/');
     expect(build).toContain('RUN npm run build');
     expect(runtime).toContain('RUN npm ci --omit=dev');
     expect(runtime).toContain('COPY --from=build /app/dist ./dist');
     // patches/ is applied by the postinstall, which needs patch-package among the production dependencies.
     expect(runtime).toContain('COPY patches ./patches');
-    const manifest = JSON.parse(readFileSync('package.json', 'utf8'));
     expect(manifest.scripts.postinstall).toBe('patch-package');
     expect(Object.keys(manifest.dependencies)).toContain('patch-package');
     expect(runtime).toMatch(/^USER node$/m);

@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
 import { delimiter } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -57,8 +58,11 @@ describe('the runtime', () => {
       });
       expect(listening).toMatchObject({ port, node: pinned });
     } finally {
-      // npm, the shell it runs, tsx and the API: the whole process group.
+      // npm, the shell it runs, tsx and the API: the whole process group, gone before the
+      // harness drops the database it uses.
+      const exited = once(child, 'exit');
       process.kill(-child.pid!, 'SIGTERM');
+      await exited;
     }
   });
 });

@@ -25,11 +25,12 @@ const USAGE =
 
 /** A stop the script decides on; `code` is its exit code. */
 class Stop extends Error {
-  constructor(
-    message: string,
-    readonly code = 1,
-  ) {
+  readonly code: number;
+
+  // No parameter properties: plain `node decommission.ts` strips types but transforms nothing.
+  constructor(message: string, code = 1) {
     super(message);
+    this.code = code;
   }
 }
 

@@ -53,7 +53,11 @@ const server = createServer((req, res) => {
       const execute = req.method === 'POST' && /^\/v1\/nodes\/[^/]+\/decommission$/.test(req.url ?? '');
       if (execute) await hop.beforeExecute();
       const body = chunks.length > 0 ? Buffer.concat(chunks) : undefined;
-      const answer = await fetch(cli.api + req.url, { method: req.method, headers: forwarded(req.headers), body });
+      const answer = await fetch(cli.api + req.url, {
+        method: req.method,
+        headers: forwarded(req.headers),
+        body,
+      });
       const text = await answer.text();
       if (execute) {
         const key = req.headers['idempotency-key'] as string | undefined;

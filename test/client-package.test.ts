@@ -32,7 +32,10 @@ beforeAll(async () => {
   const [tarball] = readdirSync(dir).filter((name) => name.endsWith('.tgz'));
   expect(tarball).toBe('drydock-client-0.1.0.tgz');
   mkdirSync(project);
-  writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'runbooks', private: true, type: 'module' }));
+  writeFileSync(
+    join(project, 'package.json'),
+    JSON.stringify({ name: 'runbooks', private: true, type: 'module' }),
+  );
   await run('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', join(dir, tarball!)], {
     cwd: project,
   });
@@ -73,7 +76,9 @@ describe('the @drydock/client tarball', () => {
     expect(exit.code, `stdout:\n${exit.stdout}\nstderr:\n${exit.stderr}`).toBe(0);
     expect(exit.stdout).toMatch(/^decommission op_[0-9a-z]{26} succeeded at /m);
     expect(await readNode(h, nodeId)).toMatchObject({ provisionState: 'decommissioned' });
-    expect(await eventsOf(h, nodeId, 'node.decommissioned')).toMatchObject([{ reason, data: { operator: 'bob' } }]);
+    expect(await eventsOf(h, nodeId, 'node.decommissioned')).toMatchObject([
+      { reason, data: { operator: 'bob' } },
+    ]);
   });
 
   it('type-checks under nodenext, library files included', async () => {

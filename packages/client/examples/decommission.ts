@@ -103,7 +103,8 @@ async function main(): Promise<void> {
     op = await api.GET('/v1/operations/{id}', { params: { path: { id: op.id } } });
   }
   print(args.json ? JSON.stringify(op) : `${op.kind} ${op.id} ${op.status} at ${op.completedAt}`);
-  if (op.status !== 'succeeded') throw new Stop(`${op.kind} ${op.id} ${op.status}: ${JSON.stringify(op.error)}`);
+  if (op.status !== 'succeeded')
+    throw new Stop(`${op.kind} ${op.id} ${op.status}: ${JSON.stringify(op.error)}`);
 }
 
 /** The identity the execute presents: the node id given with --yes, else what the operator types. */
@@ -134,7 +135,8 @@ async function resentWhileUnanswered<T>(send: () => Promise<T>): Promise<T> {
 }
 
 function previewText(p: Preview): string {
-  const counts = (list: { kind: string; count: number }[]) => list.map((c) => `${c.kind} ${c.count}`).join(', ');
+  const counts = (list: { kind: string; count: number }[]) =>
+    list.map((c) => `${c.kind} ${c.count}`).join(', ');
   return [
     `Node        ${p.nodeId} ${p.hostname}${p.displayName ? ` "${p.displayName}"` : ''}`,
     `Confirm as  ${p.confirmationIdentities.join(', ')}`,

@@ -17,14 +17,19 @@ const destination = resolve(process.env.INIT_CWD ?? process.cwd(), process.argv[
 const stage = mkdtempSync(join(tmpdir(), 'drydock-client-'));
 try {
   const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
-  execFileSync(process.execPath, [tsc, '-p', join(root, 'tsconfig.build.json'), '--outDir', join(stage, 'dist')], {
-    stdio: 'inherit',
-  });
+  execFileSync(
+    process.execPath,
+    [tsc, '-p', join(root, 'tsconfig.build.json'), '--outDir', join(stage, 'dist')],
+    {
+      stdio: 'inherit',
+    },
+  );
   const manifest = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
   delete manifest.scripts;
   manifest.exports = { '.': { types: './dist/index.d.ts', default: './dist/index.js' } };
   writeFileSync(join(stage, 'package.json'), `${JSON.stringify(manifest, null, 2)}\n`);
-  for (const path of ['README.md', 'examples']) cpSync(join(root, path), join(stage, path), { recursive: true });
+  for (const path of ['README.md', 'examples'])
+    cpSync(join(root, path), join(stage, path), { recursive: true });
   // From the staged directory, outside the repository: npm packs it alone, not as a workspace.
   execFileSync('npm', ['pack', '--pack-destination', destination], { cwd: stage, stdio: 'inherit' });
 } finally {

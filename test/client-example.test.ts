@@ -1,3 +1,4 @@
+import { execFile } from 'node:child_process';
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
@@ -8,7 +9,7 @@ import { readNode, useCli } from './support/cli';
 import { retiredNode } from './support/decommission';
 import { allocate, call, eventsOf, seedPool } from './support/fixtures';
 import { useHarness } from './support/harness';
-import { runNode } from './support/run-process';
+import { runNode, type Exit } from './support/run-process';
 
 /**
  * packages/client/examples/decommission.ts run as its README says (`npx tsx …`): a child process on
@@ -26,6 +27,7 @@ const cli = useCli(h);
 
 interface Execute {
   key: string | undefined;
+  body: string;
   status: number;
   answer: string;
 }
@@ -61,7 +63,7 @@ const server = createServer((req, res) => {
       const text = await answer.text();
       if (execute) {
         const key = req.headers['idempotency-key'] as string | undefined;
-        hop.executes.push({ key, status: answer.status, answer: text });
+        hop.executes.push({ key, body: body?.toString() ?? '', status: answer.status, answer: text });
         if (hop.answersToLose > 0) {
           hop.answersToLose--;
           req.socket.destroy();
@@ -92,6 +94,26 @@ beforeEach(() => {
 /** `npx tsx decommission.ts ARGS` with the API and operator key in the environment, stdin not a terminal. */
 function script(args: string[], api = hop.url) {
   return runNode([TSX, EXAMPLE, ...args], { DRYDOCK_API: api, DRYDOCK_TOKEN: h.operatorKey }, 90_000);
+}
+
+/**
+ * The script on a terminal of its own (util-linux `script` gives it one), the operator typing
+ * `typed`. The terminal carries stdout and stderr both, and echoes what was typed.
+ */
+function onTerminal(args: string[], typed: string): Promise<Exit> {
+  const command = [process.execPath, TSX, EXAMPLE, ...args].map((a) => `'${a.replace(/'/g, "'\\''")}'`);
+  const env = { PATH: process.env.PATH, DRYDOCK_API: hop.url, DRYDOCK_TOKEN: h.operatorKey };
+  return new Promise((resolve) => {
+    const child = execFile(
+      'script',
+      ['--quiet', '--return', '--command', command.join(' '), '/dev/null'],
+      { env, timeout: 90_000 },
+      (error, stdout, stderr) => {
+        resolve({ code: error ? (typeof error.code === 'number' ? error.code : -1) : 0, stdout, stderr });
+      },
+    );
+    child.stdin!.end(`${typed}\n`);
+  });
 }
 
 /** Everything a decommission could move: the node, its operations, its events. */
@@ -172,6 +194,30 @@ describe('packages/client/examples/decommission.ts', () => {
     expect(run.code).toBe(1);
     expect(run.stdout).toMatch(/^Ready {7}yes$/m);
     expect(run.stderr).toBe('error: not confirmed: pass --yes (there is no terminal to ask on)\n');
+    expect(hop.executes).toEqual([]);
+    expect(await stateOf(nodeId)).toEqual(before);
+  });
+
+  it("asks on a terminal for the node's hostname and presents what was typed", async () => {
+    const { nodeId, hostname } = await retiredNode(h, POOL);
+
+    const run = await onTerminal([nodeId, '--reason', REASON], hostname);
+
+    expect(run.code, run.stdout).toBe(0);
+    expect(run.stdout).toContain(`Type ${hostname} to decommission it for good (there is no undo): `);
+    expect(run.stdout).toMatch(/^decommission op_[0-9a-z]{26} succeeded at /m);
+    expect(hop.executes.map((e) => JSON.parse(e.body).confirm)).toEqual([hostname]);
+    expect(await readNode(h, nodeId)).toMatchObject({ provisionState: 'decommissioned' });
+  });
+
+  it('refuses on a terminal when what was typed is none of the identities; nothing changes', async () => {
+    const { nodeId, hostname } = await retiredNode(h, POOL);
+    const before = await stateOf(nodeId);
+
+    const run = await onTerminal([nodeId, '--reason', REASON], `${hostname}-typo`);
+
+    expect(run.code, run.stdout).toBe(1);
+    expect(run.stdout).toContain(`error: not confirmed: '${hostname}-typo' is not ${nodeId}, ${hostname}`);
     expect(hop.executes).toEqual([]);
     expect(await stateOf(nodeId)).toEqual(before);
   });

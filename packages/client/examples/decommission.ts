@@ -74,7 +74,7 @@ async function main(): Promise<void> {
   const preview = await api.POST('/v1/nodes/{id}/decommission/preview', { params: { path: { id } } });
   print(args.json ? JSON.stringify(preview) : previewText(preview));
   if (!preview.ready) {
-    throw new Stop(`not ready: resolve the blockers above, then run this again`);
+    throw new Stop('not ready: resolve the blockers above, then run this again');
   }
 
   const body = {
@@ -87,14 +87,13 @@ async function main(): Promise<void> {
   // One key for this decommission: a resent request that had arrived after all is answered with
   // the operation it started, never with a second one.
   const key = randomUUID();
-  const started = await resentWhileUnanswered(() =>
+  let op = await resentWhileUnanswered(() =>
     api.POST('/v1/nodes/{id}/decommission', {
       params: { path: { id }, header: { 'idempotency-key': key } },
       body,
     }),
   );
 
-  let op: Operation = started;
   let shown = '';
   while (op.status === 'pending' || op.status === 'running') {
     const line = `${op.kind} ${op.id} ${op.status}: ${progressOf(op)}`;

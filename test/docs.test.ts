@@ -42,7 +42,11 @@ function anchorsOf(markdown: string): Set<string> {
   return anchors;
 }
 
-const pages = [join(ROOT, 'README.md'), ...markdownFiles(join(ROOT, 'docs'))];
+const pages = [
+  join(ROOT, 'README.md'),
+  join(ROOT, 'packages/client/README.md'),
+  ...markdownFiles(join(ROOT, 'docs')),
+];
 
 describe('the docs', () => {
   it('link only to files and headings that exist', () => {

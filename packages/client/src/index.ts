@@ -4,19 +4,19 @@ import createClient, {
   type FetchResponse,
   type MaybeOptionalInit,
 } from 'openapi-fetch';
-import { badResponse, causeOf, refusalOf, Unreachable } from './errors';
-import type { components, paths } from './schema';
+import { badResponse, causeOf, refusalOf, Unreachable } from './errors.js';
+import type { components, paths } from './schema.js';
 
 /**
  * The one typed client of the Drydock API, shared by the CLI and the agent: openapi-fetch over the
- * types generated from the API's OpenAPI document (`client/schema.ts`), with Drydock's conventions.
+ * types generated from the API's OpenAPI document (`schema.ts`), with Drydock's conventions.
  * A call resolves to the JSON of a success and throws otherwise: `ApiError` for an answer with an
  * error status (its envelope's code, message, details and request id), `Unreachable` when no
  * answer came (refused or broken connection, timeout). Idempotency-Key and If-Match are header
  * parameters of the routes that take them: `params: { header: { 'idempotency-key': key } }`.
  */
 
-export { ApiError, Unreachable } from './errors';
+export { ApiError, Unreachable } from './errors.js';
 
 /** The named schemas of the document: `Schemas['Node']`, `Schemas['Operation']`, … */
 export type Schemas = components['schemas'];

@@ -12,6 +12,7 @@ import { closeIfBodyUnread, limitBody } from './body-limit';
 import { docsRoutes } from './docs-page';
 import type { AppDeps, AppEnv } from './env';
 import { toResponse } from './errors';
+import { registerSharedComponents, SERVERS, TAGS } from './openapi';
 import { METRICS_CONTENT_TYPE } from '../observability/metrics';
 import { keysRoutes } from './routes/keys';
 import { eventsRoutes } from './routes/events';
@@ -118,7 +119,7 @@ export function createApp(deps: AppDeps) {
     c.text(await deps.metrics.render(), 200, { 'content-type': METRICS_CONTENT_TYPE }),
   );
 
-  app.openAPIRegistry.registerComponent('securitySchemes', 'bearer', { type: 'http', scheme: 'bearer' });
+  registerSharedComponents(app);
   app.doc31('/openapi.json', {
     openapi: '3.1.0',
     info: {
@@ -126,6 +127,8 @@ export function createApp(deps: AppDeps) {
       version: '0.1.0',
       description: 'Take GPU servers in and out of service safely.',
     },
+    servers: SERVERS,
+    tags: [...TAGS],
     security: [{ bearer: [] }],
   });
   app.route('/', docsRoutes());

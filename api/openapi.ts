@@ -1,5 +1,7 @@
 import type { OpenAPIHono } from '@hono/zod-openapi';
+import { ERROR_STATUS, type ErrorCode } from '../domain/errors';
 import type { AppEnv } from './env';
+import EXAMPLES from './openapi-examples.json' with { type: 'json' };
 import { ERROR_RESPONSES, ErrorSchema } from './schemas';
 
 /** The areas the operations are grouped in; every route names exactly one (`tags: ['nodes']`). */
@@ -49,4 +51,61 @@ export function registerSharedComponents(app: OpenAPIHono<AppEnv>): void {
       content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
     });
   }
+}
+
+/**
+ * The examples of the document: the bodies test/openapi-examples.test.ts sent and got back from
+ * the real API (ids and times normalised), by operationId and status, and error envelopes by code.
+ */
+export interface OpenApiExamples {
+  operations: Record<string, { request?: unknown; responses: Record<string, unknown> }>;
+  errors: Partial<Record<ErrorCode, unknown>>;
+}
+
+export const OPENAPI_EXAMPLES: OpenApiExamples = EXAMPLES;
+
+type Document = ReturnType<OpenAPIHono<AppEnv>['getOpenAPI31Document']>;
+interface MediaType {
+  example?: unknown;
+  examples?: Record<string, { value: unknown }>;
+}
+interface Operation {
+  operationId?: string;
+  requestBody?: { content?: Record<string, MediaType> };
+  responses?: Record<string, { content?: Record<string, MediaType> }>;
+}
+
+/** The document the API serves at `/openapi.json`: its routes' schemas, with the recorded examples. */
+export function openApiDocumentOf(app: OpenAPIHono<AppEnv>): Document {
+  const document = app.getOpenAPI31Document({
+    openapi: '3.1.0',
+    info: {
+      title: 'Drydock API',
+      version: '0.1.0',
+      description: 'Take GPU servers in and out of service safely.',
+    },
+    servers: SERVERS,
+    tags: [...TAGS],
+    security: [{ bearer: [] }],
+  });
+  for (const item of Object.values(document.paths ?? {})) {
+    for (const operation of Object.values(item as Record<string, Operation>)) {
+      const examples = OPENAPI_EXAMPLES.operations[operation.operationId ?? ''];
+      if (!examples) continue;
+      const request = operation.requestBody?.content?.['application/json'];
+      if (request && examples.request !== undefined) request.example = examples.request;
+      for (const [status, body] of Object.entries(examples.responses)) {
+        const media = operation.responses?.[status]?.content?.['application/json'];
+        if (media) media.example = body;
+      }
+    }
+  }
+  for (const [code, envelope] of Object.entries(OPENAPI_EXAMPLES.errors)) {
+    const { name } = ERROR_RESPONSES[ERROR_STATUS[code as ErrorCode] as keyof typeof ERROR_RESPONSES];
+    const media = (document.components?.responses?.[name] as { content: Record<string, MediaType> }).content[
+      'application/json'
+    ]!;
+    media.examples = { ...media.examples, [code]: { value: envelope } };
+  }
+  return document;
 }

@@ -2,7 +2,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { OpenAPI3 } from 'openapi-typescript';
-import { createApp } from '../api/app';
+import { createApp, type App } from '../api/app';
 import type { AppDeps } from '../api/env';
 import { silentLogger } from '../observability/log';
 import { createApiMetrics } from '../observability/metrics';
@@ -16,11 +16,11 @@ function unusable(name: string): never {
 }
 
 /**
- * The document the app serves at `/openapi.json`. Building it touches no service: the app is
- * given services that throw when used, so a route that needed one would fail here. Only what
- * every request goes through is real: its metrics, its (silent) log line, no tracing.
+ * The app with no service behind it: given services that throw when used, so building its
+ * document (or reading its routes) could not touch one. Only what every request goes through is
+ * real: its metrics, its (silent) log line, no tracing.
  */
-export async function openApiDocument(): Promise<OpenAPI3> {
+export function serviceFreeApp(): App {
   const everyRequest: Partial<AppDeps> = {
     metrics: createApiMetrics({ commands: () => 0, events: () => 0 }),
     log: silentLogger(),
@@ -29,7 +29,12 @@ export async function openApiDocument(): Promise<OpenAPI3> {
   const unused = new Proxy(everyRequest as AppDeps, {
     get: (deps, name) => (name in deps ? deps[name as keyof AppDeps] : unusable(String(name))),
   });
-  const response = await createApp(unused).request('/openapi.json');
+  return createApp(unused);
+}
+
+/** The document the app serves at `/openapi.json`, built without any service. */
+export async function openApiDocument(): Promise<OpenAPI3> {
+  const response = await serviceFreeApp().request('/openapi.json');
   if (!response.ok) throw new Error(`GET /openapi.json answered ${response.status}`);
   return (await response.json()) as OpenAPI3;
 }

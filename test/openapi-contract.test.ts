@@ -1,7 +1,11 @@
+import type { RouteConfig } from '@hono/zod-openapi';
 import { beforeAll, describe, expect, it } from 'vitest';
+import type { z } from 'zod';
 import type { OpenAPI3, OperationObject, ReferenceObject, ResponseObject } from 'openapi-typescript';
+import { OPENAPI_EXAMPLES } from '../api/openapi';
+import { ERROR_RESPONSES, ErrorSchema } from '../api/schemas';
 import { ERROR_STATUS } from '../domain/errors';
-import { openApiDocument } from '../scripts/openapi-document';
+import { openApiDocument, serviceFreeApp } from '../scripts/openapi-document';
 
 /** What a generated client and a reader of `/openapi.json` rely on beyond the routes themselves. */
 
@@ -56,7 +60,9 @@ describe('the OpenAPI document', () => {
   });
 
   it('describes the error envelope once, and every error response refers to it', () => {
-    const envelope = doc.components?.schemas?.Error as { properties: { error: { properties: object } } };
+    const envelope = doc.components?.schemas?.Error as unknown as {
+      properties: { error: { properties: object } };
+    };
     expect(Object.keys(envelope.properties.error.properties)).toEqual([
       'code',
       'message',
@@ -81,5 +87,60 @@ describe('the OpenAPI document', () => {
       }
     }
     expect(inline).toEqual([]);
+  });
+
+  it('carries the recorded examples, each one valid for the schema of its body', () => {
+    const routes = new Map<string, RouteConfig>();
+    for (const definition of serviceFreeApp().openAPIRegistry.definitions) {
+      if (definition.type === 'route' && definition.route.operationId) {
+        routes.set(definition.route.operationId, definition.route);
+      }
+    }
+    type Media = { schema?: z.ZodType; example?: unknown };
+    const json = (content: unknown) => (content as Record<string, Media> | undefined)?.['application/json'];
+    const invalid: string[] = [];
+    const check = (where: string, schema: z.ZodType | undefined, example: unknown) => {
+      const result = schema?.safeParse(example);
+      if (!result?.success) invalid.push(`${where}: ${result?.error.message ?? 'no schema'}`);
+    };
+    for (const [operationId, examples] of Object.entries(OPENAPI_EXAMPLES.operations)) {
+      const route = routes.get(operationId);
+      const served = operations.find((o) => o.operation.operationId === operationId)?.operation;
+      if (!route || !served) {
+        invalid.push(`${operationId}: no such operation`);
+        continue;
+      }
+      if (examples.request !== undefined) {
+        check(`${operationId} request`, json(route.request?.body?.content)?.schema, examples.request);
+        const body = served.requestBody as { content: Record<string, Media> };
+        expect(json(body.content)?.example).toEqual(examples.request);
+      }
+      for (const [status, example] of Object.entries(examples.responses)) {
+        const response = route.responses[status] as { content?: unknown } | undefined;
+        check(`${operationId} ${status}`, json(response?.content)?.schema, example);
+        const answer = served.responses?.[status] as { content: Record<string, Media> };
+        expect(json(answer.content)?.example).toEqual(example);
+      }
+    }
+    expect(invalid).toEqual([]);
+    for (const operationId of ['listNodes', 'getNode', 'cordonNode', 'drainNode', 'previewDecommission']) {
+      expect(OPENAPI_EXAMPLES.operations[operationId]?.responses, operationId).toBeDefined();
+    }
+    for (const operationId of ['executeDecommission', 'purgeNode', 'remediateNode', 'getOperation']) {
+      expect(OPENAPI_EXAMPLES.operations[operationId]?.responses, operationId).toBeDefined();
+    }
+    const shared = doc.components?.responses as Record<
+      string,
+      { content: Record<string, { examples?: object }> }
+    >;
+    for (const [code, envelope] of Object.entries(OPENAPI_EXAMPLES.errors)) {
+      check(code, ErrorSchema, envelope);
+      const { name } =
+        ERROR_RESPONSES[ERROR_STATUS[code as keyof typeof ERROR_STATUS] as keyof typeof ERROR_RESPONSES];
+      expect(shared[name]!.content['application/json']!.examples).toMatchObject({
+        [code]: { value: envelope },
+      });
+    }
+    expect(Object.keys(OPENAPI_EXAMPLES.errors).sort()).toEqual(['CONFLICT', 'INVALID_INPUT', 'NOT_FOUND']);
   });
 });

@@ -1131,6 +1131,63 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "items": [
+           *         {
+           *           "id": "node_01k5w8v3x9q2m4n6p8r0s2t001",
+           *           "tenantId": "acme",
+           *           "poolId": "pool-h100-east",
+           *           "siteId": "fra1",
+           *           "hostname": "gpu-b7-01",
+           *           "displayName": null,
+           *           "provisionState": "adopted",
+           *           "access": "allowed",
+           *           "cordoned": true,
+           *           "maintenance": false,
+           *           "noScheduleReasons": [
+           *             "taint:nvlink-degraded"
+           *           ],
+           *           "connectivity": "disconnected",
+           *           "liveness": "alive",
+           *           "lastSeenAt": null,
+           *           "labels": [
+           *             {
+           *               "key": "gpu.count",
+           *               "value": "2",
+           *               "source": "inventory"
+           *             },
+           *             {
+           *               "key": "gpu.model",
+           *               "value": "H100",
+           *               "source": "inventory"
+           *             },
+           *             {
+           *               "key": "rack",
+           *               "value": "b7",
+           *               "source": "operator"
+           *             },
+           *             {
+           *               "key": "team",
+           *               "value": "ml-infra",
+           *               "source": "operator"
+           *             }
+           *           ],
+           *           "conditions": [],
+           *           "session": {
+           *             "connectivity": "disconnected",
+           *             "lastSeenAt": null
+           *           },
+           *           "identityGeneration": 1,
+           *           "version": 5,
+           *           "createdAt": "2026-03-02T09:30:00.000Z",
+           *           "updatedAt": "2026-03-02T09:30:00.000Z",
+           *           "deletedAt": null
+           *         }
+           *       ],
+           *       "nextCursor": null
+           *     }
+           */
           'application/json': {
             items: components['schemas']['Node'][];
             nextCursor: string | null;
@@ -1164,6 +1221,58 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "id": "node_01k5w8v3x9q2m4n6p8r0s2t001",
+           *       "tenantId": "acme",
+           *       "poolId": "pool-h100-east",
+           *       "siteId": "fra1",
+           *       "hostname": "gpu-b7-01",
+           *       "displayName": null,
+           *       "provisionState": "adopted",
+           *       "access": "allowed",
+           *       "cordoned": true,
+           *       "maintenance": false,
+           *       "noScheduleReasons": [
+           *         "taint:nvlink-degraded"
+           *       ],
+           *       "connectivity": "disconnected",
+           *       "liveness": "alive",
+           *       "lastSeenAt": null,
+           *       "labels": [
+           *         {
+           *           "key": "gpu.count",
+           *           "value": "2",
+           *           "source": "inventory"
+           *         },
+           *         {
+           *           "key": "gpu.model",
+           *           "value": "H100",
+           *           "source": "inventory"
+           *         },
+           *         {
+           *           "key": "rack",
+           *           "value": "b7",
+           *           "source": "operator"
+           *         },
+           *         {
+           *           "key": "team",
+           *           "value": "ml-infra",
+           *           "source": "operator"
+           *         }
+           *       ],
+           *       "conditions": [],
+           *       "session": {
+           *         "connectivity": "disconnected",
+           *         "lastSeenAt": null
+           *       },
+           *       "identityGeneration": 1,
+           *       "version": 5,
+           *       "createdAt": "2026-03-02T09:30:00.000Z",
+           *       "updatedAt": "2026-03-02T09:30:00.000Z",
+           *       "deletedAt": null
+           *     }
+           */
           'application/json': components['schemas']['Node'];
         };
       };
@@ -1318,6 +1427,12 @@ export interface operations {
     };
     requestBody?: {
       content: {
+        /**
+         * @example {
+         *       "reason": "firmware update",
+         *       "version": 4
+         *     }
+         */
         'application/json': {
           /** @description why, recorded on the event; free text: no control characters (U+0000–U+001F, U+007F–U+009F), no lone surrogates */
           reason?: string;
@@ -1333,6 +1448,58 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "id": "node_01k5w8v3x9q2m4n6p8r0s2t001",
+           *       "tenantId": "acme",
+           *       "poolId": "pool-h100-east",
+           *       "siteId": "fra1",
+           *       "hostname": "gpu-b7-01",
+           *       "displayName": null,
+           *       "provisionState": "adopted",
+           *       "access": "allowed",
+           *       "cordoned": true,
+           *       "maintenance": false,
+           *       "noScheduleReasons": [
+           *         "taint:nvlink-degraded"
+           *       ],
+           *       "connectivity": "disconnected",
+           *       "liveness": "alive",
+           *       "lastSeenAt": null,
+           *       "labels": [
+           *         {
+           *           "key": "gpu.count",
+           *           "value": "2",
+           *           "source": "inventory"
+           *         },
+           *         {
+           *           "key": "gpu.model",
+           *           "value": "H100",
+           *           "source": "inventory"
+           *         },
+           *         {
+           *           "key": "rack",
+           *           "value": "b7",
+           *           "source": "operator"
+           *         },
+           *         {
+           *           "key": "team",
+           *           "value": "ml-infra",
+           *           "source": "operator"
+           *         }
+           *       ],
+           *       "conditions": [],
+           *       "session": {
+           *         "connectivity": "disconnected",
+           *         "lastSeenAt": null
+           *       },
+           *       "identityGeneration": 1,
+           *       "version": 5,
+           *       "createdAt": "2026-03-02T09:30:00.000Z",
+           *       "updatedAt": "2026-03-02T09:30:00.000Z",
+           *       "deletedAt": null
+           *     }
+           */
           'application/json': components['schemas']['Node'];
         };
       };
@@ -1402,6 +1569,14 @@ export interface operations {
     };
     requestBody?: {
       content: {
+        /**
+         * @example {
+         *       "add": [
+         *         "nvlink-degraded"
+         *       ],
+         *       "reason": "NVLink errors on GPU 3"
+         *     }
+         */
         'application/json': {
           add?: string[];
           remove?: string[];
@@ -1419,6 +1594,58 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "id": "node_01k5w8v3x9q2m4n6p8r0s2t001",
+           *       "tenantId": "acme",
+           *       "poolId": "pool-h100-east",
+           *       "siteId": "fra1",
+           *       "hostname": "gpu-b7-01",
+           *       "displayName": null,
+           *       "provisionState": "adopted",
+           *       "access": "allowed",
+           *       "cordoned": false,
+           *       "maintenance": false,
+           *       "noScheduleReasons": [
+           *         "taint:nvlink-degraded"
+           *       ],
+           *       "connectivity": "disconnected",
+           *       "liveness": "alive",
+           *       "lastSeenAt": null,
+           *       "labels": [
+           *         {
+           *           "key": "gpu.count",
+           *           "value": "2",
+           *           "source": "inventory"
+           *         },
+           *         {
+           *           "key": "gpu.model",
+           *           "value": "H100",
+           *           "source": "inventory"
+           *         },
+           *         {
+           *           "key": "rack",
+           *           "value": "b7",
+           *           "source": "operator"
+           *         },
+           *         {
+           *           "key": "team",
+           *           "value": "ml-infra",
+           *           "source": "operator"
+           *         }
+           *       ],
+           *       "conditions": [],
+           *       "session": {
+           *         "connectivity": "disconnected",
+           *         "lastSeenAt": null
+           *       },
+           *       "identityGeneration": 1,
+           *       "version": 4,
+           *       "createdAt": "2026-03-02T09:30:00.000Z",
+           *       "updatedAt": "2026-03-02T09:30:00.000Z",
+           *       "deletedAt": null
+           *     }
+           */
           'application/json': components['schemas']['Node'];
         };
       };
@@ -1446,6 +1673,15 @@ export interface operations {
     };
     requestBody?: {
       content: {
+        /**
+         * @example {
+         *       "set": {
+         *         "rack": "b7",
+         *         "team": "ml-infra"
+         *       },
+         *       "reason": "racked in b7"
+         *     }
+         */
         'application/json': {
           set?: {
             [key: string]: string;
@@ -1465,6 +1701,56 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "id": "node_01k5w8v3x9q2m4n6p8r0s2t001",
+           *       "tenantId": "acme",
+           *       "poolId": "pool-h100-east",
+           *       "siteId": "fra1",
+           *       "hostname": "gpu-b7-01",
+           *       "displayName": null,
+           *       "provisionState": "adopted",
+           *       "access": "allowed",
+           *       "cordoned": false,
+           *       "maintenance": false,
+           *       "noScheduleReasons": [],
+           *       "connectivity": "disconnected",
+           *       "liveness": "alive",
+           *       "lastSeenAt": null,
+           *       "labels": [
+           *         {
+           *           "key": "gpu.count",
+           *           "value": "2",
+           *           "source": "inventory"
+           *         },
+           *         {
+           *           "key": "gpu.model",
+           *           "value": "H100",
+           *           "source": "inventory"
+           *         },
+           *         {
+           *           "key": "rack",
+           *           "value": "b7",
+           *           "source": "operator"
+           *         },
+           *         {
+           *           "key": "team",
+           *           "value": "ml-infra",
+           *           "source": "operator"
+           *         }
+           *       ],
+           *       "conditions": [],
+           *       "session": {
+           *         "connectivity": "disconnected",
+           *         "lastSeenAt": null
+           *       },
+           *       "identityGeneration": 1,
+           *       "version": 3,
+           *       "createdAt": "2026-03-02T09:30:00.000Z",
+           *       "updatedAt": "2026-03-02T09:30:00.000Z",
+           *       "deletedAt": null
+           *     }
+           */
           'application/json': components['schemas']['Node'];
         };
       };
@@ -1580,6 +1866,12 @@ export interface operations {
     };
     requestBody?: {
       content: {
+        /**
+         * @example {
+         *       "reason": "firmware update",
+         *       "deadline": "2h"
+         *     }
+         */
         'application/json': {
           /** @description why, recorded on the event; free text: no control characters (U+0000–U+001F, U+007F–U+009F), no lone surrogates */
           reason?: string;
@@ -1612,6 +1904,78 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "node": {
+           *         "id": "node_01k5w8v3x9q2m4n6p8r0s2t001",
+           *         "tenantId": "acme",
+           *         "poolId": "pool-h100-east",
+           *         "siteId": "fra1",
+           *         "hostname": "gpu-b7-01",
+           *         "displayName": null,
+           *         "provisionState": "adopted",
+           *         "access": "allowed",
+           *         "cordoned": true,
+           *         "maintenance": false,
+           *         "noScheduleReasons": [
+           *           "taint:nvlink-degraded",
+           *           "draining"
+           *         ],
+           *         "connectivity": "disconnected",
+           *         "liveness": "alive",
+           *         "lastSeenAt": null,
+           *         "labels": [
+           *           {
+           *             "key": "gpu.count",
+           *             "value": "2",
+           *             "source": "inventory"
+           *           },
+           *           {
+           *             "key": "gpu.model",
+           *             "value": "H100",
+           *             "source": "inventory"
+           *           },
+           *           {
+           *             "key": "rack",
+           *             "value": "b7",
+           *             "source": "operator"
+           *           },
+           *           {
+           *             "key": "team",
+           *             "value": "ml-infra",
+           *             "source": "operator"
+           *           }
+           *         ],
+           *         "conditions": [],
+           *         "session": {
+           *           "connectivity": "disconnected",
+           *           "lastSeenAt": null
+           *         },
+           *         "identityGeneration": 1,
+           *         "version": 6,
+           *         "createdAt": "2026-03-02T09:30:00.000Z",
+           *         "updatedAt": "2026-03-02T09:30:00.000Z",
+           *         "deletedAt": null
+           *       },
+           *       "operation": {
+           *         "id": "op_01k5w8v3x9q2m4n6p8r0s2t002",
+           *         "kind": "drain",
+           *         "nodeId": "node_01k5w8v3x9q2m4n6p8r0s2t001",
+           *         "poolId": "pool-h100-east",
+           *         "status": "running",
+           *         "workflowId": "drain/node_01k5w8v3x9q2m4n6p8r0s2t001",
+           *         "actor": "key:bootstrap-operator",
+           *         "reason": "firmware update",
+           *         "idempotencyKey": "change-4711-drain",
+           *         "result": null,
+           *         "error": null,
+           *         "cancellation": null,
+           *         "createdAt": "2026-03-02T09:30:00.000Z",
+           *         "updatedAt": "2026-03-02T09:30:00.000Z",
+           *         "completedAt": null
+           *       }
+           *     }
+           */
           'application/json': {
             node: components['schemas']['Node'];
             operation: components['schemas']['Operation'];
@@ -1645,6 +2009,69 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "nodeId": "node_01k5w8v3x9q2m4n6p8r0s2t003",
+           *       "hostname": "gpu-b7-02",
+           *       "displayName": null,
+           *       "confirmationIdentities": [
+           *         "node_01k5w8v3x9q2m4n6p8r0s2t003",
+           *         "gpu-b7-02"
+           *       ],
+           *       "nodeGeneration": 4,
+           *       "dependencyDigest": "sha256:4f1c4f1c4f1c4f1c4f1c4f1c4f1c4f1c4f1c4f1c4f1c4f1c4f1c4f1c4f1c4f1c",
+           *       "ready": true,
+           *       "blockers": [],
+           *       "cleanup": [
+           *         {
+           *           "kind": "credentials",
+           *           "count": 1
+           *         },
+           *         {
+           *           "kind": "certificates",
+           *           "count": 1
+           *         },
+           *         {
+           *           "kind": "accelerators",
+           *           "count": 2
+           *         },
+           *         {
+           *           "kind": "storage-roots",
+           *           "count": 1
+           *         },
+           *         {
+           *           "kind": "scheduler-rows",
+           *           "count": 1
+           *         },
+           *         {
+           *           "kind": "telemetry-rows",
+           *           "count": 1
+           *         },
+           *         {
+           *           "kind": "inventory-current-rows",
+           *           "count": 1
+           *         }
+           *       ],
+           *       "retained": [
+           *         {
+           *           "kind": "events",
+           *           "count": 4
+           *         },
+           *         {
+           *           "kind": "allocations",
+           *           "count": 0
+           *         },
+           *         {
+           *           "kind": "operations",
+           *           "count": 0
+           *         },
+           *         {
+           *           "kind": "inventory-snapshots",
+           *           "count": 1
+           *         }
+           *       ]
+           *     }
+           */
           'application/json': components['schemas']['DecommissionPreview'];
         };
       };
@@ -1672,6 +2099,15 @@ export interface operations {
     };
     requestBody: {
       content: {
+        /**
+         * @example {
+         *       "confirm": "gpu-b7-02",
+         *       "nodeGeneration": 4,
+         *       "dependencyDigest": "sha256:4f1c4f1c4f1c4f1c4f1c4f1c4f1c4f1c4f1c4f1c4f1c4f1c4f1c4f1c4f1c4f1c",
+         *       "operator": "alice",
+         *       "reason": "EOL: leaving the fleet"
+         *     }
+         */
         'application/json': {
           /** @description one of the confirmation identities of the preview; free text: no control characters (U+0000–U+001F, U+007F–U+009F), no lone surrogates */
           confirm: string;
@@ -1700,6 +2136,29 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "id": "op_01k5w8v3x9q2m4n6p8r0s2t004",
+           *       "kind": "decommission",
+           *       "nodeId": "node_01k5w8v3x9q2m4n6p8r0s2t003",
+           *       "poolId": "pool-h100-east",
+           *       "status": "running",
+           *       "workflowId": "decommission/node_01k5w8v3x9q2m4n6p8r0s2t003",
+           *       "actor": "key:bootstrap-operator",
+           *       "reason": "EOL: leaving the fleet",
+           *       "idempotencyKey": "change-4712-decommission",
+           *       "result": {
+           *         "operator": "alice",
+           *         "nodeGeneration": 4,
+           *         "dependencyDigest": "sha256:4f1c4f1c4f1c4f1c4f1c4f1c4f1c4f1c4f1c4f1c4f1c4f1c4f1c4f1c4f1c4f1c"
+           *       },
+           *       "error": null,
+           *       "cancellation": null,
+           *       "createdAt": "2026-03-02T09:30:00.000Z",
+           *       "updatedAt": "2026-03-02T09:30:00.000Z",
+           *       "completedAt": null
+           *     }
+           */
           'application/json': components['schemas']['Operation'];
         };
       };
@@ -1727,6 +2186,12 @@ export interface operations {
     };
     requestBody: {
       content: {
+        /**
+         * @example {
+         *       "confirm": true,
+         *       "reason": "sold to a reseller"
+         *     }
+         */
         'application/json': {
           /** @enum {boolean} */
           confirm: true;
@@ -1756,6 +2221,54 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "node": {
+           *         "id": "node_01k5w8v3x9q2m4n6p8r0s2t005",
+           *         "tenantId": "acme",
+           *         "poolId": "pool-h100-east",
+           *         "siteId": "fra1",
+           *         "hostname": "gpu-b7-03",
+           *         "displayName": null,
+           *         "provisionState": "purging",
+           *         "access": "allowed",
+           *         "cordoned": false,
+           *         "maintenance": false,
+           *         "noScheduleReasons": [],
+           *         "connectivity": "disconnected",
+           *         "liveness": "alive",
+           *         "lastSeenAt": null,
+           *         "labels": [],
+           *         "conditions": [],
+           *         "session": {
+           *           "connectivity": "disconnected",
+           *           "lastSeenAt": null
+           *         },
+           *         "identityGeneration": 1,
+           *         "version": 3,
+           *         "createdAt": "2026-03-02T09:30:00.000Z",
+           *         "updatedAt": "2026-03-02T09:30:00.000Z",
+           *         "deletedAt": null
+           *       },
+           *       "operation": {
+           *         "id": "op_01k5w8v3x9q2m4n6p8r0s2t006",
+           *         "kind": "purge",
+           *         "nodeId": "node_01k5w8v3x9q2m4n6p8r0s2t005",
+           *         "poolId": "pool-h100-east",
+           *         "status": "running",
+           *         "workflowId": "purge/node_01k5w8v3x9q2m4n6p8r0s2t005",
+           *         "actor": "key:bootstrap-operator",
+           *         "reason": "sold to a reseller",
+           *         "idempotencyKey": null,
+           *         "result": null,
+           *         "error": null,
+           *         "cancellation": null,
+           *         "createdAt": "2026-03-02T09:30:00.000Z",
+           *         "updatedAt": "2026-03-02T09:30:00.000Z",
+           *         "completedAt": null
+           *       }
+           *     }
+           */
           'application/json': {
             node: components['schemas']['Node'];
             operation: components['schemas']['Operation'];
@@ -1829,6 +2342,12 @@ export interface operations {
     };
     requestBody: {
       content: {
+        /**
+         * @example {
+         *       "condition": "GpuXidError",
+         *       "reason": "XID 79: GPU fell off the bus"
+         *     }
+         */
         'application/json': {
           condition: string;
           /** @description why, recorded on the event; free text: no control characters (U+0000–U+001F, U+007F–U+009F), no lone surrogates */
@@ -1854,6 +2373,39 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "operation": {
+           *         "id": "op_01k5w8v3x9q2m4n6p8r0s2t007",
+           *         "kind": "remediation",
+           *         "nodeId": "node_01k5w8v3x9q2m4n6p8r0s2t008",
+           *         "poolId": "pool-h100-east",
+           *         "status": "running",
+           *         "workflowId": "remediation/node_01k5w8v3x9q2m4n6p8r0s2t008",
+           *         "actor": "key:bootstrap-operator",
+           *         "reason": "XID 79: GPU fell off the bus",
+           *         "idempotencyKey": null,
+           *         "result": {
+           *           "plan": {
+           *             "ladder": [
+           *               "reset-accelerator",
+           *               "reboot"
+           *             ],
+           *             "healthyAfterMs": 60000,
+           *             "attemptTimeoutMs": 600000
+           *           },
+           *           "since": "2026-03-02T09:30:00.000Z",
+           *           "automatic": false,
+           *           "condition": "GpuXidError"
+           *         },
+           *         "error": null,
+           *         "cancellation": null,
+           *         "createdAt": "2026-03-02T09:30:00.000Z",
+           *         "updatedAt": "2026-03-02T09:30:00.000Z",
+           *         "completedAt": null
+           *       }
+           *     }
+           */
           'application/json': {
             operation: components['schemas']['Operation'];
           };
@@ -1886,6 +2438,27 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "id": "op_01k5w8v3x9q2m4n6p8r0s2t002",
+           *       "kind": "drain",
+           *       "nodeId": "node_01k5w8v3x9q2m4n6p8r0s2t001",
+           *       "poolId": "pool-h100-east",
+           *       "status": "succeeded",
+           *       "workflowId": "drain/node_01k5w8v3x9q2m4n6p8r0s2t001",
+           *       "actor": "key:bootstrap-operator",
+           *       "reason": "firmware update",
+           *       "idempotencyKey": "change-4711-drain",
+           *       "result": {
+           *         "drained": true
+           *       },
+           *       "error": null,
+           *       "cancellation": null,
+           *       "createdAt": "2026-03-02T09:30:00.000Z",
+           *       "updatedAt": "2026-03-02T09:30:00.000Z",
+           *       "completedAt": "2026-03-02T09:30:00.000Z"
+           *     }
+           */
           'application/json': components['schemas']['Operation'];
         };
       };

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import type { RouteConfig } from '@hono/zod-openapi';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { z } from 'zod';
@@ -30,6 +31,14 @@ describe('the OpenAPI document', () => {
     const ids = operations.map((o) => o.operation.operationId!);
     expect(ids.filter((id) => !/^[a-z][a-zA-Z]*$/.test(id))).toEqual([]);
     expect(ids.filter((id, i) => ids.indexOf(id) !== i)).toEqual([]);
+  });
+
+  it('lists every operationId in docs/api.md', () => {
+    const guide = readFileSync(new URL('../docs/api.md', import.meta.url), 'utf8');
+    const missing = operations
+      .map((o) => o.operation.operationId!)
+      .filter((id) => !guide.includes(`\`${id}\``));
+    expect(missing).toEqual([]);
   });
 
   it('keeps the names an operator guesses for the main operations', () => {

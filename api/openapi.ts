@@ -5,7 +5,7 @@ import EXAMPLES from './openapi-examples.json' with { type: 'json' };
 import { ERROR_RESPONSES, ErrorSchema } from './schemas';
 
 /** The areas the operations are grouped in; every route names exactly one (`tags: ['nodes']`). */
-export const TAGS = [
+const TAGS = [
   { name: 'nodes', description: 'Read nodes, and the controls that move one axis of a node at once.' },
   {
     name: 'access',
@@ -38,7 +38,7 @@ export type Tag = (typeof TAGS)[number]['name'];
  * relative URL resolves against the document's own URL), so it holds behind any host or proxy.
  * The paths carry `/v1` themselves.
  */
-export const SERVERS = [{ url: '/', description: 'the Drydock API that serves this document' }];
+const SERVERS = [{ url: '/', description: 'the Drydock API that serves this document' }];
 
 /** Registers what the routes refer to: the error envelope and the error responses that carry it. */
 export function registerSharedComponents(app: OpenAPIHono<AppEnv>): void {

@@ -286,7 +286,8 @@ export const ERROR_RESPONSES = {
   },
   429: {
     name: 'RateLimited',
-    description: 'RATE_LIMITED: too many failed authentications from one address; see Retry-After',
+    description:
+      'RATE_LIMITED: too many failed authentications or token-less joins from one address; see Retry-After',
   },
   503: {
     name: 'Unavailable',

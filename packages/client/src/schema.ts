@@ -1064,7 +1064,7 @@ export interface components {
         'application/json': components['schemas']['Error'];
       };
     };
-    /** @description RATE_LIMITED: too many failed authentications from one address; see Retry-After */
+    /** @description RATE_LIMITED: too many failed authentications or token-less joins from one address; see Retry-After */
     RateLimited: {
       headers: {
         [name: string]: unknown;

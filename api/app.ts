@@ -12,6 +12,7 @@ import { closeIfBodyUnread, limitBody } from './body-limit';
 import { docsRoutes } from './docs-page';
 import type { AppDeps, AppEnv } from './env';
 import { toResponse } from './errors';
+import { openApiDocumentOf, registerSharedComponents } from './openapi';
 import { METRICS_CONTENT_TYPE } from '../observability/metrics';
 import { keysRoutes } from './routes/keys';
 import { eventsRoutes } from './routes/events';
@@ -118,16 +119,10 @@ export function createApp(deps: AppDeps) {
     c.text(await deps.metrics.render(), 200, { 'content-type': METRICS_CONTENT_TYPE }),
   );
 
-  app.openAPIRegistry.registerComponent('securitySchemes', 'bearer', { type: 'http', scheme: 'bearer' });
-  app.doc31('/openapi.json', {
-    openapi: '3.1.0',
-    info: {
-      title: 'Drydock API',
-      version: '0.1.0',
-      description: 'Take GPU servers in and out of service safely.',
-    },
-    security: [{ bearer: [] }],
-  });
+  registerSharedComponents(app);
+  // Built once, on the first request: by then every route below is registered.
+  let document: ReturnType<typeof openApiDocumentOf> | undefined;
+  app.get('/openapi.json', (c) => c.json((document ??= openApiDocumentOf(app))));
   app.route('/', docsRoutes());
 
   // Joining is the one /v1 call without a bearer credential: the join token is in the body.

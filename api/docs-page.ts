@@ -40,6 +40,8 @@ const CONFIGURATION = {
   agent: { disabled: true },
   mcp: { disabled: true },
   showDeveloperTools: 'never',
+  // Every operation on the page, grouped under its tag, as a reader searching it expects.
+  defaultOpenAllTags: true,
 };
 
 const INIT = `Scalar.createApiReference('#app', ${JSON.stringify(CONFIGURATION)});`;

@@ -3,6 +3,7 @@ import type { Context, MiddlewareHandler } from 'hono';
 import { idPattern } from '../domain/ids';
 import type { Principal } from '../domain/principal';
 import type { AppEnv } from './env';
+import type { Tag } from './openapi';
 import {
   errorResponses,
   expectedVersion,
@@ -26,6 +27,8 @@ type Answer = ReturnType<typeof json<z.ZodType>>;
 export function nodeRoute<B extends z.ZodType, A extends Answer, M extends 'post' | 'delete' = 'post'>(spec: {
   method?: M;
   path: string;
+  operationId: string;
+  tags: [Tag];
   summary: string;
   body: B;
   bodyRequired?: boolean;
@@ -34,6 +37,8 @@ export function nodeRoute<B extends z.ZodType, A extends Answer, M extends 'post
   return createRoute({
     method: spec.method ?? ('post' as M),
     path: spec.path,
+    operationId: spec.operationId,
+    tags: spec.tags,
     summary: spec.summary,
     request: { params: nodeIdParams, headers: ifMatchHeaders, ...jsonBody(spec.body, spec.bodyRequired) },
     responses: { 200: spec.answer, ...errorResponses },

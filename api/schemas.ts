@@ -1,6 +1,6 @@
 import { z } from '@hono/zod-openapi';
 import { parseDeadline } from '../domain/deadline';
-import { DrydockError } from '../domain/errors';
+import { DrydockError, ERROR_STATUS, type ErrorCode } from '../domain/errors';
 import { EVENT_TYPES } from '../domain/events';
 import { idPattern, SLUG_PATTERN, type IdPrefix } from '../domain/ids';
 import { ACCESS, CONNECTIVITY, LIVENESS, PROVISION_STATES } from '../domain/node';
@@ -159,10 +159,11 @@ export const eventTypePrefix = z
   .regex(/^[a-z][a-z0-9.-]{0,99}$/, 'type is an event type prefix such as node. or node.drained');
 export const booleanString = z.enum(['true', 'false']).transform((v) => v === 'true');
 
+/** The one error envelope (api/errors.ts), referred to by every error response. */
 export const ErrorSchema = z
   .object({
     error: z.object({
-      code: z.string(),
+      code: z.enum(Object.keys(ERROR_STATUS) as [ErrorCode, ...ErrorCode[]]),
       message: z.string(),
       details: z.record(z.string(), z.unknown()),
       requestId: z.string(),
@@ -266,11 +267,38 @@ export const EventSchema = z
   })
   .openapi('Event');
 
-/** Standard error responses, for the OpenAPI document. */
+/**
+ * The error responses of every route, by status, each one shared component of the document
+ * (components.responses, registered in api/openapi.ts) carrying the one envelope.
+ */
+export const ERROR_RESPONSES = {
+  400: { name: 'InvalidInput', description: 'INVALID_INPUT: a body, query, header or path fails its schema' },
+  401: { name: 'Unauthenticated', description: 'UNAUTHENTICATED: no valid bearer credential' },
+  403: { name: 'Forbidden', description: "FORBIDDEN: the caller lacks the route's action or role" },
+  404: { name: 'NotFound', description: 'NOT_FOUND: no such thing, or not visible to the caller' },
+  409: {
+    name: 'Conflict',
+    description: 'CONFLICT (a version no longer matches), INVALID_STATE or NOT_SCHEDULABLE',
+  },
+  422: {
+    name: 'IdempotencyKeyReused',
+    description: 'IDEMPOTENCY_KEY_REUSED: the same Idempotency-Key with a different request',
+  },
+  429: {
+    name: 'RateLimited',
+    description:
+      'RATE_LIMITED: too many failed authentications or token-less joins from one address; see Retry-After',
+  },
+  503: {
+    name: 'Unavailable',
+    description: 'UNAVAILABLE: Postgres or Temporal could not complete the request',
+  },
+} as const;
+
 export const errorResponses = Object.fromEntries(
-  [400, 401, 403, 404, 409, 422, 503].map((status) => [
+  Object.entries(ERROR_RESPONSES).map(([status, { name }]) => [
     status,
-    { description: 'error', content: { 'application/json': { schema: ErrorSchema } } },
+    { $ref: `#/components/responses/${name}` },
   ]),
 );
 

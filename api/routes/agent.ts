@@ -26,6 +26,8 @@ const storagePath = text({ max: 1024, description: 'an absolute path' }).refine(
 const joinRoute = createRoute({
   method: 'post',
   path: '/v1/agent/join',
+  operationId: 'joinCluster',
+  tags: ['enrollment'],
   summary: 'A machine joins: with a join token it is adopted; without one it waits for approval',
   security: [],
   request: jsonBody(
@@ -100,6 +102,8 @@ const SeenSchema = z.object({ nodeId: z.string(), ok: z.literal(true), ca: CaOff
 const heartbeatRoute = createRoute({
   method: 'post',
   path: '/v1/agent/heartbeat',
+  operationId: 'sendHeartbeat',
+  tags: ['agent'],
   summary: 'Agent heartbeat (every 10 s); `state: offline` says goodbye',
   request: jsonBody(z.strictObject({ state: z.enum(['running', 'offline']).optional() })),
   responses: {
@@ -123,6 +127,8 @@ const CommandSchema = z
 const commandsRoute = createRoute({
   method: 'get',
   path: '/v1/agent/commands',
+  operationId: 'pollCommands',
+  tags: ['agent'],
   summary: "Long-poll the node's pending commands, oldest first",
   request: { query: z.object({ wait: queryInteger(0, 60, 30) }) },
   responses: {
@@ -139,6 +145,8 @@ const answerRoute = <A extends CommandAnswer>(answer: A) =>
   createRoute({
     method: 'post',
     path: `/v1/agent/commands/{id}/${answer === 'acked' ? 'ack' : 'refuse'}`,
+    operationId: answer === 'acked' ? 'ackCommand' : 'refuseCommand',
+    tags: ['agent'],
     summary:
       answer === 'acked' ? 'The agent carried the command out' : 'The agent cannot or will not carry it out',
     request: {
@@ -157,6 +165,8 @@ const answerRoute = <A extends CommandAnswer>(answer: A) =>
 const returnedRoute = createRoute({
   method: 'post',
   path: '/v1/agent/commands/{id}/returned',
+  operationId: 'reportCommandReturned',
+  tags: ['agent'],
   summary:
     'The machine came back from the restarting action of an acked remediate command (event node.remediation.returned, once)',
   request: { params: z.object({ id: idOf('cmd') }), ...jsonBody(z.strictObject({})) },

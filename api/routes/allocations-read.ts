@@ -9,6 +9,8 @@ import { AllocationSchema, booleanString, cursor, errorResponses, idOf, json, li
 const listRoute = createRoute({
   method: 'get',
   path: '/v1/allocations',
+  operationId: 'listAllocations',
+  tags: ['allocations'],
   summary: 'List allocations, oldest first; live=true: what still holds its node (what blocks a drain)',
   request: {
     query: z.object({
@@ -31,6 +33,8 @@ const listRoute = createRoute({
 const getRoute = createRoute({
   method: 'get',
   path: '/v1/allocations/{id}',
+  operationId: 'getAllocation',
+  tags: ['allocations'],
   summary: 'Get an allocation',
   request: { params: z.object({ id: idOf('alloc') }) },
   responses: { 200: json(AllocationSchema, 'the allocation'), ...errorResponses },

@@ -9,6 +9,8 @@ import { placeAllocation, releaseAllocation } from '../services/allocations';
 const placeRoute = createRoute({
   method: 'post',
   path: '/v1/allocations',
+  operationId: 'placeAllocation',
+  tags: ['allocations'],
   summary: 'Place an allocation on a node (refused unless placement accepts it)',
   request: jsonBody(
     z.strictObject({
@@ -25,6 +27,8 @@ const placeRoute = createRoute({
 const releaseRoute = createRoute({
   method: 'post',
   path: '/v1/allocations/{id}/release',
+  operationId: 'releaseAllocation',
+  tags: ['allocations'],
   summary: 'Release an allocation; a drain waiting on its node wakes at once',
   request: { params: z.object({ id: idOf('alloc') }) },
   responses: { 200: json(AllocationSchema, 'the released allocation'), ...errorResponses },

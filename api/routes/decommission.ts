@@ -36,6 +36,8 @@ const PreviewSchema = z
 const previewRoute = createRoute({
   method: 'post',
   path: '/v1/nodes/{id}/decommission/preview',
+  operationId: 'previewDecommission',
+  tags: ['decommission'],
   summary: 'What a decommission would do, and what blocks it (operator; changes nothing)',
   request: { params: nodeIdParams },
   responses: { 200: json(PreviewSchema, 'the preview'), ...errorResponses },
@@ -52,6 +54,8 @@ const executeBody = z.strictObject({
 const executeRoute = createRoute({
   method: 'post',
   path: '/v1/nodes/{id}/decommission',
+  operationId: 'executeDecommission',
+  tags: ['decommission'],
   summary: 'Decommission a node for good (operator; workflow decommission/<nodeId>)',
   request: {
     params: nodeIdParams,

@@ -28,6 +28,8 @@ const drainBody = z.strictObject({
 const drainRoute = createRoute({
   method: 'post',
   path: '/v1/nodes/{id}/drain',
+  operationId: 'drainNode',
+  tags: ['drain'],
   summary: 'Cordon a node and wait for it to empty (workflow drain/<nodeId>)',
   request: { params: nodeIdParams, headers: idempotencyHeaders, ...jsonBody(drainBody) },
   responses: startResponses(NodeOperationSchema, 'the drain began', 'the drain already runs'),

@@ -8,6 +8,8 @@ import { errorResponses, EventSchema, eventTypePrefix, idOf, json, queryInteger 
 const feedRoute = createRoute({
   method: 'get',
   path: '/v1/events',
+  operationId: 'listEvents',
+  tags: ['events'],
   summary: 'The fleet-wide event feed, oldest first, with an optional long-poll',
   request: {
     query: z.object({

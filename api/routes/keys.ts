@@ -35,6 +35,8 @@ function keyView(k: ApiKeyRow) {
 const createKeyRoute = createRoute({
   method: 'post',
   path: '/v1/keys',
+  operationId: 'createKey',
+  tags: ['keys'],
   summary: 'Create an API key (operator); a key without tenantId is an operator key',
   request: jsonBody(
     z.strictObject({
@@ -53,6 +55,8 @@ const createKeyRoute = createRoute({
 const listKeysRoute = createRoute({
   method: 'get',
   path: '/v1/keys',
+  operationId: 'listKeys',
+  tags: ['keys'],
   summary: 'List API keys (operator); secrets are never shown again',
   responses: { 200: json(z.object({ items: z.array(KeySchema) }), 'keys'), ...errorResponses },
 });
@@ -60,6 +64,8 @@ const listKeysRoute = createRoute({
 const revokeKeyRoute = createRoute({
   method: 'delete',
   path: '/v1/keys/{id}',
+  operationId: 'revokeKey',
+  tags: ['keys'],
   summary: 'Revoke an API key (operator); it is refused from the next request on',
   request: { params: z.object({ id: idOf('key') }) },
   responses: { 200: json(KeySchema, 'the revoked key'), ...errorResponses },
@@ -68,6 +74,8 @@ const revokeKeyRoute = createRoute({
 const rotateKeyRoute = createRoute({
   method: 'post',
   path: '/v1/keys/{id}/rotate',
+  operationId: 'rotateKey',
+  tags: ['keys'],
   summary:
     'Rotate an API key (operator): a new key with the same tenant and actions and a new secret, shown once; the old secret keeps working for graceSeconds',
   request: {

@@ -3,6 +3,7 @@ import { block, reject, unblock, type Control } from '../../domain/controls';
 import type { Action } from '../../domain/principal';
 import { requireAction, requireOperator } from '../auth';
 import type { AppEnv } from '../env';
+import type { Tag } from '../openapi';
 import { nodeAnswer, nodeRoute, nodeTarget, serveNodeRoute } from '../node-route';
 import { json, mutationBody, NodeSchema, reason, slug, version } from '../schemas';
 import { approveNode, controlAccess, revokeNodeIdentity } from '../services/node-access';
@@ -10,6 +11,8 @@ import { approveNode, controlAccess, revokeNodeIdentity } from '../services/node
 /** A control of whether the node may take part at all; its agent notices at once. */
 interface AccessRoute {
   path: string;
+  operationId: string;
+  tags: [Tag];
   summary: string;
   action: Action | 'operator';
   body: z.ZodType<{ reason?: string; version?: number }>;
@@ -19,6 +22,8 @@ interface AccessRoute {
 const ACCESS_CONTROLS: AccessRoute[] = [
   {
     path: '/v1/nodes/{id}/block',
+    operationId: 'blockNode',
+    tags: ['access'],
     summary: 'Block a node: its agent session closes and its calls get 403; allocations stay',
     action: 'compute:nodes:block',
     body: z.strictObject({ reason, version: version.optional() }),
@@ -26,6 +31,8 @@ const ACCESS_CONTROLS: AccessRoute[] = [
   },
   {
     path: '/v1/nodes/{id}/unblock',
+    operationId: 'unblockNode',
+    tags: ['access'],
     summary: 'Unblock a node; its agent notices within ten seconds',
     action: 'compute:nodes:block',
     body: mutationBody,
@@ -33,6 +40,8 @@ const ACCESS_CONTROLS: AccessRoute[] = [
   },
   {
     path: '/v1/nodes/{id}/reject',
+    operationId: 'rejectNode',
+    tags: ['enrollment'],
     summary: 'Reject a pending node (operator)',
     action: 'operator',
     body: mutationBody,
@@ -42,6 +51,8 @@ const ACCESS_CONTROLS: AccessRoute[] = [
 
 const approveRoute = nodeRoute({
   path: '/v1/nodes/{id}/approve',
+  operationId: 'approveNode',
+  tags: ['enrollment'],
   summary: 'Approve a pending node into a pool (operator); acceptance then adopts it',
   body: z.strictObject({ poolId: slug.optional(), reason: reason.optional(), version: version.optional() }),
   answer: nodeAnswer,
@@ -49,6 +60,8 @@ const approveRoute = nodeRoute({
 
 const revokeIdentityRoute = nodeRoute({
   path: '/v1/nodes/{id}/revoke-identity',
+  operationId: 'revokeNodeIdentity',
+  tags: ['access'],
   summary: 'Revoke every certificate and credential of a node and raise its identity generation',
   body: mutationBody,
   answer: json(
@@ -61,8 +74,16 @@ const revokeIdentityRoute = nodeRoute({
 export function nodeAccessRoutes(): OpenAPIHono<AppEnv> {
   const router = new OpenAPIHono<AppEnv>();
   for (const spec of ACCESS_CONTROLS) {
-    const { path, summary, body } = spec;
-    const route = nodeRoute({ path, summary, body, bodyRequired: body !== mutationBody, answer: nodeAnswer });
+    const { path, operationId, tags, summary, body } = spec;
+    const route = nodeRoute({
+      path,
+      operationId,
+      tags,
+      summary,
+      body,
+      bodyRequired: body !== mutationBody,
+      answer: nodeAnswer,
+    });
     serveNodeRoute(router, route, async (c) => {
       const principal = c.get('principal');
       if (spec.action === 'operator') requireOperator(principal);

@@ -6,6 +6,7 @@ import type { Action } from '../../domain/principal';
 import { MAX_TAINT_KEYS, TAINT_KEY } from '../../domain/taints';
 import { requireAction } from '../auth';
 import type { AppEnv } from '../env';
+import type { Tag } from '../openapi';
 import {
   nodeAnswer,
   nodeRoute,
@@ -25,6 +26,8 @@ type Body = { reason?: string; version?: number };
  */
 interface ControlRoute<B extends Body> {
   path: string;
+  operationId: string;
+  tags: [Tag];
   summary: string;
   action: Action;
   body: z.ZodType<B>;
@@ -39,6 +42,8 @@ const controlRoute = <B extends Body>(spec: ControlRoute<B>) => spec;
 
 const cordonRoute = controlRoute({
   path: '/v1/nodes/{id}/cordon',
+  operationId: 'cordonNode',
+  tags: ['nodes'],
   summary: 'Cordon a node: no new placement',
   action: 'compute:nodes:cordon',
   body: mutationBody,
@@ -48,6 +53,8 @@ const cordonRoute = controlRoute({
 
 const uncordonRoute = controlRoute({
   path: '/v1/nodes/{id}/uncordon',
+  operationId: 'uncordonNode',
+  tags: ['nodes'],
   summary: 'Uncordon a node; ends a drain in progress',
   action: 'compute:nodes:cordon',
   body: mutationBody,
@@ -65,6 +72,8 @@ const taintKeys = z.array(taintKey).max(MAX_TAINT_KEYS, `at most ${MAX_TAINT_KEY
 
 const taintRoute = controlRoute({
   path: '/v1/nodes/{id}/taint',
+  operationId: 'taintNode',
+  tags: ['nodes'],
   summary: 'Add and remove operator taints (NoSchedule reasons taint:<key>)',
   action: 'compute:nodes:update',
   body: z.strictObject({
@@ -88,6 +97,8 @@ const labelValue = z
 
 const labelRoute = controlRoute({
   path: '/v1/nodes/{id}/label',
+  operationId: 'labelNode',
+  tags: ['nodes'],
   summary: 'Set and remove operator labels',
   action: 'compute:nodes:update',
   body: z.strictObject({
@@ -104,6 +115,8 @@ const labelRoute = controlRoute({
 
 const maintenanceRoute = controlRoute({
   path: '/v1/nodes/{id}/maintenance',
+  operationId: 'clearNodeMaintenance',
+  tags: ['nodes'],
   summary: 'Clear maintenance (only the system turns it on)',
   action: 'compute:nodes:update',
   body: z.strictObject({
@@ -120,6 +133,8 @@ const CONTROLS: ControlRoute<Body>[] = [cordonRoute, uncordonRoute, taintRoute, 
 
 const adoptRoute = nodeRoute({
   path: '/v1/nodes/{id}/adopt',
+  operationId: 'adoptNode',
+  tags: ['enrollment'],
   summary: 'Adopt again: back to adopting, then adopted once acceptance passes',
   body: mutationBody,
   answer: nodeAnswer,
@@ -128,6 +143,8 @@ const adoptRoute = nodeRoute({
 const deleteRoute = nodeRoute({
   method: 'delete',
   path: '/v1/nodes/{id}',
+  operationId: 'deleteNode',
+  tags: ['nodes'],
   summary: 'Delete a node: a tombstone that keeps its history',
   body: mutationBody,
   answer: json(z.object({ nodeId: z.string(), deleted: z.boolean() }), 'deleted now, or already'),
@@ -137,7 +154,8 @@ const deleteRoute = nodeRoute({
 export function nodeControlsRoutes(): OpenAPIHono<AppEnv> {
   const router = new OpenAPIHono<AppEnv>();
   for (const spec of CONTROLS) {
-    const route = nodeRoute({ path: spec.path, summary: spec.summary, body: spec.body, answer: nodeAnswer });
+    const { path, operationId, tags, summary, body } = spec;
+    const route = nodeRoute({ path, operationId, tags, summary, body, answer: nodeAnswer });
     const serve = async (c: Context<AppEnv>, body: Body, target: () => NodeTarget) => {
       requireAction(c.get('principal'), spec.action);
       // The control is built first, so body rules are checked before any lookup.

@@ -25,6 +25,8 @@ import {
 const listNodesRoute = createRoute({
   method: 'get',
   path: '/v1/nodes',
+  operationId: 'listNodes',
+  tags: ['nodes'],
   summary: 'List nodes',
   request: {
     query: z.object({
@@ -55,6 +57,8 @@ const listNodesRoute = createRoute({
 const getNodeRoute = createRoute({
   method: 'get',
   path: '/v1/nodes/{id}',
+  operationId: 'getNode',
+  tags: ['nodes'],
   summary: 'Get a node with its labels, conditions and session',
   request: { params: nodeIdParams },
   responses: { 200: json(NodeSchema, 'the node'), ...errorResponses },
@@ -63,6 +67,8 @@ const getNodeRoute = createRoute({
 const nodeEventsRoute = createRoute({
   method: 'get',
   path: '/v1/nodes/{id}/events',
+  operationId: 'listNodeEvents',
+  tags: ['events'],
   summary: "A node's events, oldest first (or newest first)",
   request: {
     params: nodeIdParams,

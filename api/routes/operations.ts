@@ -44,6 +44,8 @@ async function withProgress(deps: AppDeps, op: OperationRow) {
 const getOperationRoute = createRoute({
   method: 'get',
   path: '/v1/operations/{id}',
+  operationId: 'getOperation',
+  tags: ['operations'],
   summary: 'An operation, with its workflow progress while it runs',
   request: { params: z.object({ id: idOf('op') }) },
   responses: { 200: json(OperationSchema, 'the operation'), ...errorResponses },
@@ -52,6 +54,8 @@ const getOperationRoute = createRoute({
 const listOperationsRoute = createRoute({
   method: 'get',
   path: '/v1/operations',
+  operationId: 'listOperations',
+  tags: ['operations'],
   summary: 'List operations, newest first',
   request: {
     query: z.object({
@@ -84,6 +88,8 @@ const cancelBody = z.strictObject({
 const cancelOperationRoute = createRoute({
   method: 'delete',
   path: '/v1/operations/{id}',
+  operationId: 'cancelOperation',
+  tags: ['operations'],
   summary:
     'Cancel a running operation (operator): its workflow cleans up, and the answer is the operation cancelled',
   request: { params: z.object({ id: idOf('op') }), ...jsonBody(cancelBody) },

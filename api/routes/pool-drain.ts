@@ -42,6 +42,8 @@ const poolDrainBody = z.strictObject({
 const poolDrainRoute = createRoute({
   method: 'post',
   path: '/v1/pools/{id}/drain',
+  operationId: 'drainPool',
+  tags: ['drain'],
   summary: 'Drain the nodes of a pool that match a selector, a few at a time (workflow pool-drain/<poolId>)',
   request: {
     params: z.object({ id: slug }),

@@ -112,6 +112,8 @@ function poolView(p: PoolRow) {
 const createPoolRoute = createRoute({
   method: 'post',
   path: '/v1/pools',
+  operationId: 'createPool',
+  tags: ['pools'],
   summary: 'Create a pool (operator)',
   request: jsonBody(
     z.strictObject({
@@ -130,6 +132,8 @@ const createPoolRoute = createRoute({
 const listPoolsRoute = createRoute({
   method: 'get',
   path: '/v1/pools',
+  operationId: 'listPools',
+  tags: ['pools'],
   summary: 'List the pools the caller can see',
   responses: { 200: json(z.object({ items: z.array(PoolSchema) }), 'pools'), ...errorResponses },
 });
@@ -137,6 +141,8 @@ const listPoolsRoute = createRoute({
 const getPoolRoute = createRoute({
   method: 'get',
   path: '/v1/pools/{id}',
+  operationId: 'getPool',
+  tags: ['pools'],
   summary: 'Get a pool',
   request: { params: z.object({ id: slug }) },
   responses: { 200: json(PoolSchema, 'the pool'), ...errorResponses },
@@ -145,6 +151,8 @@ const getPoolRoute = createRoute({
 const poolCapacityRoute = createRoute({
   method: 'get',
   path: '/v1/pools/{id}/capacity',
+  operationId: 'getPoolCapacity',
+  tags: ['pools'],
   summary: 'Live nodes of a pool counted per capacity bucket (first match wins)',
   request: { params: z.object({ id: slug }) },
   responses: {

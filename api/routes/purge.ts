@@ -22,6 +22,8 @@ const purgeBody = z.strictObject({
 const purgeRoute = createRoute({
   method: 'post',
   path: '/v1/nodes/{id}/purge',
+  operationId: 'purgeNode',
+  tags: ['purge'],
   summary: 'Make a node wipe itself from its machine (operator; cannot be undone)',
   request: { params: nodeIdParams, headers: idempotencyKeyHeaders, ...jsonBody(purgeBody, true) },
   responses: startResponses(

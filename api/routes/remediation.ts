@@ -22,6 +22,8 @@ const conditionType = z
 const conditionsRoute = createRoute({
   method: 'post',
   path: '/v1/agent/conditions',
+  operationId: 'reportCondition',
+  tags: ['agent'],
   summary: 'The agent reports a fault condition; a true one starts remediation unless one runs',
   request: jsonBody(
     z.strictObject({
@@ -51,6 +53,8 @@ const conditionsRoute = createRoute({
 const remediateRoute = createRoute({
   method: 'post',
   path: '/v1/nodes/{id}/remediations',
+  operationId: 'remediateNode',
+  tags: ['remediation'],
   summary:
     'Remediate a condition of the node (workflow remediation/<nodeId>); one it has not reported is recorded as operator-reported',
   request: {

@@ -58,6 +58,8 @@ const tokenLabels = record(
 const createTokenRoute = createRoute({
   method: 'post',
   path: '/v1/tokens',
+  operationId: 'createJoinToken',
+  tags: ['tokens'],
   summary: 'Create a join token; its secret is shown once',
   request: jsonBody(
     z.strictObject({
@@ -80,6 +82,8 @@ const createTokenRoute = createRoute({
 const listTokensRoute = createRoute({
   method: 'get',
   path: '/v1/tokens',
+  operationId: 'listJoinTokens',
+  tags: ['tokens'],
   summary: 'List join tokens (never their secrets) with uses left and expiry',
   responses: { 200: json(z.object({ items: z.array(TokenSchema) }), 'tokens'), ...errorResponses },
 });
@@ -87,6 +91,8 @@ const listTokensRoute = createRoute({
 const revokeTokenRoute = createRoute({
   method: 'delete',
   path: '/v1/tokens/{id}',
+  operationId: 'revokeJoinToken',
+  tags: ['tokens'],
   summary: 'Revoke a join token: new joins stop; nodes that joined stay',
   request: { params: z.object({ id: idOf('jt') }) },
   responses: { 200: json(TokenSchema, 'the revoked token'), ...errorResponses },

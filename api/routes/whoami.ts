@@ -16,6 +16,8 @@ const CallerSchema = z
 const whoamiRoute = createRoute({
   method: 'get',
   path: '/v1/whoami',
+  operationId: 'whoami',
+  tags: ['keys'],
   summary: 'Who the caller is and which actions its key holds',
   responses: { 200: json(CallerSchema, 'the caller'), ...errorResponses },
 });

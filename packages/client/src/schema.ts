@@ -10,118 +10,7 @@ export interface paths {
       cookie?: never;
     };
     /** List nodes */
-    get: {
-      parameters: {
-        query?: {
-          tenantId?: string;
-          poolId?: string;
-          siteId?: string;
-          cordoned?: 'true' | 'false';
-          provisionState?:
-            | 'pending'
-            | 'enrolling'
-            | 'adopting'
-            | 'adopted'
-            | 'rejected'
-            | 'failed'
-            | 'retired'
-            | 'purging'
-            | 'decommissioning'
-            | 'decommissioned';
-          access?: 'allowed' | 'blocked';
-          liveness?: 'alive' | 'unreachable' | 'lost' | 'offline' | 'decommissioned';
-          /** @description label selector KEY=VALUE[,KEY=VALUE…]: the nodes carrying all of these labels; every node when absent */
-          selector?: string;
-          /** @description nodes whose hostname contains this, in any case */
-          hostname?: string;
-          includeDeleted?: 'true' | 'false';
-          /** @description decimal digits only */
-          limit?: number;
-          cursor?: string;
-        };
-        header?: never;
-        path?: never;
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description a page of nodes */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': {
-              items: components['schemas']['Node'][];
-              nextCursor: string | null;
-            };
-          };
-        };
-        /** @description error */
-        400: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        404: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        409: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        422: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        503: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-      };
-    };
+    get: operations['listNodes'];
     put?: never;
     post?: never;
     delete?: never;
@@ -138,194 +27,11 @@ export interface paths {
       cookie?: never;
     };
     /** Get a node with its labels, conditions and session */
-    get: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path: {
-          id: string;
-        };
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description the node */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Node'];
-          };
-        };
-        /** @description error */
-        400: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        404: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        409: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        422: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        503: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-      };
-    };
+    get: operations['getNode'];
     put?: never;
     post?: never;
     /** Delete a node: a tombstone that keeps its history */
-    delete: {
-      parameters: {
-        query?: never;
-        header?: {
-          /** @description the node version the caller read (optimistic concurrency) */
-          'if-match'?: string;
-        };
-        path: {
-          id: string;
-        };
-        cookie?: never;
-      };
-      requestBody?: {
-        content: {
-          'application/json': {
-            /** @description why, recorded on the event; free text: no control characters (U+0000–U+001F, U+007F–U+009F), no lone surrogates */
-            reason?: string;
-            /** @description the node version the caller read */
-            version?: number;
-          };
-        };
-      };
-      responses: {
-        /** @description deleted now, or already */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': {
-              nodeId: string;
-              deleted: boolean;
-            };
-          };
-        };
-        /** @description error */
-        400: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        404: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        409: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        422: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        503: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-      };
-    };
+    delete: operations['deleteNode'];
     options?: never;
     head?: never;
     patch?: never;
@@ -339,101 +45,7 @@ export interface paths {
       cookie?: never;
     };
     /** A node's events, oldest first (or newest first) */
-    get: {
-      parameters: {
-        query?: {
-          type?: string;
-          /** @description oldest first (the default) or newest first; a cursor keeps its order */
-          order?: 'oldest' | 'newest';
-          /** @description decimal digits only */
-          limit?: number;
-          cursor?: string;
-        };
-        header?: never;
-        path: {
-          id: string;
-        };
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description a page of events */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': {
-              items: components['schemas']['Event'][];
-              nextCursor: string | null;
-            };
-          };
-        };
-        /** @description error */
-        400: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        404: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        409: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        422: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        503: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-      };
-    };
+    get: operations['listNodeEvents'];
     put?: never;
     post?: never;
     delete?: never;
@@ -450,103 +62,7 @@ export interface paths {
       cookie?: never;
     };
     /** The fleet-wide event feed, oldest first, with an optional long-poll */
-    get: {
-      parameters: {
-        query?: {
-          /** @description the nextCursor of the previous page; absent or 0: from the first event */
-          after?: string;
-          type?: string;
-          /** @description only this node's events */
-          nodeId?: string;
-          /** @description at most this many events; 0: none, only the nextCursor of now (to follow from) */
-          limit?: number;
-          /** @description decimal digits only */
-          wait?: number;
-        };
-        header?: never;
-        path?: never;
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description events after the cursor (none when the wait ended first) */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': {
-              items: components['schemas']['Event'][];
-              /** @description pass as after next time; never null */
-              nextCursor: string;
-            };
-          };
-        };
-        /** @description error */
-        400: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        404: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        409: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        422: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        503: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-      };
-    };
+    get: operations['listEvents'];
     put?: never;
     post?: never;
     delete?: never;
@@ -565,103 +81,7 @@ export interface paths {
     get?: never;
     put?: never;
     /** Cordon a node: no new placement */
-    post: {
-      parameters: {
-        query?: never;
-        header?: {
-          /** @description the node version the caller read (optimistic concurrency) */
-          'if-match'?: string;
-        };
-        path: {
-          id: string;
-        };
-        cookie?: never;
-      };
-      requestBody?: {
-        content: {
-          'application/json': {
-            /** @description why, recorded on the event; free text: no control characters (U+0000–U+001F, U+007F–U+009F), no lone surrogates */
-            reason?: string;
-            /** @description the node version the caller read */
-            version?: number;
-          };
-        };
-      };
-      responses: {
-        /** @description the node */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Node'];
-          };
-        };
-        /** @description error */
-        400: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        404: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        409: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        422: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        503: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-      };
-    };
+    post: operations['cordonNode'];
     delete?: never;
     options?: never;
     head?: never;
@@ -678,103 +98,7 @@ export interface paths {
     get?: never;
     put?: never;
     /** Uncordon a node; ends a drain in progress */
-    post: {
-      parameters: {
-        query?: never;
-        header?: {
-          /** @description the node version the caller read (optimistic concurrency) */
-          'if-match'?: string;
-        };
-        path: {
-          id: string;
-        };
-        cookie?: never;
-      };
-      requestBody?: {
-        content: {
-          'application/json': {
-            /** @description why, recorded on the event; free text: no control characters (U+0000–U+001F, U+007F–U+009F), no lone surrogates */
-            reason?: string;
-            /** @description the node version the caller read */
-            version?: number;
-          };
-        };
-      };
-      responses: {
-        /** @description the node */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Node'];
-          };
-        };
-        /** @description error */
-        400: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        404: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        409: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        422: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        503: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-      };
-    };
+    post: operations['uncordonNode'];
     delete?: never;
     options?: never;
     head?: never;
@@ -791,105 +115,7 @@ export interface paths {
     get?: never;
     put?: never;
     /** Add and remove operator taints (NoSchedule reasons taint:<key>) */
-    post: {
-      parameters: {
-        query?: never;
-        header?: {
-          /** @description the node version the caller read (optimistic concurrency) */
-          'if-match'?: string;
-        };
-        path: {
-          id: string;
-        };
-        cookie?: never;
-      };
-      requestBody?: {
-        content: {
-          'application/json': {
-            add?: string[];
-            remove?: string[];
-            /** @description why, recorded on the event; free text: no control characters (U+0000–U+001F, U+007F–U+009F), no lone surrogates */
-            reason?: string;
-            /** @description the node version the caller read */
-            version?: number;
-          };
-        };
-      };
-      responses: {
-        /** @description the node */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Node'];
-          };
-        };
-        /** @description error */
-        400: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        404: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        409: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        422: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        503: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-      };
-    };
+    post: operations['taintNode'];
     delete?: never;
     options?: never;
     head?: never;
@@ -906,107 +132,7 @@ export interface paths {
     get?: never;
     put?: never;
     /** Set and remove operator labels */
-    post: {
-      parameters: {
-        query?: never;
-        header?: {
-          /** @description the node version the caller read (optimistic concurrency) */
-          'if-match'?: string;
-        };
-        path: {
-          id: string;
-        };
-        cookie?: never;
-      };
-      requestBody?: {
-        content: {
-          'application/json': {
-            set?: {
-              [key: string]: string;
-            };
-            remove?: string[];
-            /** @description why, recorded on the event; free text: no control characters (U+0000–U+001F, U+007F–U+009F), no lone surrogates */
-            reason?: string;
-            /** @description the node version the caller read */
-            version?: number;
-          };
-        };
-      };
-      responses: {
-        /** @description the node */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Node'];
-          };
-        };
-        /** @description error */
-        400: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        404: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        409: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        422: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        503: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-      };
-    };
+    post: operations['labelNode'];
     delete?: never;
     options?: never;
     head?: never;
@@ -1023,105 +149,7 @@ export interface paths {
     get?: never;
     put?: never;
     /** Clear maintenance (only the system turns it on) */
-    post: {
-      parameters: {
-        query?: never;
-        header?: {
-          /** @description the node version the caller read (optimistic concurrency) */
-          'if-match'?: string;
-        };
-        path: {
-          id: string;
-        };
-        cookie?: never;
-      };
-      requestBody?: {
-        content: {
-          'application/json': {
-            /** @enum {boolean} */
-            maintenance: false;
-            /** @description why, recorded on the event; free text: no control characters (U+0000–U+001F, U+007F–U+009F), no lone surrogates */
-            reason?: string;
-            /** @description the node version the caller read */
-            version?: number;
-          };
-        };
-      };
-      responses: {
-        /** @description the node */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Node'];
-          };
-        };
-        /** @description error */
-        400: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        404: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        409: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        422: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        503: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-      };
-    };
+    post: operations['clearNodeMaintenance'];
     delete?: never;
     options?: never;
     head?: never;
@@ -1138,103 +166,7 @@ export interface paths {
     get?: never;
     put?: never;
     /** Adopt again: back to adopting, then adopted once acceptance passes */
-    post: {
-      parameters: {
-        query?: never;
-        header?: {
-          /** @description the node version the caller read (optimistic concurrency) */
-          'if-match'?: string;
-        };
-        path: {
-          id: string;
-        };
-        cookie?: never;
-      };
-      requestBody?: {
-        content: {
-          'application/json': {
-            /** @description why, recorded on the event; free text: no control characters (U+0000–U+001F, U+007F–U+009F), no lone surrogates */
-            reason?: string;
-            /** @description the node version the caller read */
-            version?: number;
-          };
-        };
-      };
-      responses: {
-        /** @description the node */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Node'];
-          };
-        };
-        /** @description error */
-        400: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        404: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        409: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        422: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        503: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-      };
-    };
+    post: operations['adoptNode'];
     delete?: never;
     options?: never;
     head?: never;
@@ -1251,125 +183,7 @@ export interface paths {
     get?: never;
     put?: never;
     /** Cordon a node and wait for it to empty (workflow drain/<nodeId>) */
-    post: {
-      parameters: {
-        query?: never;
-        header?: {
-          /** @description the node version the caller read (optimistic concurrency) */
-          'if-match'?: string;
-          /** @description makes a retried request return the stored operation */
-          'idempotency-key'?: string;
-        };
-        path: {
-          id: string;
-        };
-        cookie?: never;
-      };
-      requestBody?: {
-        content: {
-          'application/json': {
-            /** @description why, recorded on the event; free text: no control characters (U+0000–U+001F, U+007F–U+009F), no lone surrogates */
-            reason?: string;
-            /** @description the node version the caller read */
-            version?: number;
-            /**
-             * @description when live allocations are released by force, within the pool disruption budget: an RFC 3339 time (Z or an offset) or a duration from now (2h, 90m; 0s = now); not past, at most 30 days ahead. Without it the drain only waits.
-             * @example 2h
-             */
-            deadline?: string;
-          };
-        };
-      };
-      responses: {
-        /** @description the drain already runs */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': {
-              node: components['schemas']['Node'];
-              operation: components['schemas']['Operation'];
-            };
-          };
-        };
-        /** @description the drain began */
-        202: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': {
-              node: components['schemas']['Node'];
-              operation: components['schemas']['Operation'];
-            };
-          };
-        };
-        /** @description error */
-        400: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        404: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        409: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        422: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        503: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-      };
-    };
+    post: operations['drainNode'];
     delete?: never;
     options?: never;
     head?: never;
@@ -1386,91 +200,7 @@ export interface paths {
     get?: never;
     put?: never;
     /** What a decommission would do, and what blocks it (operator; changes nothing) */
-    post: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path: {
-          id: string;
-        };
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description the preview */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['DecommissionPreview'];
-          };
-        };
-        /** @description error */
-        400: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        404: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        409: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        422: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        503: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-      };
-    };
+    post: operations['previewDecommission'];
     delete?: never;
     options?: never;
     head?: never;
@@ -1487,116 +217,7 @@ export interface paths {
     get?: never;
     put?: never;
     /** Decommission a node for good (operator; workflow decommission/<nodeId>) */
-    post: {
-      parameters: {
-        query?: never;
-        header: {
-          /** @description makes a retried request return the stored operation */
-          'idempotency-key': string;
-        };
-        path: {
-          id: string;
-        };
-        cookie?: never;
-      };
-      requestBody: {
-        content: {
-          'application/json': {
-            /** @description one of the confirmation identities of the preview; free text: no control characters (U+0000–U+001F, U+007F–U+009F), no lone surrogates */
-            confirm: string;
-            nodeGeneration: number;
-            dependencyDigest: string;
-            /** @description who runs the decommission; free text: no control characters (U+0000–U+001F, U+007F–U+009F), no lone surrogates */
-            operator: string;
-            /** @description why, recorded on the event; free text: no control characters (U+0000–U+001F, U+007F–U+009F), no lone surrogates */
-            reason: string;
-          };
-        };
-      };
-      responses: {
-        /** @description this Idempotency-Key already has its operation */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Operation'];
-          };
-        };
-        /** @description admitted: the decommission runs */
-        202: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Operation'];
-          };
-        };
-        /** @description error */
-        400: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        404: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        409: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        422: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        503: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-      };
-    };
+    post: operations['executeDecommission'];
     delete?: never;
     options?: never;
     head?: never;
@@ -1613,120 +234,7 @@ export interface paths {
     get?: never;
     put?: never;
     /** Make a node wipe itself from its machine (operator; cannot be undone) */
-    post: {
-      parameters: {
-        query?: never;
-        header?: {
-          /** @description makes a retried request return the stored operation */
-          'idempotency-key'?: string;
-        };
-        path: {
-          id: string;
-        };
-        cookie?: never;
-      };
-      requestBody: {
-        content: {
-          'application/json': {
-            /** @enum {boolean} */
-            confirm: true;
-            /** @description why, recorded on the event; free text: no control characters (U+0000–U+001F, U+007F–U+009F), no lone surrogates */
-            reason?: string;
-            /** @description release the open allocations of the node (allocation.force-released each) in the transaction the purge begins in; without it a node that holds any is refused INVALID_STATE, naming them. false is the same as leaving it out */
-            force?: boolean;
-          };
-        };
-      };
-      responses: {
-        /** @description a purge already runs */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': {
-              node: components['schemas']['Node'];
-              operation: components['schemas']['Operation'];
-            };
-          };
-        };
-        /** @description the signed purge command is queued */
-        202: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': {
-              node: components['schemas']['Node'];
-              operation: components['schemas']['Operation'];
-            };
-          };
-        };
-        /** @description error */
-        400: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        404: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        409: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        422: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        503: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-      };
-    };
+    post: operations['purgeNode'];
     delete?: never;
     options?: never;
     head?: never;
@@ -1743,104 +251,7 @@ export interface paths {
     get?: never;
     put?: never;
     /** The agent reports a fault condition; a true one starts remediation unless one runs */
-    post: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path?: never;
-        cookie?: never;
-      };
-      requestBody: {
-        content: {
-          'application/json': {
-            type: string;
-            status: boolean;
-            /** @description why, recorded on the event; free text: no control characters (U+0000–U+001F, U+007F–U+009F), no lone surrogates */
-            reason?: string;
-          };
-        };
-      };
-      responses: {
-        /** @description the node conditions, and the remediation the report started or joined */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': {
-              nodeId: string;
-              conditions: unknown[];
-              remediation: components['schemas']['Operation'] & (Record<string, never> | null);
-              /** @description how long this condition type must hold clear before the agent reports it cleared (pool policy healthyAfter) */
-              healthyAfterSeconds: number;
-            };
-          };
-        };
-        /** @description error */
-        400: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        404: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        409: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        422: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        503: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-      };
-    };
+    post: operations['reportCondition'];
     delete?: never;
     options?: never;
     head?: never;
@@ -1857,115 +268,7 @@ export interface paths {
     get?: never;
     put?: never;
     /** Remediate a condition of the node (workflow remediation/<nodeId>); one it has not reported is recorded as operator-reported */
-    post: {
-      parameters: {
-        query?: never;
-        header?: {
-          /** @description makes a retried request return the stored operation */
-          'idempotency-key'?: string;
-        };
-        path: {
-          id: string;
-        };
-        cookie?: never;
-      };
-      requestBody: {
-        content: {
-          'application/json': {
-            condition: string;
-            /** @description why, recorded on the event; free text: no control characters (U+0000–U+001F, U+007F–U+009F), no lone surrogates */
-            reason?: string;
-          };
-        };
-      };
-      responses: {
-        /** @description a remediation already runs (a condition other than its own is remediated after it) */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': {
-              operation: components['schemas']['Operation'];
-            };
-          };
-        };
-        /** @description the remediation began */
-        202: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': {
-              operation: components['schemas']['Operation'];
-            };
-          };
-        };
-        /** @description error */
-        400: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        404: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        409: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        422: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        503: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-      };
-    };
+    post: operations['remediateNode'];
     delete?: never;
     options?: never;
     head?: never;
@@ -1980,200 +283,11 @@ export interface paths {
       cookie?: never;
     };
     /** An operation, with its workflow progress while it runs */
-    get: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path: {
-          id: string;
-        };
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description the operation */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Operation'];
-          };
-        };
-        /** @description error */
-        400: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        404: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        409: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        422: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        503: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-      };
-    };
+    get: operations['getOperation'];
     put?: never;
     post?: never;
     /** Cancel a running operation (operator): its workflow cleans up, and the answer is the operation cancelled */
-    delete: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path: {
-          id: string;
-        };
-        cookie?: never;
-      };
-      requestBody?: {
-        content: {
-          'application/json': {
-            /** @description why, recorded on the event; free text: no control characters (U+0000–U+001F, U+007F–U+009F), no lone surrogates */
-            reason?: string;
-            /**
-             * @description pool drains only: leave the node drains already running to finish (default), or cancel them too
-             * @enum {string}
-             */
-            children?: 'finish' | 'cancel';
-          };
-        };
-      };
-      responses: {
-        /** @description the operation, cancelled (also when it already was) */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Operation'];
-          };
-        };
-        /** @description the workflow was asked to cancel and has not cleaned up yet: read it again */
-        202: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Operation'];
-          };
-        };
-        /** @description error */
-        400: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        404: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        409: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        422: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        503: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-      };
-    };
+    delete: operations['cancelOperation'];
     options?: never;
     head?: never;
     patch?: never;
@@ -2187,101 +301,7 @@ export interface paths {
       cookie?: never;
     };
     /** List operations, newest first */
-    get: {
-      parameters: {
-        query?: {
-          nodeId?: string;
-          /** @description the pool's operations: its pool drains, and those of nodes in it when they began */
-          poolId?: string;
-          kind?: 'drain' | 'decommission' | 'purge' | 'remediation' | 'pool-drain';
-          status?: 'pending' | 'running' | 'succeeded' | 'failed' | 'cancelled';
-          /** @description decimal digits only */
-          limit?: number;
-          cursor?: string;
-        };
-        header?: never;
-        path?: never;
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description operations */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': {
-              items: components['schemas']['Operation'][];
-              nextCursor: string | null;
-            };
-          };
-        };
-        /** @description error */
-        400: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        404: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        409: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        422: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        503: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-      };
-    };
+    get: operations['listOperations'];
     put?: never;
     post?: never;
     delete?: never;
@@ -2298,196 +318,10 @@ export interface paths {
       cookie?: never;
     };
     /** List allocations, oldest first; live=true: what still holds its node (what blocks a drain) */
-    get: {
-      parameters: {
-        query?: {
-          nodeId?: string;
-          tenantId?: string;
-          live?: 'true' | 'false';
-          /** @description decimal digits only */
-          limit?: number;
-          cursor?: string;
-        };
-        header?: never;
-        path?: never;
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description a page of allocations */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': {
-              items: components['schemas']['Allocation'][];
-              nextCursor: string | null;
-            };
-          };
-        };
-        /** @description error */
-        400: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        404: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        409: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        422: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        503: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-      };
-    };
+    get: operations['listAllocations'];
     put?: never;
     /** Place an allocation on a node (refused unless placement accepts it) */
-    post: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path?: never;
-        cookie?: never;
-      };
-      requestBody: {
-        content: {
-          'application/json': {
-            /** @example node_01k5w8v3x9q2m4n6p8r0s2t4v6 */
-            nodeId: string;
-            tenantId: string;
-            /** @enum {string} */
-            kind: 'job' | 'deployment' | 'request' | 'probe' | 'lease' | 'residency';
-            /** Format: date-time */
-            endsAt?: string;
-          };
-        };
-      };
-      responses: {
-        /** @description the allocation */
-        201: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Allocation'];
-          };
-        };
-        /** @description error */
-        400: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        404: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        409: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        422: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        503: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-      };
-    };
+    post: operations['placeAllocation'];
     delete?: never;
     options?: never;
     head?: never;
@@ -2504,91 +338,7 @@ export interface paths {
     get?: never;
     put?: never;
     /** Release an allocation; a drain waiting on its node wakes at once */
-    post: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path: {
-          id: string;
-        };
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description the released allocation */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Allocation'];
-          };
-        };
-        /** @description error */
-        400: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        404: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        409: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        422: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        503: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-      };
-    };
+    post: operations['releaseAllocation'];
     delete?: never;
     options?: never;
     head?: never;
@@ -2603,91 +353,7 @@ export interface paths {
       cookie?: never;
     };
     /** Get an allocation */
-    get: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path: {
-          id: string;
-        };
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description the allocation */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Allocation'];
-          };
-        };
-        /** @description error */
-        400: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        404: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        409: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        422: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        503: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-      };
-    };
+    get: operations['getAllocation'];
     put?: never;
     post?: never;
     delete?: never;
@@ -2704,204 +370,10 @@ export interface paths {
       cookie?: never;
     };
     /** List the pools the caller can see */
-    get: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path?: never;
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description pools */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': {
-              items: components['schemas']['Pool'][];
-            };
-          };
-        };
-        /** @description error */
-        400: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        404: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        409: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        422: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        503: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-      };
-    };
+    get: operations['listPools'];
     put?: never;
     /** Create a pool (operator) */
-    post: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path?: never;
-        cookie?: never;
-      };
-      requestBody: {
-        content: {
-          'application/json': {
-            id: string;
-            /** @enum {string} */
-            kind: 'bare-metal' | 'provider' | 'vps-host' | 'tenant-root';
-            siteId: string;
-            tenantId?: string;
-            grants?: string[];
-            policy?: {
-              /** @description how long an unreachable node stays before it is lost: more than 0, at most 30d */
-              lostAfter?: string;
-              maxUnavailable?: number | string;
-              maxUnhealthy?: number | string;
-              /** @description remediation per condition type (docs/lifecycle/remediation.md) */
-              remediation?: {
-                [key: string]: {
-                  /** @description the actions tried in order, one per attempt (default reset-accelerator, reboot) */
-                  ladder?: string[];
-                  /** @description how long one attempt waits for the condition to clear: more than 0, at most 24h (default 10m) */
-                  attemptTimeout?: string;
-                  /** @description how long the condition must hold clear before the agent reports it cleared: 0 to 1h (default 60s) */
-                  healthyAfter?: string;
-                };
-              };
-            };
-          };
-        };
-      };
-      responses: {
-        /** @description the pool */
-        201: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Pool'];
-          };
-        };
-        /** @description error */
-        400: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        404: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        409: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        422: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        503: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-      };
-    };
+    post: operations['createPool'];
     delete?: never;
     options?: never;
     head?: never;
@@ -2916,91 +388,7 @@ export interface paths {
       cookie?: never;
     };
     /** Get a pool */
-    get: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path: {
-          id: string;
-        };
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description the pool */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Pool'];
-          };
-        };
-        /** @description error */
-        400: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        404: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        409: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        422: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        503: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-      };
-    };
+    get: operations['getPool'];
     put?: never;
     post?: never;
     delete?: never;
@@ -3017,101 +405,7 @@ export interface paths {
       cookie?: never;
     };
     /** Live nodes of a pool counted per capacity bucket (first match wins) */
-    get: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path: {
-          id: string;
-        };
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description counts per bucket */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': {
-              poolId: string;
-              total: number;
-              buckets: {
-                maintenance?: number;
-                unreachable?: number;
-                cordoned?: number;
-                unhealthy?: number;
-                schedulable?: number;
-              };
-            };
-          };
-        };
-        /** @description error */
-        400: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        404: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        409: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        422: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        503: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-      };
-    };
+    get: operations['getPoolCapacity'];
     put?: never;
     post?: never;
     delete?: never;
@@ -3130,126 +424,7 @@ export interface paths {
     get?: never;
     put?: never;
     /** Drain the nodes of a pool that match a selector, a few at a time (workflow pool-drain/<poolId>) */
-    post: {
-      parameters: {
-        query?: never;
-        header?: {
-          /** @description makes a retried request return the stored operation */
-          'idempotency-key'?: string;
-        };
-        path: {
-          id: string;
-        };
-        cookie?: never;
-      };
-      requestBody: {
-        content: {
-          'application/json': {
-            /**
-             * @description label selector KEY=VALUE[,KEY=VALUE…]: the nodes carrying all of these labels; every node when absent
-             * @example rack=b7,gpu.model=H100
-             */
-            selector?: string;
-            /** @description node drains at once, 1–1000 (default 1) */
-            maxConcurrent?: number;
-            /**
-             * @description when a node drain force-releases what is still live: an RFC 3339 time (the same for every node) or a duration such as 2h (counted from each node’s own drain start)
-             * @example 2h
-             */
-            deadline?: string;
-            /** @description why, recorded on the event; free text: no control characters (U+0000–U+001F, U+007F–U+009F), no lone surrogates */
-            reason: string;
-          };
-        };
-      };
-      responses: {
-        /** @description the pool drain already runs */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': {
-              operation: components['schemas']['Operation'];
-            };
-          };
-        };
-        /** @description the pool drain began */
-        202: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': {
-              operation: components['schemas']['Operation'];
-            };
-          };
-        };
-        /** @description error */
-        400: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        404: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        409: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        422: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        503: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-      };
-    };
+    post: operations['drainPool'];
     delete?: never;
     options?: never;
     head?: never;
@@ -3264,199 +439,10 @@ export interface paths {
       cookie?: never;
     };
     /** List API keys (operator); secrets are never shown again */
-    get: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path?: never;
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description keys */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': {
-              items: components['schemas']['ApiKey'][];
-            };
-          };
-        };
-        /** @description error */
-        400: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        404: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        409: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        422: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        503: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-      };
-    };
+    get: operations['listKeys'];
     put?: never;
     /** Create an API key (operator); a key without tenantId is an operator key */
-    post: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path?: never;
-        cookie?: never;
-      };
-      requestBody: {
-        content: {
-          'application/json': {
-            name: string;
-            tenantId?: string;
-            actions?: (
-              | 'compute:nodes:read'
-              | 'compute:nodes:cordon'
-              | 'compute:nodes:drain'
-              | 'compute:nodes:update'
-              | 'compute:nodes:provision'
-              | 'compute:nodes:block'
-              | 'compute:nodes:revoke-identity'
-              | 'compute:nodes:delete'
-              | 'compute:nodes:remediate'
-              | 'compute:allocations:write'
-              | 'compute:tokens:read'
-              | 'compute:tokens:write'
-            )[];
-          };
-        };
-      };
-      responses: {
-        /** @description the key and its secret, shown once */
-        201: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ApiKey'] & {
-              secret: string;
-            };
-          };
-        };
-        /** @description error */
-        400: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        404: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        409: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        422: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        503: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-      };
-    };
+    post: operations['createKey'];
     delete?: never;
     options?: never;
     head?: never;
@@ -3474,91 +460,7 @@ export interface paths {
     put?: never;
     post?: never;
     /** Revoke an API key (operator); it is refused from the next request on */
-    delete: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path: {
-          id: string;
-        };
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description the revoked key */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ApiKey'];
-          };
-        };
-        /** @description error */
-        400: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        404: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        409: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        422: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        503: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-      };
-    };
+    delete: operations['revokeKey'];
     options?: never;
     head?: never;
     patch?: never;
@@ -3574,101 +476,7 @@ export interface paths {
     get?: never;
     put?: never;
     /** Rotate an API key (operator): a new key with the same tenant and actions and a new secret, shown once; the old secret keeps working for graceSeconds */
-    post: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path: {
-          id: string;
-        };
-        cookie?: never;
-      };
-      requestBody?: {
-        content: {
-          'application/json': {
-            /** @description how long the old secret stays accepted (default 3600; 0 ends it at once) */
-            graceSeconds?: number;
-          };
-        };
-      };
-      responses: {
-        /** @description the new key and its secret, shown once; `previous` is the old key, accepted until its revokedAt */
-        201: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ApiKey'] & {
-              secret: string;
-              previous: components['schemas']['ApiKey'];
-            };
-          };
-        };
-        /** @description error */
-        400: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        404: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        409: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        422: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        503: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-      };
-    };
+    post: operations['rotateKey'];
     delete?: never;
     options?: never;
     head?: never;
@@ -3683,193 +491,10 @@ export interface paths {
       cookie?: never;
     };
     /** List join tokens (never their secrets) with uses left and expiry */
-    get: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path?: never;
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description tokens */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': {
-              items: components['schemas']['JoinToken'][];
-            };
-          };
-        };
-        /** @description error */
-        400: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        404: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        409: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        422: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        503: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-      };
-    };
+    get: operations['listJoinTokens'];
     put?: never;
     /** Create a join token; its secret is shown once */
-    post: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path?: never;
-        cookie?: never;
-      };
-      requestBody: {
-        content: {
-          'application/json': {
-            poolId: string;
-            tenantId?: string;
-            /** @description 0 (never) or a duration from 1ms to 3650d */
-            ttl: string;
-            maxUses: number;
-            labels?: {
-              [key: string]: string;
-            };
-            /** @description what the token is for; free text: no control characters (U+0000–U+001F, U+007F–U+009F), no lone surrogates */
-            description?: string;
-          };
-        };
-      };
-      responses: {
-        /** @description the token */
-        201: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['JoinToken'] & {
-              secret: string;
-            };
-          };
-        };
-        /** @description error */
-        400: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        404: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        409: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        422: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        503: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-      };
-    };
+    post: operations['createJoinToken'];
     delete?: never;
     options?: never;
     head?: never;
@@ -3887,91 +512,7 @@ export interface paths {
     put?: never;
     post?: never;
     /** Revoke a join token: new joins stop; nodes that joined stay */
-    delete: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path: {
-          id: string;
-        };
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description the revoked token */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['JoinToken'];
-          };
-        };
-        /** @description error */
-        400: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        404: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        409: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        422: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        503: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-      };
-    };
+    delete: operations['revokeJoinToken'];
     options?: never;
     head?: never;
     patch?: never;
@@ -3987,103 +528,7 @@ export interface paths {
     get?: never;
     put?: never;
     /** Block a node: its agent session closes and its calls get 403; allocations stay */
-    post: {
-      parameters: {
-        query?: never;
-        header?: {
-          /** @description the node version the caller read (optimistic concurrency) */
-          'if-match'?: string;
-        };
-        path: {
-          id: string;
-        };
-        cookie?: never;
-      };
-      requestBody: {
-        content: {
-          'application/json': {
-            /** @description why, recorded on the event; free text: no control characters (U+0000–U+001F, U+007F–U+009F), no lone surrogates */
-            reason: string;
-            /** @description the node version the caller read */
-            version?: number;
-          };
-        };
-      };
-      responses: {
-        /** @description the node */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Node'];
-          };
-        };
-        /** @description error */
-        400: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        404: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        409: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        422: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        503: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-      };
-    };
+    post: operations['blockNode'];
     delete?: never;
     options?: never;
     head?: never;
@@ -4100,103 +545,7 @@ export interface paths {
     get?: never;
     put?: never;
     /** Unblock a node; its agent notices within ten seconds */
-    post: {
-      parameters: {
-        query?: never;
-        header?: {
-          /** @description the node version the caller read (optimistic concurrency) */
-          'if-match'?: string;
-        };
-        path: {
-          id: string;
-        };
-        cookie?: never;
-      };
-      requestBody?: {
-        content: {
-          'application/json': {
-            /** @description why, recorded on the event; free text: no control characters (U+0000–U+001F, U+007F–U+009F), no lone surrogates */
-            reason?: string;
-            /** @description the node version the caller read */
-            version?: number;
-          };
-        };
-      };
-      responses: {
-        /** @description the node */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Node'];
-          };
-        };
-        /** @description error */
-        400: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        404: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        409: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        422: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        503: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-      };
-    };
+    post: operations['unblockNode'];
     delete?: never;
     options?: never;
     head?: never;
@@ -4213,103 +562,7 @@ export interface paths {
     get?: never;
     put?: never;
     /** Reject a pending node (operator) */
-    post: {
-      parameters: {
-        query?: never;
-        header?: {
-          /** @description the node version the caller read (optimistic concurrency) */
-          'if-match'?: string;
-        };
-        path: {
-          id: string;
-        };
-        cookie?: never;
-      };
-      requestBody?: {
-        content: {
-          'application/json': {
-            /** @description why, recorded on the event; free text: no control characters (U+0000–U+001F, U+007F–U+009F), no lone surrogates */
-            reason?: string;
-            /** @description the node version the caller read */
-            version?: number;
-          };
-        };
-      };
-      responses: {
-        /** @description the node */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Node'];
-          };
-        };
-        /** @description error */
-        400: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        404: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        409: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        422: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        503: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-      };
-    };
+    post: operations['rejectNode'];
     delete?: never;
     options?: never;
     head?: never;
@@ -4326,104 +579,7 @@ export interface paths {
     get?: never;
     put?: never;
     /** Approve a pending node into a pool (operator); acceptance then adopts it */
-    post: {
-      parameters: {
-        query?: never;
-        header?: {
-          /** @description the node version the caller read (optimistic concurrency) */
-          'if-match'?: string;
-        };
-        path: {
-          id: string;
-        };
-        cookie?: never;
-      };
-      requestBody?: {
-        content: {
-          'application/json': {
-            poolId?: string;
-            /** @description why, recorded on the event; free text: no control characters (U+0000–U+001F, U+007F–U+009F), no lone surrogates */
-            reason?: string;
-            /** @description the node version the caller read */
-            version?: number;
-          };
-        };
-      };
-      responses: {
-        /** @description the node */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Node'];
-          };
-        };
-        /** @description error */
-        400: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        404: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        409: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        422: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        503: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-      };
-    };
+    post: operations['approveNode'];
     delete?: never;
     options?: never;
     head?: never;
@@ -4440,106 +596,7 @@ export interface paths {
     get?: never;
     put?: never;
     /** Revoke every certificate and credential of a node and raise its identity generation */
-    post: {
-      parameters: {
-        query?: never;
-        header?: {
-          /** @description the node version the caller read (optimistic concurrency) */
-          'if-match'?: string;
-        };
-        path: {
-          id: string;
-        };
-        cookie?: never;
-      };
-      requestBody?: {
-        content: {
-          'application/json': {
-            /** @description why, recorded on the event; free text: no control characters (U+0000–U+001F, U+007F–U+009F), no lone surrogates */
-            reason?: string;
-            /** @description the node version the caller read */
-            version?: number;
-          };
-        };
-      };
-      responses: {
-        /** @description the node and how many certificates */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': {
-              node: components['schemas']['Node'];
-              revokedCertificates: number;
-            };
-          };
-        };
-        /** @description error */
-        400: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        404: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        409: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        422: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        503: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-      };
-    };
+    post: operations['revokeNodeIdentity'];
     delete?: never;
     options?: never;
     head?: never;
@@ -4556,124 +613,7 @@ export interface paths {
     get?: never;
     put?: never;
     /** A machine joins: with a join token it is adopted; without one it waits for approval */
-    post: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path?: never;
-        cookie?: never;
-      };
-      requestBody: {
-        content: {
-          'application/json': {
-            token?: string;
-            publicKey: string;
-            hostname: string;
-            /** @description a name for people; free text: no control characters (U+0000–U+001F, U+007F–U+009F), no lone surrogates */
-            displayName?: string;
-            poolId?: string;
-            /**
-             * @default {
-             *       "accelerators": [],
-             *       "storageRoots": []
-             *     }
-             */
-            inventory?: {
-              accelerators: {
-                model: string;
-                /** @description the accelerator's serial number; free text: no control characters (U+0000–U+001F, U+007F–U+009F), no lone surrogates */
-                serial: string;
-              }[];
-              storageRoots: {
-                /** @description an absolute path; free text: no control characters (U+0000–U+001F, U+007F–U+009F), no lone surrogates */
-                path: string;
-                bytes: number;
-              }[];
-            };
-          };
-        };
-      };
-      responses: {
-        /** @description the new node identity; the credential is shown once */
-        201: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': {
-              nodeId: string;
-              credential: string;
-              clusterId: string;
-              caPublicKey: string;
-              provisionState: string;
-            };
-          };
-        };
-        /** @description error */
-        400: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        404: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        409: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        422: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        503: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-      };
-    };
+    post: operations['joinCluster'];
     delete?: never;
     options?: never;
     head?: never;
@@ -4690,101 +630,7 @@ export interface paths {
     get?: never;
     put?: never;
     /** Agent heartbeat (every 10 s); `state: offline` says goodbye */
-    post: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path?: never;
-        cookie?: never;
-      };
-      requestBody?: {
-        content: {
-          'application/json': {
-            /** @enum {string} */
-            state?: 'running' | 'offline';
-          };
-        };
-      };
-      responses: {
-        /** @description seen */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': {
-              nodeId: string;
-              /** @enum {boolean} */
-              ok: true;
-              ca: components['schemas']['CaOffer'];
-            };
-          };
-        };
-        /** @description error */
-        400: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        404: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        409: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        422: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        503: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-      };
-    };
+    post: operations['sendHeartbeat'];
     delete?: never;
     options?: never;
     head?: never;
@@ -4799,95 +645,7 @@ export interface paths {
       cookie?: never;
     };
     /** Long-poll the node's pending commands, oldest first */
-    get: {
-      parameters: {
-        query?: {
-          /** @description decimal digits only */
-          wait?: number;
-        };
-        header?: never;
-        path?: never;
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description pending commands, and the CA key their signatures are checked against */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': {
-              items: components['schemas']['AgentCommand'][];
-              ca: components['schemas']['CaOffer'];
-            };
-          };
-        };
-        /** @description error */
-        400: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        404: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        409: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        422: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        503: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-      };
-    };
+    get: operations['pollCommands'];
     put?: never;
     post?: never;
     delete?: never;
@@ -4906,97 +664,7 @@ export interface paths {
     get?: never;
     put?: never;
     /** The agent carried the command out */
-    post: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path: {
-          id: string;
-        };
-        cookie?: never;
-      };
-      requestBody?: {
-        content: {
-          'application/json': Record<string, never>;
-        };
-      };
-      responses: {
-        /** @description the command */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['AgentCommand'] & {
-              status: string;
-            };
-          };
-        };
-        /** @description error */
-        400: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        404: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        409: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        422: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        503: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-      };
-    };
+    post: operations['ackCommand'];
     delete?: never;
     options?: never;
     head?: never;
@@ -5013,100 +681,7 @@ export interface paths {
     get?: never;
     put?: never;
     /** The agent cannot or will not carry it out */
-    post: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path: {
-          id: string;
-        };
-        cookie?: never;
-      };
-      requestBody: {
-        content: {
-          'application/json': {
-            /** @description why, recorded on the event; free text: no control characters (U+0000–U+001F, U+007F–U+009F), no lone surrogates */
-            reason: string;
-          };
-        };
-      };
-      responses: {
-        /** @description the command */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['AgentCommand'] & {
-              status: string;
-            };
-          };
-        };
-        /** @description error */
-        400: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        404: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        409: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        422: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        503: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-      };
-    };
+    post: operations['refuseCommand'];
     delete?: never;
     options?: never;
     head?: never;
@@ -5123,98 +698,7 @@ export interface paths {
     get?: never;
     put?: never;
     /** The machine came back from the restarting action of an acked remediate command (event node.remediation.returned, once) */
-    post: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path: {
-          id: string;
-        };
-        cookie?: never;
-      };
-      requestBody?: {
-        content: {
-          'application/json': Record<string, never>;
-        };
-      };
-      responses: {
-        /** @description the command, and when its return was first reported */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['AgentCommand'] & {
-              status: string;
-              returnedAt: string;
-            };
-          };
-        };
-        /** @description error */
-        400: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        404: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        409: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        422: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        503: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-      };
-    };
+    post: operations['reportCommandReturned'];
     delete?: never;
     options?: never;
     head?: never;
@@ -5229,89 +713,7 @@ export interface paths {
       cookie?: never;
     };
     /** Who the caller is and which actions its key holds */
-    get: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path?: never;
-        cookie?: never;
-      };
-      requestBody?: never;
-      responses: {
-        /** @description the caller */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Caller'];
-          };
-        };
-        /** @description error */
-        400: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        401: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        403: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        404: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        409: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        422: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-        /** @description error */
-        503: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['Error'];
-          };
-        };
-      };
-    };
+    get: operations['whoami'];
     put?: never;
     post?: never;
     delete?: never;
@@ -5324,6 +726,28 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
   schemas: {
+    Error: {
+      error: {
+        /** @enum {string} */
+        code:
+          | 'INVALID_INPUT'
+          | 'UNAUTHENTICATED'
+          | 'FORBIDDEN'
+          | 'NOT_FOUND'
+          | 'CONFLICT'
+          | 'INVALID_STATE'
+          | 'NOT_SCHEDULABLE'
+          | 'IDEMPOTENCY_KEY_REUSED'
+          | 'RATE_LIMITED'
+          | 'INTERNAL'
+          | 'UNAVAILABLE';
+        message: string;
+        details: {
+          [key: string]: unknown;
+        };
+        requestId: string;
+      };
+    };
     Node: {
       id: string;
       tenantId: string | null;
@@ -5379,16 +803,6 @@ export interface components {
       createdAt: string;
       updatedAt: string;
       deletedAt: string | null;
-    };
-    Error: {
-      error: {
-        code: string;
-        message: string;
-        details: {
-          [key: string]: unknown;
-        };
-        requestId: string;
-      };
     };
     Event: {
       id: string;
@@ -5595,11 +1009,2664 @@ export interface components {
       )[];
     };
   };
-  responses: never;
+  responses: {
+    /** @description INVALID_INPUT: a body, query, header or path fails its schema */
+    InvalidInput: {
+      headers: {
+        [name: string]: unknown;
+      };
+      content: {
+        'application/json': components['schemas']['Error'];
+      };
+    };
+    /** @description UNAUTHENTICATED: no valid bearer credential */
+    Unauthenticated: {
+      headers: {
+        [name: string]: unknown;
+      };
+      content: {
+        'application/json': components['schemas']['Error'];
+      };
+    };
+    /** @description FORBIDDEN: the caller lacks the route's action or role */
+    Forbidden: {
+      headers: {
+        [name: string]: unknown;
+      };
+      content: {
+        'application/json': components['schemas']['Error'];
+      };
+    };
+    /** @description NOT_FOUND: no such thing, or not visible to the caller */
+    NotFound: {
+      headers: {
+        [name: string]: unknown;
+      };
+      content: {
+        'application/json': components['schemas']['Error'];
+      };
+    };
+    /** @description CONFLICT (a version no longer matches), INVALID_STATE or NOT_SCHEDULABLE */
+    Conflict: {
+      headers: {
+        [name: string]: unknown;
+      };
+      content: {
+        'application/json': components['schemas']['Error'];
+      };
+    };
+    /** @description IDEMPOTENCY_KEY_REUSED: the same Idempotency-Key with a different request */
+    IdempotencyKeyReused: {
+      headers: {
+        [name: string]: unknown;
+      };
+      content: {
+        'application/json': components['schemas']['Error'];
+      };
+    };
+    /** @description RATE_LIMITED: too many failed authentications or token-less joins from one address; see Retry-After */
+    RateLimited: {
+      headers: {
+        [name: string]: unknown;
+      };
+      content: {
+        'application/json': components['schemas']['Error'];
+      };
+    };
+    /** @description UNAVAILABLE: Postgres or Temporal could not complete the request */
+    Unavailable: {
+      headers: {
+        [name: string]: unknown;
+      };
+      content: {
+        'application/json': components['schemas']['Error'];
+      };
+    };
+  };
   parameters: never;
   requestBodies: never;
   headers: never;
   pathItems: never;
 }
 export type $defs = Record<string, never>;
-export type operations = Record<string, never>;
+export interface operations {
+  listNodes: {
+    parameters: {
+      query?: {
+        tenantId?: string;
+        poolId?: string;
+        siteId?: string;
+        cordoned?: 'true' | 'false';
+        provisionState?:
+          | 'pending'
+          | 'enrolling'
+          | 'adopting'
+          | 'adopted'
+          | 'rejected'
+          | 'failed'
+          | 'retired'
+          | 'purging'
+          | 'decommissioning'
+          | 'decommissioned';
+        access?: 'allowed' | 'blocked';
+        liveness?: 'alive' | 'unreachable' | 'lost' | 'offline' | 'decommissioned';
+        /** @description label selector KEY=VALUE[,KEY=VALUE…]: the nodes carrying all of these labels; every node when absent */
+        selector?: string;
+        /** @description nodes whose hostname contains this, in any case */
+        hostname?: string;
+        includeDeleted?: 'true' | 'false';
+        /** @description decimal digits only */
+        limit?: number;
+        cursor?: string;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description a page of nodes */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "items": [
+           *         {
+           *           "id": "node_01k5w8v3x9q2m4n6p8r0s2t001",
+           *           "tenantId": "acme",
+           *           "poolId": "pool-h100-east",
+           *           "siteId": "fra1",
+           *           "hostname": "gpu-b7-01",
+           *           "displayName": null,
+           *           "provisionState": "adopted",
+           *           "access": "allowed",
+           *           "cordoned": true,
+           *           "maintenance": false,
+           *           "noScheduleReasons": [
+           *             "taint:nvlink-degraded"
+           *           ],
+           *           "connectivity": "disconnected",
+           *           "liveness": "alive",
+           *           "lastSeenAt": null,
+           *           "labels": [
+           *             {
+           *               "key": "gpu.count",
+           *               "value": "2",
+           *               "source": "inventory"
+           *             },
+           *             {
+           *               "key": "gpu.model",
+           *               "value": "H100",
+           *               "source": "inventory"
+           *             },
+           *             {
+           *               "key": "rack",
+           *               "value": "b7",
+           *               "source": "operator"
+           *             },
+           *             {
+           *               "key": "team",
+           *               "value": "ml-infra",
+           *               "source": "operator"
+           *             }
+           *           ],
+           *           "conditions": [],
+           *           "session": {
+           *             "connectivity": "disconnected",
+           *             "lastSeenAt": null
+           *           },
+           *           "identityGeneration": 1,
+           *           "version": 5,
+           *           "createdAt": "2026-03-02T09:30:00.000Z",
+           *           "updatedAt": "2026-03-02T09:30:00.000Z",
+           *           "deletedAt": null
+           *         }
+           *       ],
+           *       "nextCursor": null
+           *     }
+           */
+          'application/json': {
+            items: components['schemas']['Node'][];
+            nextCursor: string | null;
+          };
+        };
+      };
+      400: components['responses']['InvalidInput'];
+      401: components['responses']['Unauthenticated'];
+      403: components['responses']['Forbidden'];
+      404: components['responses']['NotFound'];
+      409: components['responses']['Conflict'];
+      422: components['responses']['IdempotencyKeyReused'];
+      429: components['responses']['RateLimited'];
+      503: components['responses']['Unavailable'];
+    };
+  };
+  getNode: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description the node */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "id": "node_01k5w8v3x9q2m4n6p8r0s2t001",
+           *       "tenantId": "acme",
+           *       "poolId": "pool-h100-east",
+           *       "siteId": "fra1",
+           *       "hostname": "gpu-b7-01",
+           *       "displayName": null,
+           *       "provisionState": "adopted",
+           *       "access": "allowed",
+           *       "cordoned": true,
+           *       "maintenance": false,
+           *       "noScheduleReasons": [
+           *         "taint:nvlink-degraded"
+           *       ],
+           *       "connectivity": "disconnected",
+           *       "liveness": "alive",
+           *       "lastSeenAt": null,
+           *       "labels": [
+           *         {
+           *           "key": "gpu.count",
+           *           "value": "2",
+           *           "source": "inventory"
+           *         },
+           *         {
+           *           "key": "gpu.model",
+           *           "value": "H100",
+           *           "source": "inventory"
+           *         },
+           *         {
+           *           "key": "rack",
+           *           "value": "b7",
+           *           "source": "operator"
+           *         },
+           *         {
+           *           "key": "team",
+           *           "value": "ml-infra",
+           *           "source": "operator"
+           *         }
+           *       ],
+           *       "conditions": [],
+           *       "session": {
+           *         "connectivity": "disconnected",
+           *         "lastSeenAt": null
+           *       },
+           *       "identityGeneration": 1,
+           *       "version": 5,
+           *       "createdAt": "2026-03-02T09:30:00.000Z",
+           *       "updatedAt": "2026-03-02T09:30:00.000Z",
+           *       "deletedAt": null
+           *     }
+           */
+          'application/json': components['schemas']['Node'];
+        };
+      };
+      400: components['responses']['InvalidInput'];
+      401: components['responses']['Unauthenticated'];
+      403: components['responses']['Forbidden'];
+      404: components['responses']['NotFound'];
+      409: components['responses']['Conflict'];
+      422: components['responses']['IdempotencyKeyReused'];
+      429: components['responses']['RateLimited'];
+      503: components['responses']['Unavailable'];
+    };
+  };
+  deleteNode: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description the node version the caller read (optimistic concurrency) */
+        'if-match'?: string;
+      };
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: {
+      content: {
+        'application/json': {
+          /** @description why, recorded on the event; free text: no control characters (U+0000–U+001F, U+007F–U+009F), no lone surrogates */
+          reason?: string;
+          /** @description the node version the caller read */
+          version?: number;
+        };
+      };
+    };
+    responses: {
+      /** @description deleted now, or already */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            nodeId: string;
+            deleted: boolean;
+          };
+        };
+      };
+      400: components['responses']['InvalidInput'];
+      401: components['responses']['Unauthenticated'];
+      403: components['responses']['Forbidden'];
+      404: components['responses']['NotFound'];
+      409: components['responses']['Conflict'];
+      422: components['responses']['IdempotencyKeyReused'];
+      429: components['responses']['RateLimited'];
+      503: components['responses']['Unavailable'];
+    };
+  };
+  listNodeEvents: {
+    parameters: {
+      query?: {
+        type?: string;
+        /** @description oldest first (the default) or newest first; a cursor keeps its order */
+        order?: 'oldest' | 'newest';
+        /** @description decimal digits only */
+        limit?: number;
+        cursor?: string;
+      };
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description a page of events */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            items: components['schemas']['Event'][];
+            nextCursor: string | null;
+          };
+        };
+      };
+      400: components['responses']['InvalidInput'];
+      401: components['responses']['Unauthenticated'];
+      403: components['responses']['Forbidden'];
+      404: components['responses']['NotFound'];
+      409: components['responses']['Conflict'];
+      422: components['responses']['IdempotencyKeyReused'];
+      429: components['responses']['RateLimited'];
+      503: components['responses']['Unavailable'];
+    };
+  };
+  listEvents: {
+    parameters: {
+      query?: {
+        /** @description the nextCursor of the previous page; absent or 0: from the first event */
+        after?: string;
+        type?: string;
+        /** @description only this node's events */
+        nodeId?: string;
+        /** @description at most this many events; 0: none, only the nextCursor of now (to follow from) */
+        limit?: number;
+        /** @description decimal digits only */
+        wait?: number;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description events after the cursor (none when the wait ended first) */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            items: components['schemas']['Event'][];
+            /** @description pass as after next time; never null */
+            nextCursor: string;
+          };
+        };
+      };
+      400: components['responses']['InvalidInput'];
+      401: components['responses']['Unauthenticated'];
+      403: components['responses']['Forbidden'];
+      404: components['responses']['NotFound'];
+      409: components['responses']['Conflict'];
+      422: components['responses']['IdempotencyKeyReused'];
+      429: components['responses']['RateLimited'];
+      503: components['responses']['Unavailable'];
+    };
+  };
+  cordonNode: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description the node version the caller read (optimistic concurrency) */
+        'if-match'?: string;
+      };
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: {
+      content: {
+        /**
+         * @example {
+         *       "reason": "firmware update",
+         *       "version": 4
+         *     }
+         */
+        'application/json': {
+          /** @description why, recorded on the event; free text: no control characters (U+0000–U+001F, U+007F–U+009F), no lone surrogates */
+          reason?: string;
+          /** @description the node version the caller read */
+          version?: number;
+        };
+      };
+    };
+    responses: {
+      /** @description the node */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "id": "node_01k5w8v3x9q2m4n6p8r0s2t001",
+           *       "tenantId": "acme",
+           *       "poolId": "pool-h100-east",
+           *       "siteId": "fra1",
+           *       "hostname": "gpu-b7-01",
+           *       "displayName": null,
+           *       "provisionState": "adopted",
+           *       "access": "allowed",
+           *       "cordoned": true,
+           *       "maintenance": false,
+           *       "noScheduleReasons": [
+           *         "taint:nvlink-degraded"
+           *       ],
+           *       "connectivity": "disconnected",
+           *       "liveness": "alive",
+           *       "lastSeenAt": null,
+           *       "labels": [
+           *         {
+           *           "key": "gpu.count",
+           *           "value": "2",
+           *           "source": "inventory"
+           *         },
+           *         {
+           *           "key": "gpu.model",
+           *           "value": "H100",
+           *           "source": "inventory"
+           *         },
+           *         {
+           *           "key": "rack",
+           *           "value": "b7",
+           *           "source": "operator"
+           *         },
+           *         {
+           *           "key": "team",
+           *           "value": "ml-infra",
+           *           "source": "operator"
+           *         }
+           *       ],
+           *       "conditions": [],
+           *       "session": {
+           *         "connectivity": "disconnected",
+           *         "lastSeenAt": null
+           *       },
+           *       "identityGeneration": 1,
+           *       "version": 5,
+           *       "createdAt": "2026-03-02T09:30:00.000Z",
+           *       "updatedAt": "2026-03-02T09:30:00.000Z",
+           *       "deletedAt": null
+           *     }
+           */
+          'application/json': components['schemas']['Node'];
+        };
+      };
+      400: components['responses']['InvalidInput'];
+      401: components['responses']['Unauthenticated'];
+      403: components['responses']['Forbidden'];
+      404: components['responses']['NotFound'];
+      409: components['responses']['Conflict'];
+      422: components['responses']['IdempotencyKeyReused'];
+      429: components['responses']['RateLimited'];
+      503: components['responses']['Unavailable'];
+    };
+  };
+  uncordonNode: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description the node version the caller read (optimistic concurrency) */
+        'if-match'?: string;
+      };
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: {
+      content: {
+        'application/json': {
+          /** @description why, recorded on the event; free text: no control characters (U+0000–U+001F, U+007F–U+009F), no lone surrogates */
+          reason?: string;
+          /** @description the node version the caller read */
+          version?: number;
+        };
+      };
+    };
+    responses: {
+      /** @description the node */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Node'];
+        };
+      };
+      400: components['responses']['InvalidInput'];
+      401: components['responses']['Unauthenticated'];
+      403: components['responses']['Forbidden'];
+      404: components['responses']['NotFound'];
+      409: components['responses']['Conflict'];
+      422: components['responses']['IdempotencyKeyReused'];
+      429: components['responses']['RateLimited'];
+      503: components['responses']['Unavailable'];
+    };
+  };
+  taintNode: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description the node version the caller read (optimistic concurrency) */
+        'if-match'?: string;
+      };
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: {
+      content: {
+        /**
+         * @example {
+         *       "add": [
+         *         "nvlink-degraded"
+         *       ],
+         *       "reason": "NVLink errors on GPU 3"
+         *     }
+         */
+        'application/json': {
+          add?: string[];
+          remove?: string[];
+          /** @description why, recorded on the event; free text: no control characters (U+0000–U+001F, U+007F–U+009F), no lone surrogates */
+          reason?: string;
+          /** @description the node version the caller read */
+          version?: number;
+        };
+      };
+    };
+    responses: {
+      /** @description the node */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "id": "node_01k5w8v3x9q2m4n6p8r0s2t001",
+           *       "tenantId": "acme",
+           *       "poolId": "pool-h100-east",
+           *       "siteId": "fra1",
+           *       "hostname": "gpu-b7-01",
+           *       "displayName": null,
+           *       "provisionState": "adopted",
+           *       "access": "allowed",
+           *       "cordoned": false,
+           *       "maintenance": false,
+           *       "noScheduleReasons": [
+           *         "taint:nvlink-degraded"
+           *       ],
+           *       "connectivity": "disconnected",
+           *       "liveness": "alive",
+           *       "lastSeenAt": null,
+           *       "labels": [
+           *         {
+           *           "key": "gpu.count",
+           *           "value": "2",
+           *           "source": "inventory"
+           *         },
+           *         {
+           *           "key": "gpu.model",
+           *           "value": "H100",
+           *           "source": "inventory"
+           *         },
+           *         {
+           *           "key": "rack",
+           *           "value": "b7",
+           *           "source": "operator"
+           *         },
+           *         {
+           *           "key": "team",
+           *           "value": "ml-infra",
+           *           "source": "operator"
+           *         }
+           *       ],
+           *       "conditions": [],
+           *       "session": {
+           *         "connectivity": "disconnected",
+           *         "lastSeenAt": null
+           *       },
+           *       "identityGeneration": 1,
+           *       "version": 4,
+           *       "createdAt": "2026-03-02T09:30:00.000Z",
+           *       "updatedAt": "2026-03-02T09:30:00.000Z",
+           *       "deletedAt": null
+           *     }
+           */
+          'application/json': components['schemas']['Node'];
+        };
+      };
+      400: components['responses']['InvalidInput'];
+      401: components['responses']['Unauthenticated'];
+      403: components['responses']['Forbidden'];
+      404: components['responses']['NotFound'];
+      409: components['responses']['Conflict'];
+      422: components['responses']['IdempotencyKeyReused'];
+      429: components['responses']['RateLimited'];
+      503: components['responses']['Unavailable'];
+    };
+  };
+  labelNode: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description the node version the caller read (optimistic concurrency) */
+        'if-match'?: string;
+      };
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: {
+      content: {
+        /**
+         * @example {
+         *       "set": {
+         *         "rack": "b7",
+         *         "team": "ml-infra"
+         *       },
+         *       "reason": "racked in b7"
+         *     }
+         */
+        'application/json': {
+          set?: {
+            [key: string]: string;
+          };
+          remove?: string[];
+          /** @description why, recorded on the event; free text: no control characters (U+0000–U+001F, U+007F–U+009F), no lone surrogates */
+          reason?: string;
+          /** @description the node version the caller read */
+          version?: number;
+        };
+      };
+    };
+    responses: {
+      /** @description the node */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "id": "node_01k5w8v3x9q2m4n6p8r0s2t001",
+           *       "tenantId": "acme",
+           *       "poolId": "pool-h100-east",
+           *       "siteId": "fra1",
+           *       "hostname": "gpu-b7-01",
+           *       "displayName": null,
+           *       "provisionState": "adopted",
+           *       "access": "allowed",
+           *       "cordoned": false,
+           *       "maintenance": false,
+           *       "noScheduleReasons": [],
+           *       "connectivity": "disconnected",
+           *       "liveness": "alive",
+           *       "lastSeenAt": null,
+           *       "labels": [
+           *         {
+           *           "key": "gpu.count",
+           *           "value": "2",
+           *           "source": "inventory"
+           *         },
+           *         {
+           *           "key": "gpu.model",
+           *           "value": "H100",
+           *           "source": "inventory"
+           *         },
+           *         {
+           *           "key": "rack",
+           *           "value": "b7",
+           *           "source": "operator"
+           *         },
+           *         {
+           *           "key": "team",
+           *           "value": "ml-infra",
+           *           "source": "operator"
+           *         }
+           *       ],
+           *       "conditions": [],
+           *       "session": {
+           *         "connectivity": "disconnected",
+           *         "lastSeenAt": null
+           *       },
+           *       "identityGeneration": 1,
+           *       "version": 3,
+           *       "createdAt": "2026-03-02T09:30:00.000Z",
+           *       "updatedAt": "2026-03-02T09:30:00.000Z",
+           *       "deletedAt": null
+           *     }
+           */
+          'application/json': components['schemas']['Node'];
+        };
+      };
+      400: components['responses']['InvalidInput'];
+      401: components['responses']['Unauthenticated'];
+      403: components['responses']['Forbidden'];
+      404: components['responses']['NotFound'];
+      409: components['responses']['Conflict'];
+      422: components['responses']['IdempotencyKeyReused'];
+      429: components['responses']['RateLimited'];
+      503: components['responses']['Unavailable'];
+    };
+  };
+  clearNodeMaintenance: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description the node version the caller read (optimistic concurrency) */
+        'if-match'?: string;
+      };
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: {
+      content: {
+        'application/json': {
+          /** @enum {boolean} */
+          maintenance: false;
+          /** @description why, recorded on the event; free text: no control characters (U+0000–U+001F, U+007F–U+009F), no lone surrogates */
+          reason?: string;
+          /** @description the node version the caller read */
+          version?: number;
+        };
+      };
+    };
+    responses: {
+      /** @description the node */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Node'];
+        };
+      };
+      400: components['responses']['InvalidInput'];
+      401: components['responses']['Unauthenticated'];
+      403: components['responses']['Forbidden'];
+      404: components['responses']['NotFound'];
+      409: components['responses']['Conflict'];
+      422: components['responses']['IdempotencyKeyReused'];
+      429: components['responses']['RateLimited'];
+      503: components['responses']['Unavailable'];
+    };
+  };
+  adoptNode: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description the node version the caller read (optimistic concurrency) */
+        'if-match'?: string;
+      };
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: {
+      content: {
+        'application/json': {
+          /** @description why, recorded on the event; free text: no control characters (U+0000–U+001F, U+007F–U+009F), no lone surrogates */
+          reason?: string;
+          /** @description the node version the caller read */
+          version?: number;
+        };
+      };
+    };
+    responses: {
+      /** @description the node */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Node'];
+        };
+      };
+      400: components['responses']['InvalidInput'];
+      401: components['responses']['Unauthenticated'];
+      403: components['responses']['Forbidden'];
+      404: components['responses']['NotFound'];
+      409: components['responses']['Conflict'];
+      422: components['responses']['IdempotencyKeyReused'];
+      429: components['responses']['RateLimited'];
+      503: components['responses']['Unavailable'];
+    };
+  };
+  drainNode: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description the node version the caller read (optimistic concurrency) */
+        'if-match'?: string;
+        /** @description makes a retried request return the stored operation */
+        'idempotency-key'?: string;
+      };
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: {
+      content: {
+        /**
+         * @example {
+         *       "reason": "firmware update",
+         *       "deadline": "2h"
+         *     }
+         */
+        'application/json': {
+          /** @description why, recorded on the event; free text: no control characters (U+0000–U+001F, U+007F–U+009F), no lone surrogates */
+          reason?: string;
+          /** @description the node version the caller read */
+          version?: number;
+          /**
+           * @description when live allocations are released by force, within the pool disruption budget: an RFC 3339 time (Z or an offset) or a duration from now (2h, 90m; 0s = now); not past, at most 30 days ahead. Without it the drain only waits.
+           * @example 2h
+           */
+          deadline?: string;
+        };
+      };
+    };
+    responses: {
+      /** @description the drain already runs */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            node: components['schemas']['Node'];
+            operation: components['schemas']['Operation'];
+          };
+        };
+      };
+      /** @description the drain began */
+      202: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "node": {
+           *         "id": "node_01k5w8v3x9q2m4n6p8r0s2t001",
+           *         "tenantId": "acme",
+           *         "poolId": "pool-h100-east",
+           *         "siteId": "fra1",
+           *         "hostname": "gpu-b7-01",
+           *         "displayName": null,
+           *         "provisionState": "adopted",
+           *         "access": "allowed",
+           *         "cordoned": true,
+           *         "maintenance": false,
+           *         "noScheduleReasons": [
+           *           "taint:nvlink-degraded",
+           *           "draining"
+           *         ],
+           *         "connectivity": "disconnected",
+           *         "liveness": "alive",
+           *         "lastSeenAt": null,
+           *         "labels": [
+           *           {
+           *             "key": "gpu.count",
+           *             "value": "2",
+           *             "source": "inventory"
+           *           },
+           *           {
+           *             "key": "gpu.model",
+           *             "value": "H100",
+           *             "source": "inventory"
+           *           },
+           *           {
+           *             "key": "rack",
+           *             "value": "b7",
+           *             "source": "operator"
+           *           },
+           *           {
+           *             "key": "team",
+           *             "value": "ml-infra",
+           *             "source": "operator"
+           *           }
+           *         ],
+           *         "conditions": [],
+           *         "session": {
+           *           "connectivity": "disconnected",
+           *           "lastSeenAt": null
+           *         },
+           *         "identityGeneration": 1,
+           *         "version": 6,
+           *         "createdAt": "2026-03-02T09:30:00.000Z",
+           *         "updatedAt": "2026-03-02T09:30:00.000Z",
+           *         "deletedAt": null
+           *       },
+           *       "operation": {
+           *         "id": "op_01k5w8v3x9q2m4n6p8r0s2t002",
+           *         "kind": "drain",
+           *         "nodeId": "node_01k5w8v3x9q2m4n6p8r0s2t001",
+           *         "poolId": "pool-h100-east",
+           *         "status": "running",
+           *         "workflowId": "drain/node_01k5w8v3x9q2m4n6p8r0s2t001",
+           *         "actor": "key:bootstrap-operator",
+           *         "reason": "firmware update",
+           *         "idempotencyKey": "change-4711-drain",
+           *         "result": null,
+           *         "error": null,
+           *         "cancellation": null,
+           *         "createdAt": "2026-03-02T09:30:00.000Z",
+           *         "updatedAt": "2026-03-02T09:30:00.000Z",
+           *         "completedAt": null
+           *       }
+           *     }
+           */
+          'application/json': {
+            node: components['schemas']['Node'];
+            operation: components['schemas']['Operation'];
+          };
+        };
+      };
+      400: components['responses']['InvalidInput'];
+      401: components['responses']['Unauthenticated'];
+      403: components['responses']['Forbidden'];
+      404: components['responses']['NotFound'];
+      409: components['responses']['Conflict'];
+      422: components['responses']['IdempotencyKeyReused'];
+      429: components['responses']['RateLimited'];
+      503: components['responses']['Unavailable'];
+    };
+  };
+  previewDecommission: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description the preview */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "nodeId": "node_01k5w8v3x9q2m4n6p8r0s2t003",
+           *       "hostname": "gpu-b7-02",
+           *       "displayName": null,
+           *       "confirmationIdentities": [
+           *         "node_01k5w8v3x9q2m4n6p8r0s2t003",
+           *         "gpu-b7-02"
+           *       ],
+           *       "nodeGeneration": 4,
+           *       "dependencyDigest": "sha256:4f1c4f1c4f1c4f1c4f1c4f1c4f1c4f1c4f1c4f1c4f1c4f1c4f1c4f1c4f1c4f1c",
+           *       "ready": true,
+           *       "blockers": [],
+           *       "cleanup": [
+           *         {
+           *           "kind": "credentials",
+           *           "count": 1
+           *         },
+           *         {
+           *           "kind": "certificates",
+           *           "count": 1
+           *         },
+           *         {
+           *           "kind": "accelerators",
+           *           "count": 2
+           *         },
+           *         {
+           *           "kind": "storage-roots",
+           *           "count": 1
+           *         },
+           *         {
+           *           "kind": "scheduler-rows",
+           *           "count": 1
+           *         },
+           *         {
+           *           "kind": "telemetry-rows",
+           *           "count": 1
+           *         },
+           *         {
+           *           "kind": "inventory-current-rows",
+           *           "count": 1
+           *         }
+           *       ],
+           *       "retained": [
+           *         {
+           *           "kind": "events",
+           *           "count": 4
+           *         },
+           *         {
+           *           "kind": "allocations",
+           *           "count": 0
+           *         },
+           *         {
+           *           "kind": "operations",
+           *           "count": 0
+           *         },
+           *         {
+           *           "kind": "inventory-snapshots",
+           *           "count": 1
+           *         }
+           *       ]
+           *     }
+           */
+          'application/json': components['schemas']['DecommissionPreview'];
+        };
+      };
+      400: components['responses']['InvalidInput'];
+      401: components['responses']['Unauthenticated'];
+      403: components['responses']['Forbidden'];
+      404: components['responses']['NotFound'];
+      409: components['responses']['Conflict'];
+      422: components['responses']['IdempotencyKeyReused'];
+      429: components['responses']['RateLimited'];
+      503: components['responses']['Unavailable'];
+    };
+  };
+  executeDecommission: {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description makes a retried request return the stored operation */
+        'idempotency-key': string;
+      };
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *       "confirm": "gpu-b7-02",
+         *       "nodeGeneration": 4,
+         *       "dependencyDigest": "sha256:4f1c4f1c4f1c4f1c4f1c4f1c4f1c4f1c4f1c4f1c4f1c4f1c4f1c4f1c4f1c4f1c",
+         *       "operator": "alice",
+         *       "reason": "EOL: leaving the fleet"
+         *     }
+         */
+        'application/json': {
+          /** @description one of the confirmation identities of the preview; free text: no control characters (U+0000–U+001F, U+007F–U+009F), no lone surrogates */
+          confirm: string;
+          nodeGeneration: number;
+          dependencyDigest: string;
+          /** @description who runs the decommission; free text: no control characters (U+0000–U+001F, U+007F–U+009F), no lone surrogates */
+          operator: string;
+          /** @description why, recorded on the event; free text: no control characters (U+0000–U+001F, U+007F–U+009F), no lone surrogates */
+          reason: string;
+        };
+      };
+    };
+    responses: {
+      /** @description this Idempotency-Key already has its operation */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Operation'];
+        };
+      };
+      /** @description admitted: the decommission runs */
+      202: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "id": "op_01k5w8v3x9q2m4n6p8r0s2t004",
+           *       "kind": "decommission",
+           *       "nodeId": "node_01k5w8v3x9q2m4n6p8r0s2t003",
+           *       "poolId": "pool-h100-east",
+           *       "status": "running",
+           *       "workflowId": "decommission/node_01k5w8v3x9q2m4n6p8r0s2t003",
+           *       "actor": "key:bootstrap-operator",
+           *       "reason": "EOL: leaving the fleet",
+           *       "idempotencyKey": "change-4712-decommission",
+           *       "result": {
+           *         "operator": "alice",
+           *         "nodeGeneration": 4,
+           *         "dependencyDigest": "sha256:4f1c4f1c4f1c4f1c4f1c4f1c4f1c4f1c4f1c4f1c4f1c4f1c4f1c4f1c4f1c4f1c"
+           *       },
+           *       "error": null,
+           *       "cancellation": null,
+           *       "createdAt": "2026-03-02T09:30:00.000Z",
+           *       "updatedAt": "2026-03-02T09:30:00.000Z",
+           *       "completedAt": null
+           *     }
+           */
+          'application/json': components['schemas']['Operation'];
+        };
+      };
+      400: components['responses']['InvalidInput'];
+      401: components['responses']['Unauthenticated'];
+      403: components['responses']['Forbidden'];
+      404: components['responses']['NotFound'];
+      409: components['responses']['Conflict'];
+      422: components['responses']['IdempotencyKeyReused'];
+      429: components['responses']['RateLimited'];
+      503: components['responses']['Unavailable'];
+    };
+  };
+  purgeNode: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description makes a retried request return the stored operation */
+        'idempotency-key'?: string;
+      };
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *       "confirm": true,
+         *       "reason": "sold to a reseller"
+         *     }
+         */
+        'application/json': {
+          /** @enum {boolean} */
+          confirm: true;
+          /** @description why, recorded on the event; free text: no control characters (U+0000–U+001F, U+007F–U+009F), no lone surrogates */
+          reason?: string;
+          /** @description release the open allocations of the node (allocation.force-released each) in the transaction the purge begins in; without it a node that holds any is refused INVALID_STATE, naming them. false is the same as leaving it out */
+          force?: boolean;
+        };
+      };
+    };
+    responses: {
+      /** @description a purge already runs */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            node: components['schemas']['Node'];
+            operation: components['schemas']['Operation'];
+          };
+        };
+      };
+      /** @description the signed purge command is queued */
+      202: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "node": {
+           *         "id": "node_01k5w8v3x9q2m4n6p8r0s2t005",
+           *         "tenantId": "acme",
+           *         "poolId": "pool-h100-east",
+           *         "siteId": "fra1",
+           *         "hostname": "gpu-b7-03",
+           *         "displayName": null,
+           *         "provisionState": "purging",
+           *         "access": "allowed",
+           *         "cordoned": false,
+           *         "maintenance": false,
+           *         "noScheduleReasons": [],
+           *         "connectivity": "disconnected",
+           *         "liveness": "alive",
+           *         "lastSeenAt": null,
+           *         "labels": [],
+           *         "conditions": [],
+           *         "session": {
+           *           "connectivity": "disconnected",
+           *           "lastSeenAt": null
+           *         },
+           *         "identityGeneration": 1,
+           *         "version": 3,
+           *         "createdAt": "2026-03-02T09:30:00.000Z",
+           *         "updatedAt": "2026-03-02T09:30:00.000Z",
+           *         "deletedAt": null
+           *       },
+           *       "operation": {
+           *         "id": "op_01k5w8v3x9q2m4n6p8r0s2t006",
+           *         "kind": "purge",
+           *         "nodeId": "node_01k5w8v3x9q2m4n6p8r0s2t005",
+           *         "poolId": "pool-h100-east",
+           *         "status": "running",
+           *         "workflowId": "purge/node_01k5w8v3x9q2m4n6p8r0s2t005",
+           *         "actor": "key:bootstrap-operator",
+           *         "reason": "sold to a reseller",
+           *         "idempotencyKey": null,
+           *         "result": null,
+           *         "error": null,
+           *         "cancellation": null,
+           *         "createdAt": "2026-03-02T09:30:00.000Z",
+           *         "updatedAt": "2026-03-02T09:30:00.000Z",
+           *         "completedAt": null
+           *       }
+           *     }
+           */
+          'application/json': {
+            node: components['schemas']['Node'];
+            operation: components['schemas']['Operation'];
+          };
+        };
+      };
+      400: components['responses']['InvalidInput'];
+      401: components['responses']['Unauthenticated'];
+      403: components['responses']['Forbidden'];
+      404: components['responses']['NotFound'];
+      409: components['responses']['Conflict'];
+      422: components['responses']['IdempotencyKeyReused'];
+      429: components['responses']['RateLimited'];
+      503: components['responses']['Unavailable'];
+    };
+  };
+  reportCondition: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          type: string;
+          status: boolean;
+          /** @description why, recorded on the event; free text: no control characters (U+0000–U+001F, U+007F–U+009F), no lone surrogates */
+          reason?: string;
+        };
+      };
+    };
+    responses: {
+      /** @description the node conditions, and the remediation the report started or joined */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            nodeId: string;
+            conditions: unknown[];
+            remediation: components['schemas']['Operation'] & (Record<string, never> | null);
+            /** @description how long this condition type must hold clear before the agent reports it cleared (pool policy healthyAfter) */
+            healthyAfterSeconds: number;
+          };
+        };
+      };
+      400: components['responses']['InvalidInput'];
+      401: components['responses']['Unauthenticated'];
+      403: components['responses']['Forbidden'];
+      404: components['responses']['NotFound'];
+      409: components['responses']['Conflict'];
+      422: components['responses']['IdempotencyKeyReused'];
+      429: components['responses']['RateLimited'];
+      503: components['responses']['Unavailable'];
+    };
+  };
+  remediateNode: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description makes a retried request return the stored operation */
+        'idempotency-key'?: string;
+      };
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *       "condition": "GpuXidError",
+         *       "reason": "XID 79: GPU fell off the bus"
+         *     }
+         */
+        'application/json': {
+          condition: string;
+          /** @description why, recorded on the event; free text: no control characters (U+0000–U+001F, U+007F–U+009F), no lone surrogates */
+          reason?: string;
+        };
+      };
+    };
+    responses: {
+      /** @description a remediation already runs (a condition other than its own is remediated after it) */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            operation: components['schemas']['Operation'];
+          };
+        };
+      };
+      /** @description the remediation began */
+      202: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "operation": {
+           *         "id": "op_01k5w8v3x9q2m4n6p8r0s2t007",
+           *         "kind": "remediation",
+           *         "nodeId": "node_01k5w8v3x9q2m4n6p8r0s2t008",
+           *         "poolId": "pool-h100-east",
+           *         "status": "running",
+           *         "workflowId": "remediation/node_01k5w8v3x9q2m4n6p8r0s2t008",
+           *         "actor": "key:bootstrap-operator",
+           *         "reason": "XID 79: GPU fell off the bus",
+           *         "idempotencyKey": null,
+           *         "result": {
+           *           "plan": {
+           *             "ladder": [
+           *               "reset-accelerator",
+           *               "reboot"
+           *             ],
+           *             "healthyAfterMs": 60000,
+           *             "attemptTimeoutMs": 600000
+           *           },
+           *           "since": "2026-03-02T09:30:00.000Z",
+           *           "automatic": false,
+           *           "condition": "GpuXidError"
+           *         },
+           *         "error": null,
+           *         "cancellation": null,
+           *         "createdAt": "2026-03-02T09:30:00.000Z",
+           *         "updatedAt": "2026-03-02T09:30:00.000Z",
+           *         "completedAt": null
+           *       }
+           *     }
+           */
+          'application/json': {
+            operation: components['schemas']['Operation'];
+          };
+        };
+      };
+      400: components['responses']['InvalidInput'];
+      401: components['responses']['Unauthenticated'];
+      403: components['responses']['Forbidden'];
+      404: components['responses']['NotFound'];
+      409: components['responses']['Conflict'];
+      422: components['responses']['IdempotencyKeyReused'];
+      429: components['responses']['RateLimited'];
+      503: components['responses']['Unavailable'];
+    };
+  };
+  getOperation: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description the operation */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "id": "op_01k5w8v3x9q2m4n6p8r0s2t002",
+           *       "kind": "drain",
+           *       "nodeId": "node_01k5w8v3x9q2m4n6p8r0s2t001",
+           *       "poolId": "pool-h100-east",
+           *       "status": "succeeded",
+           *       "workflowId": "drain/node_01k5w8v3x9q2m4n6p8r0s2t001",
+           *       "actor": "key:bootstrap-operator",
+           *       "reason": "firmware update",
+           *       "idempotencyKey": "change-4711-drain",
+           *       "result": {
+           *         "drained": true
+           *       },
+           *       "error": null,
+           *       "cancellation": null,
+           *       "createdAt": "2026-03-02T09:30:00.000Z",
+           *       "updatedAt": "2026-03-02T09:30:00.000Z",
+           *       "completedAt": "2026-03-02T09:30:00.000Z"
+           *     }
+           */
+          'application/json': components['schemas']['Operation'];
+        };
+      };
+      400: components['responses']['InvalidInput'];
+      401: components['responses']['Unauthenticated'];
+      403: components['responses']['Forbidden'];
+      404: components['responses']['NotFound'];
+      409: components['responses']['Conflict'];
+      422: components['responses']['IdempotencyKeyReused'];
+      429: components['responses']['RateLimited'];
+      503: components['responses']['Unavailable'];
+    };
+  };
+  cancelOperation: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: {
+      content: {
+        'application/json': {
+          /** @description why, recorded on the event; free text: no control characters (U+0000–U+001F, U+007F–U+009F), no lone surrogates */
+          reason?: string;
+          /**
+           * @description pool drains only: leave the node drains already running to finish (default), or cancel them too
+           * @enum {string}
+           */
+          children?: 'finish' | 'cancel';
+        };
+      };
+    };
+    responses: {
+      /** @description the operation, cancelled (also when it already was) */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Operation'];
+        };
+      };
+      /** @description the workflow was asked to cancel and has not cleaned up yet: read it again */
+      202: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Operation'];
+        };
+      };
+      400: components['responses']['InvalidInput'];
+      401: components['responses']['Unauthenticated'];
+      403: components['responses']['Forbidden'];
+      404: components['responses']['NotFound'];
+      409: components['responses']['Conflict'];
+      422: components['responses']['IdempotencyKeyReused'];
+      429: components['responses']['RateLimited'];
+      503: components['responses']['Unavailable'];
+    };
+  };
+  listOperations: {
+    parameters: {
+      query?: {
+        nodeId?: string;
+        /** @description the pool's operations: its pool drains, and those of nodes in it when they began */
+        poolId?: string;
+        kind?: 'drain' | 'decommission' | 'purge' | 'remediation' | 'pool-drain';
+        status?: 'pending' | 'running' | 'succeeded' | 'failed' | 'cancelled';
+        /** @description decimal digits only */
+        limit?: number;
+        cursor?: string;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description operations */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            items: components['schemas']['Operation'][];
+            nextCursor: string | null;
+          };
+        };
+      };
+      400: components['responses']['InvalidInput'];
+      401: components['responses']['Unauthenticated'];
+      403: components['responses']['Forbidden'];
+      404: components['responses']['NotFound'];
+      409: components['responses']['Conflict'];
+      422: components['responses']['IdempotencyKeyReused'];
+      429: components['responses']['RateLimited'];
+      503: components['responses']['Unavailable'];
+    };
+  };
+  listAllocations: {
+    parameters: {
+      query?: {
+        nodeId?: string;
+        tenantId?: string;
+        live?: 'true' | 'false';
+        /** @description decimal digits only */
+        limit?: number;
+        cursor?: string;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description a page of allocations */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            items: components['schemas']['Allocation'][];
+            nextCursor: string | null;
+          };
+        };
+      };
+      400: components['responses']['InvalidInput'];
+      401: components['responses']['Unauthenticated'];
+      403: components['responses']['Forbidden'];
+      404: components['responses']['NotFound'];
+      409: components['responses']['Conflict'];
+      422: components['responses']['IdempotencyKeyReused'];
+      429: components['responses']['RateLimited'];
+      503: components['responses']['Unavailable'];
+    };
+  };
+  placeAllocation: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          /** @example node_01k5w8v3x9q2m4n6p8r0s2t4v6 */
+          nodeId: string;
+          tenantId: string;
+          /** @enum {string} */
+          kind: 'job' | 'deployment' | 'request' | 'probe' | 'lease' | 'residency';
+          /** Format: date-time */
+          endsAt?: string;
+        };
+      };
+    };
+    responses: {
+      /** @description the allocation */
+      201: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Allocation'];
+        };
+      };
+      400: components['responses']['InvalidInput'];
+      401: components['responses']['Unauthenticated'];
+      403: components['responses']['Forbidden'];
+      404: components['responses']['NotFound'];
+      409: components['responses']['Conflict'];
+      422: components['responses']['IdempotencyKeyReused'];
+      429: components['responses']['RateLimited'];
+      503: components['responses']['Unavailable'];
+    };
+  };
+  releaseAllocation: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description the released allocation */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Allocation'];
+        };
+      };
+      400: components['responses']['InvalidInput'];
+      401: components['responses']['Unauthenticated'];
+      403: components['responses']['Forbidden'];
+      404: components['responses']['NotFound'];
+      409: components['responses']['Conflict'];
+      422: components['responses']['IdempotencyKeyReused'];
+      429: components['responses']['RateLimited'];
+      503: components['responses']['Unavailable'];
+    };
+  };
+  getAllocation: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description the allocation */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Allocation'];
+        };
+      };
+      400: components['responses']['InvalidInput'];
+      401: components['responses']['Unauthenticated'];
+      403: components['responses']['Forbidden'];
+      404: components['responses']['NotFound'];
+      409: components['responses']['Conflict'];
+      422: components['responses']['IdempotencyKeyReused'];
+      429: components['responses']['RateLimited'];
+      503: components['responses']['Unavailable'];
+    };
+  };
+  listPools: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description pools */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            items: components['schemas']['Pool'][];
+          };
+        };
+      };
+      400: components['responses']['InvalidInput'];
+      401: components['responses']['Unauthenticated'];
+      403: components['responses']['Forbidden'];
+      404: components['responses']['NotFound'];
+      409: components['responses']['Conflict'];
+      422: components['responses']['IdempotencyKeyReused'];
+      429: components['responses']['RateLimited'];
+      503: components['responses']['Unavailable'];
+    };
+  };
+  createPool: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          id: string;
+          /** @enum {string} */
+          kind: 'bare-metal' | 'provider' | 'vps-host' | 'tenant-root';
+          siteId: string;
+          tenantId?: string;
+          grants?: string[];
+          policy?: {
+            /** @description how long an unreachable node stays before it is lost: more than 0, at most 30d */
+            lostAfter?: string;
+            maxUnavailable?: number | string;
+            maxUnhealthy?: number | string;
+            /** @description remediation per condition type (docs/lifecycle/remediation.md) */
+            remediation?: {
+              [key: string]: {
+                /** @description the actions tried in order, one per attempt (default reset-accelerator, reboot) */
+                ladder?: string[];
+                /** @description how long one attempt waits for the condition to clear: more than 0, at most 24h (default 10m) */
+                attemptTimeout?: string;
+                /** @description how long the condition must hold clear before the agent reports it cleared: 0 to 1h (default 60s) */
+                healthyAfter?: string;
+              };
+            };
+          };
+        };
+      };
+    };
+    responses: {
+      /** @description the pool */
+      201: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Pool'];
+        };
+      };
+      400: components['responses']['InvalidInput'];
+      401: components['responses']['Unauthenticated'];
+      403: components['responses']['Forbidden'];
+      404: components['responses']['NotFound'];
+      409: components['responses']['Conflict'];
+      422: components['responses']['IdempotencyKeyReused'];
+      429: components['responses']['RateLimited'];
+      503: components['responses']['Unavailable'];
+    };
+  };
+  getPool: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description the pool */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Pool'];
+        };
+      };
+      400: components['responses']['InvalidInput'];
+      401: components['responses']['Unauthenticated'];
+      403: components['responses']['Forbidden'];
+      404: components['responses']['NotFound'];
+      409: components['responses']['Conflict'];
+      422: components['responses']['IdempotencyKeyReused'];
+      429: components['responses']['RateLimited'];
+      503: components['responses']['Unavailable'];
+    };
+  };
+  getPoolCapacity: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description counts per bucket */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            poolId: string;
+            total: number;
+            buckets: {
+              maintenance?: number;
+              unreachable?: number;
+              cordoned?: number;
+              unhealthy?: number;
+              schedulable?: number;
+            };
+          };
+        };
+      };
+      400: components['responses']['InvalidInput'];
+      401: components['responses']['Unauthenticated'];
+      403: components['responses']['Forbidden'];
+      404: components['responses']['NotFound'];
+      409: components['responses']['Conflict'];
+      422: components['responses']['IdempotencyKeyReused'];
+      429: components['responses']['RateLimited'];
+      503: components['responses']['Unavailable'];
+    };
+  };
+  drainPool: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description makes a retried request return the stored operation */
+        'idempotency-key'?: string;
+      };
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          /**
+           * @description label selector KEY=VALUE[,KEY=VALUE…]: the nodes carrying all of these labels; every node when absent
+           * @example rack=b7,gpu.model=H100
+           */
+          selector?: string;
+          /** @description node drains at once, 1–1000 (default 1) */
+          maxConcurrent?: number;
+          /**
+           * @description when a node drain force-releases what is still live: an RFC 3339 time (the same for every node) or a duration such as 2h (counted from each node’s own drain start)
+           * @example 2h
+           */
+          deadline?: string;
+          /** @description why, recorded on the event; free text: no control characters (U+0000–U+001F, U+007F–U+009F), no lone surrogates */
+          reason: string;
+        };
+      };
+    };
+    responses: {
+      /** @description the pool drain already runs */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            operation: components['schemas']['Operation'];
+          };
+        };
+      };
+      /** @description the pool drain began */
+      202: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            operation: components['schemas']['Operation'];
+          };
+        };
+      };
+      400: components['responses']['InvalidInput'];
+      401: components['responses']['Unauthenticated'];
+      403: components['responses']['Forbidden'];
+      404: components['responses']['NotFound'];
+      409: components['responses']['Conflict'];
+      422: components['responses']['IdempotencyKeyReused'];
+      429: components['responses']['RateLimited'];
+      503: components['responses']['Unavailable'];
+    };
+  };
+  listKeys: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description keys */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            items: components['schemas']['ApiKey'][];
+          };
+        };
+      };
+      400: components['responses']['InvalidInput'];
+      401: components['responses']['Unauthenticated'];
+      403: components['responses']['Forbidden'];
+      404: components['responses']['NotFound'];
+      409: components['responses']['Conflict'];
+      422: components['responses']['IdempotencyKeyReused'];
+      429: components['responses']['RateLimited'];
+      503: components['responses']['Unavailable'];
+    };
+  };
+  createKey: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          name: string;
+          tenantId?: string;
+          actions?: (
+            | 'compute:nodes:read'
+            | 'compute:nodes:cordon'
+            | 'compute:nodes:drain'
+            | 'compute:nodes:update'
+            | 'compute:nodes:provision'
+            | 'compute:nodes:block'
+            | 'compute:nodes:revoke-identity'
+            | 'compute:nodes:delete'
+            | 'compute:nodes:remediate'
+            | 'compute:allocations:write'
+            | 'compute:tokens:read'
+            | 'compute:tokens:write'
+          )[];
+        };
+      };
+    };
+    responses: {
+      /** @description the key and its secret, shown once */
+      201: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ApiKey'] & {
+            secret: string;
+          };
+        };
+      };
+      400: components['responses']['InvalidInput'];
+      401: components['responses']['Unauthenticated'];
+      403: components['responses']['Forbidden'];
+      404: components['responses']['NotFound'];
+      409: components['responses']['Conflict'];
+      422: components['responses']['IdempotencyKeyReused'];
+      429: components['responses']['RateLimited'];
+      503: components['responses']['Unavailable'];
+    };
+  };
+  revokeKey: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description the revoked key */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ApiKey'];
+        };
+      };
+      400: components['responses']['InvalidInput'];
+      401: components['responses']['Unauthenticated'];
+      403: components['responses']['Forbidden'];
+      404: components['responses']['NotFound'];
+      409: components['responses']['Conflict'];
+      422: components['responses']['IdempotencyKeyReused'];
+      429: components['responses']['RateLimited'];
+      503: components['responses']['Unavailable'];
+    };
+  };
+  rotateKey: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: {
+      content: {
+        'application/json': {
+          /** @description how long the old secret stays accepted (default 3600; 0 ends it at once) */
+          graceSeconds?: number;
+        };
+      };
+    };
+    responses: {
+      /** @description the new key and its secret, shown once; `previous` is the old key, accepted until its revokedAt */
+      201: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ApiKey'] & {
+            secret: string;
+            previous: components['schemas']['ApiKey'];
+          };
+        };
+      };
+      400: components['responses']['InvalidInput'];
+      401: components['responses']['Unauthenticated'];
+      403: components['responses']['Forbidden'];
+      404: components['responses']['NotFound'];
+      409: components['responses']['Conflict'];
+      422: components['responses']['IdempotencyKeyReused'];
+      429: components['responses']['RateLimited'];
+      503: components['responses']['Unavailable'];
+    };
+  };
+  listJoinTokens: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description tokens */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            items: components['schemas']['JoinToken'][];
+          };
+        };
+      };
+      400: components['responses']['InvalidInput'];
+      401: components['responses']['Unauthenticated'];
+      403: components['responses']['Forbidden'];
+      404: components['responses']['NotFound'];
+      409: components['responses']['Conflict'];
+      422: components['responses']['IdempotencyKeyReused'];
+      429: components['responses']['RateLimited'];
+      503: components['responses']['Unavailable'];
+    };
+  };
+  createJoinToken: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          poolId: string;
+          tenantId?: string;
+          /** @description 0 (never) or a duration from 1ms to 3650d */
+          ttl: string;
+          maxUses: number;
+          labels?: {
+            [key: string]: string;
+          };
+          /** @description what the token is for; free text: no control characters (U+0000–U+001F, U+007F–U+009F), no lone surrogates */
+          description?: string;
+        };
+      };
+    };
+    responses: {
+      /** @description the token */
+      201: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['JoinToken'] & {
+            secret: string;
+          };
+        };
+      };
+      400: components['responses']['InvalidInput'];
+      401: components['responses']['Unauthenticated'];
+      403: components['responses']['Forbidden'];
+      404: components['responses']['NotFound'];
+      409: components['responses']['Conflict'];
+      422: components['responses']['IdempotencyKeyReused'];
+      429: components['responses']['RateLimited'];
+      503: components['responses']['Unavailable'];
+    };
+  };
+  revokeJoinToken: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description the revoked token */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['JoinToken'];
+        };
+      };
+      400: components['responses']['InvalidInput'];
+      401: components['responses']['Unauthenticated'];
+      403: components['responses']['Forbidden'];
+      404: components['responses']['NotFound'];
+      409: components['responses']['Conflict'];
+      422: components['responses']['IdempotencyKeyReused'];
+      429: components['responses']['RateLimited'];
+      503: components['responses']['Unavailable'];
+    };
+  };
+  blockNode: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description the node version the caller read (optimistic concurrency) */
+        'if-match'?: string;
+      };
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          /** @description why, recorded on the event; free text: no control characters (U+0000–U+001F, U+007F–U+009F), no lone surrogates */
+          reason: string;
+          /** @description the node version the caller read */
+          version?: number;
+        };
+      };
+    };
+    responses: {
+      /** @description the node */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Node'];
+        };
+      };
+      400: components['responses']['InvalidInput'];
+      401: components['responses']['Unauthenticated'];
+      403: components['responses']['Forbidden'];
+      404: components['responses']['NotFound'];
+      409: components['responses']['Conflict'];
+      422: components['responses']['IdempotencyKeyReused'];
+      429: components['responses']['RateLimited'];
+      503: components['responses']['Unavailable'];
+    };
+  };
+  unblockNode: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description the node version the caller read (optimistic concurrency) */
+        'if-match'?: string;
+      };
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: {
+      content: {
+        'application/json': {
+          /** @description why, recorded on the event; free text: no control characters (U+0000–U+001F, U+007F–U+009F), no lone surrogates */
+          reason?: string;
+          /** @description the node version the caller read */
+          version?: number;
+        };
+      };
+    };
+    responses: {
+      /** @description the node */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Node'];
+        };
+      };
+      400: components['responses']['InvalidInput'];
+      401: components['responses']['Unauthenticated'];
+      403: components['responses']['Forbidden'];
+      404: components['responses']['NotFound'];
+      409: components['responses']['Conflict'];
+      422: components['responses']['IdempotencyKeyReused'];
+      429: components['responses']['RateLimited'];
+      503: components['responses']['Unavailable'];
+    };
+  };
+  rejectNode: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description the node version the caller read (optimistic concurrency) */
+        'if-match'?: string;
+      };
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: {
+      content: {
+        'application/json': {
+          /** @description why, recorded on the event; free text: no control characters (U+0000–U+001F, U+007F–U+009F), no lone surrogates */
+          reason?: string;
+          /** @description the node version the caller read */
+          version?: number;
+        };
+      };
+    };
+    responses: {
+      /** @description the node */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Node'];
+        };
+      };
+      400: components['responses']['InvalidInput'];
+      401: components['responses']['Unauthenticated'];
+      403: components['responses']['Forbidden'];
+      404: components['responses']['NotFound'];
+      409: components['responses']['Conflict'];
+      422: components['responses']['IdempotencyKeyReused'];
+      429: components['responses']['RateLimited'];
+      503: components['responses']['Unavailable'];
+    };
+  };
+  approveNode: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description the node version the caller read (optimistic concurrency) */
+        'if-match'?: string;
+      };
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: {
+      content: {
+        'application/json': {
+          poolId?: string;
+          /** @description why, recorded on the event; free text: no control characters (U+0000–U+001F, U+007F–U+009F), no lone surrogates */
+          reason?: string;
+          /** @description the node version the caller read */
+          version?: number;
+        };
+      };
+    };
+    responses: {
+      /** @description the node */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Node'];
+        };
+      };
+      400: components['responses']['InvalidInput'];
+      401: components['responses']['Unauthenticated'];
+      403: components['responses']['Forbidden'];
+      404: components['responses']['NotFound'];
+      409: components['responses']['Conflict'];
+      422: components['responses']['IdempotencyKeyReused'];
+      429: components['responses']['RateLimited'];
+      503: components['responses']['Unavailable'];
+    };
+  };
+  revokeNodeIdentity: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description the node version the caller read (optimistic concurrency) */
+        'if-match'?: string;
+      };
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: {
+      content: {
+        'application/json': {
+          /** @description why, recorded on the event; free text: no control characters (U+0000–U+001F, U+007F–U+009F), no lone surrogates */
+          reason?: string;
+          /** @description the node version the caller read */
+          version?: number;
+        };
+      };
+    };
+    responses: {
+      /** @description the node and how many certificates */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            node: components['schemas']['Node'];
+            revokedCertificates: number;
+          };
+        };
+      };
+      400: components['responses']['InvalidInput'];
+      401: components['responses']['Unauthenticated'];
+      403: components['responses']['Forbidden'];
+      404: components['responses']['NotFound'];
+      409: components['responses']['Conflict'];
+      422: components['responses']['IdempotencyKeyReused'];
+      429: components['responses']['RateLimited'];
+      503: components['responses']['Unavailable'];
+    };
+  };
+  joinCluster: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          token?: string;
+          publicKey: string;
+          hostname: string;
+          /** @description a name for people; free text: no control characters (U+0000–U+001F, U+007F–U+009F), no lone surrogates */
+          displayName?: string;
+          poolId?: string;
+          /**
+           * @default {
+           *       "accelerators": [],
+           *       "storageRoots": []
+           *     }
+           */
+          inventory?: {
+            accelerators: {
+              model: string;
+              /** @description the accelerator's serial number; free text: no control characters (U+0000–U+001F, U+007F–U+009F), no lone surrogates */
+              serial: string;
+            }[];
+            storageRoots: {
+              /** @description an absolute path; free text: no control characters (U+0000–U+001F, U+007F–U+009F), no lone surrogates */
+              path: string;
+              bytes: number;
+            }[];
+          };
+        };
+      };
+    };
+    responses: {
+      /** @description the new node identity; the credential is shown once */
+      201: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            nodeId: string;
+            credential: string;
+            clusterId: string;
+            caPublicKey: string;
+            provisionState: string;
+          };
+        };
+      };
+      400: components['responses']['InvalidInput'];
+      401: components['responses']['Unauthenticated'];
+      403: components['responses']['Forbidden'];
+      404: components['responses']['NotFound'];
+      409: components['responses']['Conflict'];
+      422: components['responses']['IdempotencyKeyReused'];
+      429: components['responses']['RateLimited'];
+      503: components['responses']['Unavailable'];
+    };
+  };
+  sendHeartbeat: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: {
+      content: {
+        'application/json': {
+          /** @enum {string} */
+          state?: 'running' | 'offline';
+        };
+      };
+    };
+    responses: {
+      /** @description seen */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            nodeId: string;
+            /** @enum {boolean} */
+            ok: true;
+            ca: components['schemas']['CaOffer'];
+          };
+        };
+      };
+      400: components['responses']['InvalidInput'];
+      401: components['responses']['Unauthenticated'];
+      403: components['responses']['Forbidden'];
+      404: components['responses']['NotFound'];
+      409: components['responses']['Conflict'];
+      422: components['responses']['IdempotencyKeyReused'];
+      429: components['responses']['RateLimited'];
+      503: components['responses']['Unavailable'];
+    };
+  };
+  pollCommands: {
+    parameters: {
+      query?: {
+        /** @description decimal digits only */
+        wait?: number;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description pending commands, and the CA key their signatures are checked against */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            items: components['schemas']['AgentCommand'][];
+            ca: components['schemas']['CaOffer'];
+          };
+        };
+      };
+      400: components['responses']['InvalidInput'];
+      401: components['responses']['Unauthenticated'];
+      403: components['responses']['Forbidden'];
+      404: components['responses']['NotFound'];
+      409: components['responses']['Conflict'];
+      422: components['responses']['IdempotencyKeyReused'];
+      429: components['responses']['RateLimited'];
+      503: components['responses']['Unavailable'];
+    };
+  };
+  ackCommand: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: {
+      content: {
+        'application/json': Record<string, never>;
+      };
+    };
+    responses: {
+      /** @description the command */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['AgentCommand'] & {
+            status: string;
+          };
+        };
+      };
+      400: components['responses']['InvalidInput'];
+      401: components['responses']['Unauthenticated'];
+      403: components['responses']['Forbidden'];
+      404: components['responses']['NotFound'];
+      409: components['responses']['Conflict'];
+      422: components['responses']['IdempotencyKeyReused'];
+      429: components['responses']['RateLimited'];
+      503: components['responses']['Unavailable'];
+    };
+  };
+  refuseCommand: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          /** @description why, recorded on the event; free text: no control characters (U+0000–U+001F, U+007F–U+009F), no lone surrogates */
+          reason: string;
+        };
+      };
+    };
+    responses: {
+      /** @description the command */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['AgentCommand'] & {
+            status: string;
+          };
+        };
+      };
+      400: components['responses']['InvalidInput'];
+      401: components['responses']['Unauthenticated'];
+      403: components['responses']['Forbidden'];
+      404: components['responses']['NotFound'];
+      409: components['responses']['Conflict'];
+      422: components['responses']['IdempotencyKeyReused'];
+      429: components['responses']['RateLimited'];
+      503: components['responses']['Unavailable'];
+    };
+  };
+  reportCommandReturned: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: {
+      content: {
+        'application/json': Record<string, never>;
+      };
+    };
+    responses: {
+      /** @description the command, and when its return was first reported */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['AgentCommand'] & {
+            status: string;
+            returnedAt: string;
+          };
+        };
+      };
+      400: components['responses']['InvalidInput'];
+      401: components['responses']['Unauthenticated'];
+      403: components['responses']['Forbidden'];
+      404: components['responses']['NotFound'];
+      409: components['responses']['Conflict'];
+      422: components['responses']['IdempotencyKeyReused'];
+      429: components['responses']['RateLimited'];
+      503: components['responses']['Unavailable'];
+    };
+  };
+  whoami: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description the caller */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Caller'];
+        };
+      };
+      400: components['responses']['InvalidInput'];
+      401: components['responses']['Unauthenticated'];
+      403: components['responses']['Forbidden'];
+      404: components['responses']['NotFound'];
+      409: components['responses']['Conflict'];
+      422: components['responses']['IdempotencyKeyReused'];
+      429: components['responses']['RateLimited'];
+      503: components['responses']['Unavailable'];
+    };
+  };
+}

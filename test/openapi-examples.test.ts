@@ -1,0 +1,157 @@
+import { format, resolveConfig } from 'prettier';
+import { describe, expect, it } from 'vitest';
+import type { OpenApiExamples } from '../api/openapi';
+import { drainWorkflowId } from '../workflows/definitions';
+import { createToken, join } from './support/agents';
+import { INVENTORY, retiredNode } from './support/decommission';
+import { call, seedPool, type Reply } from './support/fixtures';
+import { useHarness } from './support/harness';
+
+/**
+ * The examples of the OpenAPI document (api/openapi-examples.json) are what this walk through the
+ * real API sent and got back, so they cannot drift from it: a change to a body fails here. After a
+ * deliberate change, `npx vitest run test/openapi-examples.test.ts -u` writes the file anew.
+ */
+
+const h = useHarness();
+const EXAMPLES_FILE = new URL('../api/openapi-examples.json', import.meta.url).pathname;
+
+const recorded: OpenApiExamples = { operations: {}, errors: {} };
+
+/** Calls the API and records the request body and the answer as `operationId`'s example. */
+async function recordCall(
+  operationId: string,
+  method: string,
+  path: string,
+  options: { body?: Record<string, unknown>; headers?: Record<string, string>; token?: string | null } = {},
+): Promise<Reply> {
+  const reply = await call(h, method, path, options);
+  const entry = (recorded.operations[operationId] ??= { request: options.body, responses: {} });
+  entry.responses[String(reply.status)] = reply.body;
+  return reply;
+}
+
+/** Records an error answer as the example of its code. */
+function recordError(reply: Reply): void {
+  expect(reply.status).toBeGreaterThanOrEqual(400);
+  recorded.errors[reply.body.error.code as keyof OpenApiExamples['errors']] = reply.body;
+}
+
+const ULID_ID = /\b(node|op|alloc|jt|key|cmd)_[0-9a-hjkmnp-tv-z]{26}\b/g;
+const TIME = /\b\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z\b/g;
+const DIGEST = /\bsha256:[0-9a-f]{64}\b/g;
+const REQUEST_ID = /\breq_[0-9a-f-]{36}\b/g;
+
+/**
+ * What changes from run to run, made fixed: each id becomes a stable one of its kind (the n-th
+ * seen), times one instant, digests and request ids one value each. Ids keep their form, so an
+ * example still passes its schema.
+ */
+function normalised(examples: OpenApiExamples): OpenApiExamples {
+  const ids = new Map<string, string>();
+  const text = JSON.stringify(examples)
+    .replace(ULID_ID, (id, prefix: string) => {
+      if (!ids.has(id))
+        ids.set(id, `${prefix}_01k5w8v3x9q2m4n6p8r0s2t${String(ids.size + 1).padStart(3, '0')}`);
+      return ids.get(id)!;
+    })
+    .replace(TIME, '2026-03-02T09:30:00.000Z')
+    .replace(DIGEST, `sha256:${'4f1c'.repeat(16)}`)
+    .replace(REQUEST_ID, 'req_6a1d2c3e-5f70-4b8a-9c1d-2e3f4a5b6c7d');
+  return JSON.parse(text) as OpenApiExamples;
+}
+
+describe('the examples of the OpenAPI document', () => {
+  it('are the bodies the API really sends and answers', async () => {
+    await seedPool(h, { id: 'pool-h100-east', tenantId: 'acme' });
+    const token = await createToken(h, { poolId: 'pool-h100-east' });
+    const joined = await join(h, { token: token.secret, hostname: 'gpu-b7-01', inventory: INVENTORY });
+    expect(joined.status).toBe(201);
+    const nodeId = joined.body.nodeId as string;
+
+    // Reading and the one-axis controls, before any workflow can move the node.
+    const labelled = await recordCall('labelNode', 'POST', `/v1/nodes/${nodeId}/label`, {
+      body: { set: { rack: 'b7', team: 'ml-infra' }, reason: 'racked in b7' },
+    });
+    expect(labelled.status, JSON.stringify(labelled.body)).toBe(200);
+    const tainted = await recordCall('taintNode', 'POST', `/v1/nodes/${nodeId}/taint`, {
+      body: { add: ['nvlink-degraded'], reason: 'NVLink errors on GPU 3' },
+    });
+    expect(tainted.status).toBe(200);
+    const cordoned = await recordCall('cordonNode', 'POST', `/v1/nodes/${nodeId}/cordon`, {
+      body: { reason: 'firmware update', version: tainted.body.version },
+    });
+    expect(cordoned.body).toMatchObject({ cordoned: true, version: tainted.body.version + 1 });
+    expect((await recordCall('getNode', 'GET', `/v1/nodes/${nodeId}`)).body).toEqual(cordoned.body);
+    const listed = await recordCall('listNodes', 'GET', '/v1/nodes?poolId=pool-h100-east');
+    expect(listed.body).toEqual({ items: [cordoned.body], nextCursor: null });
+
+    // The error envelope: a stale version (nothing changes), an unknown node, a bad body.
+    const stale = await call(h, 'POST', `/v1/nodes/${nodeId}/uncordon`, { body: { version: 1 } });
+    expect(stale.status).toBe(409);
+    recordError(stale);
+    const missing = await call(h, 'GET', '/v1/nodes/node_01k5w8v3x9q2m4n6p8r0s2t4v6');
+    expect(missing.status).toBe(404);
+    recordError(missing);
+    const invalid = await call(h, 'POST', `/v1/nodes/${nodeId}/taint`, { body: { add: ['no spaces'] } });
+    expect(invalid.status).toBe(400);
+    recordError(invalid);
+    expect((await call(h, 'GET', `/v1/nodes/${nodeId}`)).body).toEqual(cordoned.body);
+
+    // A drain of the empty node ends at once; its operation is then read back.
+    const drain = await recordCall('drainNode', 'POST', `/v1/nodes/${nodeId}/drain`, {
+      body: { reason: 'firmware update', deadline: '2h' },
+      headers: { 'idempotency-key': 'change-4711-drain' },
+    });
+    expect(drain.status).toBe(202);
+    await h.temporal.workflow.getHandle(drainWorkflowId(nodeId)).result();
+    const operation = await recordCall('getOperation', 'GET', `/v1/operations/${drain.body.operation.id}`);
+    expect(operation.body).toMatchObject({ kind: 'drain', status: 'succeeded', nodeId });
+
+    // A decommission of a machine whose agent said goodbye: its preview, then the execute.
+    const retired = await retiredNode(h, 'pool-h100-east', 'gpu-b7-02');
+    const preview = await recordCall(
+      'previewDecommission',
+      'POST',
+      `/v1/nodes/${retired.nodeId}/decommission/preview`,
+    );
+    expect(preview.body).toMatchObject({ ready: true, blockers: [] });
+    const executed = await recordCall(
+      'executeDecommission',
+      'POST',
+      `/v1/nodes/${retired.nodeId}/decommission`,
+      {
+        body: {
+          confirm: preview.body.hostname,
+          nodeGeneration: preview.body.nodeGeneration,
+          dependencyDigest: preview.body.dependencyDigest,
+          operator: 'alice',
+          reason: 'EOL: leaving the fleet',
+        },
+        headers: { 'idempotency-key': 'change-4712-decommission' },
+      },
+    );
+    expect(executed.status).toBe(202);
+
+    // A purge and a remediation, each on a node of its own.
+    const purged = await join(h, { token: token.secret, hostname: 'gpu-b7-03' });
+    const purge = await recordCall('purgeNode', 'POST', `/v1/nodes/${purged.body.nodeId}/purge`, {
+      body: { confirm: true, reason: 'sold to a reseller' },
+    });
+    expect(purge.status).toBe(202);
+    const faulty = await join(h, { token: token.secret, hostname: 'gpu-b7-04' });
+    const remediation = await recordCall(
+      'remediateNode',
+      'POST',
+      `/v1/nodes/${faulty.body.nodeId}/remediations`,
+      {
+        body: { condition: 'GpuXidError', reason: 'XID 79: GPU fell off the bus' },
+      },
+    );
+    expect(remediation.status).toBe(202);
+
+    const options = await resolveConfig(EXAMPLES_FILE);
+    const file = await format(JSON.stringify(normalised(recorded)), { ...options, filepath: EXAMPLES_FILE });
+    await expect(file).toMatchFileSnapshot(EXAMPLES_FILE);
+  });
+});

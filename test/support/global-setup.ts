@@ -2,7 +2,6 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname } from 'node:path';
 import { resolve } from 'node:path';
-import chromium from '@sparticuz/chromium';
 import { bundleWorkflowCode, NativeConnection } from '@temporalio/worker';
 import postgres from 'postgres';
 import type { TestProject } from 'vitest/node';
@@ -12,6 +11,7 @@ import { startPostgres } from '../../scripts/services/postgres';
 import { freePort } from '../../scripts/services/process';
 import { startTemporal } from '../../scripts/services/temporal';
 import { registerSearchAttributes, workflowBundleSources } from '../../worker';
+import { unpackedChromium } from './chromium';
 import { withDatabase } from './database-url';
 
 declare module 'vitest' {
@@ -28,13 +28,15 @@ const MACHINE_POSTGRES = 'postgres://postgres@127.0.0.1:5432/postgres';
 
 /**
  * Once per run: one Temporal dev server, one migrated template database, one workflow bundle, and
- * the browser tests' Chromium unpacked (into the temp directory, where it stays; unpacked by test
- * files in parallel, one could launch the binary another is still writing).
+ * the browser tests' Chromium unpacked (once per checkout, test/support/chromium.ts; unpacked by
+ * test files in parallel, one could launch the binary another is still writing).
  */
 export default async function setup(project: TestProject) {
   requirePatchedPostgres();
   const config = loadConfig();
   const home = resolve(config.DRYDOCK_HOME);
+  // First, alone: it sets TMPDIR while it unpacks (once per checkout; later runs reuse it).
+  const chromiumPath = await unpackedChromium(home);
   const adminUrl = await reachablePostgres(config.DATABASE_URL ?? MACHINE_POSTGRES, home);
   const admin = postgres(adminUrl.url, { max: 1, onnotice: () => {} });
   const template = `drydock_tpl_${process.pid}`;
@@ -43,7 +45,7 @@ export default async function setup(project: TestProject) {
   const templateUrl = withDatabase(adminUrl.url, template);
   await migrateDatabase(templateUrl);
 
-  const [temporal, bundle, chromiumPath] = await Promise.all([
+  const [temporal, bundle] = await Promise.all([
     startTemporal({
       address: config.TEMPORAL_ADDRESS,
       cli: config.TEMPORAL_CLI,
@@ -54,7 +56,6 @@ export default async function setup(project: TestProject) {
       log: (line) => console.log(`[temporal] ${line}`),
     }),
     bundleWorkflowCode({ ...workflowBundleSources(false), logger: quietLogger }),
-    chromium.executablePath(),
   ]);
   // The worker registers these at start-up; files that run no in-process worker need them too.
   const connection = await NativeConnection.connect({ address: temporal.address });

@@ -3,7 +3,7 @@ import { request, Agent } from 'node:http';
 import { createInterface } from 'node:readline';
 import { describe, expect, it } from 'vitest';
 import { freePort } from '../scripts/services/process';
-import { eventually, useHarness } from './support/harness';
+import { apiProcessEnv, eventually, useHarness } from './support/harness';
 import { parseSamples, valueOf } from './support/scrape';
 
 const h = useHarness({ worker: false });
@@ -62,13 +62,7 @@ async function startApi(port: number): Promise<ChildProcess> {
     env: {
       ...process.env,
       API_PROCESSES: '2',
-      DATABASE_URL: h.databaseUrl,
-      TEMPORAL_ADDRESS: h.temporalAddress,
-      TEMPORAL_TASK_QUEUE: h.taskQueue,
-      PORT: String(port),
-      DRYDOCK_CA_KEY_FILE: h.caKeyFile,
-      DRYDOCK_CLUSTER_ID: h.clusterId,
-      DRYDOCK_BOOTSTRAP_OPERATOR_KEY: h.operatorKey,
+      ...apiProcessEnv(h, port),
     },
     stdio: ['ignore', 'pipe', 'inherit'],
   });

@@ -15,7 +15,7 @@ import { drainWorkflowId } from '../workflows/definitions';
 import { ensureLivenessSweep } from '../workflows/liveness-client';
 import { useEmptyDatabases } from './support/empty-databases';
 import { seedNode, seedPool } from './support/fixtures';
-import { eventually, useHarness } from './support/harness';
+import { apiProcessEnv, eventually, useHarness } from './support/harness';
 import { runNode } from './support/run-process';
 import { killWorker, startWorkerProcess } from './support/worker-process';
 
@@ -53,13 +53,7 @@ async function startDistApi(port: number): Promise<ChildProcess> {
   const child = spawn(process.execPath, [join(built.outDir, 'api.js')], {
     env: {
       ...plainEnv,
-      DATABASE_URL: h.databaseUrl,
-      TEMPORAL_ADDRESS: h.temporalAddress,
-      TEMPORAL_TASK_QUEUE: h.taskQueue,
-      PORT: String(port),
-      DRYDOCK_CA_KEY_FILE: h.caKeyFile,
-      DRYDOCK_CLUSTER_ID: h.clusterId,
-      DRYDOCK_BOOTSTRAP_OPERATOR_KEY: h.operatorKey,
+      ...apiProcessEnv(h, port),
     },
     stdio: ['ignore', 'pipe', 'inherit'],
   });

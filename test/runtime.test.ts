@@ -5,7 +5,7 @@ import { delimiter } from 'node:path';
 import { createInterface } from 'node:readline';
 import { describe, expect, it } from 'vitest';
 import { freePort } from '../scripts/services/process';
-import { useHarness } from './support/harness';
+import { apiProcessEnv, useHarness } from './support/harness';
 
 const h = useHarness({ worker: false });
 
@@ -38,13 +38,7 @@ describe('the runtime', () => {
       env: {
         ...process.env,
         PATH: systemPath(),
-        DATABASE_URL: h.databaseUrl,
-        TEMPORAL_ADDRESS: h.temporalAddress,
-        TEMPORAL_TASK_QUEUE: h.taskQueue,
-        PORT: String(port),
-        DRYDOCK_CA_KEY_FILE: h.caKeyFile,
-        DRYDOCK_CLUSTER_ID: h.clusterId,
-        DRYDOCK_BOOTSTRAP_OPERATOR_KEY: h.operatorKey,
+        ...apiProcessEnv(h, port),
       },
       stdio: ['ignore', 'pipe', 'inherit'],
       detached: true,

@@ -163,6 +163,19 @@ export function useHarness(
   return h;
 }
 
+/** The environment an API process (`entry/api.ts`, `dist/api.js`) needs to serve this file's harness on `port`. */
+export function apiProcessEnv(h: Harness, port: number): Record<string, string> {
+  return {
+    DATABASE_URL: h.databaseUrl,
+    TEMPORAL_ADDRESS: h.temporalAddress,
+    TEMPORAL_TASK_QUEUE: h.taskQueue,
+    PORT: String(port),
+    DRYDOCK_CA_KEY_FILE: h.caKeyFile,
+    DRYDOCK_CLUSTER_ID: h.clusterId,
+    DRYDOCK_BOOTSTRAP_OPERATOR_KEY: h.operatorKey,
+  };
+}
+
 /** Polls `check` until it returns a value other than undefined/false, or fails after `timeoutMs`. */
 export async function eventually<T>(
   check: () => Promise<T | undefined | false>,

@@ -180,7 +180,15 @@ describe('drydock-agent carries out remediation', () => {
     });
     await second.waitForLog(new RegExp(`command ${command!.id} \\(remediate\\) refused: the agent stopped`));
     expect(recordedLines(ran)).toHaveLength(1);
-    expect(second.stderr().match(/\(remediate\) (acked|refused)/g)).toEqual(['(remediate) refused']);
+    // The refusal moves the ladder on at once: the next rung (reboot, which this machine has no
+    // action for) is refused too. Each command is answered once.
+    const [, next] = await answeredCommands(h, m.nodeId, 2);
+    expect(next).toMatchObject({ action: 'reboot', status: 'refused' });
+    await second.waitForLog(new RegExp(`command ${next!.id} \\(remediate\\) refused`));
+    expect(second.stderr().match(/command \S+ \(remediate\) (acked|refused)/g)).toEqual([
+      `command ${command!.id} (remediate) refused`,
+      `command ${next!.id} (remediate) refused`,
+    ]);
     expect(second.stderr()).not.toMatch(/running reset-accelerator/);
   });
 

@@ -1,8 +1,8 @@
 import { format, resolveConfig } from 'prettier';
 import { describe, expect, it } from 'vitest';
 import type { OpenApiExamples } from '../api/openapi';
-import { drainWorkflowId } from '../workflows/definitions';
-import { createToken, join } from './support/agents';
+import { drainWorkflowId, poolDrainWorkflowId } from '../workflows/definitions';
+import { newPublicKey } from './support/agents';
 import { INVENTORY, retiredNode } from './support/decommission';
 import { call, seedPool, type Reply } from './support/fixtures';
 import { useHarness } from './support/harness';
@@ -41,15 +41,22 @@ const ULID_ID = /\b(node|op|alloc|jt|key|cmd)_[0-9a-hjkmnp-tv-z]{26}\b/g;
 const TIME = /\b\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z\b/g;
 const DIGEST = /\bsha256:[0-9a-f]{64}\b/g;
 const REQUEST_ID = /\breq_[0-9a-f-]{36}\b/g;
+const SECRET = /\b(ddk|ddo|ddj|ddn)_[A-Za-z0-9_-]{43}(?![A-Za-z0-9_-])/g;
+/** A PEM public key inside a JSON string (its line breaks written `\n`). */
+const PUBLIC_KEY = /-----BEGIN PUBLIC KEY-----(?:\\n[A-Za-z0-9+/=]+)+\\n-----END PUBLIC KEY-----(?:\\n)?/g;
+/** An Ed25519 public key in PEM: the one every key of an example becomes. */
+const EXAMPLE_PUBLIC_KEY =
+  '-----BEGIN PUBLIC KEY-----\\nMCowBQYDK2VwAyEAqlBHLKYRN3bsjvbfBvj2NanhAeJxYMsfKMNxrJ4wFTs=\\n-----END PUBLIC KEY-----\\n';
 
 /**
  * What changes from run to run, made fixed: each id becomes a stable one of its kind (the n-th
- * seen), times one instant, digests and request ids one value each. Ids keep their form, so an
- * example still passes its schema.
+ * seen), times one instant, digests, request ids, secrets, public keys and the cluster's id one
+ * value each (a secret keeps its prefix). Ids keep their form, so an example still passes its schema.
  */
 function normalised(examples: OpenApiExamples): OpenApiExamples {
   const ids = new Map<string, string>();
   const text = JSON.stringify(examples)
+    .replaceAll(JSON.stringify(h.deps.clusterId), JSON.stringify('drydock-fra1'))
     .replace(ULID_ID, (id, prefix: string) => {
       if (!ids.has(id))
         ids.set(id, `${prefix}_01k5w8v3x9q2m4n6p8r0s2t${String(ids.size + 1).padStart(3, '0')}`);
@@ -57,16 +64,34 @@ function normalised(examples: OpenApiExamples): OpenApiExamples {
     })
     .replace(TIME, '2026-03-02T09:30:00.000Z')
     .replace(DIGEST, `sha256:${'4f1c'.repeat(16)}`)
-    .replace(REQUEST_ID, 'req_6a1d2c3e-5f70-4b8a-9c1d-2e3f4a5b6c7d');
+    .replace(REQUEST_ID, 'req_6a1d2c3e-5f70-4b8a-9c1d-2e3f4a5b6c7d')
+    .replace(SECRET, (_secret, prefix: string) => `${prefix}_${'x7Qm2Vb9Lr4Tn8Kd'.repeat(3).slice(0, 43)}`)
+    .replace(PUBLIC_KEY, EXAMPLE_PUBLIC_KEY);
   return JSON.parse(text) as OpenApiExamples;
 }
 
 describe('the examples of the OpenAPI document', () => {
   it('are the bodies the API really sends and answers', async () => {
-    await seedPool(h, { id: 'pool-h100-east', tenantId: 'acme' });
-    const token = await createToken(h, { poolId: 'pool-h100-east' });
-    const joined = await join(h, { token: token.secret, hostname: 'gpu-b7-01', inventory: INVENTORY });
-    expect(joined.status).toBe(201);
+    // Enrollment: a pool, a join token for it, and a machine's agent joining with it.
+    const pool = await recordCall('createPool', 'POST', '/v1/pools', {
+      body: { id: 'pool-h100-east', kind: 'bare-metal', siteId: 'fra1', tenantId: 'acme' },
+    });
+    expect(pool.status, JSON.stringify(pool.body)).toBe(201);
+    const token = await recordCall('createJoinToken', 'POST', '/v1/tokens', {
+      body: { poolId: 'pool-h100-east', ttl: '24h', maxUses: 10, description: 'rack b7 intake' },
+    });
+    expect(token.status, JSON.stringify(token.body)).toBe(201);
+    const join = (hostname: string, options: { record?: boolean; inventory?: unknown } = {}) => {
+      const request = {
+        token: null,
+        body: { token: token.body.secret, hostname, publicKey: newPublicKey(), inventory: options.inventory },
+      };
+      return options.record
+        ? recordCall('joinCluster', 'POST', '/v1/agent/join', request)
+        : call(h, 'POST', '/v1/agent/join', request);
+    };
+    const joined = await join('gpu-b7-01', { record: true, inventory: INVENTORY });
+    expect(joined.status, JSON.stringify(joined.body)).toBe(201);
     const nodeId = joined.body.nodeId as string;
 
     // Reading and the one-axis controls, before any workflow can move the node.
@@ -134,12 +159,12 @@ describe('the examples of the OpenAPI document', () => {
     expect(executed.status).toBe(202);
 
     // A purge and a remediation, each on a node of its own.
-    const purged = await join(h, { token: token.secret, hostname: 'gpu-b7-03' });
+    const purged = await join('gpu-b7-03');
     const purge = await recordCall('purgeNode', 'POST', `/v1/nodes/${purged.body.nodeId}/purge`, {
       body: { confirm: true, reason: 'sold to a reseller' },
     });
     expect(purge.status).toBe(202);
-    const faulty = await join(h, { token: token.secret, hostname: 'gpu-b7-04' });
+    const faulty = await join('gpu-b7-04');
     const remediation = await recordCall(
       'remediateNode',
       'POST',
@@ -149,6 +174,35 @@ describe('the examples of the OpenAPI document', () => {
       },
     );
     expect(remediation.status).toBe(202);
+
+    // A pool drain of the nodes of rack c3 (one here), then the node drains it ran.
+    await seedPool(h, { id: 'pool-a100-west', tenantId: 'acme' });
+    const west = await call(h, 'POST', '/v1/tokens', {
+      body: { poolId: 'pool-a100-west', ttl: '1h', maxUses: 1 },
+    });
+    const c3 = await call(h, 'POST', '/v1/agent/join', {
+      token: null,
+      body: { token: west.body.secret, hostname: 'gpu-c3-01', publicKey: newPublicKey() },
+    });
+    expect(c3.status).toBe(201);
+    await call(h, 'POST', `/v1/nodes/${c3.body.nodeId}/label`, { body: { set: { rack: 'c3' } } });
+    const poolDrain = await recordCall('drainPool', 'POST', '/v1/pools/pool-a100-west/drain', {
+      body: { selector: 'rack=c3', maxConcurrent: 4, deadline: '2h', reason: 'driver roll-out' },
+      headers: { 'idempotency-key': 'change-4713-pool-drain' },
+    });
+    expect(poolDrain.status, JSON.stringify(poolDrain.body)).toBe(202);
+    await h.temporal.workflow.getHandle(poolDrainWorkflowId('pool-a100-west')).result();
+    const operations = await recordCall(
+      'listOperations',
+      'GET',
+      '/v1/operations?poolId=pool-a100-west&kind=drain',
+    );
+    expect(operations.body).toMatchObject({
+      items: [{ kind: 'drain', nodeId: c3.body.nodeId, status: 'succeeded' }],
+      nextCursor: null,
+    });
+    const poolDrained = await call(h, 'GET', `/v1/operations/${poolDrain.body.operation.id}`);
+    expect(poolDrained.body).toMatchObject({ kind: 'pool-drain', status: 'succeeded' });
 
     const options = await resolveConfig(EXAMPLES_FILE);
     const file = await format(JSON.stringify(normalised(recorded)), { ...options, filepath: EXAMPLES_FILE });

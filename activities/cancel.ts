@@ -1,5 +1,5 @@
 import { Context } from '@temporalio/activity';
-import { WorkflowNotFoundError, type Client } from '@temporalio/client';
+import type { Client } from '@temporalio/client';
 import proto from '@temporalio/proto';
 import { and, asc, eq, gt, inArray, lt, sql } from 'drizzle-orm';
 import type { AttemptRecord } from '../domain/remediation';
@@ -9,6 +9,7 @@ import { closeAbandonedOperation, endCancelledOperation, TEMPORAL_ACTOR } from '
 import type { OperationStatus } from '../domain/operation';
 import { controllerState, operations } from '../db/schema';
 import { wakeAfterCleanUp } from './signals';
+import { workflowStatus } from './workflow-status';
 import type { Logger } from '../observability/log';
 
 const EventType = proto.temporal.api.enums.v1.EventType;
@@ -19,8 +20,6 @@ const CANCEL_REQUEST_SEARCH = 50;
 const ABANDONED_AFTER_MS = 30_000;
 /** Operations whose workflow one reconcile pass describes, at most. */
 const RECONCILE_BATCH = 20;
-/** How long one describe may take before the pass stops (Temporal is slow or away: next pass). */
-const DESCRIBE_TIMEOUT_MS = 5_000;
 /** Where the reconciler left off in the running operations, so every one of them gets its turn. */
 const RECONCILE_CURSOR = 'reconciler.cursor';
 
@@ -107,22 +106,6 @@ export function createCancelActivities(db: Db, temporal: Client, log: Logger) {
       return result;
     },
   };
-}
-
-/**
- * The status of the workflow's latest run, as Temporal names it (`RUNNING`, `TERMINATED`,
- * `TIMED_OUT`, …), or `NOT_FOUND` when Temporal no longer knows it (past its retention).
- */
-async function workflowStatus(temporal: Client, workflowId: string): Promise<string> {
-  try {
-    const described = await temporal.withDeadline(Date.now() + DESCRIBE_TIMEOUT_MS, () =>
-      temporal.workflow.getHandle(workflowId).describe(),
-    );
-    return described.status.name;
-  } catch (error) {
-    if (error instanceof WorkflowNotFoundError) return 'NOT_FOUND';
-    throw error;
-  }
 }
 
 /**

@@ -24,8 +24,9 @@ import { errorResponses, json, NodeSchema, OperationSchema } from './schemas';
 import type { SingleFlight } from './single-flight';
 import { requestHash, updateWithStart } from './update-with-start';
 
-// Routes and services signal workflows the one way activities do too.
+// Routes and services signal and describe workflows the one way activities do too.
 export { signalIfRunning } from '../activities/signals';
+export { workflowStatus } from '../activities/workflow-status';
 
 /** A begin request's own fields: the actor and the Idempotency-Key's are filled in by the start. */
 export type BeginFields<R extends BeginRequest> = Omit<

@@ -10,28 +10,33 @@ import { nodes, operations } from './schema';
 /**
  * An agent's condition report, in one transaction: the condition on the node, and its
  * `condition:<type>` NoSchedule reason while it is true. A report that changes nothing is a no-op.
+ * `unhandled`: the condition is true and no remediation has begun for it since it became true — so
+ * a report repeated after its remediation could not start (Temporal unreachable, the API killed
+ * after this commit) starts it then.
  */
 export async function reportCondition(
   db: Db,
   nodeId: string,
   report: { type: string; status: boolean; reason: string | null },
-): Promise<{ node: NodeRow; becameTrue: boolean; cleared: boolean }> {
+): Promise<{ node: NodeRow; unhandled: boolean; cleared: boolean }> {
   return db.transaction(async (tx) => {
     const node = await lockNode(tx, nodeId);
     assertControllable(node);
     const previous = node.conditions.find((c) => c.type === report.type);
     const wasTrue = previous?.status === true;
     const sameReason = (previous?.reason ?? null) === report.reason;
-    if (previous && previous.status === report.status && sameReason && !previous.source) {
-      return { node, becameTrue: false, cleared: false };
-    }
-    const updated = await writeCondition(tx, node, {
-      type: report.type,
-      status: report.status,
-      reason: report.reason,
-      since: wasTrue === report.status && previous ? previous.since : new Date().toISOString(),
-    });
-    return { node: updated, becameTrue: report.status && !wasTrue, cleared: !report.status && wasTrue };
+    const unchanged = previous && previous.status === report.status && sameReason && !previous.source;
+    const updated = unchanged
+      ? node
+      : await writeCondition(tx, node, {
+          type: report.type,
+          status: report.status,
+          reason: report.reason,
+          since: wasTrue === report.status && previous ? previous.since : new Date().toISOString(),
+        });
+    const unhandled =
+      report.status && (await unhandledConditions(tx, updated)).some((c) => c.type === report.type);
+    return { node: updated, unhandled, cleared: !report.status && wasTrue };
   });
 }
 

@@ -12,7 +12,7 @@ import {
   type BeginResult,
 } from '../../workflows/definitions';
 import type { AppDeps } from '../env';
-import { signalIfRunning, startOperation } from '../workflows';
+import { signalIfRunning, startOperation, workflowStatus } from '../workflows';
 
 export interface RemediationRequest {
   condition: string;
@@ -46,9 +46,11 @@ export function startRemediation(
 }
 
 /**
- * Records an agent's condition report; a condition that became true starts (or joins) a
- * remediation, and one that cleared wakes the running remediation so it can see it. The answer
+ * Records an agent's condition report; a true condition no remediation has handled yet starts (or
+ * joins) one, and one that cleared wakes the running remediation so it can see it. The answer
  * carries the pool policy's `healthyAfter` for that condition type (the agent damps clears by it).
+ * When Temporal cannot take the start and no remediation runs, the report stands and the answer is
+ * UNAVAILABLE: the agent reports again, and that report starts the remediation.
  */
 export async function reportNodeCondition(
   deps: AppDeps,
@@ -58,13 +60,17 @@ export async function reportNodeCondition(
 ) {
   const report = await reportCondition(deps.db, node.id, condition);
   let remediation: OperationView | null = null;
-  if (report.becameTrue) {
+  if (report.unhandled) {
     try {
       const request = { condition: condition.type, automatic: true, reason: condition.reason };
       remediation = (await startRemediation(deps, report.node, principal, request)).operation;
     } catch (error) {
-      // The report stands; a remediation that cannot start now is retried by the next report.
       if (!(error instanceof DrydockError)) throw error;
+      // A refusal (the node cannot be remediated now) leaves the report standing as it is. So does
+      // a start Temporal did not confirm while the node's remediation workflow runs: it takes the
+      // condition up from the database (its pending begin, or its queue when it ends). Otherwise
+      // nothing will: the agent is told to report again.
+      if (error.code === 'UNAVAILABLE' && !(await remediationRuns(deps, node.id))) throw error;
     }
   }
   if (report.cleared) {
@@ -78,4 +84,13 @@ export async function reportNodeCondition(
     remediation,
     healthyAfterSeconds: Math.ceil(healthyAfterMs / 1000),
   };
+}
+
+/** Whether the node's remediation workflow runs; false too when Temporal cannot say. */
+async function remediationRuns(deps: AppDeps, nodeId: string): Promise<boolean> {
+  try {
+    return (await workflowStatus(deps.temporal, remediationWorkflowId(nodeId))) === 'RUNNING';
+  } catch {
+    return false;
+  }
 }

@@ -27,9 +27,15 @@ describe('the production shape under faults (soak, quick mode)', () => {
   const pids: number[] = [];
 
   beforeAll(async () => {
+    // Each line says how far into the hook it is, so a slow step shows where the time went.
+    const begun = Date.now();
+    const log = (line: string) =>
+      process.stdout.write(`[soak +${((Date.now() - begun) / 1000).toFixed(1)} s] ${line}\n`);
     mkdirSync(base, { recursive: true });
     home = mkdtempSync(join(base, 'soak-test-'));
+    log('building dist/');
     const { outDir } = await buildDist({ outDir: join(home, 'dist') });
+    log('starting the production shape');
     shape = await startProdShape({
       apis: 2,
       workers: 2,
@@ -37,8 +43,9 @@ describe('the production shape under faults (soak, quick mode)', () => {
       dist: outDir,
       ports: 'free',
       env: { LOG_LEVEL: 'warn' },
+      log,
     });
-    result = await runSoak(shape, { mode: 'quick', log: (line) => process.stdout.write(`[soak] ${line}\n`) });
+    result = await runSoak(shape, { mode: 'quick', log });
     process.stdout.write(`${formatResult(result)}\n`);
     pids.push(...[...shape.apis, ...shape.workers].map((p) => p.pid));
     await shape.stop();

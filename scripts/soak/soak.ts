@@ -35,6 +35,14 @@ export interface SoakResult {
 const STEADY_SECONDS = { quick: 5, long: 120 };
 /** Pause between one fault's recovery and the next fault. */
 const BETWEEN_FAULTS_MS = { quick: 1_000, long: 20_000 };
+/**
+ * How long what runs when the load ends may take to finish: what is still under way then is a
+ * violation, named, rather than a wait without end (in quick mode this comes before an
+ * operation's own wait, `OPERATION_WAIT_MS`, runs out).
+ */
+const FINAL_WAIT_MS = { quick: 120_000, long: 600_000 };
+/** How often the final wait says what it still waits for. */
+const PROGRESS_EVERY_MS = 10_000;
 
 /**
  * Drains, decommissions, purges and remediations across every API and worker of `shape`, while
@@ -52,6 +60,7 @@ export async function runSoak(shape: SoakShape, options: SoakOptions): Promise<S
   const client = new SoakClient(shape.apiUrls, shape.operatorKey, recorder);
   const workload = new Workload(client, shape.apiUrls, recorder, seededRandom(seed));
   const faults: FaultRecord[] = [];
+  const unfinished: string[] = [];
   log(`soak ${options.mode}, seed ${seed}: joining agents`);
   const nodes = await workload.setUp(size);
   try {
@@ -99,12 +108,21 @@ export async function runSoak(shape: SoakShape, options: SoakOptions): Promise<S
     await sleep(STEADY_SECONDS[options.mode] * 1_000);
     loadEnds = true;
     log('load ends: waiting for what runs to finish');
-    await Promise.all([drains, ...slices]);
+    const limit = FINAL_WAIT_MS[options.mode];
+    const finished = await within(Promise.all([drains, ...slices]), limit, () =>
+      log(`  still under way: ${workload.pending().join('; ')}`),
+    );
+    if (!finished) {
+      unfinished.push(
+        `still under way ${limit / 1000} s after the load ended: ${workload.pending().join('; ')}`,
+      );
+    }
   } finally {
     await workload.close();
   }
 
   const violations = [
+    ...unfinished,
     ...workload.failures,
     ...workload.started
       .filter((s) => !['succeeded', 'failed', 'cancelled'].includes(s.status))
@@ -124,6 +142,21 @@ export async function runSoak(shape: SoakShape, options: SoakOptions): Promise<S
     faults,
     operationLatency: latencyByKind(workload.started),
   };
+}
+
+/** Whether `work` settles within `ms`; `progress` is called every `PROGRESS_EVERY_MS` meanwhile. */
+async function within(work: Promise<unknown>, ms: number, progress: () => void): Promise<boolean> {
+  let deadline: NodeJS.Timeout | undefined;
+  const ticker = setInterval(progress, PROGRESS_EVERY_MS);
+  try {
+    return await Promise.race([
+      work.then(() => true),
+      new Promise<boolean>((resolve) => (deadline = setTimeout(() => resolve(false), ms))),
+    ]);
+  } finally {
+    clearTimeout(deadline);
+    clearInterval(ticker);
+  }
 }
 
 /** The invariants, read again for a while: visibility lags the workflows' last steps a little. */

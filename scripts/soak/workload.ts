@@ -51,6 +51,8 @@ const OPERATION_WAIT_MS = 150_000;
 export class Workload {
   readonly started: Started[] = [];
   readonly failures: string[] = [];
+  /** What is under way now ("drain of node_…"), since when, and the status last read for it. */
+  private readonly underWay = new Map<string, { since: number; status?: string }>();
   private simulators: Simulator[] = [];
 
   constructor(
@@ -289,6 +291,8 @@ export class Workload {
       const list = await this.client.expect([200], 'GET', `/v1/operations?nodeId=${nodeId}&kind=${kind}`);
       status =
         (list.body.items as { id: string; status: string }[]).find((o) => o.id === id)?.status ?? 'missing';
+      const underWay = this.underWay.get(`${kind} of ${nodeId}`);
+      if (underWay) underWay.status = `${id} ${status}`;
       if (TERMINAL.has(status)) break;
       await sleep(250);
     }
@@ -300,11 +304,23 @@ export class Workload {
     return ended;
   }
 
+  /** What is under way, oldest first: "drain of node_… (running, 34 s)". */
+  pending(): string[] {
+    const now = Date.now();
+    return [...this.underWay].map(
+      ([what, { since, status }]) =>
+        `${what} (${status ? `${status}, ` : ''}${Math.round((now - since) / 1000)} s)`,
+    );
+  }
+
   private async guard(what: string, fn: () => Promise<unknown>): Promise<void> {
+    this.underWay.set(what, { since: Date.now() });
     try {
       await fn();
     } catch (error) {
       this.failures.push(`${what}: ${(error as Error).message}`);
+    } finally {
+      this.underWay.delete(what);
     }
   }
 

@@ -113,9 +113,8 @@ export async function runSoak(shape: SoakShape, options: SoakOptions): Promise<S
       log(`  still under way: ${workload.pending().join('; ')}`),
     );
     if (!finished) {
-      unfinished.push(
-        `still under way ${limit / 1000} s after the load ended: ${workload.pending().join('; ')}`,
-      );
+      const detail = await workload.pendingInDetail();
+      unfinished.push(`still under way ${limit / 1000} s after the load ended: ${detail.join('; ')}`);
     }
   } finally {
     await workload.close();

@@ -38,6 +38,14 @@ export interface Started {
   ms: number;
 }
 
+interface UnderWay {
+  since: number;
+  operation?: { id: string; status: string };
+}
+
+const describeUnderWay = (what: string, { since, operation }: UnderWay) =>
+  `${what} (${operation ? `${operation.id} ${operation.status}, ` : ''}${Math.round((Date.now() - since) / 1000)} s)`;
+
 const TENANT = 'soak';
 const CONDITION = 'SoakFault';
 const TERMINAL = new Set(['succeeded', 'failed', 'cancelled']);
@@ -51,8 +59,8 @@ const OPERATION_WAIT_MS = 150_000;
 export class Workload {
   readonly started: Started[] = [];
   readonly failures: string[] = [];
-  /** What is under way now ("drain of node_…"), since when, and the status last read for it. */
-  private readonly underWay = new Map<string, { since: number; status?: string }>();
+  /** What is under way now ("drain of node_…"), since when, and its operation as last read. */
+  private readonly underWay = new Map<string, UnderWay>();
   private simulators: Simulator[] = [];
 
   constructor(
@@ -292,7 +300,7 @@ export class Workload {
       status =
         (list.body.items as { id: string; status: string }[]).find((o) => o.id === id)?.status ?? 'missing';
       const underWay = this.underWay.get(`${kind} of ${nodeId}`);
-      if (underWay) underWay.status = `${id} ${status}`;
+      if (underWay) underWay.operation = { id, status };
       if (TERMINAL.has(status)) break;
       await sleep(250);
     }
@@ -304,12 +312,24 @@ export class Workload {
     return ended;
   }
 
-  /** What is under way, oldest first: "drain of node_… (running, 34 s)". */
+  /** What is under way, oldest first: "drain of node_… (op_… running, 34 s)". */
   pending(): string[] {
-    const now = Date.now();
-    return [...this.underWay].map(
-      ([what, { since, status }]) =>
-        `${what} (${status ? `${status}, ` : ''}${Math.round((now - since) / 1000)} s)`,
+    return [...this.underWay].map(([what, entry]) => describeUnderWay(what, entry));
+  }
+
+  /** `pending()`, each operation with the progress its workflow reports now (what it waits for). */
+  async pendingInDetail(): Promise<string[]> {
+    return Promise.all(
+      [...this.underWay].map(async ([what, entry]) => {
+        const line = describeUnderWay(what, entry);
+        if (!entry.operation) return line;
+        try {
+          const read = await this.client.call('GET', `/v1/operations/${entry.operation.id}`, { once: true });
+          return `${line}: progress ${JSON.stringify(read.body?.progress ?? null)}`;
+        } catch (error) {
+          return `${line}: progress not read (${(error as Error).message})`;
+        }
+      }),
     );
   }
 

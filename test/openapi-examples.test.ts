@@ -50,16 +50,21 @@ const EXAMPLE_PUBLIC_KEY =
 
 /**
  * What changes from run to run, made fixed: each id becomes a stable one of its kind (the n-th
- * seen), times one instant, digests, request ids, secrets, public keys and the cluster's id one
- * value each (a secret keeps its prefix). Ids keep their form, so an example still passes its schema.
+ * of that kind seen); times, digests, request ids, secrets, public keys and the cluster's id one
+ * value each (a secret keeps its prefix). Ids keep their form, so an example still passes its
+ * schema.
  */
 function normalised(examples: OpenApiExamples): OpenApiExamples {
   const ids = new Map<string, string>();
+  const seen = new Map<string, number>();
   const text = JSON.stringify(examples)
     .replaceAll(JSON.stringify(h.deps.clusterId), JSON.stringify('drydock-fra1'))
     .replace(ULID_ID, (id, prefix: string) => {
-      if (!ids.has(id))
-        ids.set(id, `${prefix}_01k5w8v3x9q2m4n6p8r0s2t${String(ids.size + 1).padStart(3, '0')}`);
+      if (!ids.has(id)) {
+        const n = (seen.get(prefix) ?? 0) + 1;
+        seen.set(prefix, n);
+        ids.set(id, `${prefix}_01k5w8v3x9q2m4n6p8r0s2t${String(n).padStart(3, '0')}`);
+      }
       return ids.get(id)!;
     })
     .replace(TIME, '2026-03-02T09:30:00.000Z')

@@ -1958,7 +1958,7 @@ export interface operations {
            *         "deletedAt": null
            *       },
            *       "operation": {
-           *         "id": "op_01k5w8v3x9q2m4n6p8r0s2t002",
+           *         "id": "op_01k5w8v3x9q2m4n6p8r0s2t001",
            *         "kind": "drain",
            *         "nodeId": "node_01k5w8v3x9q2m4n6p8r0s2t001",
            *         "poolId": "pool-h100-east",
@@ -2011,11 +2011,11 @@ export interface operations {
         content: {
           /**
            * @example {
-           *       "nodeId": "node_01k5w8v3x9q2m4n6p8r0s2t003",
+           *       "nodeId": "node_01k5w8v3x9q2m4n6p8r0s2t002",
            *       "hostname": "gpu-b7-02",
            *       "displayName": null,
            *       "confirmationIdentities": [
-           *         "node_01k5w8v3x9q2m4n6p8r0s2t003",
+           *         "node_01k5w8v3x9q2m4n6p8r0s2t002",
            *         "gpu-b7-02"
            *       ],
            *       "nodeGeneration": 4,
@@ -2138,12 +2138,12 @@ export interface operations {
         content: {
           /**
            * @example {
-           *       "id": "op_01k5w8v3x9q2m4n6p8r0s2t004",
+           *       "id": "op_01k5w8v3x9q2m4n6p8r0s2t002",
            *       "kind": "decommission",
-           *       "nodeId": "node_01k5w8v3x9q2m4n6p8r0s2t003",
+           *       "nodeId": "node_01k5w8v3x9q2m4n6p8r0s2t002",
            *       "poolId": "pool-h100-east",
            *       "status": "running",
-           *       "workflowId": "decommission/node_01k5w8v3x9q2m4n6p8r0s2t003",
+           *       "workflowId": "decommission/node_01k5w8v3x9q2m4n6p8r0s2t002",
            *       "actor": "key:bootstrap-operator",
            *       "reason": "EOL: leaving the fleet",
            *       "idempotencyKey": "change-4712-decommission",
@@ -2224,7 +2224,7 @@ export interface operations {
           /**
            * @example {
            *       "node": {
-           *         "id": "node_01k5w8v3x9q2m4n6p8r0s2t005",
+           *         "id": "node_01k5w8v3x9q2m4n6p8r0s2t003",
            *         "tenantId": "acme",
            *         "poolId": "pool-h100-east",
            *         "siteId": "fra1",
@@ -2251,12 +2251,12 @@ export interface operations {
            *         "deletedAt": null
            *       },
            *       "operation": {
-           *         "id": "op_01k5w8v3x9q2m4n6p8r0s2t006",
+           *         "id": "op_01k5w8v3x9q2m4n6p8r0s2t003",
            *         "kind": "purge",
-           *         "nodeId": "node_01k5w8v3x9q2m4n6p8r0s2t005",
+           *         "nodeId": "node_01k5w8v3x9q2m4n6p8r0s2t003",
            *         "poolId": "pool-h100-east",
            *         "status": "running",
-           *         "workflowId": "purge/node_01k5w8v3x9q2m4n6p8r0s2t005",
+           *         "workflowId": "purge/node_01k5w8v3x9q2m4n6p8r0s2t003",
            *         "actor": "key:bootstrap-operator",
            *         "reason": "sold to a reseller",
            *         "idempotencyKey": null,
@@ -2376,12 +2376,12 @@ export interface operations {
           /**
            * @example {
            *       "operation": {
-           *         "id": "op_01k5w8v3x9q2m4n6p8r0s2t007",
+           *         "id": "op_01k5w8v3x9q2m4n6p8r0s2t004",
            *         "kind": "remediation",
-           *         "nodeId": "node_01k5w8v3x9q2m4n6p8r0s2t008",
+           *         "nodeId": "node_01k5w8v3x9q2m4n6p8r0s2t004",
            *         "poolId": "pool-h100-east",
            *         "status": "running",
-           *         "workflowId": "remediation/node_01k5w8v3x9q2m4n6p8r0s2t008",
+           *         "workflowId": "remediation/node_01k5w8v3x9q2m4n6p8r0s2t004",
            *         "actor": "key:bootstrap-operator",
            *         "reason": "XID 79: GPU fell off the bus",
            *         "idempotencyKey": null,
@@ -2440,7 +2440,7 @@ export interface operations {
         content: {
           /**
            * @example {
-           *       "id": "op_01k5w8v3x9q2m4n6p8r0s2t002",
+           *       "id": "op_01k5w8v3x9q2m4n6p8r0s2t001",
            *       "kind": "drain",
            *       "nodeId": "node_01k5w8v3x9q2m4n6p8r0s2t001",
            *       "poolId": "pool-h100-east",
@@ -2547,6 +2547,32 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "items": [
+           *         {
+           *           "id": "op_01k5w8v3x9q2m4n6p8r0s2t006",
+           *           "kind": "drain",
+           *           "nodeId": "node_01k5w8v3x9q2m4n6p8r0s2t005",
+           *           "poolId": "pool-a100-west",
+           *           "status": "succeeded",
+           *           "workflowId": "drain/node_01k5w8v3x9q2m4n6p8r0s2t005",
+           *           "actor": "key:bootstrap-operator",
+           *           "reason": "driver roll-out",
+           *           "idempotencyKey": null,
+           *           "result": {
+           *             "drained": true
+           *           },
+           *           "error": null,
+           *           "cancellation": null,
+           *           "createdAt": "2026-03-02T09:30:00.000Z",
+           *           "updatedAt": "2026-03-02T09:30:00.000Z",
+           *           "completedAt": "2026-03-02T09:30:00.000Z"
+           *         }
+           *       ],
+           *       "nextCursor": null
+           *     }
+           */
           'application/json': {
             items: components['schemas']['Operation'][];
             nextCursor: string | null;
@@ -2740,6 +2766,14 @@ export interface operations {
     };
     requestBody: {
       content: {
+        /**
+         * @example {
+         *       "id": "pool-h100-east",
+         *       "kind": "bare-metal",
+         *       "siteId": "fra1",
+         *       "tenantId": "acme"
+         *     }
+         */
         'application/json': {
           id: string;
           /** @enum {string} */
@@ -2774,6 +2808,17 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "id": "pool-h100-east",
+           *       "kind": "bare-metal",
+           *       "siteId": "fra1",
+           *       "tenantId": "acme",
+           *       "grants": [],
+           *       "policy": {},
+           *       "createdAt": "2026-03-02T09:30:00.000Z"
+           *     }
+           */
           'application/json': components['schemas']['Pool'];
         };
       };
@@ -2871,6 +2916,14 @@ export interface operations {
     };
     requestBody: {
       content: {
+        /**
+         * @example {
+         *       "selector": "rack=c3",
+         *       "maxConcurrent": 4,
+         *       "deadline": "2h",
+         *       "reason": "driver roll-out"
+         *     }
+         */
         'application/json': {
           /**
            * @description label selector KEY=VALUE[,KEY=VALUE…]: the nodes carrying all of these labels; every node when absent
@@ -2907,6 +2960,37 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "operation": {
+           *         "id": "op_01k5w8v3x9q2m4n6p8r0s2t005",
+           *         "kind": "pool-drain",
+           *         "nodeId": null,
+           *         "poolId": "pool-a100-west",
+           *         "status": "running",
+           *         "workflowId": "pool-drain/pool-a100-west",
+           *         "actor": "key:bootstrap-operator",
+           *         "reason": "driver roll-out",
+           *         "idempotencyKey": "change-4713-pool-drain",
+           *         "result": {
+           *           "nodeIds": [
+           *             "node_01k5w8v3x9q2m4n6p8r0s2t005"
+           *           ],
+           *           "deadline": {
+           *             "after": "2h",
+           *             "afterMs": 7200000
+           *           },
+           *           "selector": "rack=c3",
+           *           "maxConcurrent": 4
+           *         },
+           *         "error": null,
+           *         "cancellation": null,
+           *         "createdAt": "2026-03-02T09:30:00.000Z",
+           *         "updatedAt": "2026-03-02T09:30:00.000Z",
+           *         "completedAt": null
+           *       }
+           *     }
+           */
           'application/json': {
             operation: components['schemas']['Operation'];
           };
@@ -3112,6 +3196,14 @@ export interface operations {
     };
     requestBody: {
       content: {
+        /**
+         * @example {
+         *       "poolId": "pool-h100-east",
+         *       "ttl": "24h",
+         *       "maxUses": 10,
+         *       "description": "rack b7 intake"
+         *     }
+         */
         'application/json': {
           poolId: string;
           tenantId?: string;
@@ -3133,6 +3225,23 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "id": "jt_01k5w8v3x9q2m4n6p8r0s2t001",
+           *       "poolId": "pool-h100-east",
+           *       "tenantId": "acme",
+           *       "labels": {},
+           *       "description": "rack b7 intake",
+           *       "maxUses": 10,
+           *       "uses": 0,
+           *       "usesLeft": 10,
+           *       "expiresAt": "2026-03-02T09:30:00.000Z",
+           *       "createdBy": "key:bootstrap-operator",
+           *       "createdAt": "2026-03-02T09:30:00.000Z",
+           *       "revokedAt": null,
+           *       "secret": "ddj_x7Qm2Vb9Lr4Tn8Kdx7Qm2Vb9Lr4Tn8Kdx7Qm2Vb9Lr4"
+           *     }
+           */
           'application/json': components['schemas']['JoinToken'] & {
             secret: string;
           };
@@ -3401,6 +3510,31 @@ export interface operations {
     };
     requestBody: {
       content: {
+        /**
+         * @example {
+         *       "token": "ddj_x7Qm2Vb9Lr4Tn8Kdx7Qm2Vb9Lr4Tn8Kdx7Qm2Vb9Lr4",
+         *       "hostname": "gpu-b7-01",
+         *       "publicKey": "-----BEGIN PUBLIC KEY-----\nMCowBQYDK2VwAyEAqlBHLKYRN3bsjvbfBvj2NanhAeJxYMsfKMNxrJ4wFTs=\n-----END PUBLIC KEY-----\n",
+         *       "inventory": {
+         *         "accelerators": [
+         *           {
+         *             "model": "H100",
+         *             "serial": "GPU-0001"
+         *           },
+         *           {
+         *             "model": "H100",
+         *             "serial": "GPU-0002"
+         *           }
+         *         ],
+         *         "storageRoots": [
+         *           {
+         *             "path": "/var/lib/drydock",
+         *             "bytes": 2000000000
+         *           }
+         *         ]
+         *       }
+         *     }
+         */
         'application/json': {
           token?: string;
           publicKey: string;
@@ -3436,6 +3570,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "nodeId": "node_01k5w8v3x9q2m4n6p8r0s2t001",
+           *       "credential": "ddn_x7Qm2Vb9Lr4Tn8Kdx7Qm2Vb9Lr4Tn8Kdx7Qm2Vb9Lr4",
+           *       "provisionState": "adopted",
+           *       "clusterId": "drydock-fra1",
+           *       "caPublicKey": "-----BEGIN PUBLIC KEY-----\nMCowBQYDK2VwAyEAqlBHLKYRN3bsjvbfBvj2NanhAeJxYMsfKMNxrJ4wFTs=\n-----END PUBLIC KEY-----\n"
+           *     }
+           */
           'application/json': {
             nodeId: string;
             credential: string;

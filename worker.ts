@@ -107,6 +107,37 @@ async function missingSearchAttributes(connection: NativeConnection, namespace: 
   );
 }
 
+/** How long a start waits for newly added search attributes to be served (a few seconds, usually). */
+const SEARCH_ATTRIBUTES_SERVED_WITHIN_MS = 60_000;
+
+/**
+ * Runs `start`, again every 500 ms while the server refuses a search attribute it has no mapping
+ * for yet: attributes just added to a namespace (`registerSearchAttributes`) reach the frontend's
+ * cache a little later, and a start naming one before that is refused (seen on a Temporal server
+ * on SQL visibility, whose namespace was new). Any other error, or that one past
+ * `SEARCH_ATTRIBUTES_SERVED_WITHIN_MS`, is thrown.
+ */
+async function onceSearchAttributesServed(start: () => Promise<void>, log: Logger): Promise<void> {
+  const giveUpAt = Date.now() + SEARCH_ATTRIBUTES_SERVED_WITHIN_MS;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await start();
+    } catch (error) {
+      if (!searchAttributeNotServed(error) || Date.now() > giveUpAt) throw error;
+      if (attempt === 1) log.warn({ err: error }, 'search attributes not served yet; starting again');
+      await new Promise((resolve) => setTimeout(resolve, 500));
+    }
+  }
+}
+
+/** Whether the server refused a search attribute it has no mapping for, anywhere in the cause chain. */
+function searchAttributeNotServed(error: unknown): boolean {
+  for (let e: unknown = error, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++) {
+    if (e.message.includes('no mapping defined for search attribute')) return true;
+  }
+  return false;
+}
+
 export interface WorkerDeps {
   connection: NativeConnection;
   db: Db;
@@ -255,10 +286,8 @@ async function main(config: Config, log: Logger): Promise<void> {
   });
   // The liveness controller runs once per namespace; starting it again finds the running one.
   const clientConnection = await Connection.connect({ address: config.TEMPORAL_ADDRESS });
-  await ensureLivenessSweep(
-    new Client({ connection: clientConnection, namespace: config.TEMPORAL_NAMESPACE }),
-    config.TEMPORAL_TASK_QUEUE,
-  );
+  const client = new Client({ connection: clientConnection, namespace: config.TEMPORAL_NAMESPACE });
+  await onceSearchAttributesServed(() => ensureLivenessSweep(client, config.TEMPORAL_TASK_QUEUE), log);
   await clientConnection.close();
   log.info({ taskQueue: config.TEMPORAL_TASK_QUEUE, node: process.versions.node }, 'drydock worker running');
   await worker.run();

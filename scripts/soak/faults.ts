@@ -36,12 +36,16 @@ async function killAndRestart(process: SoakProcess) {
   process.kill('SIGKILL');
   const outcome = await Promise.race([exited, sleep(10_000).then(() => null)]);
   const gone = outcome !== null && !alive(pid);
+  // Killed by the signal it has no exit code; one that has an exit code had ended by itself before.
+  const killed = gone && outcome.code === null;
   await process.restart();
   return {
-    happened: gone && process.pid !== pid,
-    evidence: gone
-      ? `pid ${pid} died (exit ${outcome.code}); restarted as pid ${process.pid}`
-      : `pid ${pid} still alive 10 s after SIGKILL`,
+    happened: killed && process.pid !== pid,
+    evidence: !gone
+      ? `pid ${pid} still alive 10 s after SIGKILL`
+      : killed
+        ? `pid ${pid} died by SIGKILL; restarted as pid ${process.pid}`
+        : `pid ${pid} had already exited by itself (exit ${outcome.code}) before the SIGKILL; restarted as pid ${process.pid}`,
   };
 }
 

@@ -70,7 +70,14 @@ export async function reportNodeCondition(
       // a start Temporal did not confirm while the node's remediation workflow runs: it takes the
       // condition up from the database (its pending begin, or its queue when it ends). Otherwise
       // nothing will: the agent is told to report again.
-      if (error.code === 'UNAVAILABLE' && !(await remediationRuns(deps, node.id))) throw error;
+      if (error.code === 'UNAVAILABLE' && !(await remediationRuns(deps, node.id))) {
+        throw new DrydockError(
+          'UNAVAILABLE',
+          'the condition is recorded, but Temporal did not start its remediation: report it again to start it',
+          {},
+          { cause: error },
+        );
+      }
     }
   }
   if (report.cleared) {

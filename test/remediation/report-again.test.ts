@@ -32,7 +32,10 @@ async function reportWithoutTemporal(credential: string, body: Record<string, un
       headers: { authorization: `Bearer ${credential}`, 'content-type': 'application/json' },
       body: JSON.stringify(body),
     });
-    return { status: reply.status, body: (await reply.json()) as { error: { code: string } } };
+    return {
+      status: reply.status,
+      body: (await reply.json()) as { error: { code: string; message: string } },
+    };
   } finally {
     await connection.close();
   }
@@ -49,7 +52,11 @@ describe('a condition reported again', () => {
       reason: 'xid-79',
     });
     expect(refused.status).toBe(503);
-    expect(refused.body.error).toMatchObject({ code: 'UNAVAILABLE' });
+    expect(refused.body.error).toMatchObject({
+      code: 'UNAVAILABLE',
+      message:
+        'the condition is recorded, but Temporal did not start its remediation: report it again to start it',
+    });
     // The report is kept: the node is unschedulable for it, though nothing remediates it yet.
     expect(await readNode(h, nodeId)).toMatchObject({
       noScheduleReasons: ['condition:GpuXidError'],

@@ -256,10 +256,6 @@ async function main(config: Config, log: Logger): Promise<void> {
   const tracing = startTracing({ service: 'drydock-worker', endpoint: tracesEndpointOf(config) });
   const { db, close } = createDb(config.DATABASE_URL);
   const metrics = createWorkerMetrics(clusterCounts(db));
-  const metricsServer = await serveWorkerMetrics(metrics.registry, {
-    port: config.DRYDOCK_WORKER_METRICS_PORT,
-    corePort,
-  });
   const connection = await NativeConnection.connect({ address: config.TEMPORAL_ADDRESS });
   const bundlePath = config.DRYDOCK_WORKFLOW_BUNDLE ?? compiledWorkflowBundle(tracing);
   const worker = await createWorker({
@@ -279,6 +275,12 @@ async function main(config: Config, log: Logger): Promise<void> {
       : undefined,
     tracing,
     metrics,
+  });
+  // Ready once it polls: `worker.run()` runs after the liveness controller is ensured.
+  const metricsServer = await serveWorkerMetrics(metrics.registry, {
+    port: config.DRYDOCK_WORKER_METRICS_PORT,
+    corePort,
+    ready: () => worker.getState() === 'RUNNING',
   });
   // The liveness controller runs once per namespace; starting it again finds the running one.
   const clientConnection = await Connection.connect({ address: config.TEMPORAL_ADDRESS });

@@ -28,17 +28,27 @@ export function coreMetricsTelemetry(corePort: number): TelemetryOptions {
 
 /**
  * The worker's `/metrics` on `port` (0: one the kernel picks): `registry` followed by the text of
- * core's exporter at `corePort`, when given. Resolves with the port once it listens.
+ * core's exporter at `corePort`, when given. Beside it `/readyz`: `200` once `ready()` says the
+ * worker polls its task queue, `503` before (an orchestrator's readiness check). Resolves with the
+ * port once it listens.
  */
 export async function serveWorkerMetrics(
   registry: Registry,
-  options: { port: number; corePort?: number },
+  options: { port: number; corePort?: number; ready: () => boolean },
 ): Promise<{ server: Server; port: number }> {
   const server = createServer((request, response) => {
-    if (request.method !== 'GET' || request.url?.split('?')[0] !== '/metrics') {
+    const path = request.url?.split('?')[0];
+    if (request.method === 'GET' && path === '/readyz') {
+      const ready = options.ready();
+      response
+        .writeHead(ready ? 200 : 503, { 'content-type': 'application/json' })
+        .end(`${JSON.stringify({ status: ready ? 'ready' : 'starting', process: process.pid })}\n`);
+      return;
+    }
+    if (request.method !== 'GET' || path !== '/metrics') {
       response
         .writeHead(404, { 'content-type': 'text/plain' })
-        .end('not found: the worker serves GET /metrics\n');
+        .end('not found: the worker serves GET /metrics and GET /readyz\n');
       return;
     }
     Promise.all([registry.metrics(), options.corePort ? coreText(options.corePort) : ''])

@@ -4,7 +4,7 @@ import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { newSecret } from '../domain/secrets';
 import { buildDist } from './build';
-import { freePort, waitForPort } from './services/process';
+import { freePort } from './services/process';
 import { startPostgres } from './services/postgres';
 import { startTemporalCluster, type TemporalCluster } from './services/temporal-cluster';
 
@@ -22,6 +22,8 @@ export interface DrydockProcess {
   readonly exited: Promise<number | null>;
   /** Starts the program again (after it died or was killed) and waits until it is ready. */
   restart(): Promise<void>;
+  /** The last lines the current process wrote (stdout and stderr), to say why it ended. */
+  lastOutput(): string;
 }
 
 export interface ProdShape {
@@ -137,7 +139,9 @@ export async function startProdShape(options: ProdShapeOptions): Promise<ProdSha
             ...env,
             DRYDOCK_WORKER_METRICS_PORT: String(port),
           },
-          () => waitForPort('127.0.0.1', port, 60_000),
+          // Ready once it polls (its /readyz), not when its port opens: a worker can still die in
+          // between, when Temporal refuses its start.
+          () => waitForOk(`http://127.0.0.1:${port}/readyz`, 120_000),
         ),
       );
     }
@@ -151,7 +155,7 @@ export async function startProdShape(options: ProdShapeOptions): Promise<ProdSha
           join(options.dist, 'api.js'),
           home,
           { ...env, PORT: String(port) },
-          () => waitForHealthy(url, 60_000),
+          () => waitForOk(`${url}/healthz`, 60_000),
         ),
       );
       apis[apis.length - 1]!.url = url;
@@ -180,11 +184,15 @@ export async function startProdShape(options: ProdShapeOptions): Promise<ProdSha
   }
 }
 
+/** How many lines of a process's output `lastOutput` keeps. */
+const TAIL_LINES = 5;
+
 /** A program kept as one child process at a time, its output appended to `<home>/logs/<name>.log`. */
 class ManagedProcess implements DrydockProcess {
   url?: string;
   private child: ReturnType<typeof spawn> | null = null;
   private ended: Promise<number | null> = Promise.resolve(null);
+  private tail: string[] = [];
 
   constructor(
     readonly name: string,
@@ -217,6 +225,13 @@ class ManagedProcess implements DrydockProcess {
     });
     child.stdout.pipe(logFile, { end: false });
     child.stderr.pipe(logFile, { end: false });
+    this.tail = [];
+    const keep = (chunk: Buffer) => {
+      this.tail.push(...chunk.toString().split('\n').filter(Boolean));
+      this.tail.splice(0, this.tail.length - TAIL_LINES);
+    };
+    child.stdout.on('data', keep);
+    child.stderr.on('data', keep);
     this.child = child;
     this.ended = new Promise((done) =>
       child.once('exit', (code) => {
@@ -227,9 +242,15 @@ class ManagedProcess implements DrydockProcess {
     await Promise.race([
       this.ready(),
       this.ended.then((code) => {
-        throw new Error(`${this.name} exited with ${code} while starting: see ${logFile.path}`);
+        throw new Error(
+          `${this.name} exited with ${code} while starting (log: ${logFile.path}); it last wrote:\n${this.lastOutput()}`,
+        );
       }),
     ]);
+  }
+
+  lastOutput(): string {
+    return this.tail.join('\n');
   }
 
   /** SIGTERM (the programs shut down gracefully on it), SIGKILL after 15 s. */
@@ -243,15 +264,16 @@ class ManagedProcess implements DrydockProcess {
   }
 }
 
-async function waitForHealthy(url: string, timeoutMs: number): Promise<void> {
+/** Waits until GET `url` answers 200. */
+async function waitForOk(url: string, timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const ok = await fetch(`${url}/healthz`).then(
+    const ok = await fetch(url).then(
       (response) => response.ok,
       () => false,
     );
     if (ok) return;
-    if (Date.now() > deadline) throw new Error(`${url}/healthz did not answer 200 within ${timeoutMs} ms`);
+    if (Date.now() > deadline) throw new Error(`${url} did not answer 200 within ${timeoutMs} ms`);
     await new Promise((r) => setTimeout(r, 200));
   }
 }

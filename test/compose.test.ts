@@ -87,7 +87,7 @@ describe('docker-compose.yml', () => {
     // The image has Node and no curl: the checks are Node's fetch of each process's own endpoint.
     expect(services.api.healthcheck.test.join(' ')).toContain('/healthz');
     expect(services.worker.healthcheck.test.join(' ')).toContain(
-      `:${services.worker.environment.DRYDOCK_WORKER_METRICS_PORT}/metrics`,
+      `:${services.worker.environment.DRYDOCK_WORKER_METRICS_PORT}/readyz`,
     );
   });
 

@@ -38,6 +38,7 @@ async function killAndRestart(process: SoakProcess) {
   const gone = outcome !== null && !alive(pid);
   // Killed by the signal it has no exit code; one that has an exit code had ended by itself before.
   const killed = gone && outcome.code === null;
+  const lastWords = killed ? '' : process.lastOutput();
   await process.restart();
   return {
     happened: killed && process.pid !== pid,
@@ -45,7 +46,7 @@ async function killAndRestart(process: SoakProcess) {
       ? `pid ${pid} still alive 10 s after SIGKILL`
       : killed
         ? `pid ${pid} died by SIGKILL; restarted as pid ${process.pid}`
-        : `pid ${pid} had already exited by itself (exit ${outcome.code}) before the SIGKILL; restarted as pid ${process.pid}`,
+        : `pid ${pid} had already exited by itself (exit ${outcome.code}) before the SIGKILL; restarted as pid ${process.pid}; it last wrote:\n${lastWords}`,
   };
 }
 

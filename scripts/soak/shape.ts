@@ -8,6 +8,8 @@ export interface SoakProcess {
   kill(signal?: NodeJS.Signals): void;
   exited: Promise<number | null>;
   restart(): Promise<void>;
+  /** The last lines the current process wrote. */
+  lastOutput(): string;
 }
 
 export interface SoakShape {

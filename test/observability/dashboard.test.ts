@@ -24,8 +24,9 @@ beforeAll(async () => {
   const listening = await listen(h.deps, 0);
   api = { server: listening.server, url: `http://127.0.0.1:${listening.port}` };
   const port = await freePort();
-  worker = { child: startWorkerProcess(h, { metricsPort: port }), url: `http://127.0.0.1:${port}/metrics` };
-  await eventually(() => scrape(worker.url).catch(() => undefined), 60_000, 200);
+  worker = { child: startWorkerProcess(h, { metricsPort: port }), url: `http://127.0.0.1:${port}` };
+  // Ready (its /readyz) once it polls its task queue.
+  await eventually(async () => (await fetch(`${worker.url}/readyz`).catch(() => undefined))?.ok, 60_000, 200);
 });
 
 afterAll(async () => {
@@ -44,6 +45,12 @@ const dashboard = JSON.parse(readFileSync('docs/grafana-dashboard.json', 'utf8')
 };
 
 describe('metrics, as Prometheus scrapes them', () => {
+  it("names the worker process that answered the worker's /readyz", async () => {
+    const ready = await fetch(`${worker.url}/readyz`);
+    expect(ready.status).toBe(200);
+    expect(await ready.json()).toEqual({ status: 'ready', process: worker.child.pid });
+  });
+
   it('serves every metric the Grafana dashboard names, from the API and the worker, after a little traffic', async () => {
     // One request, one heartbeat (flushed), one drain through to drained. The drain is a pool's:
     // its node's drain runs in local activities, the pool's step in a regular one, so the SDK's
@@ -58,7 +65,7 @@ describe('metrics, as Prometheus scrapes them', () => {
     await eventually(async () => (await eventsOf(h, nodeId, 'node.drained')).length > 0, 30_000);
 
     const fromWorker = await eventually(async () => {
-      const samples = await scrape(worker.url);
+      const samples = await scrape(`${worker.url}/metrics`);
       return valueOf(samples, 'drydock_drain_wait_seconds_count') === 1 ? samples : undefined;
     });
     const fromApi = await scrape(`${api.url}/metrics`);

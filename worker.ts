@@ -117,7 +117,7 @@ const SEARCH_ATTRIBUTES_SERVED_WITHIN_MS = 60_000;
  * on SQL visibility, whose namespace was new). Any other error, or that one past
  * `SEARCH_ATTRIBUTES_SERVED_WITHIN_MS`, is thrown.
  */
-async function onceSearchAttributesServed(start: () => Promise<void>, log: Logger): Promise<void> {
+export async function onceSearchAttributesServed(start: () => Promise<void>, log: Logger): Promise<void> {
   const giveUpAt = Date.now() + SEARCH_ATTRIBUTES_SERVED_WITHIN_MS;
   for (let attempt = 1; ; attempt++) {
     try {
@@ -130,9 +130,16 @@ async function onceSearchAttributesServed(start: () => Promise<void>, log: Logge
   }
 }
 
-/** Whether the server refused a search attribute it has no mapping for (the client's message quotes it). */
-const searchAttributeNotServed = (error: unknown) =>
-  error instanceof Error && error.message.includes('no mapping defined for search attribute');
+/**
+ * Whether the server refused a search attribute it has no mapping for. The client wraps the
+ * server's answer ("Failed to start Workflow"): its text is in the cause.
+ */
+function searchAttributeNotServed(error: unknown): boolean {
+  for (let e: unknown = error, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++) {
+    if (e.message.includes('no mapping defined for search attribute')) return true;
+  }
+  return false;
+}
 
 export interface WorkerDeps {
   connection: NativeConnection;

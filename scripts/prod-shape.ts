@@ -234,7 +234,8 @@ class ManagedProcess implements DrydockProcess {
     child.stderr.on('data', keep);
     this.child = child;
     this.ended = new Promise((done) =>
-      child.once('exit', (code) => {
+      // 'close', not 'exit': by then its output is all read, the last lines too.
+      child.once('close', (code) => {
         logFile.end();
         done(code);
       }),

@@ -9,6 +9,12 @@ describe('ids', () => {
     expect(isId('op', id)).toBe(false);
   });
 
+  it('grow in the order they are minted, many within one millisecond', () => {
+    const ids = Array.from({ length: 1_000 }, () => newId('node'));
+    expect(new Set(ids.map((id) => id.slice(5, 15))).size).toBeLessThan(ids.length);
+    expect([...ids].sort()).toEqual(ids);
+  });
+
   it('refuses other forms', () => {
     for (const text of [
       'node_',

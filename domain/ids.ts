@@ -1,4 +1,4 @@
-import { ulid } from 'ulid';
+import { monotonicFactory } from 'ulid';
 
 /** Prefixes of the identifiers Drydock mints (docs/api.md, Identifiers). */
 export type IdPrefix = 'node' | 'op' | 'alloc' | 'jt' | 'key' | 'cred' | 'cmd' | 'acc' | 'sr' | 'inv' | 'art';
@@ -17,6 +17,12 @@ const patterns: Record<IdPrefix, RegExp> = {
   inv: new RegExp(`^inv_${ULID_BODY}$`),
   art: new RegExp(`^art_${ULID_BODY}$`),
 };
+
+/**
+ * ULIDs that grow, also within one millisecond (the random part counts up): what one process
+ * mints sorts in the order it was minted, so a listing by id is in creation order.
+ */
+const ulid = monotonicFactory();
 
 /** A fresh identifier: prefix, underscore, lowercase ULID. */
 export function newId(prefix: IdPrefix): string {

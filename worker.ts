@@ -10,6 +10,7 @@ import { loadConfig, type Config } from './config';
 import { clusterCounts } from './db/cluster-counts';
 import { createDb, type Db } from './db/client';
 import { schemaAllowsStart } from './db/schema-version';
+import { causeChain } from './domain/errors';
 import { createLogger, silentLogger, type Logger } from './observability/log';
 import { createWorkerMetrics, type WorkerMetrics } from './observability/metrics';
 import { coreMetricsTelemetry, serveWorkerMetrics } from './observability/metrics-server';
@@ -134,12 +135,8 @@ export async function onceSearchAttributesServed(start: () => Promise<void>, log
  * Whether the server refused a search attribute it has no mapping for. The client wraps the
  * server's answer ("Failed to start Workflow"): its text is in the cause.
  */
-function searchAttributeNotServed(error: unknown): boolean {
-  for (let e: unknown = error, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++) {
-    if (e.message.includes('no mapping defined for search attribute')) return true;
-  }
-  return false;
-}
+const searchAttributeNotServed = (error: unknown) =>
+  causeChain(error).some((e) => e.message.includes('no mapping defined for search attribute'));
 
 export interface WorkerDeps {
   connection: NativeConnection;

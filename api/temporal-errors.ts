@@ -8,14 +8,11 @@ import {
   WorkflowUpdateFailedError,
   WorkflowUpdateRPCTimeoutOrCancelledError,
 } from '@temporalio/client';
-import { DrydockError } from '../domain/errors';
+import { causeChain, DrydockError } from '../domain/errors';
 
 /** The gRPC status code somewhere in an error's cause chain (the client wraps it once or twice). */
 export function grpcCode(error: unknown): number | undefined {
-  for (let e: unknown = error, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++) {
-    if (isGrpcServiceError(e)) return e.code;
-  }
-  return undefined;
+  return causeChain(error).find(isGrpcServiceError)?.code;
 }
 
 /**

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { WithStartWorkflowOperation, WorkflowUpdateFailedError } from '@temporalio/client';
 import { ApplicationFailure, type SearchAttributePair, type TypedSearchAttributes } from '@temporalio/common';
 import { ulid } from 'ulid';
-import { DrydockError, isErrorCode } from '../domain/errors';
+import { causeChain, DrydockError, isErrorCode, type ErrorCode } from '../domain/errors';
 import { newId } from '../domain/ids';
 import type { BeginRequest, OperationBegun, OperationWorkflow } from '../workflows/definitions';
 import type { AppDeps } from './env';
@@ -94,11 +94,11 @@ const FAILED_PRECONDITION = 9;
 
 function refusalOf(error: unknown): DrydockError | null {
   if (!(error instanceof WorkflowUpdateFailedError)) return null;
-  for (let cause: unknown = error.cause; cause instanceof Error; cause = cause.cause) {
-    if (cause instanceof ApplicationFailure && isErrorCode(cause.type)) {
-      const [details] = (cause.details ?? []) as [Record<string, unknown> | undefined];
-      return new DrydockError(cause.type, cause.message, details ?? {});
-    }
-  }
-  return null;
+  const refusal = causeChain(error.cause).find(
+    (cause): cause is ApplicationFailure & { type: ErrorCode } =>
+      cause instanceof ApplicationFailure && isErrorCode(cause.type),
+  );
+  if (!refusal) return null;
+  const [details] = (refusal.details ?? []) as [Record<string, unknown> | undefined];
+  return new DrydockError(refusal.type, refusal.message, details ?? {});
 }

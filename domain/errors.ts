@@ -19,6 +19,19 @@ export function isErrorCode(value: unknown): value is ErrorCode {
   return typeof value === 'string' && value in ERROR_STATUS;
 }
 
+/** How far `causeChain` follows `cause`: a bound, should a chain loop. */
+const CAUSE_DEPTH = 5;
+
+/**
+ * An error and what caused it, outermost first, up to `CAUSE_DEPTH` errors: clients and drivers
+ * wrap the error that says what happened (a gRPC status, the server's text, the driver's words).
+ */
+export function causeChain(error: unknown): Error[] {
+  const chain: Error[] = [];
+  for (let e = error; e instanceof Error && chain.length < CAUSE_DEPTH; e = e.cause) chain.push(e);
+  return chain;
+}
+
 /** The one error class: a refusal with its API code, thrown by domain rules, activities and routes. */
 export class DrydockError extends Error {
   constructor(

@@ -1,5 +1,6 @@
 import { loadConfig } from '../../config';
 import { defineCommand, type Command } from '../command';
+import { causeChain } from '../../domain/errors';
 import { CliError } from '../errors';
 import type { Env } from '../../cli-kit/spec';
 
@@ -55,9 +56,7 @@ function placeOf(url: string): string {
 
 /** The driver's own words: drizzle wraps a failed statement's error, with the SQL, in another. */
 function rootMessage(error: unknown): string {
-  let current = error;
-  while (current instanceof Error && current.cause instanceof Error) current = current.cause;
-  return current instanceof Error ? current.message : String(current);
+  return causeChain(error).at(-1)?.message ?? String(error);
 }
 
 export const migrateCommands: Command[] = [migrate];

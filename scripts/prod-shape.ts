@@ -1,6 +1,7 @@
 import { spawn, execFile } from 'node:child_process';
 import { chmodSync, createWriteStream, existsSync, mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { createInterface } from 'node:readline';
 import { promisify } from 'node:util';
 import { newSecret } from '../domain/secrets';
 import { buildDist } from './build';
@@ -226,12 +227,12 @@ class ManagedProcess implements DrydockProcess {
     child.stdout.pipe(logFile, { end: false });
     child.stderr.pipe(logFile, { end: false });
     this.tail = [];
-    const keep = (chunk: Buffer) => {
-      this.tail.push(...chunk.toString().split('\n').filter(Boolean));
-      this.tail.splice(0, this.tail.length - TAIL_LINES);
-    };
-    child.stdout.on('data', keep);
-    child.stderr.on('data', keep);
+    for (const stream of [child.stdout, child.stderr]) {
+      createInterface({ input: stream }).on('line', (line) => {
+        this.tail.push(line);
+        if (this.tail.length > TAIL_LINES) this.tail.shift();
+      });
+    }
     this.child = child;
     this.ended = new Promise((done) =>
       // 'close', not 'exit': by then its output is all read, the last lines too.

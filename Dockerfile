@@ -9,7 +9,7 @@ WORKDIR /app
 COPY package.json package-lock.json ./
 # The workspace's manifest: npm ci links the workspace package (the API client, which the build bundles).
 COPY packages/client/package.json ./packages/client/
-# patch-package applies patches/ after the install (postgres.js, @temporalio/worker: each change is marked "Drydock patch" and says why).
+# patch-package applies patches/ after the install (postgres.js: the change is marked "Drydock patch" and says why).
 COPY patches ./patches
 RUN npm ci
 COPY . .

@@ -75,6 +75,8 @@ const schema = z.object({
   DRYDOCK_FAULT_KILL_AFTER_STEP: z.coerce.number().int().min(1).optional(),
   /** With the above: only the steps of this workflow id count. */
   DRYDOCK_FAULT_KILL_WORKFLOW_ID: z.string().min(1).optional(),
+  /** Crash tests: the worker's dispatcher SIGKILLs its process just before, or just after, a start. */
+  DRYDOCK_FAULT_KILL_IN_DISPATCH: z.enum(['before-start', 'after-start']).optional(),
 });
 
 export type Config = z.infer<typeof schema>;

@@ -5,8 +5,8 @@ import { NativeConnection, Runtime, Worker, type WorkerOptions } from '@temporal
 import { Client, Connection } from '@temporalio/client';
 import { Context } from '@temporalio/activity';
 import { createActivities, type Activities } from './activities';
-import { loadCa, type ClusterCa } from './ca';
 import { loadConfig, type Config } from './config';
+import { startDispatcher } from './dispatch/dispatcher';
 import { clusterCounts } from './db/cluster-counts';
 import { createDb, type Db } from './db/client';
 import { schemaAllowsStart } from './db/schema-version';
@@ -141,9 +141,6 @@ const searchAttributeNotServed = (error: unknown) =>
 export interface WorkerDeps {
   connection: NativeConnection;
   db: Db;
-  /** The cluster CA that signs purge commands, and the cluster id they name. */
-  ca: ClusterCa;
-  clusterId: string;
   namespace: string;
   taskQueue: string;
   /** The process's logger: each activity's line, under its request's scope (unset: nothing is logged). */
@@ -209,14 +206,7 @@ export async function createWorker(deps: WorkerDeps): Promise<Worker> {
     interceptors: clientInterceptors(tracing),
   });
   const log = deps.log ?? silentLogger();
-  const activities = createActivities({
-    db: deps.db,
-    ca: deps.ca,
-    clusterId: deps.clusterId,
-    temporal,
-    log,
-    metrics: deps.metrics,
-  });
+  const activities = createActivities({ db: deps.db, temporal, metrics: deps.metrics });
   const workflowBundle =
     deps.workflowBundle ?? (await bundleInChildProcess(workflowBundleSources(tracing !== null)));
   return Worker.create({
@@ -258,15 +248,13 @@ async function main(config: Config, log: Logger): Promise<void> {
     telemetryOptions: coreMetricsTelemetry(corePort),
   });
   const tracing = startTracing({ service: 'drydock-worker', endpoint: tracesEndpointOf(config) });
-  const { db, close } = createDb(config.DATABASE_URL);
+  const { db, sql, close } = createDb(config.DATABASE_URL);
   const metrics = createWorkerMetrics(clusterCounts(db));
   const connection = await NativeConnection.connect({ address: config.TEMPORAL_ADDRESS });
   const bundlePath = config.DRYDOCK_WORKFLOW_BUNDLE ?? compiledWorkflowBundle(tracing);
   const worker = await createWorker({
     connection,
     db,
-    ca: loadCa({ file: config.DRYDOCK_CA_KEY_FILE, home: config.DRYDOCK_HOME }),
-    clusterId: config.DRYDOCK_CLUSTER_ID,
     namespace: config.TEMPORAL_NAMESPACE,
     taskQueue: config.TEMPORAL_TASK_QUEUE,
     log,
@@ -288,11 +276,25 @@ async function main(config: Config, log: Logger): Promise<void> {
   });
   // The liveness controller runs once per namespace; starting it again finds the running one.
   const clientConnection = await Connection.connect({ address: config.TEMPORAL_ADDRESS });
-  const client = new Client({ connection: clientConnection, namespace: config.TEMPORAL_NAMESPACE });
+  const client = new Client({
+    connection: clientConnection,
+    namespace: config.TEMPORAL_NAMESPACE,
+    interceptors: clientInterceptors(tracing),
+  });
   await onceSearchAttributesServed(() => ensureLivenessSweep(client, config.TEMPORAL_TASK_QUEUE), log);
-  await clientConnection.close();
+  // What committed changes asked Temporal for (db/outbox.ts), delivered by this worker too.
+  const dispatcher = await startDispatcher({
+    db,
+    sql,
+    temporal: client,
+    taskQueue: config.TEMPORAL_TASK_QUEUE,
+    log,
+    killAt: config.DRYDOCK_FAULT_KILL_IN_DISPATCH,
+  });
   log.info({ taskQueue: config.TEMPORAL_TASK_QUEUE, node: process.versions.node }, 'drydock worker running');
   await worker.run();
+  await dispatcher.stop();
+  await clientConnection.close();
   metricsServer.server.close();
   await connection.close();
   await close();

@@ -1,16 +1,14 @@
 import { Context } from '@temporalio/activity';
 import type { Client } from '@temporalio/client';
 import proto from '@temporalio/proto';
-import { and, asc, eq, gt, inArray, lt, sql } from 'drizzle-orm';
+import { and, asc, eq, gt, inArray, lt, notExists, sql } from 'drizzle-orm';
 import type { AttemptRecord } from '../domain/remediation';
 import { OPEN_OPERATION_STATUSES } from '../domain/operation-status';
 import type { Db } from '../db/client';
 import { closeAbandonedOperation, endCancelledOperation, TEMPORAL_ACTOR } from '../db/cancellation';
 import type { OperationStatus } from '../domain/operation';
-import { controllerState, operations } from '../db/schema';
-import { wakeAfterCleanUp } from './signals';
+import { controllerState, operations, workflowOutbox } from '../db/schema';
 import { workflowStatus } from './workflow-status';
-import type { Logger } from '../observability/log';
 
 const EventType = proto.temporal.api.enums.v1.EventType;
 
@@ -30,7 +28,7 @@ export interface ReconcileResult {
   closed: { operationId: string; workflowStatus: string }[];
 }
 
-export function createCancelActivities(db: Db, temporal: Client, log: Logger) {
+export function createCancelActivities(db: Db, temporal: Client) {
   return {
     /**
      * The clean-up of a lifecycle workflow that was cancelled (DELETE /v1/operations/{id}, or a
@@ -59,14 +57,15 @@ export function createCancelActivities(db: Db, temporal: Client, log: Logger) {
           ...(input.attempts ? { attempts: input.attempts } : {}),
         }),
       );
-      await wakeAfterCleanUp({ db, temporal, log }, ended);
       return ended?.status ?? null;
     },
 
     /**
-     * One reconcile pass: running operations older than `ABANDONED_AFTER_MS`, a batch at a time in
-     * turn, whose workflow is closed (terminated or timed out in Temporal, so it never cleaned up)
-     * are closed `failed` with `WORKFLOW_CLOSED` and their node repaired (`closeAbandonedOperation`).
+     * One reconcile pass: open operations older than `ABANDONED_AFTER_MS` whose start is no longer
+     * in the outbox, a batch at a time in turn, whose workflow is closed (terminated or timed out
+     * in Temporal, so it never cleaned up) are closed `failed` with `WORKFLOW_CLOSED` and their
+     * node repaired (`closeAbandonedOperation`). One still waiting for its start is not looked at:
+     * the dispatcher has yet to start it.
      */
     async reconcileClosedOperations(
       options: { olderThanMs?: number; batch?: number } = {},
@@ -82,9 +81,15 @@ export function createCancelActivities(db: Db, temporal: Client, log: Logger) {
         .from(operations)
         .where(
           and(
-            eq(operations.status, 'running'),
+            inArray(operations.status, OPEN_OPERATION_STATUSES),
             lt(operations.createdAt, olderThan),
             cursor ? gt(operations.createdAt, cursor.at) : undefined,
+            notExists(
+              db
+                .select({ id: workflowOutbox.id })
+                .from(workflowOutbox)
+                .where(and(eq(workflowOutbox.operationId, operations.id), eq(workflowOutbox.action, 'start'))),
+            ),
           ),
         )
         .orderBy(asc(operations.createdAt))

@@ -1,118 +1,100 @@
-import type { Client } from '@temporalio/client';
 import { and, eq, ne, sql } from 'drizzle-orm';
-import { DrydockError } from '../domain/errors';
+import { DECOMMISSION_STEPS, type DecommissionProgress, type DecommissionStep } from '../domain/progress';
 import { moveTarget } from '../domain/provision';
-import type { Db } from '../db/client';
-import { previewOf } from '../db/queries/decommission';
+import type { Db, Tx } from '../db/client';
 import { revokeIdentity } from '../db/identity';
 import { applyNodeChange, lockNode, type NodeRow } from '../db/nodes';
-import { finishOperation } from '../db/operations';
+import { finishOperation, operationOf, recordProgress, type OperationRow } from '../db/operations';
+import { progressOf } from '../db/queries/operations';
 import {
   accelerators,
   inventoryCurrent,
-  nodes,
-  operations,
   schedulerEntries,
   storageRoots,
   telemetryCurrent,
 } from '../db/schema';
 import { wakeNode } from '../db/wakeups';
-import type { BeginInput, BeginResult, DecommissionRequest } from '../workflows/definitions';
-import { beginOperation } from './begin';
-import { wakeBudgetWaiters } from './signals';
-import type { Logger } from '../observability/log';
+import { beginOperationRun } from './begin';
 
-export function createDecommissionActivities(db: Db, temporal: Client, log: Logger) {
-  return {
-    /**
-     * Admission, one locking transaction: recompute generation, digest and blockers; refuse on any
-     * difference (CONFLICT) or blocker (INVALID_STATE); else `decommissioning` (out of placement at
-     * once) and the operation `running`.
-     */
-    async admitDecommission(input: BeginInput<DecommissionRequest>): Promise<BeginResult> {
-      return beginOperation(db, input, {
-        kind: 'decommission',
-        // Another execute meets admission, and the admitted node (its version moved on) matches no
-        // preview.
-        open: false,
-        admit: async (tx, node) => refuseUnlessPreviewed(node, await previewOf(tx, node), input),
-        result: {
-          operator: input.operator,
-          nodeGeneration: input.nodeGeneration,
-          dependencyDigest: input.dependencyDigest,
-        },
-        async apply(tx, node) {
-          // Admission is recorded by the operation; the audit event is the one `node.decommissioned`.
-          const [admitted] = await tx
-            .update(nodes)
-            .set({
-              provisionState: moveTarget('decommission'),
-              version: node.version + 1,
-              updatedAt: sql`now()`,
-            })
-            .where(eq(nodes.id, node.id))
-            .returning();
-          return { node: admitted! };
-        },
-      });
+type StepInput = { nodeId: string; operationId: string };
+
+/** What each clean-up step changes, in the step's transaction on the locked node. */
+const CLEANUP: Record<Exclude<DecommissionStep, 'finalizeDecommission'>, (tx: Tx, node: NodeRow) => Promise<void>> =
+  {
+    /** Every certificate and credential revoked; the old identity can never join again. */
+    async revokeNodeIdentity(tx, node) {
+      await revokeIdentity(tx, node.id, 'decommissioned');
+      await wakeNode(tx, node.id);
     },
-
-    /** Cleanup 1: every certificate and credential revoked; the old identity can never join again. */
-    async revokeNodeIdentity(input: { nodeId: string }): Promise<number> {
-      return db.transaction(async (tx) => {
-        const revoked = await revokeIdentity(tx, input.nodeId, 'decommissioned');
-        await wakeNode(tx, input.nodeId);
-        return revoked;
-      });
-    },
-
-    /** Cleanup 2: accelerators marked `decommissioned`. */
-    async decommissionAccelerators(input: { nodeId: string }): Promise<number> {
-      const rows = await db
+    /** Accelerators marked `decommissioned`. */
+    async decommissionAccelerators(tx, node) {
+      await tx
         .update(accelerators)
         .set({ state: 'decommissioned', updatedAt: sql`now()` })
-        .where(and(eq(accelerators.nodeId, input.nodeId), ne(accelerators.state, 'decommissioned')))
-        .returning({ id: accelerators.id });
-      return rows.length;
+        .where(and(eq(accelerators.nodeId, node.id), ne(accelerators.state, 'decommissioned')));
     },
-
-    /** Cleanup 3: storage roots no longer writable. */
-    async protectStorageRoots(input: { nodeId: string }): Promise<number> {
-      const rows = await db
+    /** Storage roots no longer writable. */
+    async protectStorageRoots(tx, node) {
+      await tx
         .update(storageRoots)
         .set({ state: 'read_only', updatedAt: sql`now()` })
-        .where(and(eq(storageRoots.nodeId, input.nodeId), eq(storageRoots.state, 'writable')))
-        .returning({ id: storageRoots.id });
-      return rows.length;
+        .where(and(eq(storageRoots.nodeId, node.id), eq(storageRoots.state, 'writable')));
+    },
+    /** The current scheduler, telemetry and inventory rows removed (history stays). */
+    async removeCurrentRows(tx, node) {
+      await tx.delete(schedulerEntries).where(eq(schedulerEntries.nodeId, node.id));
+      await tx.delete(telemetryCurrent).where(eq(telemetryCurrent.nodeId, node.id));
+      await tx.delete(inventoryCurrent).where(eq(inventoryCurrent.nodeId, node.id));
+    },
+  };
+
+export function createDecommissionActivities(db: Db) {
+  /**
+   * One step, one transaction on the locked node: nothing when the operation ended (a cancel
+   * before the point of no return) or the step is done (a retry); else its change, and the step
+   * recorded done on the operation. The first step is the point of no return: once it committed,
+   * a cancel is refused.
+   */
+  const step =
+    (name: keyof typeof CLEANUP) =>
+    async (input: StepInput): Promise<DecommissionProgress> =>
+      db.transaction(async (tx) => {
+        const node = await lockNode(tx, input.nodeId);
+        const op = await operationOf(tx, input.operationId);
+        const done = stepsDone(op);
+        if (op.status !== 'running' || done.includes(name)) return progressOf(op) as DecommissionProgress;
+        await CLEANUP[name](tx, node);
+        const next = DECOMMISSION_STEPS[DECOMMISSION_STEPS.indexOf(name) + 1] ?? null;
+        const recorded = await recordProgress(tx, op.id, {
+          phase: 'cleaning-up',
+          waitingFor: { step: next, stepsDone: [...done, name] },
+        });
+        return progressOf(recorded!) as DecommissionProgress;
+      });
+
+  return {
+    /** The decommission's workflow begins its operation (`beginOperationRun`); null: it already ended. */
+    async beginDecommission(input: { operationId: string }): Promise<DecommissionProgress | null> {
+      const op = await beginOperationRun(db, input.operationId, 'cleaning-up');
+      return op && (progressOf(op) as DecommissionProgress);
     },
 
-    /** Cleanup 4: the current scheduler, telemetry and inventory rows removed (history stays). */
-    async removeCurrentRows(input: { nodeId: string }): Promise<number> {
-      return db.transaction(async (tx) => {
-        const removed = await Promise.all([
-          tx.delete(schedulerEntries).where(eq(schedulerEntries.nodeId, input.nodeId)).returning(),
-          tx.delete(telemetryCurrent).where(eq(telemetryCurrent.nodeId, input.nodeId)).returning(),
-          tx.delete(inventoryCurrent).where(eq(inventoryCurrent.nodeId, input.nodeId)).returning(),
-        ]);
-        return removed.reduce((n, rows) => n + rows.length, 0);
-      });
-    },
+    revokeNodeIdentity: step('revokeNodeIdentity'),
+    decommissionAccelerators: step('decommissionAccelerators'),
+    protectStorageRoots: step('protectStorageRoots'),
+    removeCurrentRows: step('removeCurrentRows'),
 
     /**
-     * Finalize, one transaction: terminal state, the one `node.decommissioned`, operation succeeded;
-     * then wake the drains waiting for the budget slot a node out for good gives back (on a retry
-     * too: the first attempt may have committed without waking them).
+     * Finalize, one transaction: terminal state, the one `node.decommissioned`, operation
+     * succeeded; the slot the node held in its pool's disruption budget is given back (a node out
+     * for good), which wakes the drains waiting for one.
      */
-    async finalizeDecommission(input: { nodeId: string; operationId: string }): Promise<'decommissioned'> {
-      const poolId = await db.transaction(async (tx) => {
+    async finalizeDecommission(input: StepInput): Promise<DecommissionProgress> {
+      return db.transaction(async (tx) => {
         const node = await lockNode(tx, input.nodeId);
-        if (node.provisionState === 'decommissioned') return node.poolId;
-        const [op] = await tx.select().from(operations).where(eq(operations.id, input.operationId));
-        const admitted = (op?.result ?? {}) as {
-          operator?: string;
-          nodeGeneration?: number;
-          dependencyDigest?: string;
-        };
+        const op = await operationOf(tx, input.operationId);
+        if (op.status !== 'running') return progressOf(op) as DecommissionProgress;
+        const admitted = (op.result ?? {}) as { operator?: string; nodeGeneration?: number; dependencyDigest?: string };
         await applyNodeChange(
           tx,
           node,
@@ -133,51 +115,18 @@ export function createDecommissionActivities(db: Db, temporal: Client, log: Logg
               },
             },
           },
-          { actor: op?.actor ?? 'system:decommission', reason: op?.reason, operationId: input.operationId },
+          { actor: op.actor, reason: op.reason, operationId: op.id },
         );
-        await finishOperation(tx, input.operationId, 'succeeded', {
-          result: { ...admitted, decommissioned: true },
+        const finished = await finishOperation(tx, op.id, 'succeeded', {
+          result: { ...op.result, decommissioned: true },
+          waitingFor: { step: null, stepsDone: [...stepsDone(op), 'finalizeDecommission'] },
         });
-        return node.poolId;
+        return progressOf(finished!) as DecommissionProgress;
       });
-      await wakeBudgetWaiters({ db, temporal, log }, poolId);
-      return 'decommissioned';
     },
   };
 }
 
-/** Admission's refusals: a confirmation not in the preview, a preview out of date, blockers left. */
-function refuseUnlessPreviewed(
-  node: NodeRow,
-  preview: Awaited<ReturnType<typeof previewOf>>,
-  input: DecommissionRequest,
-): void {
-  if (!preview.confirmationIdentities.includes(input.confirm)) {
-    throw new DrydockError(
-      'INVALID_INPUT',
-      `confirm must be exactly one of: ${preview.confirmationIdentities.join(', ')}`,
-      {
-        confirmationIdentities: preview.confirmationIdentities,
-      },
-    );
-  }
-  if (
-    input.nodeGeneration !== preview.nodeGeneration ||
-    input.dependencyDigest !== preview.dependencyDigest
-  ) {
-    throw new DrydockError(
-      'CONFLICT',
-      'the node or its dependencies changed since the preview: preview again',
-      {
-        nodeGeneration: preview.nodeGeneration,
-        dependencyDigest: preview.dependencyDigest,
-      },
-    );
-  }
-  if (preview.blockers.length > 0) {
-    throw new DrydockError('INVALID_STATE', `${preview.blockers.length} blocker(s) remain`, {
-      provisionState: node.provisionState,
-      blockers: preview.blockers,
-    });
-  }
+function stepsDone(op: OperationRow): DecommissionStep[] {
+  return (op.waitingFor as { stepsDone?: DecommissionStep[] } | null)?.stepsDone ?? [];
 }

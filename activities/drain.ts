@@ -1,191 +1,131 @@
-import { and, asc, desc, eq, inArray, sql } from 'drizzle-orm';
-import { isOpen } from '../db/queries/allocations';
+import { and, asc, eq, sql } from 'drizzle-orm';
 import { grantsSlot, type Budget } from '../domain/budget';
-import { finishDrain, startDrain, assertControllable } from '../domain/controls';
+import { finishDrain } from '../domain/controls';
 import { isDraining } from '../domain/node';
-import { isFinished } from '../domain/operation';
+import { nextDrainCheck, type DrainProgress, type DrainWaitingFor } from '../domain/progress';
 import type { Db, Tx } from '../db/client';
 import { endCancelledOperation } from '../db/cancellation';
 import { forceReleaseOpenAllocations } from '../db/allocations';
 import { holdDrained, lockBudget, markDisruption } from '../db/disruptions';
-import { withPreparedStatements } from '../db/prepared';
-import { applyNodeChange, checkVersion, lockNode, type NodeRow } from '../db/nodes';
-import { finishOperation, findOperation, type OperationRow } from '../db/operations';
-import { allocations, events, operations } from '../db/schema';
+import { applyNodeChange, lockNode, type NodeRow } from '../db/nodes';
+import { finishOperation, operationOf, recordProgress, type OperationRow } from '../db/operations';
+import { isOpen } from '../db/queries/allocations';
+import { progressOf } from '../db/queries/operations';
+import { allocations } from '../db/schema';
 import type { WorkerMetrics } from '../observability/metrics';
-import type { BeginInput, BeginResult, DrainRequest } from '../workflows/definitions';
-import { beginOperation } from './begin';
+import { beginOperationRun } from './begin';
 
-/** How many live allocations a check reports by id (the count is always exact). */
+/** How many live allocations a look reports by id (the count is always exact). */
 const REPORTED_ALLOCATIONS = 20;
-
-export type DrainCheck =
-  | { outcome: 'drained' | 'cancelled' | 'finished' }
-  | {
-      outcome: 'waiting';
-      liveAllocationCount: number;
-      liveAllocations: { id: string; endsAt: string | null }[];
-      earliestEndsAt: string | null;
-    };
-
-/** A forced release: done (`released` allocations), over budget (waits for a slot), or the drain ended. */
-export type ForcedRelease =
-  { outcome: 'released'; released: number } | { outcome: 'waiting'; budget: Budget } | { outcome: 'ended' };
 
 /** Who a forced release is recorded as, on the allocations and their events. */
 const FORCED_BY = 'system:drain';
 
 export function createDrainActivities(db: Db, metrics?: WorkerMetrics) {
-  // The look's statements are all lookups by key: prepared, they are one round trip each and the
-  // ones sent together are pipelined (db/prepared.ts).
-  const looks = withPreparedStatements(db);
   return {
-    /** The drain fence, in one transaction: cordon, `draining`, the operation, `node.draining`. */
-    async beginDrain(input: BeginInput<DrainRequest>): Promise<BeginResult> {
-      return beginOperation(db, input, {
-        kind: 'drain',
-        open: {
-          // The node left `draining` (uncordon) before the workflow noticed; that drain is over.
-          staleWhen: (node) => !isDraining(node),
-          end: async (tx, open) => void (await endCancelledOperation(tx, open.id, { actor: input.actor })),
-        },
-        async admit(tx, node) {
-          assertControllable(node);
-          const drainedBy = await drainThatDrained(tx, node);
-          if (drainedBy) return drainedBy;
-          checkVersion(node, input.version);
-        },
-        async apply(tx, node, operation) {
-          const change = startDrain(node);
-          return {
-            node: await applyNodeChange(tx, node, change, {
-              actor: input.actor,
-              reason: input.reason,
-              operationId: operation.id,
-            }),
-          };
-        },
-      });
+    /** The drain's workflow begins its operation (`beginOperationRun`); null: it already ended. */
+    async beginDrain(input: { operationId: string }): Promise<DrainProgress | null> {
+      const op = await beginOperationRun(db, input.operationId, 'waiting');
+      return op && (progressOf(op) as DrainProgress);
     },
 
     /**
-     * One look at a draining node, in one transaction: finished when it holds no live allocation
-     * (`node.drained`), cancelled when `draining` is gone (`node.drain.cancelled`), else what it waits for.
+     * One look at a draining node, in one transaction (the node locked, then its pool's row when it
+     * counts the budget): drained when it holds nothing live (`node.drained`); cancelled when
+     * `draining` is gone (`node.drain.cancelled`); past the deadline, what is still live released
+     * by force when the pool's disruption budget has a slot (`allocation.force-released` each, and
+     * then drained), else queued for one; otherwise what it waits for and when it looks next. Each
+     * answer is written on the operation in the same transaction, and is what the look returns.
+     * A look retried after it committed finds the operation as it left it and changes nothing.
      */
-    async checkDrain(input: { nodeId: string; operationId: string }): Promise<DrainCheck> {
+    async lookAtDrain(input: { nodeId: string; operationId: string }): Promise<DrainProgress> {
       // Set only by the look that drained the node, observed once that commits (never by a retry).
       let waitedSeconds: number | null = null;
-      const check = await looks.transaction(async (tx): Promise<DrainCheck> => {
-        // Sent together (prepared, so postgres.js pipelines them on the transaction's connection)
-        // and run in this order, so the reads come after the node's lock as before, in one round
-        // trip instead of three: the statements a look waits on are most of a release's reaction
-        // (bench: drain-reaction). The allocations are read even when the look ends before it needs them.
-        const [node, [op], live] = await Promise.all([
-          lockNode(tx, input.nodeId),
-          tx.select().from(operations).where(eq(operations.id, input.operationId)),
-          tx
-            .select({ id: allocations.id, endsAt: allocations.endsAt, total: sql<number>`count(*) over ()` })
-            .from(allocations)
-            .where(and(eq(allocations.nodeId, input.nodeId), isOpen))
-            .orderBy(sql`${allocations.endsAt} asc nulls last`, asc(allocations.id))
-            .limit(REPORTED_ALLOCATIONS),
-        ]);
-        // A step retried after it committed (worker lost mid-task) answers what it did then.
-        if (op?.status === 'succeeded') return { outcome: 'drained' };
-        if (op?.status === 'cancelled') return { outcome: 'cancelled' };
-        if (!op || isFinished(op.status)) return { outcome: 'finished' };
+      let queued = false;
+      const progress = await db.transaction(async (tx): Promise<DrainProgress> => {
+        const node = await lockNode(tx, input.nodeId);
+        const op = await operationOf(tx, input.operationId);
+        if (op.status !== 'running') return progressOf(op) as DrainProgress;
         if (!isDraining(node) || node.deletedAt) {
-          await endCancelledOperation(tx, op.id, { actor: 'system:drain' });
-          return { outcome: 'cancelled' };
+          return progressOf((await endCancelledOperation(tx, op.id, { actor: FORCED_BY }))!) as DrainProgress;
         }
-        if (live.length === 0) {
-          // Drained and still cordoned: the node counts against its pool's budget until uncordoned.
-          // The slot, the node's change and the operation's end are pipelined, all after the node's
-          // lock: a budget read waits for the pool row (held shared from the slot to the commit) and
-          // so sees the slot and `node.drained` together or neither; 2 round trips fewer than in turn.
-          await Promise.all([
-            holdDrained(tx, node, op.id),
-            applyNodeChange(tx, node, finishDrain(node), { actor: 'system:drain', operationId: op.id }),
-            finishOperation(tx, op.id, 'succeeded', { result: { drained: true } }),
-          ]);
-          waitedSeconds = (Date.now() - op.createdAt.getTime()) / 1_000;
-          return { outcome: 'drained' };
+        let live = await liveAllocations(tx, node.id);
+        const deadline = op.deadline;
+        if (live.allocations > 0 && deadline && deadline.getTime() <= Date.now()) {
+          const budget = await slotFor(tx, node, op);
+          if (budget) {
+            queued = op.phase !== 'waiting-for-budget';
+            return waiting(tx, op, { ...live, budget });
+          }
+          await forceReleaseOpenAllocations(tx, node.id, {
+            actor: FORCED_BY,
+            operationId: op.id,
+            deadline: deadline.toISOString(),
+          });
+          live = await liveAllocations(tx, node.id);
         }
-        const earliest = live[0]!.endsAt;
-        return {
-          outcome: 'waiting',
-          liveAllocationCount: Number(live[0]!.total),
-          liveAllocations: live.map((a) => ({ id: a.id, endsAt: a.endsAt?.toISOString() ?? null })),
-          earliestEndsAt: earliest?.toISOString() ?? null,
-        };
+        if (live.allocations > 0) return waiting(tx, op, { ...live, budget: null });
+        // Drained and still cordoned: the node counts against its pool's budget until uncordoned.
+        await holdDrained(tx, node, op.id);
+        await applyNodeChange(tx, node, finishDrain(node), { actor: FORCED_BY, operationId: op.id });
+        const drained = await finishOperation(tx, op.id, 'succeeded', {
+          result: { drained: true },
+          waitingFor: { ...live, budget: null },
+        });
+        waitedSeconds = (Date.now() - op.createdAt.getTime()) / 1_000;
+        return progressOf(drained!) as DrainProgress;
       });
       if (waitedSeconds !== null) metrics?.drained(waitedSeconds);
-      return check;
-    },
-
-    /**
-     * The deadline passed: release every live allocation of the node, in one transaction, if the
-     * pool's disruption budget has a slot for it (or it holds one already); else queue for one.
-     * Node, then pool, locked (db/disruptions.ts); the slot, the releases and one
-     * `allocation.force-released` each commit together, so a retry after a crash finds the slot
-     * held and nothing live, and releases nothing twice.
-     */
-    async forceReleaseDrain(input: {
-      nodeId: string;
-      operationId: string;
-      deadline: string;
-    }): Promise<ForcedRelease> {
-      const release = await db.transaction(async (tx): Promise<ForcedRelease> => {
-        const node = await lockNode(tx, input.nodeId);
-        const op = await findOperation(tx, input.operationId);
-        if (op?.status !== 'running' || !isDraining(node) || node.deletedAt) return { outcome: 'ended' };
-        if (node.poolId) {
-          const pooled = { id: node.id, poolId: node.poolId };
-          const budget = await lockBudget(tx, node.poolId);
-          if (!grantsSlot(budget, node.id)) {
-            await markDisruption(tx, pooled, op.id, 'waiting');
-            return { outcome: 'waiting', budget };
-          }
-          await markDisruption(tx, pooled, op.id, 'holding');
-        }
-        const released = await forceReleaseOpenAllocations(tx, node.id, {
-          actor: FORCED_BY,
-          operationId: op.id,
-          deadline: input.deadline,
-        });
-        return { outcome: 'released', released: released.length };
-      });
-      if (release.outcome === 'waiting') metrics?.budgetWait();
-      return release;
+      if (queued) metrics?.budgetWait();
+      return progress;
     },
   };
 }
 
-/**
- * The drain the node is still drained by, if any: the node is cordoned and not draining, the last
- * of its `node.drained` / `node.uncordoned` events is the `node.drained` of a drain that succeeded,
- * and it holds nothing live. Draining it again has nothing to do and answers that drain.
- *
- * Only an uncordon ends "drained" (taints and labels do not): the node went back into service and
- * may have taken work since, so a drain after it, even once an operator cordoned the node again by
- * hand, is a drain of its own that looks at the node afresh and makes its own operation.
- * Called under the node's lock, so no uncordon or allocation can slip in between.
- */
-async function drainThatDrained(tx: Tx, node: NodeRow): Promise<OperationRow | undefined> {
-  if (!node.cordoned || isDraining(node)) return undefined;
-  const [last] = await tx
-    .select({ type: events.type, operationId: events.operationId })
-    .from(events)
-    .where(and(eq(events.nodeId, node.id), inArray(events.type, ['node.drained', 'node.uncordoned'])))
-    .orderBy(desc(events.id))
-    .limit(1);
-  if (last?.type !== 'node.drained' || !last.operationId) return undefined;
-  const drain = await findOperation(tx, last.operationId);
-  if (drain?.kind !== 'drain' || drain.status !== 'succeeded') return undefined;
-  const [live] = await tx
-    .select({ id: allocations.id })
+/** The node's live allocations, earliest end first: the exact count, and the first few listed. */
+async function liveAllocations(tx: Tx, nodeId: string): Promise<Omit<DrainWaitingFor, 'budget'>> {
+  const live = await tx
+    .select({ id: allocations.id, endsAt: allocations.endsAt, total: sql<number>`count(*) over ()` })
     .from(allocations)
-    .where(and(eq(allocations.nodeId, node.id), isOpen))
-    .limit(1);
-  return live ? undefined : drain;
+    .where(and(eq(allocations.nodeId, nodeId), isOpen))
+    .orderBy(sql`${allocations.endsAt} asc nulls last`, asc(allocations.id))
+    .limit(REPORTED_ALLOCATIONS);
+  return {
+    allocations: Number(live[0]?.total ?? 0),
+    items: live.map((a) => ({ id: a.id, endsAt: a.endsAt?.toISOString() ?? null })),
+    earliestEndsAt: live[0]?.endsAt?.toISOString() ?? null,
+  };
+}
+
+/**
+ * Past the deadline: takes (or keeps) a slot of the pool's disruption budget for the node, under
+ * the pool's lock; when none is free, queues it and answers the budget it waits on. A node of no
+ * pool needs no slot. A retry after a crash finds the slot held and releases nothing twice.
+ */
+async function slotFor(tx: Tx, node: NodeRow, op: OperationRow): Promise<Budget | null> {
+  if (!node.poolId) return null;
+  const pooled = { id: node.id, poolId: node.poolId };
+  const budget = await lockBudget(tx, node.poolId);
+  if (!grantsSlot(budget, node.id)) {
+    await markDisruption(tx, pooled, op.id, 'waiting');
+    return budget;
+  }
+  await markDisruption(tx, pooled, op.id, 'holding');
+  return null;
+}
+
+/** The drain still waits: what for, and when it looks next, written on its operation. */
+async function waiting(tx: Tx, op: OperationRow, waitingFor: DrainWaitingFor): Promise<DrainProgress> {
+  const nextCheckAt = nextDrainCheck(
+    Date.now(),
+    waitingFor.earliestEndsAt,
+    op.deadline?.toISOString() ?? null,
+    waitingFor.budget !== null,
+  );
+  const recorded = await recordProgress(tx, op.id, {
+    phase: waitingFor.budget ? 'waiting-for-budget' : 'waiting',
+    waitingFor,
+    nextCheckAt: new Date(nextCheckAt),
+  });
+  return progressOf(recorded!) as DrainProgress;
 }

@@ -25,12 +25,13 @@ export function createFailureActivities(db: Db) {
      * slot. A finished operation is left as it is.
      */
     async failOperation(input: {
-      nodeId: string;
+      /** Null for an operation of no node (a pool drain). */
+      nodeId: string | null;
       operationId: string;
       failure: StepFailure;
     }): Promise<boolean> {
       return db.transaction(async (tx) => {
-        const node = await lockNode(tx, input.nodeId);
+        const node = input.nodeId ? await lockNode(tx, input.nodeId) : null;
         const failed = await finishOperation(tx, input.operationId, 'failed', {
           error: { ...input.failure },
         });
@@ -41,6 +42,7 @@ export function createFailureActivities(db: Db) {
           .where(
             and(eq(nodeCommands.operationId, failed.id), inArray(nodeCommands.status, OPEN_COMMAND_STATUSES)),
           );
+        if (!node) return true;
         if (failed.kind === 'drain') await stopWaiting(tx, node.id);
         if (failed.kind === 'drain' && isDraining(node)) {
           await applyNodeChange(

@@ -2,10 +2,8 @@ import { ApplicationFailure } from '@temporalio/activity';
 import type { Client } from '@temporalio/client';
 import { DrydockError } from '../domain/errors';
 import { classifyDatabaseError } from '../db/errors';
-import type { ClusterCa } from '../ca';
 import type { Db } from '../db/client';
 import type { WorkerMetrics } from '../observability/metrics';
-import { silentLogger, type Logger } from '../observability/log';
 import { createCancelActivities } from './cancel';
 import { createDecommissionActivities } from './decommission';
 import { createDrainActivities } from './drain';
@@ -23,31 +21,25 @@ import { createRemediationActivities } from './remediation';
  */
 export function createActivities(input: {
   db: Db;
-  ca: ClusterCa;
-  clusterId: string;
+  /** The client for the few activities that ask Temporal about workflows (cancel, reconcile). */
   temporal: Client;
   /** Unset (tests, benches that call activities directly): nothing is counted. */
   metrics?: WorkerMetrics;
-  /** What lost signals are reported to (unset: nowhere; tests that call activities directly). */
-  log?: Logger;
 }) {
-  const deps = { ...input, log: input.log ?? silentLogger() };
+  const { db, temporal, metrics } = input;
   return refusalsAreFinal({
-    ...createCancelActivities(deps.db, deps.temporal, deps.log),
-    ...createDrainActivities(deps.db, deps.metrics),
-    ...createPoolDrainActivities(deps.db, deps.temporal),
-    ...createLivenessActivities(deps.db, deps.metrics),
-    ...createDecommissionActivities(deps.db, deps.temporal, deps.log),
-    ...createPurgeActivities(deps.db, deps),
-    ...createRemediationActivities(deps.db, deps.metrics),
-    ...createFailureActivities(deps.db),
+    ...createCancelActivities(db, temporal),
+    ...createDrainActivities(db, metrics),
+    ...createPoolDrainActivities(db),
+    ...createLivenessActivities(db, metrics),
+    ...createDecommissionActivities(db),
+    ...createPurgeActivities(db),
+    ...createRemediationActivities(db, metrics),
+    ...createFailureActivities(db),
   });
 }
 
 export type Activities = ReturnType<typeof createActivities>;
-/** The views activities answer with, named here for workflow code (which imports activity types only). */
-export type { NodeView } from '../db/nodes';
-export type { OperationView } from '../db/operations';
 
 function refusalsAreFinal<T extends Record<string, (...args: never[]) => Promise<unknown>>>(
   activities: T,

@@ -1,260 +1,229 @@
-import { Context } from '@temporalio/activity';
-import type { Client } from '@temporalio/client';
-import { and, asc, eq, inArray, isNull, notInArray, sql } from 'drizzle-orm';
+import { eq, inArray, or, sql } from 'drizzle-orm';
+import { deadlineOf } from '../domain/deadline';
 import { DrydockError } from '../domain/errors';
-import { isFinished, type CancellationRequest } from '../domain/operation';
-import { OPEN_OPERATION_STATUSES } from '../domain/operation-status';
-import { isTerminal, PROVISION_STATES } from '../domain/provision';
-import { formatSelector, type Selector } from '../domain/selector';
-import type { Db, DbOrTx } from '../db/client';
-import { recordCancellation } from '../db/cancellation';
-import { classifyDatabaseError } from '../db/errors';
-import { carriesLabels } from '../db/queries/nodes';
-import { finishOperation, findOperation, operationView, type OperationRow } from '../db/operations';
-import { disruptions, nodes, operations, pools } from '../db/schema';
+import { isFinished } from '../domain/operation';
 import {
-  drainWorkflowId,
-  type BeginInput,
-  type DrainRequest,
+  POOL_DRAIN_LISTED,
+  poolDrainDeadline,
   type FailedNode,
-  type PoolBeginInput,
-  type PoolDrainBegun,
-  type PoolDrainCounts,
-  type PoolDrainRequest,
-} from '../workflows/definitions';
-import { answeredBefore, recordOperation } from './begin';
-import { cancelRequester } from './cancel';
-import { createDrainActivities } from './drain';
+  type PoolDrainProgress,
+  type PoolDrainWaitingFor,
+} from '../domain/progress';
+import { derivedUlid } from '../domain/ulid';
+import type { Db, DbOrTx } from '../db/client';
+import { classifyDatabaseError } from '../db/errors';
+import { finishOperation, operationOf, recordProgress, type OperationRow } from '../db/operations';
+import { progressOf } from '../db/queries/operations';
+import { requestDrain } from '../db/requests/drain';
+import type { PoolDrainRecord } from '../db/requests/pool-drain';
+import { operations } from '../db/schema';
+import { POOL_DRAIN_WAVE } from '../workflows/definitions';
+import { beginOperationRun } from './begin';
 
-/** One node's drain as a pool drain asks for it: the operation id the pool drain minted, and its deadline. */
-export interface NodeDrainAsk {
-  nodeId: string;
-  operationId: string;
-  deadline: string | null;
+/** What a pool drain's record keeps beside its request: the drains it joined, the nodes refused. */
+interface PoolDrainResult extends PoolDrainRecord {
+  /** Drains that ran (or had drained the node) when the pool drain reached the node. */
+  joined?: string[];
+  /** Nodes whose drain request was refused (deleted or decommissioned since the selection). */
+  refused?: FailedNode[];
 }
 
-/**
- * How a node's begin went: `began` (this operation, the pool drain starts its child), `joined` (a
- * drain already running; followed through its record), `drained` (still drained by an earlier
- * drain), or `refused` (the begin's refusal).
- */
-export type NodeDrainBegin =
-  | { nodeId: string; state: 'began'; operationId: string; hostname: string; tenantId: string | null }
-  | { nodeId: string; state: 'joined' | 'drained'; operationId: string }
-  | { nodeId: string; state: 'refused'; code: string; message: string };
-
-/** A node drain's record as the pool drain follows it. */
-export interface NodeDrainRecord {
-  operationId: string;
-  status: OperationRow['status'];
-  error: Record<string, unknown> | null;
-  /** Past its deadline and waiting for a slot of the pool's disruption budget. */
-  waitingForBudget: boolean;
+/** Where a pool drain's nodes stand, read from the records of their drains. */
+interface PoolDrainState {
+  pending: string[];
+  draining: string[];
+  waitingForBudget: string[];
+  drained: string[];
+  failed: FailedNode[];
 }
 
-/** Nodes a pool drain takes: not deleted, not out of the fleet for good (decommissioned, rejected). */
-const TERMINAL_STATES = PROVISION_STATES.filter(isTerminal);
+/** How often a pool drain looks at its node drains without a wake-up (budget waits, lost wakes). */
+const DEFAULT_POLL_MS = 10_000;
 
-export function createPoolDrainActivities(db: Db, temporal: Client) {
-  const { beginDrain } = createDrainActivities(db);
+export function createPoolDrainActivities(db: Db) {
   return {
+    /** The pool drain's workflow begins its operation (`beginOperationRun`); null: it already ended. */
+    async beginPoolDrain(input: { operationId: string }): Promise<PoolDrainProgress | null> {
+      const op = await beginOperationRun(db, input.operationId, 'draining');
+      return op && (progressOf(op) as PoolDrainProgress);
+    },
+
     /**
-     * The pool drain's begin, in one transaction with the pool row locked: answer the operation this
-     * begin made, its Idempotency-Key's, or the pool's open pool drain; else select the nodes (the
-     * snapshot the drain works through) and record the operation `running` with them.
+     * One look at a pool drain, in one transaction with its record locked: where each selected node
+     * stands (from its drain's record), written on the operation; when every node drained or failed,
+     * the pool drain ends (`succeeded` when all drained, else `failed` naming them). `startable`:
+     * how many node drains it may request now (`maxConcurrent` less those running).
      */
-    async beginPoolDrain(input: PoolBeginInput<PoolDrainRequest>): Promise<PoolDrainBegun> {
+    async lookAtPoolDrain(input: {
+      operationId: string;
+      pollIntervalMs?: number;
+    }): Promise<{ progress: PoolDrainProgress; startable: number }> {
       return db.transaction(async (tx) => {
-        const [pool] = await tx.select().from(pools).where(eq(pools.id, input.poolId)).for('update');
-        if (!pool)
-          throw new DrydockError('NOT_FOUND', `pool ${input.poolId} not found`, { poolId: input.poolId });
-        const answer = (operation: OperationRow, created: boolean): PoolDrainBegun => ({
-          operation: operationView(operation),
-          created,
-          nodeIds: (operation.result?.nodeIds as string[] | undefined) ?? [],
+        const [op] = await tx.select().from(operations).where(eq(operations.id, input.operationId)).for('update');
+        if (!op) throw new DrydockError('NOT_FOUND', `operation ${input.operationId} not found`);
+        if (op.status !== 'running') return { progress: progressOf(op) as PoolDrainProgress, startable: 0 };
+        const record = op.result as unknown as PoolDrainResult;
+        const state = await stateOf(tx, op);
+        const waitingFor = waitingForOf(record, state);
+        if (state.pending.length === 0 && state.draining.length + state.waitingForBudget.length === 0) {
+          const result = { ...record, counts: waitingFor.counts, failed: state.failed };
+          const ended =
+            state.failed.length === 0
+              ? await finishOperation(tx, op.id, 'succeeded', { result, waitingFor })
+              : await finishOperation(tx, op.id, 'failed', {
+                  result,
+                  waitingFor,
+                  error: {
+                    message: `${state.failed.length} of ${record.nodeIds.length} nodes did not drain: ${describeFailed(state.failed)}`,
+                    failed: state.failed.length,
+                  },
+                });
+          return { progress: progressOf(ended!) as PoolDrainProgress, startable: 0 };
+        }
+        const recorded = await recordProgress(tx, op.id, {
+          phase: 'draining',
+          waitingFor,
+          nextCheckAt: new Date(Date.now() + (input.pollIntervalMs ?? DEFAULT_POLL_MS)),
         });
-        const earlier = await answeredBefore(tx, input);
-        if (earlier) return answer(earlier.operation, earlier.created);
-        const [open] = await tx
-          .select()
-          .from(operations)
-          .where(
-            and(
-              eq(operations.poolId, pool.id),
-              eq(operations.kind, 'pool-drain'),
-              inArray(operations.status, OPEN_OPERATION_STATUSES),
-            ),
-          );
-        if (open) return answer(open, false);
-        const nodeIds = await selectNodes(tx, pool.id, input.selector);
-        const operation = await recordOperation(tx, input, {
-          kind: 'pool-drain',
-          nodeId: null,
-          poolId: pool.id,
-          result: {
-            selector: formatSelector(input.selector),
-            maxConcurrent: input.maxConcurrent,
-            deadline: input.deadline,
-            nodeIds,
-          },
-        });
-        return answer(operation, true);
+        const running = state.draining.length + state.waitingForBudget.length;
+        const startable = Math.min(record.maxConcurrent - running, state.pending.length);
+        return { progress: progressOf(recorded!) as PoolDrainProgress, startable: Math.max(0, startable) };
       });
     },
 
     /**
-     * The begins of one wave of node drains, each the node drain's own begin (one transaction per
-     * node, under the operation id the pool drain minted, so a retried wave finds what it did).
+     * The next node drains, up to `count` (at most `POOL_DRAIN_WAVE`): each requested as any drain
+     * is (one transaction per node, its start in the outbox), under an operation id derived from
+     * the pool drain's and the node's, so a wave requested again finds what it recorded. A node
+     * already draining joins its drain; one still drained by an earlier drain counts as drained; a
+     * refused one as failed, with the refusal. The joins and refusals are kept on the record.
      */
-    async beginNodeDrains(input: {
-      actor: string;
-      reason: string | null;
-      nodes: NodeDrainAsk[];
-    }): Promise<NodeDrainBegin[]> {
-      return Promise.all(
-        input.nodes.map(async (ask): Promise<NodeDrainBegin> => {
+    async requestNodeDrains(input: { operationId: string; count: number }): Promise<number> {
+      const op = await operationOf(db, input.operationId);
+      if (op.status !== 'running') return 0;
+      const record = op.result as unknown as PoolDrainResult;
+      const wave = (await stateOf(db, op)).pending.slice(0, Math.min(input.count, POOL_DRAIN_WAVE));
+      const now = Date.now();
+      const deadline = record.deadline ? deadlineOf(record.deadline, now) : null;
+      const outcomes = await Promise.all(
+        wave.map(async (nodeId): Promise<{ joined?: string; refused?: FailedNode }> => {
           try {
-            const request: BeginInput<DrainRequest> = {
-              actor: input.actor,
-              reason: input.reason,
-              deadline: ask.deadline,
-              idempotencyScope: null,
-              idempotencyKey: null,
-              requestHash: null,
-              nodeId: ask.nodeId,
-              workflowId: drainWorkflowId(ask.nodeId),
-              operationId: ask.operationId,
-            };
-            const begun = await beginDrain(request);
-            const { operation, node } = begun;
-            if (begun.created) {
-              return {
-                nodeId: ask.nodeId,
-                state: 'began',
-                operationId: operation.id,
-                hostname: node.hostname,
-                tenantId: node.tenantId,
-              };
-            }
-            const state = isFinished(operation.status) ? 'drained' : 'joined';
-            return { nodeId: ask.nodeId, state, operationId: operation.id };
+            const requested = await db.transaction((tx) =>
+              requestDrain(tx, nodeId, {
+                actor: op.actor,
+                reason: op.reason,
+                deadline,
+                operationId: `op_${derivedUlid(op.id.slice('op_'.length), nodeId)}`,
+                parentOperationId: op.id,
+              }),
+            );
+            const child = requested.operation.parentOperationId === op.id;
+            return child ? {} : { joined: requested.operation.id };
           } catch (error) {
             const refusal = error instanceof DrydockError ? error : classifyDatabaseError(error);
             if (!(refusal instanceof DrydockError)) throw error;
-            return { nodeId: ask.nodeId, state: 'refused', code: refusal.code, message: refusal.message };
+            return { refused: { nodeId, operationId: null, code: refusal.code, message: refusal.message } };
           }
         }),
       );
-    },
-
-    /** The records of node drains: how each stands, and whether it waits for the disruption budget. */
-    async readNodeDrains(input: { operationIds: string[] }): Promise<NodeDrainRecord[]> {
-      if (input.operationIds.length === 0) return [];
-      const rows = await db
-        .select({
-          operationId: operations.id,
-          status: operations.status,
-          error: operations.error,
-          waiting: sql<boolean>`${disruptions.nodeId} is not null`,
-        })
-        .from(operations)
-        .leftJoin(
-          disruptions,
-          and(eq(disruptions.operationId, operations.id), eq(disruptions.state, 'waiting')),
-        )
-        .where(inArray(operations.id, input.operationIds));
-      return rows.map((r) => ({
-        operationId: r.operationId,
-        status: r.status,
-        error: r.error,
-        waitingForBudget: r.waiting,
-      }));
-    },
-
-    /** Every node drain ended: the pool drain `succeeded` when all drained, else `failed` naming them. */
-    async finishPoolDrain(input: {
-      operationId: string;
-      counts: PoolDrainCounts;
-      failed: FailedNode[];
-    }): Promise<void> {
-      await db.transaction(async (tx) => {
-        const op = await findOperation(tx, input.operationId);
-        if (!op || isFinished(op.status)) return;
-        const result = { ...op.result, counts: input.counts, failed: input.failed };
-        if (input.failed.length === 0) {
-          await finishOperation(tx, op.id, 'succeeded', { result });
-          return;
-        }
-        const total = input.counts.drained + input.counts.failed;
-        await finishOperation(tx, op.id, 'failed', {
-          result,
-          error: {
-            message: `${input.failed.length} of ${total} nodes did not drain: ${describeFailed(input.failed)}`,
-            failed: input.failed.length,
-          },
+      const joined = outcomes.flatMap((o) => (o.joined ? [o.joined] : []));
+      const refused = outcomes.flatMap((o) => (o.refused ? [o.refused] : []));
+      if (joined.length > 0 || refused.length > 0) {
+        await db.transaction(async (tx) => {
+          const [locked] = await tx.select().from(operations).where(eq(operations.id, op.id)).for('update');
+          const now = locked!.result as unknown as PoolDrainResult;
+          const result: PoolDrainResult = {
+            ...now,
+            joined: [...new Set([...(now.joined ?? []), ...joined])],
+            refused: [...(now.refused ?? []), ...refused.filter((r) => !now.refused?.some((n) => n.nodeId === r.nodeId))],
+          };
+          await tx.update(operations).set({ result: { ...result } }).where(eq(operations.id, op.id));
         });
-      });
-    },
-
-    /**
-     * The pool drain was cancelled, in one transaction: the operation `cancelled`, with who asked
-     * (`cancellation` as DELETE /v1/operations/{id} recorded it; a cancel from the Temporal UI
-     * writes none, so `temporal`). Answers the request, whose `children` says what becomes of the
-     * node drains still running.
-     */
-    async cancelPoolDrain(input: {
-      operationId: string;
-      counts: PoolDrainCounts;
-      failed: FailedNode[];
-      /** The operations of the node drains it started that still run. */
-      children: string[];
-    }): Promise<CancellationRequest> {
-      // Asked without a record (the Temporal UI): the identity on the workflow's cancel request.
-      const recorded = await findOperation(db, input.operationId);
-      const asked: CancellationRequest = recorded?.cancellation ?? {
-        by: await cancelRequester(temporal, Context.current().info.workflowExecution!),
-        reason: null,
-        at: new Date().toISOString(),
-        children: 'finish',
-      };
-      return db.transaction(async (tx) => {
-        const [op] = await tx
-          .select()
-          .from(operations)
-          .where(eq(operations.id, input.operationId))
-          .for('update');
-        const cancellation = op?.cancellation ?? asked;
-        if (!op || isFinished(op.status)) return cancellation;
-        await tx.update(operations).set({ cancellation }).where(eq(operations.id, op.id));
-        // Node drains it is about to cancel name who asked too (their clean-up reads the record).
-        if (cancellation.children === 'cancel') {
-          const { children: _, ...request } = cancellation;
-          for (const child of input.children) await recordCancellation(tx, child, request);
-        }
-        await finishOperation(tx, op.id, 'cancelled', {
-          result: { ...op.result, counts: input.counts, failed: input.failed },
-        });
-        return cancellation;
-      });
+      }
+      return wave.length;
     },
   };
 }
 
-/** The selected nodes of a pool, by id: live, in the fleet, carrying every label of the selector. */
-async function selectNodes(tx: DbOrTx, poolId: string, selector: Selector): Promise<string[]> {
-  const rows = await tx
-    .select({ id: nodes.id })
-    .from(nodes)
+/** Where every selected node of the pool drain stands, from the records of the drains it follows. */
+async function stateOf(db: DbOrTx, op: OperationRow): Promise<PoolDrainState> {
+  const record = op.result as unknown as PoolDrainResult;
+  const joined = record.joined ?? [];
+  const drains = await db
+    .select({
+      id: operations.id,
+      nodeId: operations.nodeId,
+      status: operations.status,
+      phase: operations.phase,
+      error: operations.error,
+    })
+    .from(operations)
     .where(
-      and(
-        eq(nodes.poolId, poolId),
-        isNull(nodes.deletedAt),
-        notInArray(nodes.provisionState, TERMINAL_STATES),
-        ...carriesLabels(selector),
-      ),
+      joined.length > 0
+        ? or(eq(operations.parentOperationId, op.id), inArray(operations.id, joined))
+        : eq(operations.parentOperationId, op.id),
     )
-    .orderBy(asc(nodes.id));
-  return rows.map((r) => r.id);
+    .orderBy(sql`${operations.id}`);
+  const state: PoolDrainState = { pending: [], draining: [], waitingForBudget: [], drained: [], failed: [] };
+  const reached = new Set<string>();
+  for (const drain of drains) {
+    const nodeId = drain.nodeId!;
+    reached.add(nodeId);
+    if (!isFinished(drain.status)) {
+      (drain.phase === 'waiting-for-budget' ? state.waitingForBudget : state.draining).push(nodeId);
+    } else if (drain.status === 'succeeded') {
+      state.drained.push(nodeId);
+    } else {
+      state.failed.push(failedNode(nodeId, drain));
+    }
+  }
+  for (const refused of record.refused ?? []) {
+    reached.add(refused.nodeId);
+    state.failed.push(refused);
+  }
+  state.pending = record.nodeIds.filter((nodeId) => !reached.has(nodeId));
+  return state;
+}
+
+/** A node drain that ended otherwise than drained, and why. */
+function failedNode(
+  nodeId: string,
+  drain: { id: string; status: string; error: Record<string, unknown> | null },
+): FailedNode {
+  const error = drain.error ?? {};
+  const text = (key: string) => (typeof error[key] === 'string' ? (error[key] as string) : undefined);
+  return {
+    nodeId,
+    operationId: drain.id,
+    code: drain.status === 'cancelled' ? 'CANCELLED' : (text('code') ?? 'FAILED'),
+    message:
+      drain.status === 'cancelled'
+        ? 'the node drain was cancelled (uncordon, or cancelled by an operator)'
+        : (text('reason') ?? text('message') ?? 'the node drain failed'),
+  };
+}
+
+/** The pool drain's progress from its state: exact counts, the first few nodes of each. */
+function waitingForOf(record: PoolDrainResult, state: PoolDrainState): PoolDrainWaitingFor {
+  const listed = <T>(items: T[]) => items.slice(0, POOL_DRAIN_LISTED);
+  return {
+    counts: {
+      pending: state.pending.length,
+      draining: state.draining.length,
+      waitingForBudget: state.waitingForBudget.length,
+      drained: state.drained.length,
+      failed: state.failed.length,
+    },
+    nodes: {
+      pending: listed(state.pending),
+      draining: listed(state.draining),
+      waitingForBudget: listed(state.waitingForBudget),
+      drained: listed(state.drained),
+      failed: listed(state.failed),
+    },
+    maxConcurrent: record.maxConcurrent,
+    graceAfterStart: poolDrainDeadline(record.deadline).graceAfterStart,
+  };
 }
 
 /** The first few failed nodes and why, for the operation's error message. */

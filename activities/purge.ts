@@ -1,115 +1,53 @@
-import type { Client } from '@temporalio/client';
 import { and, eq } from 'drizzle-orm';
-import type { ClusterCa } from '../ca';
-import { assertControllable } from '../domain/controls';
-import { newId } from '../domain/ids';
-import { encodePurgePayload, signPayload } from '../domain/signing';
-import { moveTarget } from '../domain/provision';
+import type { PurgeProgress } from '../domain/progress';
 import type { Db } from '../db/client';
-import { supersedeDrain } from '../db/cancellation';
-import { applyNodeChange, checkVersion, lockNode } from '../db/nodes';
-import { finishOperation } from '../db/operations';
-import { forceReleaseOpenAllocations } from '../db/allocations';
-import { forgetPurgedNode, PURGE_ACTOR, refuseWhileHeld } from '../db/purge';
-import { nodeCommands, nodes } from '../db/schema';
-import { wakeNode } from '../db/wakeups';
-import type { BeginInput, BeginResult, PurgeCheck, PurgeRequest } from '../workflows/definitions';
-import { beginOperation } from './begin';
-import { wakeBudgetWaiters } from './signals';
-import type { Logger } from '../observability/log';
+import { lockNode } from '../db/nodes';
+import { finishOperation, operationOf, recordProgress } from '../db/operations';
+import { forgetPurgedNode } from '../db/purge';
+import { progressOf } from '../db/queries/operations';
+import { nodeCommands } from '../db/schema';
+import { beginOperationRun } from './begin';
 
-export function createPurgeActivities(
-  db: Db,
-  deps: { ca: ClusterCa; clusterId: string; temporal: Client; log: Logger },
-) {
+/** How often a purge looks at its command without a wake-up (a lost one costs at most this). */
+const RECHECK_MS = 60_000;
+
+export function createPurgeActivities(db: Db) {
   return {
-    /**
-     * The purge begins, in one transaction: `purging` (out of placement at once), a purge command
-     * signed with the cluster CA queued for the node, `node.purge.requested`, operation `running`;
-     * a drain of the node ends, superseded (`supersedeDrain`). A node holding open allocations is
-     * refused (`refuseWhileHeld`) unless the request says `force`: then they are released here
-     * (`allocation.force-released` each), in the same transaction.
-     */
-    async beginPurge(input: BeginInput<PurgeRequest>): Promise<BeginResult> {
-      return beginOperation(db, input, {
-        kind: 'purge',
-        async admit(tx, node) {
-          assertControllable(node);
-          checkVersion(node, input.version);
-          if (!input.force) await refuseWhileHeld(tx, node);
-        },
-        async apply(tx, locked, operation) {
-          // Anything still open is what `force` let through (`admit` refused it otherwise).
-          await forceReleaseOpenAllocations(tx, locked.id, { actor: PURGE_ACTOR, operationId: operation.id });
-          const node = await supersedeDrain(tx, locked, { actor: input.actor, operation });
-          const commandId = newId('cmd');
-          const payload = encodePurgePayload({
-            clusterId: deps.clusterId,
-            nodeId: node.id,
-            commandId,
-            kind: 'purge',
-            issuedAt: new Date().toISOString(),
-          });
-          await tx.insert(nodeCommands).values({
-            id: commandId,
-            nodeId: node.id,
-            kind: 'purge',
-            payload,
-            signature: signPayload(deps.ca.privateKey, payload),
-            operationId: operation.id,
-          });
-          const updated = await applyNodeChange(
-            tx,
-            node,
-            {
-              patch: { provisionState: moveTarget('purge') },
-              event: { type: 'node.purge.requested', data: { commandId } },
-            },
-            { actor: input.actor, reason: input.reason, operationId: operation.id },
-          );
-          await wakeNode(tx, node.id);
-          return { node: updated };
-        },
-      });
-    },
-
-    /** Where the purge stands: the command's answer, or the node forgotten by a DELETE. */
-    async checkPurge(input: { nodeId: string; operationId: string }): Promise<PurgeCheck> {
-      const [command] = await db
-        .select()
-        .from(nodeCommands)
-        .where(and(eq(nodeCommands.operationId, input.operationId), eq(nodeCommands.kind, 'purge')));
-      const [node] = await db
-        .select({ deletedAt: nodes.deletedAt })
-        .from(nodes)
-        .where(eq(nodes.id, input.nodeId));
-      if (node?.deletedAt && command?.status !== 'acked') return { state: 'deleted' };
-      return {
-        state: command?.status === 'acked' ? 'acked' : command?.status === 'refused' ? 'refused' : 'waiting',
-        commandId: command?.id ?? null,
-        refuseReason: command?.refuseReason ?? null,
-      };
+    /** The purge's workflow begins its operation (`beginOperationRun`); null: it already ended. */
+    async beginPurge(input: { operationId: string }): Promise<PurgeProgress | null> {
+      const op = await beginOperationRun(db, input.operationId, 'waiting-for-node');
+      return op && (progressOf(op) as PurgeProgress);
     },
 
     /**
-     * The node acknowledged: forget it in one transaction (tombstone, credentials and certificates
-     * revoked, pending commands cancelled, `node.purged`, operation succeeded), then wake the drains
-     * waiting for the budget slot a forgotten node gives back. Idempotent.
+     * One look at a purge, in one transaction: the node acknowledged → it is forgotten (tombstone,
+     * credentials and certificates revoked, pending commands cancelled, `node.purged`, operation
+     * succeeded); the node was deleted meanwhile → the purge ends `cancelled`; the node refused →
+     * it stays purging, and the operation says why; else it still waits for the node.
      */
-    async forgetPurgedNode(input: { nodeId: string; operationId: string }): Promise<'purged'> {
-      const poolId = await db.transaction(async (tx) => {
+    async lookAtPurge(input: { nodeId: string; operationId: string }): Promise<PurgeProgress> {
+      return db.transaction(async (tx) => {
         const node = await lockNode(tx, input.nodeId);
-        await forgetPurgedNode(tx, node, input.operationId);
-        return node.poolId;
-      });
-      await wakeBudgetWaiters({ db, temporal: deps.temporal, log: deps.log }, poolId);
-      return 'purged';
-    },
-
-    /** A DELETE forgot the purging node: the purge ends `cancelled`. */
-    async cancelPurge(input: { operationId: string }): Promise<void> {
-      await db.transaction(async (tx) => {
-        await finishOperation(tx, input.operationId, 'cancelled', { result: { forgottenBy: 'delete' } });
+        const op = await operationOf(tx, input.operationId);
+        if (op.status !== 'running') return progressOf(op) as PurgeProgress;
+        const [command] = await tx
+          .select()
+          .from(nodeCommands)
+          .where(and(eq(nodeCommands.operationId, op.id), eq(nodeCommands.kind, 'purge')));
+        const ended =
+          command?.status === 'acked'
+            ? await forgetPurgedNode(tx, node, op.id)
+            : node.deletedAt
+              ? await finishOperation(tx, op.id, 'cancelled', { result: { forgottenBy: 'delete' } })
+              : undefined;
+        if (ended) return progressOf(ended) as PurgeProgress;
+        const refused = command?.status === 'refused';
+        const recorded = await recordProgress(tx, op.id, {
+          phase: refused ? 'refused' : 'waiting-for-node',
+          waitingFor: { commandId: command?.id ?? null, refusedReason: refused ? command.refuseReason : null },
+          nextCheckAt: new Date(Date.now() + RECHECK_MS),
+        });
+        return progressOf(recorded!) as PurgeProgress;
       });
     },
   };

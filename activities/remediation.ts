@@ -1,133 +1,57 @@
-import { and, count, eq, inArray, isNull, ne, sql } from 'drizzle-orm';
-import { assertControllable } from '../domain/controls';
-import { DrydockError } from '../domain/errors';
+import { and, eq, sql } from 'drizzle-orm';
 import { newId } from '../domain/ids';
-import type { Condition } from '../domain/node';
-import { OPEN_OPERATION_STATUSES } from '../domain/operation-status';
-import {
-  conditionReason,
-  DEFAULT_MAX_UNHEALTHY,
-  isStorm,
-  remediationPlan,
-  type AttemptRecord,
-  type RemediationPlan,
-  type Storm,
-} from '../domain/remediation';
+import type { RemediationProgress, RemediationWaitingFor } from '../domain/progress';
+import { conditionReason, type AttemptRecord, type RemediationPlan } from '../domain/remediation';
 import type { Db, Tx } from '../db/client';
-import { recordOperatorCondition, unhandledConditions } from '../db/conditions';
 import { appendEvent } from '../db/events';
 import { lockNode, type NodeRow } from '../db/nodes';
-import { finishOperation } from '../db/operations';
-import { nodeCommands, nodes, operations, pools, type PoolPolicy } from '../db/schema';
+import { finishOperation, operationOf, recordProgress, type OperationRow } from '../db/operations';
+import { progressOf } from '../db/queries/operations';
 import { cancelRungCommands, escalateRemediation } from '../db/remediation';
+import { requestNextRemediation, type RemediationRecord } from '../db/requests/remediation';
+import { nodeCommands, nodes } from '../db/schema';
 import { wakeNode } from '../db/wakeups';
-import type {
-  AttemptCheck,
-  BeginInput,
-  RemediationBegun,
-  RemediationEnded,
-  RemediationRequest,
-} from '../workflows/definitions';
 import type { WorkerMetrics } from '../observability/metrics';
-import { beginOperation } from './begin';
+import { beginOperationRun } from './begin';
+
+/** Where an attempt stands: the condition, the command's answer, the operation ended from outside. */
+export interface AttemptCheck {
+  cleared: boolean;
+  command: 'pending' | 'delivered' | 'acked' | 'refused' | 'cancelled';
+  refuseReason: string | null;
+  /** The operation ended without the workflow: cancelled, or its node deleted. */
+  ended: boolean;
+}
+
+type OperationInput = { nodeId: string; operationId: string };
 
 export function createRemediationActivities(db: Db, metrics?: WorkerMetrics) {
   return {
     /**
-     * Begin, in one transaction: the operation, unless one runs (then a report of another condition
-     * is queued behind it). An operator's condition the node has not reported is recorded first
-     * (`recordOperatorCondition`). The plan (ladder, attempt timeout, healthyAfter) is resolved from
-     * the pool policy and kept on the operation. An automatic remediation in a pool past
-     * `maxUnhealthy` while another runs there escalates at once (`remediation-storm`): no command.
+     * The remediation's workflow begins its operation (`beginOperationRun`): its progress and the
+     * plan it recorded (ladder, attempt timeout); null when it already ended.
      */
-    async beginRemediation(input: BeginInput<RemediationRequest>) {
-      let storm: Storm | null = null;
-      let policy: PoolPolicy = {};
-      let condition: Condition | undefined;
-      let unhandled: Condition[] = [];
-      let escalatedHere = false;
-      const begun = await beginOperation<RemediationRequest, RemediationBegun>(db, input, {
-        kind: 'remediation',
-        async prepare(tx, locked) {
-          let node = locked;
-          const reported = node.conditions.find((c) => c.type === input.condition && c.status);
-          if (!reported && !input.automatic && !input.queued) {
-            node = await recordOperatorCondition(tx, node, {
-              type: input.condition,
-              reason: input.reason,
-              actor: input.actor,
-            });
-          }
-          unhandled = await unhandledConditions(tx, node);
-          condition = input.queued
-            ? unhandled[0]
-            : node.conditions.find((c) => c.type === input.condition && c.status);
-          return node;
-        },
-        async admit(tx, node) {
-          assertControllable(node);
-          if (!condition) {
-            throw new DrydockError(
-              'INVALID_STATE',
-              input.queued
-                ? 'no condition of this node waits for a remediation'
-                : `condition ${input.condition} is not reported true on this node`,
-              { condition: input.condition },
-            );
-          }
-          if (!node.poolId) return;
-          // One automatic start per pool at a time: concurrent reports cannot all slip under the limit.
-          const locking = tx.select().from(pools).where(eq(pools.id, node.poolId));
-          const [pool] = isAutomatic(input, condition) ? await locking.for('update') : await locking;
-          policy = pool?.policy ?? {};
-          // Counted before this operation is recorded, so it does not count itself.
-          if (isAutomatic(input, condition)) storm = await stormInPool(tx, node, policy);
-        },
-        result: () => ({
-          condition: condition!.type,
-          since: condition!.since,
-          automatic: isAutomatic(input, condition!),
-          plan: remediationPlan(condition!.type, policy.remediation),
-        }),
-        async apply(tx, node, operation) {
-          if (!storm) return { node };
-          const escalated = await escalateRemediation(tx, node, operation, {
-            reason: 'remediation-storm',
-            attempts: [],
-            status: 'failed',
-            storm,
-            queued: typesOf(unhandled, condition!.type),
-          });
-          escalatedHere = true;
-          return { node: escalated.node, operation: escalated.operation };
-        },
-        answer: (result, operation) => {
-          const recorded = operation.result as { condition?: string; plan?: RemediationPlan } | null;
-          const type = recorded?.condition ?? condition?.type ?? input.condition;
-          return {
-            ...result,
-            escalated: (operation.error as { reason?: string } | null)?.reason === 'remediation-storm',
-            condition: type,
-            ...(recorded?.plan ? { plan: recorded.plan } : {}),
-            queued: typesOf(unhandled, type),
-          };
-        },
-      });
-      // Counted once the escalation committed; a begin retried after it finds it and counts nothing.
-      if (escalatedHere) metrics?.stormEscalation();
-      return begun;
+    async beginRemediation(input: {
+      operationId: string;
+    }): Promise<{ progress: RemediationProgress; plan: RemediationPlan } | null> {
+      const op = await beginOperationRun(db, input.operationId, 'attempting');
+      if (!op) return null;
+      const plan = (op.result as unknown as RemediationRecord).plan;
+      return { progress: progressOf(op) as RemediationProgress, plan };
     },
 
-    /** One rung: the action queued as a command to the node, and `node.remediation.attempted`. */
-    async startAttempt(input: {
-      nodeId: string;
-      operationId: string;
-      attempt: number;
-      action: string;
-      condition: string;
-    }): Promise<string> {
+    /**
+     * One rung: the action queued as a command to the node, `node.remediation.attempted`, and the
+     * attempt (with the outcomes of those before it) on the operation, with its deadline. A retry
+     * finds the rung's command and answers it. Null when the operation ended meanwhile.
+     */
+    async startAttempt(
+      input: OperationInput & { attempt: number; action: string; attempts: AttemptRecord[]; timeoutMs: number },
+    ): Promise<{ commandId: string; progress: RemediationProgress } | null> {
       return db.transaction(async (tx) => {
         const node = await lockNode(tx, input.nodeId);
+        const op = await operationOf(tx, input.operationId);
+        if (op.status !== 'running') return null;
         const [existing] = await tx
           .select()
           .from(nodeCommands)
@@ -137,7 +61,8 @@ export function createRemediationActivities(db: Db, metrics?: WorkerMetrics) {
               sql`${nodeCommands.data}->>'attempt' = ${String(input.attempt)}`,
             ),
           );
-        if (existing) return existing.id;
+        if (existing) return { commandId: existing.id, progress: progressOf(op) as RemediationProgress };
+        const waited = op.waitingFor as RemediationWaitingFor;
         // The previous rung's command, if still unanswered, is moot now.
         await cancelRungCommands(tx, input.operationId);
         const commandId = newId('cmd');
@@ -147,7 +72,7 @@ export function createRemediationActivities(db: Db, metrics?: WorkerMetrics) {
           kind: 'remediate',
           action: input.action,
           operationId: input.operationId,
-          data: { attempt: input.attempt, condition: input.condition },
+          data: { attempt: input.attempt, condition: waited.condition },
         });
         await appendEvent(tx, {
           nodeId: node.id,
@@ -155,147 +80,109 @@ export function createRemediationActivities(db: Db, metrics?: WorkerMetrics) {
           type: 'node.remediation.attempted',
           actor: 'system:remediation',
           operationId: input.operationId,
-          data: { attempt: input.attempt, action: input.action, condition: input.condition, commandId },
+          data: { attempt: input.attempt, action: input.action, condition: waited.condition, commandId },
         });
         await wakeNode(tx, node.id);
-        return commandId;
+        const deadline = new Date(Date.now() + input.timeoutMs);
+        const recorded = await recordProgress(tx, op.id, {
+          phase: 'attempting',
+          waitingFor: {
+            ...waited,
+            attempt: input.attempt,
+            action: input.action,
+            attemptDeadline: deadline.toISOString(),
+            attempts: [
+              ...input.attempts,
+              { attempt: input.attempt, action: input.action, commandId, outcome: null },
+            ],
+          },
+          nextCheckAt: deadline,
+        });
+        return { commandId, progress: progressOf(recorded!) as RemediationProgress };
       });
     },
 
-    /** Where an attempt stands: the condition, the command's answer, whether the node is gone. */
-    async checkAttempt(input: {
-      nodeId: string;
-      commandId: string;
-      condition: string;
-    }): Promise<AttemptCheck> {
+    /** Where an attempt stands: the condition cleared, the command's answer, the operation ended. */
+    async checkAttempt(input: OperationInput & { commandId: string; condition: string }): Promise<AttemptCheck> {
       const [node] = await db.select().from(nodes).where(eq(nodes.id, input.nodeId));
       const [command] = await db.select().from(nodeCommands).where(eq(nodeCommands.id, input.commandId));
+      const op = await operationOf(db, input.operationId);
       return {
         cleared: !node?.noScheduleReasons.includes(conditionReason(input.condition)),
         command: command?.status ?? 'cancelled',
         refuseReason: command?.refuseReason ?? null,
-        deleted: !node || node.deletedAt !== null,
+        ended: op.status !== 'running',
       };
     },
 
     /**
-     * Cleared: `node.remediation.succeeded`, operation succeeded (its result keeps what it began
-     * with, and gets the attempts), the rung's command no longer needed. Answers the conditions
-     * queued for the next remediation.
+     * Cleared, in one transaction: `node.remediation.succeeded`, the operation succeeded with its
+     * attempts, the rung's command no longer needed; the node's next waiting condition requested.
      */
-    async succeedRemediation(input: {
-      nodeId: string;
-      operationId: string;
-      attempts: AttemptRecord[];
-    }): Promise<RemediationEnded> {
+    async succeedRemediation(input: OperationInput & { attempts: AttemptRecord[] }): Promise<RemediationProgress> {
       let succeeded = false;
-      const answer = await db.transaction(async (tx) => {
+      const progress = await db.transaction(async (tx) => {
         const node = await lockNode(tx, input.nodeId);
-        const [op] = await tx.select().from(operations).where(eq(operations.id, input.operationId));
-        const began = (op?.result ?? {}) as { condition?: string };
-        const ended = await remediationEnded(tx, node, began.condition);
-        const finished = await finishOperation(tx, input.operationId, 'succeeded', {
-          result: { ...began, attempts: input.attempts },
+        const op = await operationOf(tx, input.operationId);
+        if (op.status !== 'running') return progressOf(op) as RemediationProgress;
+        const waitingFor = endedWith(op, input.attempts);
+        const finished = await finishOperation(tx, op.id, 'succeeded', {
+          result: { ...op.result, attempts: input.attempts },
+          waitingFor,
         });
-        if (!finished) return ended;
-        await cancelRungCommands(tx, input.operationId);
+        await cancelRungCommands(tx, op.id);
         await appendEvent(tx, {
           nodeId: node.id,
           tenantId: node.tenantId,
           type: 'node.remediation.succeeded',
           actor: 'system:remediation',
-          operationId: input.operationId,
-          data: { attempts: input.attempts, ...(ended.queued.length > 0 ? { queued: ended.queued } : {}) },
+          operationId: op.id,
+          data: { attempts: input.attempts, ...(waitingFor.queued.length > 0 ? { queued: waitingFor.queued } : {}) },
         });
         succeeded = true;
-        return ended;
+        return requestNext(tx, node, finished!);
       });
       if (succeeded) metrics?.remediationEnded('succeeded');
-      return answer;
+      return progress;
     },
 
     /**
-     * Not cleared (the ladder exhausted, two attempts ran without clearing it, a step failed, or the
-     * node was deleted): maintenance on and `node.remediation.escalated`. Answers the conditions
-     * queued for the next remediation.
+     * Not cleared (the ladder exhausted, two attempts ran without clearing it, a step failed), in
+     * one transaction: maintenance on, `node.remediation.escalated`, the operation failed; the
+     * node's next waiting condition requested.
      */
-    async escalateRemediation(input: {
-      nodeId: string;
-      operationId: string;
-      condition: string;
-      attempts: AttemptRecord[];
-      reason: string;
-      status: 'failed' | 'cancelled';
-    }): Promise<RemediationEnded> {
+    async escalateRemediation(
+      input: OperationInput & { attempts: AttemptRecord[]; reason: string },
+    ): Promise<RemediationProgress> {
       let escalated = false;
-      const answer = await db.transaction(async (tx) => {
+      const progress = await db.transaction(async (tx) => {
         const node = await lockNode(tx, input.nodeId);
-        const ended = await remediationEnded(tx, node, input.condition);
-        const [op] = await tx.select().from(operations).where(eq(operations.id, input.operationId));
-        if (!op || op.status !== 'running') return ended;
-        await escalateRemediation(tx, node, op, { ...input, queued: ended.queued });
+        const op = await operationOf(tx, input.operationId);
+        if (op.status !== 'running') return progressOf(op) as RemediationProgress;
+        const waitingFor = endedWith(op, input.attempts);
+        const ended = await escalateRemediation(tx, node, op, {
+          reason: input.reason,
+          attempts: input.attempts,
+          status: 'failed',
+          queued: waitingFor.queued,
+          waitingFor,
+        });
         escalated = true;
-        return ended;
+        return requestNext(tx, ended.node, ended.operation);
       });
-      if (escalated) metrics?.remediationEnded(input.status === 'cancelled' ? 'cancelled' : 'escalated');
-      return answer;
+      if (escalated) metrics?.remediationEnded('escalated');
+      return progress;
     },
   };
 }
 
-/** Whether a begin is automatic (held back in a storm): an agent's report, or a queued one the agent reported. */
-function isAutomatic(input: RemediationRequest, condition: Condition): boolean {
-  return input.queued ? condition.source !== 'operator' : input.automatic;
+/** What the operation last waited for, with its attempts as they ended. */
+function endedWith(op: OperationRow, attempts: AttemptRecord[]): RemediationWaitingFor {
+  return { ...(op.waitingFor as RemediationWaitingFor), attempts };
 }
 
-/** The types of `conditions` other than `type`. */
-const typesOf = (conditions: Condition[], type: string) =>
-  conditions.map((c) => c.type).filter((t) => t !== type);
-
-/** What waits once the remediation of `type` ends: the node's other unhandled true conditions. */
-async function remediationEnded(tx: Tx, node: NodeRow, type: string | undefined): Promise<RemediationEnded> {
-  return { queued: typesOf(await unhandledConditions(tx, node), type ?? '') };
-}
-
-/**
- * Counts the pool's live nodes, those unhealthy or in remediation, and the other nodes in
- * remediation; a storm answer when over `maxUnhealthy` with another remediation running. The
- * caller holds the pool's row lock.
- */
-async function stormInPool(tx: Tx, node: NodeRow, policy: PoolPolicy): Promise<Storm | null> {
-  const poolId = node.poolId!;
-  const [live] = await tx
-    .select({ n: count() })
-    .from(nodes)
-    .where(and(eq(nodes.poolId, poolId), isNull(nodes.deletedAt)));
-  const [unhealthy] = await tx
-    .select({ n: count() })
-    .from(nodes)
-    .where(
-      and(
-        eq(nodes.poolId, poolId),
-        isNull(nodes.deletedAt),
-        sql`(exists (select 1 from unnest(${nodes.noScheduleReasons}) r where r like 'condition:%')
-             or exists (select 1 from ${operations} o where o.node_id = ${nodes.id} and o.kind = 'remediation'
-                          and o.status in ${OPEN_OPERATION_STATUSES}))`,
-      ),
-    );
-  const [others] = await tx
-    .select({ n: count() })
-    .from(operations)
-    .where(
-      and(
-        eq(operations.poolId, poolId),
-        eq(operations.kind, 'remediation'),
-        inArray(operations.status, OPEN_OPERATION_STATUSES),
-        ne(operations.nodeId, node.id),
-      ),
-    );
-  const liveNodes = live?.n ?? 0;
-  const unhealthyNodes = unhealthy?.n ?? 0;
-  const remediating = others?.n ?? 0;
-  const { maxUnhealthy } = policy;
-  return isStorm(unhealthyNodes, liveNodes, maxUnhealthy, remediating)
-    ? { liveNodes, unhealthyNodes, remediating, maxUnhealthy: maxUnhealthy ?? DEFAULT_MAX_UNHEALTHY }
-    : null;
+/** After a remediation ended: the next waiting condition's remediation requested (its own operation). */
+async function requestNext(tx: Tx, node: NodeRow, ended: OperationRow): Promise<RemediationProgress> {
+  await requestNextRemediation(tx, node);
+  return progressOf(ended) as RemediationProgress;
 }

@@ -2,7 +2,6 @@ import { httpInstrumentationMiddleware } from '@hono/otel';
 import type { HttpBindings } from '@hono/node-server';
 import { OpenAPIHono } from '@hono/zod-openapi';
 import type { Context } from 'hono';
-import { sql } from 'drizzle-orm';
 import { routePath } from 'hono/route';
 import { DrydockError } from '../domain/errors';
 import { currentLogScope, inLogScope } from '../observability/request-id';
@@ -33,6 +32,7 @@ import { tokensRoutes } from './routes/tokens';
 import { whoamiRoutes } from './routes/whoami';
 import { consoleRoutes } from '../console/app';
 import { consoleSessionStore } from '../db/console-sessions';
+import { outboxBacklog } from '../db/queries/outbox';
 import { limitFailedAuthentications } from './rate-limit';
 import { newRequestId } from './request-id';
 import { refuseInvalid } from './schemas';
@@ -95,24 +95,13 @@ export function createApp(deps: AppDeps) {
 
   app.get('/healthz', (c) => c.json({ status: 'ok' }));
   app.get('/readyz', async (c) => {
-    const [postgres, temporal] = await Promise.all([
-      deps.db.execute(sql`select 1`).then(
-        () => true,
-        () => false,
-      ),
-      // A bound, so a Temporal that accepts connections but never answers reads as not ready.
-      deps.temporal
-        .withDeadline(Date.now() + 2_000, () => deps.temporal.workflowService.getSystemInfo({}))
-        .then(
-          () => true,
-          () => false,
-        ),
-    ]);
-    const ready = postgres && temporal;
+    // Ready with Postgres alone: requests are recorded whether or not Temporal or a worker is up.
+    // `outbox`: what waits for a worker's dispatcher to tell Temporal (db/outbox.ts).
+    const outbox = await outboxBacklog(deps.db).catch(() => null);
     // `process`: which API process answered, when several share the port (API_PROCESSES).
     return c.json(
-      { status: ready ? 'ready' : 'unavailable', postgres, temporal, process: process.pid },
-      ready ? 200 : 503,
+      { status: outbox ? 'ready' : 'unavailable', postgres: outbox !== null, outbox, process: process.pid },
+      outbox ? 200 : 503,
     );
   });
   app.get('/metrics', async (c) =>

@@ -1,5 +1,5 @@
+import type { KeyObject } from 'node:crypto';
 import type { TracerProvider } from '@opentelemetry/api';
-import type { Client } from '@temporalio/client';
 import type { Sql } from 'postgres';
 import type { Db } from '../db/client';
 import { silentLogger, type Logger } from '../observability/log';
@@ -17,19 +17,20 @@ export interface AppDepsInput {
   db: Db;
   /** The raw driver of `db`: it holds the LISTEN connection for agent wake-ups and the event feed. */
   sql: Sql;
-  temporal: Client;
   /** Unset: nothing is logged (tests and benchmarks that do not read the lines). */
   log?: Logger;
-  taskQueue: string;
   clusterId: string;
+  /** The cluster CA's key: it signs purge commands. */
+  caPrivateKey: KeyObject;
   caPublicKeyPem: string;
   caEndorsements?: CaEndorsement[];
   bootstrapKeyHash?: string;
-  beginTimeoutMs?: number;
   heartbeats?: HeartbeatOptions;
   /** Per-address limits (defaults: `DEFAULT_RATE_LIMITS`). */
   rateLimits?: RateLimitSettings;
   temporalUiUrl?: string;
+  /** The workflows' Temporal namespace (default `default`). */
+  temporalNamespace?: string;
   tracerProvider?: TracerProvider;
 }
 
@@ -54,13 +55,11 @@ export function createAppDeps(input: AppDepsInput) {
   const deps: AppDeps = {
     db: input.db,
     log,
-    temporal: input.temporal,
-    taskQueue: input.taskQueue,
     clusterId: input.clusterId,
+    purgeSigner: { clusterId: input.clusterId, privateKey: input.caPrivateKey },
     caPublicKeyPem: input.caPublicKeyPem,
     caEndorsements: input.caEndorsements,
     bootstrapKeyHash: input.bootstrapKeyHash,
-    beginTimeoutMs: input.beginTimeoutMs,
     wakeups,
     feedWakeups,
     nodeCredentials: new NodeCredentials(input.db, wakeups),
@@ -69,6 +68,7 @@ export function createAppDeps(input: AppDepsInput) {
     rateLimits: new RateLimits(input.rateLimits),
     metrics,
     temporalUiUrl: input.temporalUiUrl?.replace(/\/+$/, ''),
+    temporalNamespace: input.temporalNamespace ?? 'default',
     tracerProvider: input.tracerProvider,
   };
   return {

@@ -1,10 +1,10 @@
 import type { TracerProvider } from '@opentelemetry/api';
-import type { Client } from '@temporalio/client';
 import type { Logger } from '../observability/log';
 import type { Principal } from '../domain/principal';
 import type { CaEndorsement } from '../domain/signing';
 import type { Db } from '../db/client';
 import type { NodeRow } from '../db/nodes';
+import type { PurgeSigner } from '../db/requests/purge';
 import type { ApiMetrics } from '../observability/metrics';
 import type { ApiKeys } from './api-keys';
 import type { Heartbeats } from './heartbeats';
@@ -17,13 +17,11 @@ export interface AppDeps {
   db: Db;
   /** The process's logger: the access log, and what the services report. */
   log: Logger;
-  temporal: Client;
-  taskQueue: string;
   /** SHA-256 of DRYDOCK_BOOTSTRAP_OPERATOR_KEY, when one is configured. */
   bootstrapKeyHash?: string;
-  /** How long a start waits for a worker to take its `begin` before answering UNAVAILABLE. */
-  beginTimeoutMs?: number;
   clusterId: string;
+  /** What signs purge commands (the cluster CA's key) in the request that queues them. */
+  purgeSigner: PurgeSigner;
   /** The cluster CA's public key (PEM), handed to agents at join. */
   caPublicKeyPem: string;
   /** The chain that endorses it to agents that joined under an earlier CA key (none: no rotation). */
@@ -40,6 +38,8 @@ export interface AppDeps {
   metrics: ApiMetrics;
   /** The Temporal Web UI the console links workflows to; unset: no links. */
   temporalUiUrl?: string;
+  /** The Temporal namespace the workers run the workflows in (the UI's links name it). */
+  temporalNamespace: string;
   /** Where request spans go (observability/tracing.ts); unset: no tracing middleware at all. */
   tracerProvider?: TracerProvider;
 }

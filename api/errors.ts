@@ -3,7 +3,6 @@ import { HTTPException } from 'hono/http-exception';
 import { DrydockError, ERROR_STATUS, type ErrorCode } from '../domain/errors';
 import { classifyDatabaseError } from '../db/errors';
 import type { AppDeps } from './env';
-import { classifyTemporalError } from './temporal-errors';
 
 /** The error envelope of docs/api.md. */
 export function errorBody(
@@ -33,7 +32,7 @@ function failureOf(error: unknown): DrydockError {
       },
     );
   }
-  return database ?? classifyTemporalError(error) ?? new DrydockError('INTERNAL', 'internal error');
+  return database ?? new DrydockError('INTERNAL', 'internal error');
 }
 
 /**

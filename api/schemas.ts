@@ -7,6 +7,7 @@ import { ACCESS, CONNECTIVITY, LIVENESS, PROVISION_STATES } from '../domain/node
 import { parseSelector, type Selector } from '../domain/selector';
 import { ALLOCATION_KINDS, OPERATION_KINDS, OPERATION_STATUSES } from '../domain/operation';
 import { TEXT_PATTERN, textFault } from '../domain/text';
+import { ProgressSchema } from './progress-schema';
 
 /** A path or body id of the given form (docs/api.md, Identifiers). */
 export const idOf = (prefix: IdPrefix) =>
@@ -215,11 +216,16 @@ export const OperationSchema = z
     kind: z.enum(OPERATION_KINDS),
     nodeId: z.string().nullable(),
     poolId: z.string().nullable(),
+    parentOperationId: z
+      .string()
+      .nullable()
+      .openapi({ description: "the pool drain a node drain belongs to; null for any other operation" }),
     status: z.enum(OPERATION_STATUSES),
     workflowId: z.string(),
     actor: z.string(),
     reason: z.string().nullable(),
     idempotencyKey: z.string().nullable(),
+    progress: ProgressSchema,
     result: z.record(z.string(), z.unknown()).nullable(),
     error: z.record(z.string(), z.unknown()).nullable(),
     /** Who asked to cancel it (DELETE /v1/operations/{id}), and how; null when nobody did. */
@@ -234,9 +240,18 @@ export const OperationSchema = z
     createdAt: z.string(),
     updatedAt: z.string(),
     completedAt: z.string().nullable(),
-    progress: z.unknown().optional(),
   })
   .openapi('Operation');
+
+/** The answer of a request that names the node too (drain, purge). */
+export const NodeOperationSchema = z.object({ node: NodeSchema, operation: OperationSchema });
+
+/** What a route that requests an operation answers: 202 when this request recorded it, else 200. */
+export const startResponses = <T extends z.ZodType>(schema: T, began: string, found: string) => ({
+  202: json(schema, began),
+  200: json(schema, found),
+  ...errorResponses,
+});
 
 export const AllocationSchema = z
   .object({

@@ -2,14 +2,12 @@ import cluster from 'node:cluster';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { serve, type ServerType } from '@hono/node-server';
 import type { TracerProvider } from '@opentelemetry/api';
-import { Client, Connection } from '@temporalio/client';
 import type { Sql } from 'postgres';
 import { loadConfig, type Config } from '../config';
 import { caOffer, loadCa, type ClusterCa } from '../ca';
 import { createDb, type Db } from '../db/client';
 import { schemaAllowsStart } from '../db/schema-version';
 import { createLogger, type Logger } from '../observability/log';
-import { clientInterceptors } from '../observability/temporal-interceptors';
 import { hashSecret } from '../domain/secrets';
 import { createApp } from './app';
 import { MAX_BODY_BYTES } from './body-limit';
@@ -80,8 +78,6 @@ export function apiServicesOf(
   held: {
     db: Db;
     sql: Sql;
-    /** Made with `clientInterceptors()`, so the workflows it starts learn the request id. */
-    temporal: Client;
     log: Logger;
     ca: ClusterCa;
     operatorKey?: string;
@@ -93,15 +89,15 @@ export function apiServicesOf(
   return createAppDeps({
     db: held.db,
     sql: held.sql,
-    temporal: held.temporal,
     log: held.log,
-    taskQueue: config.TEMPORAL_TASK_QUEUE,
     clusterId: config.DRYDOCK_CLUSTER_ID,
+    caPrivateKey: held.ca.privateKey,
     caPublicKeyPem: offer.publicKey,
     caEndorsements: offer.endorsements,
     bootstrapKeyHash: held.operatorKey ? hashSecret(held.operatorKey) : undefined,
     rateLimits: rateLimitsOf(config),
     temporalUiUrl: config.DRYDOCK_TEMPORAL_UI_URL ?? held.temporalUiUrl,
+    temporalNamespace: config.TEMPORAL_NAMESPACE,
     tracerProvider: held.tracerProvider,
   });
 }
@@ -112,10 +108,8 @@ export function closeServer(server: ServerType): Promise<void> {
 }
 
 async function main(config: Config, log: Logger): Promise<void> {
-  if (!config.DATABASE_URL || !config.TEMPORAL_ADDRESS) {
-    throw new Error(
-      'api/server.ts needs DATABASE_URL and TEMPORAL_ADDRESS (npm start runs everything together)',
-    );
+  if (!config.DATABASE_URL) {
+    throw new Error('api/server.ts needs DATABASE_URL (npm start runs everything together)');
   }
   // Once, before any API process: the schema checked (`drydock migrate` applies it, a deploy runs
   // it first), and the CA key file made if it is missing.
@@ -130,17 +124,10 @@ async function main(config: Config, log: Logger): Promise<void> {
   }
   const { db, sql, close } = createDb(config.DATABASE_URL);
   const tracing = startTracing({ service: 'drydock-api', endpoint: tracesEndpointOf(config) });
-  const connection = await Connection.connect({ address: config.TEMPORAL_ADDRESS });
-  const temporal = new Client({
-    connection,
-    namespace: config.TEMPORAL_NAMESPACE,
-    interceptors: clientInterceptors(tracing),
-  });
   const ca = loadCa({ file: config.DRYDOCK_CA_KEY_FILE, home: config.DRYDOCK_HOME });
   const services = apiServicesOf(config, {
     db,
     sql,
-    temporal,
     log,
     ca,
     operatorKey: config.DRYDOCK_BOOTSTRAP_OPERATOR_KEY,
@@ -152,7 +139,6 @@ async function main(config: Config, log: Logger): Promise<void> {
   const stop = async () => {
     await closeServer(server);
     await services.stop();
-    await connection.close();
     await close();
     await tracing?.shutdown();
     process.exit(0);

@@ -5,7 +5,6 @@ import { usageLine } from '../cli-kit/help';
 import { drydock } from './program';
 import { previewDetails } from './views/decommission';
 import { labelsTable, taintsOf } from './views/nodes';
-import { describeProgress } from './views/operations';
 import { capacityTable } from './views/pools';
 import { tokenDetails, tokensTable, type JoinToken } from './views/tokens';
 import { formatElapsed } from './wait';
@@ -57,39 +56,6 @@ describe('table', () => {
         ],
       ),
     ).toBe(['ID    NAME       X', 'a     long-name', 'bbbb  n          y'].join('\n'));
-  });
-});
-
-describe('describeProgress', () => {
-  it('says what a drain waits for and when it looks next', () => {
-    expect(
-      describeProgress({
-        phase: 'waiting',
-        liveAllocationCount: 2,
-        earliestEndsAt: '2026-01-02T13:00:00.000Z',
-        nextCheckAt: '2026-01-02T12:05:30.000Z',
-        deadline: null,
-      }),
-    ).toBe('waiting for 2 allocations (first ends 13:00Z); next check 12:05Z');
-    expect(describeProgress({ phase: 'waiting', liveAllocationCount: 1, nextCheckAt: null })).toBe(
-      'waiting for 1 allocation',
-    );
-  });
-
-  it('says which step a multi-step workflow is at and how many are done', () => {
-    expect(
-      describeProgress({ phase: 'cleaning-up', step: 'protectStorageRoots', stepsDone: ['a', 'b'] }),
-    ).toBe('cleaning-up: protectStorageRoots; 2 steps done');
-    expect(describeProgress({ phase: 'cleaning-up', step: 'revokeNodeIdentity', stepsDone: [] })).toBe(
-      'cleaning-up: revokeNodeIdentity',
-    );
-    expect(describeProgress({ phase: 'starting', step: null, stepsDone: [] })).toBe('starting');
-  });
-
-  it('falls back to the phase, or says there is none', () => {
-    expect(describeProgress({ phase: 'starting' })).toBe('starting');
-    expect(describeProgress(null)).toBe('no progress reported yet');
-    expect(describeProgress({ attempt: 2 })).toBe('{"attempt":2}');
   });
 });
 

@@ -2,7 +2,8 @@ import type { ApiClient } from './client';
 import { isFinished } from '../domain/operation-status';
 import { CliError } from './errors';
 import type { Output } from './output';
-import { describeProgress, errorText, type Operation } from './views/operations';
+import { progressInWords } from '../domain/progress';
+import { errorText, type Operation } from './views/operations';
 
 /**
  * The longest `--wait` goes without reading the operation again: it wakes at once on an event of
@@ -40,14 +41,11 @@ export async function waitForOperation(
   const wakeups = new NodeEvents(api, operation.nodeId ?? undefined);
   try {
     if (!isFinished(operation.status)) await wakeups.start();
-    // A just-started operation carries no progress yet: ask for it before drawing anything.
-    let op = isFinished(operation.status)
-      ? operation
-      : await api.GET('/v1/operations/{id}', { params: { path: { id: operation.id } } });
+    let op = operation;
     let logged: string | undefined;
     while (!isFinished(op.status) && !settled(op)) {
       const elapsed = formatElapsed(Date.now() - started);
-      const progress = describeProgress(op.progress);
+      const progress = progressInWords(op.progress);
       out.progress(`${op.kind} ${op.id} ${op.status} ${elapsed}: ${progress}`);
       if (logChanges && !out.io.stderrIsTTY && progress !== logged) {
         out.note(`${op.kind} ${op.id} ${elapsed}: ${progress}`);

@@ -41,9 +41,9 @@ export function notFound(c: Ctx) {
  * when none is configured, and the page shows the workflow id without a link.
  */
 export function workflowUrlOf(c: Ctx): ((workflowId: string) => string) | undefined {
-  const { temporalUiUrl, temporal } = c.var.deps;
+  const { temporalUiUrl, temporalNamespace } = c.var.deps;
   if (!temporalUiUrl) return undefined;
-  const namespace = encodeURIComponent(temporal.options.namespace);
+  const namespace = encodeURIComponent(temporalNamespace);
   return (workflowId) =>
     `${temporalUiUrl}/namespaces/${namespace}/workflows/${encodeURIComponent(workflowId)}`;
 }

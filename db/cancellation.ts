@@ -1,5 +1,6 @@
 import { and, eq, inArray, sql } from 'drizzle-orm';
 import { OPEN_COMMAND_STATUSES } from '../domain/command-status';
+import { OPEN_OPERATION_STATUSES } from '../domain/operation-status';
 import { finishDrain } from '../domain/controls';
 import { isDraining } from '../domain/node';
 import { isFinished, type CancellationRequest } from '../domain/operation';
@@ -11,6 +12,7 @@ import { applyNodeChange, lockNode, type NodeRow } from './nodes';
 import { finishOperation, openOperation, type OperationRow } from './operations';
 import { forgetPurgedNode } from './purge';
 import { escalateRemediation, remediationAttempts } from './remediation';
+import { enqueueWake } from './outbox';
 import { nodeCommands, operations } from './schema';
 
 /** Who a cancellation names as its actor when it carries no request (a cancel from the Temporal UI). */
@@ -37,10 +39,11 @@ export async function recordCancellation(
 
 /**
  * Ends a cancelled operation, in the caller's transaction: the node put back as its kind needs, the
- * operation `cancelled`, one event, the actor being whoever the recorded request names (or `actor`).
- * Idempotent: an operation already finished is left as it is. Every door that cancels comes here —
- * the workflow's clean-up (DELETE, the Temporal UI), DELETE of an operation whose workflow is gone,
- * and a purge that supersedes a drain.
+ * operation `cancelled`, one event, the actor being whoever the recorded request names (or `actor`),
+ * and its workflow woken (it finds its record finished and ends). Idempotent: an operation already
+ * finished is left as it is. Every door that cancels comes here — DELETE /v1/operations/{id}, an
+ * uncordon, a purge that supersedes a drain, and the clean-up a workflow runs when the Temporal UI
+ * cancels it.
  *
  * - drain: `draining` comes off (the node stays cordoned: an operator uncordons it), its waiting
  *   place in the pool's disruption budget is given up, `node.drain.cancelled`.
@@ -49,8 +52,10 @@ export async function recordCancellation(
  *   past cancelling: the node is forgotten as on any ack and the purge `succeeded`.
  * - remediation: escalated, as any remediation that ends unhealed — maintenance on,
  *   `node.remediation.escalated` (the attempts: the workflow's, or as its commands record them).
- * - pool drain: no node of its own; its workflow sees to its node drains (`cancellation.children`).
- * - decommission: never cancelled (its steps run to the end); here only for completeness of kinds.
+ * - pool drain: no node of its own; the node drains it started are cancelled too when the request
+ *   says `children: "cancel"` (each as above, naming the same request), else left to finish.
+ * - decommission: only before its point of no return (the caller checks): `decommissioning` is
+ *   undone, the node back in the state it was admitted from.
  */
 export async function endCancelledOperation(
   tx: Tx,
@@ -60,11 +65,14 @@ export async function endCancelledOperation(
   const [peek] = await tx.select().from(operations).where(eq(operations.id, operationId));
   if (!peek) return undefined;
   // The node first, then the operation: the order every lifecycle step locks in.
+  if (peek.kind === 'pool-drain') await cancelChildren(tx, peek);
   const node = peek.nodeId ? await lockNode(tx, peek.nodeId) : null;
   const [op] = await tx.select().from(operations).where(eq(operations.id, operationId)).for('update');
   if (!op || isFinished(op.status)) return op;
   const actor = op.cancellation?.by ?? options.actor;
   const context = { actor, reason: op.cancellation?.reason ?? null, operationId: op.id };
+  if (op.kind === 'decommission' && !decommissionCancellable(op)) return op;
+  await enqueueWake(tx, op.workflowId, `cancelled by ${actor}`);
   const cancelled = () => finishOperation(tx, op.id, 'cancelled');
 
   if (!node) return cancelled();
@@ -112,6 +120,7 @@ export async function endCancelledOperation(
         actor,
       }).then((escalated) => escalated.operation);
     case 'decommission':
+      return cancelDecommission(tx, node, op, context).then(cancelled);
     case 'pool-drain':
       return cancelled();
   }
@@ -119,9 +128,9 @@ export async function endCancelledOperation(
 
 /**
  * Cancels the node's open drain, if any, in the caller's transaction (the node locked): the request
- * recorded (`by`, `reason`) and the drain's clean-up run (`endCancelledOperation`). An uncordon
- * ends a drain this way, and so does a purge that begins on a draining node (superseded); the
- * caller signals the drain workflow so it ends at once.
+ * recorded (`by`, `reason`) and the drain's clean-up run (`endCancelledOperation`, which wakes its
+ * workflow). An uncordon ends a drain this way, and so does a purge that begins on a draining node
+ * (superseded).
  */
 export async function cancelOpenDrain(
   tx: Tx,
@@ -188,4 +197,54 @@ async function withdrawCommands(tx: Tx, operationId: string): Promise<number> {
     )
     .returning({ id: nodeCommands.id });
   return rows.length;
+}
+
+/**
+ * A pool drain cancelled with `children: "cancel"`: each node drain it started that is still open
+ * is cancelled as well, naming the same request. Before the pool drain's own row is locked: node
+ * drains lock their node first, then their operation.
+ */
+async function cancelChildren(tx: Tx, pool: OperationRow): Promise<void> {
+  const request = pool.cancellation;
+  if (isFinished(pool.status) || request?.children !== 'cancel') return;
+  const { children: _, ...ask } = request;
+  const open = await tx
+    .select({ id: operations.id })
+    .from(operations)
+    .where(and(eq(operations.parentOperationId, pool.id), inArray(operations.status, OPEN_OPERATION_STATUSES)));
+  for (const child of open) {
+    await recordCancellation(tx, child.id, ask);
+    await endCancelledOperation(tx, child.id, { actor: ask.by });
+  }
+}
+
+/**
+ * A decommission cancelled before its point of no return (its first clean-up step): the node back
+ * in the provision state it was admitted from, one `node.decommission.cancelled`.
+ */
+async function cancelDecommission(
+  tx: Tx,
+  node: NodeRow,
+  op: OperationRow,
+  context: { actor: string; reason: string | null; operationId: string },
+): Promise<void> {
+  const admittedFrom = (op.result as { admittedFrom?: NodeRow['provisionState'] } | null)?.admittedFrom;
+  await applyNodeChange(
+    tx,
+    node,
+    {
+      patch: node.provisionState === 'decommissioning' && admittedFrom ? { provisionState: admittedFrom } : {},
+      event: { type: 'node.decommission.cancelled' },
+    },
+    context,
+  );
+}
+
+/**
+ * Whether a decommission may still be cancelled: none of its clean-up steps has begun (the first,
+ * revoking the node's identity, is its point of no return). Past it, it runs to the end.
+ */
+export function decommissionCancellable(op: OperationRow): boolean {
+  const done = (op.waitingFor as { stepsDone?: string[] } | null)?.stepsDone ?? [];
+  return op.status === 'pending' || (op.status === 'running' && done.length === 0);
 }

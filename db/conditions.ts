@@ -2,24 +2,23 @@ import { and, eq, inArray, sql } from 'drizzle-orm';
 import { assertControllable } from '../domain/controls';
 import type { Condition } from '../domain/node';
 import { conditionReason } from '../domain/remediation';
-import type { Db, Tx } from './client';
+import type { Tx } from './client';
 import { appendEvent } from './events';
 import { lockNode, type NodeRow } from './nodes';
 import { nodes, operations } from './schema';
 
 /**
- * An agent's condition report, in one transaction: the condition on the node, and its
+ * An agent's condition report, in the caller's transaction: the condition on the node, and its
  * `condition:<type>` NoSchedule reason while it is true. A report that changes nothing is a no-op.
- * `unhandled`: the condition is true and no remediation has begun for it since it became true — so
- * a report repeated after its remediation could not start (Temporal unreachable, the API killed
- * after this commit) starts it then.
+ * `unhandled`: the condition is true and no remediation has been requested for it since it became
+ * true. `cleared`: it was true and no longer is.
  */
 export async function reportCondition(
-  db: Db,
+  tx: Tx,
   nodeId: string,
   report: { type: string; status: boolean; reason: string | null },
 ): Promise<{ node: NodeRow; unhandled: boolean; cleared: boolean }> {
-  return db.transaction(async (tx) => {
+  {
     const node = await lockNode(tx, nodeId);
     assertControllable(node);
     const previous = node.conditions.find((c) => c.type === report.type);
@@ -37,7 +36,7 @@ export async function reportCondition(
     const unhandled =
       report.status && (await unhandledConditions(tx, updated)).some((c) => c.type === report.type);
     return { node: updated, unhandled, cleared: !report.status && wasTrue };
-  });
+  }
 }
 
 /**

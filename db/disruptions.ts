@@ -1,7 +1,9 @@
 import { and, asc, count, eq, isNull, sql } from 'drizzle-orm';
 import { budgetMax, type Budget } from '../domain/budget';
 import { isTerminal } from '../domain/provision';
+import { drainWorkflowId } from '../domain/operation';
 import type { Tx } from './client';
+import { enqueueWake } from './outbox';
 import { disruptions, nodes, pools } from './schema';
 import type { NodeRow } from './queries/nodes';
 
@@ -85,18 +87,31 @@ export async function stopWaiting(tx: Tx, nodeId: string): Promise<void> {
  * uncordoned, deleted, or left the pool — or left service for good (decommissioned), so it is no
  * longer a node out for a while, and would otherwise hold the slot for ever. `applyNodeChange`
  * calls it for every change, so each path that does one of those frees the slot in its own
- * transaction; after the commit, that path wakes the pool's waiting drains (`wakeBudgetWaiters`):
- * uncordon and delete in api/services/node-controls.ts, the purge's and the decommission's last
- * steps in their activities, a cancellation's clean-up that forgot an acknowledged purge's node
- * (`wakeAfterCleanUp`).
+ * transaction, and wakes the pool's waiting drains in it (`wakeBudgetWaiters`).
  */
 export async function freeDisruption(tx: Tx, before: NodeRow, after: NodeRow): Promise<void> {
   const stillOut = after.cordoned && !after.deletedAt && after.poolId === before.poolId;
   if (stillOut && !isTerminal(after.provisionState)) return;
   const [row] = await tx.select().from(disruptions).where(eq(disruptions.nodeId, after.id));
   if (!row) return;
-  // Under the pool's lock, so a drain counting the budget either sees the slot held and its
-  // waiting row is signalled after this commit, or counts after it and takes the slot.
+  // Under the pool's lock, so a drain counting the budget either sees the slot held and is woken
+  // once this commits, or counts after it and takes the slot.
   await lockPool(tx, row.poolId);
   await tx.delete(disruptions).where(eq(disruptions.nodeId, after.id));
+  if (row.state === 'holding') await wakeBudgetWaiters(tx, row.poolId);
+}
+
+/**
+ * Wakes the drains waiting for a slot of the pool's budget, through the outbox (they look at the
+ * budget again once this transaction commits): a slot was given back, or the budget grew. Called
+ * under the pool's lock, so a drain queued before the change is woken and one that counts after it
+ * sees it.
+ */
+export async function wakeBudgetWaiters(tx: Tx, poolId: string): Promise<void> {
+  const waiting = await tx
+    .select({ nodeId: disruptions.nodeId })
+    .from(disruptions)
+    .where(and(eq(disruptions.poolId, poolId), eq(disruptions.state, 'waiting')))
+    .orderBy(asc(disruptions.since));
+  for (const { nodeId } of waiting) await enqueueWake(tx, drainWorkflowId(nodeId), 'budget slot freed');
 }

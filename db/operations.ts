@@ -1,7 +1,11 @@
 import { and, eq, inArray, sql } from 'drizzle-orm';
+import { DrydockError } from '../domain/errors';
+import { OPERATION_KINDS } from '../domain/operation';
 import { OPEN_OPERATION_STATUSES, type FinalOperationStatus } from '../domain/operation-status';
-import type { Tx } from './client';
+import { finalPhase, type OperationProgress, type Phase } from '../domain/progress';
+import type { DbOrTx, Tx } from './client';
 import { isUniqueViolation } from './errors';
+import { enqueueWake } from './outbox';
 import { keyReused, type OperationRow } from './queries/operations';
 import { operations } from './schema';
 
@@ -15,18 +19,75 @@ export {
   type OperationView,
 } from './queries/operations';
 
-/** Moves an unfinished operation to a final status; a finished one is left as it is. */
+/**
+ * Moves an unfinished operation to a final status, and its phase to the one its kind ends in with
+ * it (`finalPhase`); a finished one is left as it is. `waitingFor`: what it last waited for, when
+ * the caller knows it better than the record.
+ */
 export async function finishOperation(
   tx: Tx,
   id: string,
   status: FinalOperationStatus,
-  outcome: { result?: Record<string, unknown>; error?: Record<string, unknown> } = {},
+  outcome: {
+    result?: Record<string, unknown>;
+    error?: Record<string, unknown>;
+    waitingFor?: NonNullable<OperationProgress['waitingFor']>;
+  } = {},
 ): Promise<OperationRow | undefined> {
   const [op] = await tx
     .update(operations)
-    .set({ status, ...outcome, updatedAt: sql`now()`, completedAt: sql`now()` })
+    .set({
+      status,
+      ...outcome,
+      phase: finalPhaseOf(status),
+      nextCheckAt: null,
+      updatedAt: sql`now()`,
+      completedAt: sql`now()`,
+    })
     .where(and(eq(operations.id, id), inArray(operations.status, OPEN_OPERATION_STATUSES)))
     .returning();
+  // A pool drain's node drain ended: the pool drain looks again (it may start the next one).
+  if (op?.parentOperationId) {
+    const [parent] = await tx
+      .select({ workflowId: operations.workflowId })
+      .from(operations)
+      .where(eq(operations.id, op.parentOperationId));
+    if (parent) await enqueueWake(tx, parent.workflowId, `node drain ${op.id} ended`);
+  }
+  return op;
+}
+
+/** `finalPhase` of the row's own kind, as SQL. */
+function finalPhaseOf(status: FinalOperationStatus) {
+  const cases = OPERATION_KINDS.map((kind) => `when '${kind}' then '${finalPhase(kind, status)}'`);
+  return sql<Phase>`case ${operations.kind} ${sql.raw(cases.join(' '))} end`;
+}
+
+/**
+ * A step's report of where its running operation stands, in the step's transaction: its phase,
+ * what it waits for, when it looks next. Only a running operation moves; the row as it now is.
+ */
+export async function recordProgress(
+  tx: Tx,
+  id: string,
+  progress: {
+    phase: Phase;
+    waitingFor?: NonNullable<OperationProgress['waitingFor']> | null;
+    nextCheckAt?: Date | null;
+  },
+): Promise<OperationRow | undefined> {
+  const [op] = await tx
+    .update(operations)
+    .set({ ...progress, updatedAt: sql`now()` })
+    .where(and(eq(operations.id, id), eq(operations.status, 'running')))
+    .returning();
+  return op;
+}
+
+/** The operation a step works on: NOT_FOUND (a refusal no retry fixes) when there is none. */
+export async function operationOf(db: DbOrTx, id: string): Promise<OperationRow> {
+  const [op] = await db.select().from(operations).where(eq(operations.id, id));
+  if (!op) throw new DrydockError('NOT_FOUND', `operation ${id} not found`, { operationId: id });
   return op;
 }
 

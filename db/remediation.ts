@@ -1,5 +1,6 @@
 import { and, asc, eq, inArray, sql } from 'drizzle-orm';
 import { OPEN_COMMAND_STATUSES } from '../domain/command-status';
+import type { RemediationWaitingFor } from '../domain/progress';
 import type { AttemptOutcome, AttemptRecord, Storm } from '../domain/remediation';
 import type { Tx } from './client';
 import { applyNodeChange, type NodeRow } from './nodes';
@@ -34,6 +35,8 @@ export async function escalateRemediation(
     queued?: string[];
     /** Who ended it; the remediation controller unless someone cancelled it. */
     actor?: string;
+    /** What it last waited for, with its attempts as they ended (default: the record's, with these attempts). */
+    waitingFor?: RemediationWaitingFor;
   },
 ): Promise<{ node: NodeRow; operation: OperationRow }> {
   await cancelRungCommands(tx, op.id);
@@ -56,8 +59,13 @@ export async function escalateRemediation(
     },
     { actor: input.actor ?? 'system:remediation', reason: input.reason, operationId: op.id },
   );
+  const waitingFor = input.waitingFor ?? {
+    ...(op.waitingFor as RemediationWaitingFor),
+    attempts: input.attempts,
+  };
   const operation = await finishOperation(tx, op.id, input.status, {
     error: { reason: input.reason, attempts: input.attempts },
+    waitingFor,
   });
   return { node: updated, operation: operation! };
 }

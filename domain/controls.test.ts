@@ -58,7 +58,7 @@ const controlArb: fc.Arbitrary<{ name: string; control: Control }> = fc.oneof(
   fc.constantFrom(
     { name: 'cordon', control: cordon },
     { name: 'uncordon', control: uncordon },
-    { name: 'startDrain', control: startDrain },
+    { name: 'startDrain', control: (node: Parameters<Control>[0]) => startDrain(node, null) },
     { name: 'finishDrain', control: finishDrain },
     { name: 'clearMaintenance', control: clearMaintenance },
     { name: 'readopt', control: readopt },
@@ -223,7 +223,7 @@ describe('node controls (properties)', () => {
   it('uncordon says whether it ended a drain, and a drain fence is undone by uncordon or by its own end', () => {
     fc.assert(
       fc.property(controllableArb, (node) => {
-        const fenced = run(node, startDrain);
+        const fenced = run(node, (n) => startDrain(n, null));
         expect(fenced.cordoned).toBe(true);
         expect(fenced.noScheduleReasons.filter((r) => r === DRAINING)).toEqual([DRAINING]);
         expect(uncordon(fenced)?.event).toEqual({ type: 'node.uncordoned', data: { endedDrain: true } });

@@ -63,12 +63,13 @@ export const uncordon: Control = (node) => {
 };
 
 /** The drain fence: cordon and the `draining` reason. */
-export const startDrain = (node: NodeAxes): NodeChange => ({
+/** A drain begins: cordoned and `draining`; its event names when it releases by force (if ever). */
+export const startDrain = (node: NodeAxes, deadline: string | null): NodeChange => ({
   patch: {
     cordoned: true,
     noScheduleReasons: isDraining(node) ? node.noScheduleReasons : [...node.noScheduleReasons, DRAINING],
   },
-  event: { type: 'node.draining' },
+  event: { type: 'node.draining', data: { deadline } },
 });
 
 export const finishDrain = (node: NodeAxes): NodeChange => ({

@@ -31,7 +31,8 @@ export interface EventPayloads {
   'node.unreachable': { lastSeenAt: string | null };
   'node.lost': NoData;
 
-  'node.draining': NoData;
+  /** `deadline`: when what is still live is released by force (null: the drain only waits). */
+  'node.draining': { deadline: string | null };
   'node.drained': NoData;
   'node.drain.cancelled': NoData;
   'node.drain.failed': { code: string; step: string };
@@ -47,6 +48,8 @@ export interface EventPayloads {
   };
 
   'node.decommissioned': { operator?: string; nodeGeneration?: number; dependencyDigest?: string };
+  /** Cancelled before its point of no return: the node is back in the state it was admitted from. */
+  'node.decommission.cancelled': NoData;
 
   'node.purge.requested': { commandId: string };
   'node.purge.refused': { commandId: string };
@@ -103,6 +106,7 @@ export const EVENT_DESCRIPTIONS: Record<EventType, string> = {
   'allocation.force-released':
     "the allocation was released by force: a drain's deadline passed (within the pool's disruption budget), or a purge of its node released it (told force, or as it forgot the node)",
   'node.decommissioned': 'the node was decommissioned for good',
+  'node.decommission.cancelled': 'a decommission was cancelled before its point of no return',
   'node.purge.requested': 'a signed purge command was queued for the node',
   'node.purge.refused': 'the node refused the purge command',
   'node.purged': 'the node confirmed the purge and was forgotten',

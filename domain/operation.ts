@@ -3,6 +3,18 @@ export type OperationKind = (typeof OPERATION_KINDS)[number];
 
 export { OPERATION_STATUSES, isFinished, type OperationStatus } from './operation-status';
 
+/**
+ * The workflow that runs an operation of each kind: its type (the workflow function) and its id,
+ * made of what it runs on (a node, a pool), so at most one of each kind runs there at a time.
+ */
+export const OPERATION_WORKFLOWS = {
+  drain: { type: 'drain', workflowId: (nodeId: string) => `drain/${nodeId}` },
+  decommission: { type: 'decommission', workflowId: (nodeId: string) => `decommission/${nodeId}` },
+  purge: { type: 'purge', workflowId: (nodeId: string) => `purge/${nodeId}` },
+  remediation: { type: 'remediation', workflowId: (nodeId: string) => `remediation/${nodeId}` },
+  'pool-drain': { type: 'poolDrain', workflowId: (poolId: string) => `pool-drain/${poolId}` },
+} as const satisfies Record<OperationKind, { type: string; workflowId: (subjectId: string) => string }>;
+
 export const ALLOCATION_KINDS = ['job', 'deployment', 'request', 'probe', 'lease', 'residency'] as const;
 export type AllocationKind = (typeof ALLOCATION_KINDS)[number];
 
@@ -17,3 +29,11 @@ export interface CancellationRequest {
   at: string;
   children?: 'finish' | 'cancel';
 }
+
+/**
+ * The signal every lifecycle workflow answers: its record changed, look at it again (a release, an
+ * uncordon, a freed budget slot, the node's answer). Its argument says why, for the Temporal UI.
+ */
+export const WAKE_SIGNAL = 'wake';
+
+export const drainWorkflowId = OPERATION_WORKFLOWS.drain.workflowId;

@@ -1,12 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { isStorm, ladderFor, remediationPlan, unhealthyAllowance } from './remediation';
+import { isStorm, remediationPlan, unhealthyAllowance } from './remediation';
 
 describe('remediation rules', () => {
-  it('uses the configured ladder of a condition type, else the default', () => {
-    expect(ladderFor('GpuXidError')).toEqual(['reset-accelerator', 'reboot']);
-    expect(ladderFor('NicFlap', { NicFlap: ['reset-nic', 'reboot'] })).toEqual(['reset-nic', 'reboot']);
-  });
-
   it('resolves a plan from the pool policy of the condition type, the defaults for the rest', () => {
     expect(remediationPlan('GpuXidError')).toEqual({
       ladder: ['reset-accelerator', 'reboot'],

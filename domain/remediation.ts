@@ -18,8 +18,6 @@ export const MAX_ATTEMPT_TIMEOUT_MS = 24 * 3_600_000;
 export const MAX_HEALTHY_AFTER_MS = 3_600_000;
 export const conditionReason = (type: string) => `condition:${type}`;
 
-export type Ladders = Record<string, string[]>;
-
 /** One condition type's remediation in a pool's policy (`policy.remediation.<type>`). */
 export interface ConditionRemediationPolicy {
   ladder?: string[];
@@ -51,17 +49,13 @@ export function remediationPlan(type: string, policy: RemediationPolicy = {}): R
   };
 }
 
-/** The ladder for a condition type: a configured one, else the default (histories recorded before plans). */
-export function ladderFor(type: string, ladders: Ladders = {}): string[] {
-  return ladders[type] ?? [...DEFAULT_LADDER];
-}
 
 /**
  * How an attempt ended: `cleared`; `acked` (the action ran, the condition did not clear in the
  * attempt timeout); `refused` (the node could not run it); `timed-out` (the node never answered);
- * `cancelled`. `failed` is how histories recorded before the ladder climbed named a refusal.
+ * `cancelled`.
  */
-export type AttemptOutcome = 'cleared' | 'acked' | 'refused' | 'timed-out' | 'cancelled' | 'failed';
+export type AttemptOutcome = 'cleared' | 'acked' | 'refused' | 'timed-out' | 'cancelled';
 
 export interface AttemptRecord {
   attempt: number;

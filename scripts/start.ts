@@ -13,6 +13,7 @@ import { createLogger } from '../observability/log';
 import { clientInterceptors } from '../observability/temporal-interceptors';
 import { temporalLogger } from '../observability/temporal-logger';
 import { createWorker } from '../worker';
+import { startDispatcher } from '../dispatch/dispatcher';
 import { startPostgres } from './services/postgres';
 import { startTemporal } from './services/temporal';
 import { startDemoFleet } from './seed-demo';
@@ -64,8 +65,6 @@ async function main(): Promise<void> {
     const worker = await createWorker({
       connection: workerConnection,
       db,
-      ca,
-      clusterId: config.DRYDOCK_CLUSTER_ID,
       namespace: config.TEMPORAL_NAMESPACE,
       taskQueue: config.TEMPORAL_TASK_QUEUE,
       log,
@@ -85,10 +84,11 @@ async function main(): Promise<void> {
       interceptors: clientInterceptors(),
     });
     const operatorKey = config.DRYDOCK_BOOTSTRAP_OPERATOR_KEY ?? developmentOperatorKey(home);
+    const dispatcher = await startDispatcher({ db, sql, temporal, taskQueue: config.TEMPORAL_TASK_QUEUE, log });
+    stops.push(() => dispatcher.stop());
     const services = apiServicesOf(config, {
       db,
       sql,
-      temporal,
       log,
       ca,
       operatorKey,

@@ -1,10 +1,4 @@
-import {
-  CancellationScope,
-  isCancellation,
-  patched,
-  proxyLocalActivities,
-  setCurrentDetails,
-} from '@temporalio/workflow';
+import { CancellationScope, isCancellation, proxyLocalActivities, setCurrentDetails } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import type { AttemptRecord } from '../domain/remediation';
 
@@ -14,17 +8,11 @@ const { cleanUpCancelled } = proxyLocalActivities<Activities>({
 });
 
 /**
- * Guards the clean-up a cancelled workflow runs: a history recorded before it (the workflow then
- * ended as cancelled with no step) replays without it.
- */
-export const CANCEL_CLEAN_UP_PATCH = 'cancel-clean-up';
-
-/**
- * Runs a lifecycle workflow's body; when Temporal cancels the workflow — DELETE
- * /v1/operations/{id}, or a cancel from the Web UI or any client — runs the one clean-up
- * (`cleanUpCancelled`, one transaction: the operation `cancelled`, the node put back, one event),
- * shielded from the cancellation, and answers `cancelled`. A workflow with no operation yet has
- * nothing to clean up (the clean-up finds none).
+ * Runs a lifecycle workflow's body; when Temporal cancels the workflow (the Web UI's "Request
+ * Cancellation", or any client's cancel), runs the one clean-up (`cleanUpCancelled`, one
+ * transaction: the operation `cancelled`, the node put back, one event), shielded from the
+ * cancellation, and answers `cancelled`. DELETE /v1/operations/{id} runs the same clean-up in its
+ * own transaction and wakes the workflow instead, which then finds its record finished.
  */
 export async function cleanUpOnCancel<T>(
   body: () => Promise<T>,
@@ -33,7 +21,7 @@ export async function cleanUpOnCancel<T>(
   try {
     return await body();
   } catch (error) {
-    if (!isCancellation(error) || !patched(CANCEL_CLEAN_UP_PATCH)) throw error;
+    if (!isCancellation(error)) throw error;
     await CancellationScope.nonCancellable(() => cleanUpCancelled(extra()));
     setCurrentDetails('cancelled');
     return 'cancelled';

@@ -1,7 +1,9 @@
 import { CancellationScope, proxyActivities, setCurrentDetails, setHandler } from '@temporalio/workflow';
 import type { Activities } from '../activities';
-import { beginDecommissionUpdate, decommissionProgressQuery, type DecommissionProgress } from './definitions';
-import { awaitBegin } from './begin';
+import { progressInWords, type DecommissionProgress } from '../domain/progress';
+import { cleanUpOnCancel } from './cancellation';
+import { decommissionProgressQuery, type NodeOperationInput } from './definitions';
+import { waitingForWorker } from './progress';
 import { unlessGivenUp } from './refusal';
 
 const steps = proxyActivities<Activities>({
@@ -9,56 +11,46 @@ const steps = proxyActivities<Activities>({
   retry: { initialInterval: '500 milliseconds', maximumInterval: '30 seconds' },
 });
 
-/**
- * decommission/<nodeId>: admission (the `begin` update), then each cleanup step as its own
- * idempotent activity, then the finalize transaction with the one `node.decommissioned`.
- */
-export async function decommission(input: {
-  nodeId: string;
-}): Promise<'decommissioned' | 'failed' | 'refused' | 'never-began'> {
-  const progress: DecommissionProgress = { phase: 'starting', step: null, stepsDone: [] };
-  setHandler(decommissionProgressQuery, () => progress);
-  const start = await awaitBegin(beginDecommissionUpdate, input.nodeId, (request) =>
-    steps.admitDecommission(request),
-  );
-  if (start.begun === null) {
-    progress.phase = 'refused';
-    return start.outcome;
-  }
-  const operationId = start.begun.operation.id;
+export type DecommissionOutcome = 'decommissioned' | 'cancelled' | 'failed' | 'already-done';
 
-  const nodeId = input.nodeId;
-  // Once admitted, nothing undoes a decommission: its steps run to the end whoever asks to cancel.
-  const outcome = await CancellationScope.nonCancellable(() =>
-    unlessGivenUp(
-      async (): Promise<'decommissioned'> => {
-        progress.phase = 'cleaning-up';
-        const cleanup = [
-          ['revokeNodeIdentity', () => steps.revokeNodeIdentity({ nodeId })],
-          ['decommissionAccelerators', () => steps.decommissionAccelerators({ nodeId })],
-          ['protectStorageRoots', () => steps.protectStorageRoots({ nodeId })],
-          ['removeCurrentRows', () => steps.removeCurrentRows({ nodeId })],
-        ] as const;
-        for (const [name, run] of cleanup) {
-          progress.step = name;
-          setCurrentDetails(
-            `cleaning up: ${name} (${progress.stepsDone.length + 1} of ${cleanup.length + 1})`,
-          );
-          await run();
-          progress.stepsDone.push(name);
-        }
-        progress.step = 'finalizeDecommission';
-        setCurrentDetails('finalizing');
-        await steps.finalizeDecommission({ nodeId, operationId });
-        progress.stepsDone.push('finalizeDecommission');
-        progress.step = null;
-        progress.phase = 'decommissioned';
-        setCurrentDetails('decommissioned');
-        return 'decommissioned';
-      },
-      (failure) => steps.failOperation({ nodeId, operationId, failure }),
-    ),
-  );
-  if (outcome === 'failed') progress.phase = 'failed';
+/**
+ * decommission/<nodeId>: runs the decommission its request admitted, one idempotent step after
+ * another, each recorded on the operation, then the finalize transaction with the one
+ * `node.decommissioned`. Cancelled before its first step (DELETE, or the Temporal UI), the node
+ * goes back as it was; from the first step on (the point of no return) it runs to the end whoever
+ * asks to cancel.
+ */
+export async function decommission(input: NodeOperationInput): Promise<DecommissionOutcome> {
+  let progress: DecommissionProgress = waitingForWorker('decommission');
+  setHandler(decommissionProgressQuery, () => progress);
+  const ids = { nodeId: input.nodeId, operationId: input.operationId };
+  const outcome = await cleanUpOnCancel(async () => {
+    const begun = await steps.beginDecommission({ operationId: input.operationId });
+    if (!begun) return 'already-done' as const;
+    progress = begun;
+    return CancellationScope.nonCancellable(() =>
+      unlessGivenUp(
+        async (): Promise<DecommissionOutcome> => {
+          const run = [
+            steps.revokeNodeIdentity,
+            steps.decommissionAccelerators,
+            steps.protectStorageRoots,
+            steps.removeCurrentRows,
+            steps.finalizeDecommission,
+          ];
+          for (const step of run) {
+            setCurrentDetails(progressInWords(progress, Date.now()));
+            progress = await step(ids);
+            // A cancel before the point of no return ended it: the steps find it so.
+            if (progress.phase !== 'cleaning-up') break;
+          }
+          setCurrentDetails(progressInWords(progress, Date.now()));
+          return progress.phase === 'decommissioned' ? 'decommissioned' : 'cancelled';
+        },
+        (failure) => steps.failOperation({ ...ids, failure }),
+      ),
+    );
+  });
+  if (outcome === 'failed') progress = { ...progress, phase: 'failed' };
   return outcome;
 }

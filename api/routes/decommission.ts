@@ -1,10 +1,8 @@
 import { createRoute, OpenAPIHono, z } from '@hono/zod-openapi';
 import { previewOf } from '../../db/queries/decommission';
 import { getVisibleNode } from '../../db/queries/nodes';
-import { decommissionWorkflow, type BeginResult } from '../../workflows/definitions';
 import { requireOperator } from '../auth';
 import type { AppEnv } from '../env';
-import { SingleFlight } from '../single-flight';
 import {
   counter,
   errorResponses,
@@ -14,9 +12,10 @@ import {
   nodeIdParams,
   OperationSchema,
   reason,
+  startResponses,
   text,
 } from '../schemas';
-import { startOperation, startResponses } from '../workflows';
+import { decommissionNode } from '../services/requests';
 
 const PreviewSchema = z
   .object({
@@ -73,9 +72,6 @@ const executeRoute = createRoute({
 
 export function decommissionRoutes(): OpenAPIHono<AppEnv> {
   const router = new OpenAPIHono<AppEnv>();
-  // Requests racing with one key share the first one's start: it answers 202, the others 200.
-  // (Across API processes Temporal's update id still yields one operation; only the codes differ.)
-  const startsInFlight = new SingleFlight<BeginResult>();
 
   router.openapi(previewRoute, async (c) => {
     requireOperator(c.get('principal'));
@@ -91,13 +87,13 @@ export function decommissionRoutes(): OpenAPIHono<AppEnv> {
     const deps = c.get('deps');
     const body = c.req.valid('json');
     const node = await getVisibleNode(deps.db, c.req.valid('param').id, principal);
-    const result = await startOperation(deps, decommissionWorkflow, {
-      node,
+    // Requests racing with one key wait for each other on the node's lock: the first records the
+    // decommission (202), the others find it by its key (200).
+    const result = await decommissionNode(deps, node, {
       principal,
-      request: body,
-      summary: `decommission ${node.hostname} (${node.id}) by ${body.operator}: ${body.reason}`,
-      idempotency: { key: c.req.valid('header')['idempotency-key'], binds: body },
-      inFlight: startsInFlight,
+      ...body,
+      idempotencyKey: c.req.valid('header')['idempotency-key'],
+      binds: body,
     });
     return c.json(result.operation, result.created ? 202 : 200);
   });

@@ -1,7 +1,6 @@
 import { createRoute, OpenAPIHono, z } from '@hono/zod-openapi';
 import { getVisibleNode } from '../../db/queries/nodes';
 import { resolveDeadline } from '../../domain/deadline';
-import { drainWorkflow } from '../../workflows/definitions';
 import { requireAction } from '../auth';
 import type { AppEnv } from '../env';
 import {
@@ -9,11 +8,13 @@ import {
   expectedVersion,
   idempotencyHeaders,
   jsonBody,
+  NodeOperationSchema,
   nodeIdParams,
   reason,
+  startResponses,
   version,
 } from '../schemas';
-import { NodeOperationSchema, startOperation, startResponses } from '../workflows';
+import { drainNode } from '../services/requests';
 
 const drainBody = z.strictObject({
   reason: reason.optional(),
@@ -30,7 +31,7 @@ const drainRoute = createRoute({
   path: '/v1/nodes/{id}/drain',
   operationId: 'drainNode',
   tags: ['drain'],
-  summary: 'Cordon a node and wait for it to empty (workflow drain/<nodeId>)',
+  summary: 'Cordon a node and wait for it to empty (workflow drain/<nodeId>); recorded at once, run by a worker',
   request: { params: nodeIdParams, headers: idempotencyHeaders, ...jsonBody(drainBody) },
   responses: startResponses(NodeOperationSchema, 'the drain began', 'the drain already runs'),
 });
@@ -47,14 +48,13 @@ export function drainRoutes(): OpenAPIHono<AppEnv> {
     // Fixed here, once: a retry of the same request (Idempotency-Key) answers the drain it began.
     const deadline = body.deadline === undefined ? null : resolveDeadline(body.deadline, Date.now());
     const node = await getVisibleNode(deps.db, c.req.valid('param').id, principal);
-    const result = await startOperation(deps, drainWorkflow, {
-      node,
+    const result = await drainNode(deps, node, {
       principal,
-      request: { reason: body.reason ?? null, version, deadline },
-      idempotency: {
-        key: headers['idempotency-key'],
-        binds: { reason: body.reason, version, deadline: body.deadline },
-      },
+      reason: body.reason ?? null,
+      version,
+      deadline,
+      idempotencyKey: headers['idempotency-key'],
+      binds: { reason: body.reason, version, deadline: body.deadline },
     });
     return c.json({ node: result.node, operation: result.operation }, result.created ? 202 : 200);
   });

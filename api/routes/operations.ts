@@ -1,16 +1,10 @@
 import { createRoute, OpenAPIHono, z } from '@hono/zod-openapi';
 import { idPattern } from '../../domain/ids';
 import { OPERATION_KINDS, OPERATION_STATUSES } from '../../domain/operation';
-import {
-  getVisibleOperation,
-  listOperations,
-  operationView,
-  type OperationRow,
-} from '../../db/queries/operations';
-import { progressQuery } from '../../workflows/definitions';
+import { getVisibleOperation, listOperations, operationView } from '../../db/queries/operations';
 import { requireAction, requireOperator } from '../auth';
 import { cancelOperation } from '../services/operations';
-import type { AppDeps, AppEnv } from '../env';
+import type { AppEnv } from '../env';
 import { decodeCursor, page } from '../pagination';
 import {
   cursor,
@@ -24,29 +18,12 @@ import {
   slug,
 } from '../schemas';
 
-/** How long GET /v1/operations/{id} waits for a workflow to answer `progress`. */
-const PROGRESS_TIMEOUT_MS = 2_000;
-
-async function withProgress(deps: AppDeps, op: OperationRow) {
-  const view = operationView(op);
-  if (op.status !== 'running') return view;
-  let progress: unknown = null;
-  try {
-    progress = await deps.temporal.withDeadline(Date.now() + PROGRESS_TIMEOUT_MS, () =>
-      deps.temporal.workflow.getHandle(op.workflowId).query(progressQuery),
-    );
-  } catch {
-    // The workflow cannot be asked right now (no worker, finished, unreachable): say so with null.
-  }
-  return { ...view, progress };
-}
-
 const getOperationRoute = createRoute({
   method: 'get',
   path: '/v1/operations/{id}',
   operationId: 'getOperation',
   tags: ['operations'],
-  summary: 'An operation, with its workflow progress while it runs',
+  summary: 'An operation, with its progress as its record says (whether or not a worker is up)',
   request: { params: z.object({ id: idOf('op') }) },
   responses: { 200: json(OperationSchema, 'the operation'), ...errorResponses },
 });
@@ -91,11 +68,10 @@ const cancelOperationRoute = createRoute({
   operationId: 'cancelOperation',
   tags: ['operations'],
   summary:
-    'Cancel a running operation (operator): its workflow cleans up, and the answer is the operation cancelled',
+    'Cancel an operation (operator): cleaned up at once, in one transaction; its workflow is woken and ends',
   request: { params: z.object({ id: idOf('op') }), ...jsonBody(cancelBody) },
   responses: {
     200: json(OperationSchema, 'the operation, cancelled (also when it already was)'),
-    202: json(OperationSchema, 'the workflow was asked to cancel and has not cleaned up yet: read it again'),
     ...errorResponses,
   },
 });
@@ -107,9 +83,8 @@ export function operationsRoutes(): OpenAPIHono<AppEnv> {
   router.openapi(getOperationRoute, async (c) => {
     const principal = c.get('principal');
     requireAction(principal, 'compute:nodes:read');
-    const deps = c.get('deps');
-    const op = await getVisibleOperation(deps.db, c.req.valid('param').id, principal);
-    return c.json(await withProgress(deps, op), 200);
+    const op = await getVisibleOperation(c.get('deps').db, c.req.valid('param').id, principal);
+    return c.json(operationView(op), 200);
   });
 
   router.openapi(listOperationsRoute, async (c) => {
@@ -125,13 +100,13 @@ export function operationsRoutes(): OpenAPIHono<AppEnv> {
   router.openapi(cancelOperationRoute, async (c) => {
     const principal = c.get('principal');
     requireOperator(principal);
-    const { operation, cleanedUp } = await cancelOperation(
+    const operation = await cancelOperation(
       c.get('deps'),
       c.req.valid('param').id,
       principal,
       c.req.valid('json') ?? {},
     );
-    return c.json(operationView(operation), cleanedUp ? 200 : 202);
+    return c.json(operationView(operation), 200);
   });
 
   return router;

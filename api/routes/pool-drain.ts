@@ -3,7 +3,6 @@ import { parseDeadline } from '../../domain/deadline';
 import { DrydockError } from '../../domain/errors';
 import { formatSelector } from '../../domain/selector';
 import { getVisiblePool } from '../../db/queries/pools';
-import { poolDrainWorkflow } from '../../workflows/definitions';
 import { requireAction } from '../auth';
 import type { AppEnv } from '../env';
 import {
@@ -15,8 +14,9 @@ import {
   reason,
   selectorOf,
   slug,
+  startResponses,
 } from '../schemas';
-import { startOperation, startResponses } from '../workflows';
+import { drainPool } from '../services/requests';
 
 /** How many node drains a pool drain runs at once unless told. */
 export const DEFAULT_MAX_CONCURRENT = 1;
@@ -72,22 +72,14 @@ export function poolDrainRoutes(): OpenAPIHono<AppEnv> {
     }
     const pool = await getVisiblePool(deps.db, c.req.valid('param').id, principal);
     const maxConcurrent = body.maxConcurrent ?? DEFAULT_MAX_CONCURRENT;
-    const request = {
+    const result = await drainPool(deps, pool, {
+      principal,
       reason: body.reason,
       selector,
       maxConcurrent,
       deadline: parsedDeadline?.deadline ?? null,
-    };
-    const selected = formatSelector(request.selector);
-    const result = await startOperation(deps, poolDrainWorkflow, {
-      pool,
-      principal,
-      request,
-      summary: `pool-drain ${pool.id} (${selected || 'every node'}, ${maxConcurrent} at a time): ${body.reason}`,
-      idempotency: {
-        key: c.req.valid('header')['idempotency-key'],
-        binds: { selector: selected, maxConcurrent, deadline: body.deadline, reason: body.reason },
-      },
+      idempotencyKey: c.req.valid('header')['idempotency-key'],
+      binds: { selector: formatSelector(selector), maxConcurrent, deadline: body.deadline, reason: body.reason },
     });
     return c.json({ operation: result.operation }, result.created ? 202 : 200);
   });

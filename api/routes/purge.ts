@@ -1,10 +1,16 @@
 import { createRoute, OpenAPIHono, z } from '@hono/zod-openapi';
 import { getVisibleNode } from '../../db/queries/nodes';
-import { drainCancelledSignal, drainWorkflowId, purgeWorkflow } from '../../workflows/definitions';
 import { requireOperator } from '../auth';
 import type { AppEnv } from '../env';
-import { idempotencyKeyHeaders, jsonBody, nodeIdParams, reason } from '../schemas';
-import { NodeOperationSchema, signalIfRunning, startOperation, startResponses } from '../workflows';
+import {
+  idempotencyKeyHeaders,
+  jsonBody,
+  NodeOperationSchema,
+  nodeIdParams,
+  reason,
+  startResponses,
+} from '../schemas';
+import { purgeNode } from '../services/requests';
 
 const purgeBody = z.strictObject({
   confirm: z.literal(true, { error: 'purge cannot be undone: send "confirm": true' }),
@@ -41,18 +47,14 @@ export function purgeRoutes(): OpenAPIHono<AppEnv> {
     const deps = c.get('deps');
     const node = await getVisibleNode(deps.db, c.req.valid('param').id, principal);
     const { reason, force } = c.req.valid('json');
-    const result = await startOperation(deps, purgeWorkflow, {
-      node,
+    const result = await purgeNode(deps, node, {
       principal,
-      request: { reason: reason ?? null, force: force === true },
+      reason: reason ?? null,
+      force: force === true,
+      idempotencyKey: c.req.valid('header')['idempotency-key'],
       // `force` is bound only when set, so a key of a purge sent before it existed stays the same request.
-      idempotency: {
-        key: c.req.valid('header')['idempotency-key'],
-        binds: { reason, force: force === true ? true : undefined },
-      },
+      binds: { reason, force: force === true ? true : undefined },
     });
-    // The purge's begin ended a drain of the node (superseded): tell it, so it stops at once.
-    if (result.created) await signalIfRunning(deps, drainWorkflowId(node.id), drainCancelledSignal.name);
     return c.json({ node: result.node, operation: result.operation }, result.created ? 202 : 200);
   });
   return router;

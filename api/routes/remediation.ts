@@ -11,9 +11,10 @@ import {
   nodeIdParams,
   OperationSchema,
   reason,
+  startResponses,
 } from '../schemas';
-import { reportNodeCondition, startRemediation } from '../services/remediation';
-import { startResponses } from '../workflows';
+import { reportNodeCondition } from '../services/remediation';
+import { remediateNode } from '../services/requests';
 
 const conditionType = z
   .string()
@@ -91,13 +92,14 @@ export function remediationRoutes(): OpenAPIHono<AppEnv> {
     const deps = c.get('deps');
     const body = c.req.valid('json');
     const node = await getVisibleNode(deps.db, c.req.valid('param').id, principal);
-    const result = await startRemediation(
-      deps,
-      node,
+    const result = await remediateNode(deps, node, {
       principal,
-      { condition: body.condition, automatic: false, reason: body.reason ?? null },
-      c.req.valid('header')['idempotency-key'],
-    );
+      condition: body.condition,
+      automatic: false,
+      reason: body.reason ?? null,
+      idempotencyKey: c.req.valid('header')['idempotency-key'],
+      binds: { condition: body.condition, automatic: false, reason: body.reason ?? null },
+    });
     return c.json({ operation: result.operation }, result.created ? 202 : 200);
   });
   return router;

@@ -9,16 +9,11 @@ import { appendEvent } from '../../db/events';
 import { joinNode, type JoinRequest } from '../../db/join';
 import type { NodeRow } from '../../db/nodes';
 import { nodeCommands } from '../../db/schema';
-import {
-  purgeAnsweredSignal,
-  purgeWorkflowId,
-  remediationWakeSignal,
-  remediationWorkflowId,
-} from '../../workflows/definitions';
+import { enqueueWake } from '../../db/outbox';
+import { purgeWorkflowId, remediationWorkflowId } from '../../workflows/definitions';
 import { requireAgent } from '../auth';
 import type { AppDeps } from '../env';
 import { rateLimited } from '../rate-limit';
-import { signalIfRunning } from '../workflows';
 
 /**
  * A machine joins (db/join.ts). A token-less join creates a pending node with no credential
@@ -90,14 +85,15 @@ export async function waitForCommands(
 /**
  * The node's answer to one of its commands, in one transaction: final for the command, the same
  * answer again changes nothing, another is INVALID_STATE (`answerEffect`). A purge refusal also
- * appends `node.purge.refused` with the reason. Then the workflow waiting on the answer is woken.
+ * appends `node.purge.refused` with the reason. The workflow waiting on the answer is woken, through
+ * the outbox in the same transaction (a refused rung escalates now, not at the attempt's deadline).
  */
 export async function answerCommand(
-  deps: Pick<AppDeps, 'db' | 'temporal' | 'log'>,
+  deps: Pick<AppDeps, 'db'>,
   input: { node: NodeRow; commandId: string; answer: CommandAnswer; reason: string | null },
 ): Promise<CommandRow> {
   const { node, commandId: id, answer, reason } = input;
-  const { command, changed } = await deps.db.transaction(async (tx) => {
+  return deps.db.transaction(async (tx) => {
     const [command] = await tx
       .select()
       .from(nodeCommands)
@@ -107,7 +103,7 @@ export async function answerCommand(
       throw new DrydockError('NOT_FOUND', `command ${id} not found`, { commandId: id });
     }
     const effect = answerEffect(command.status, answer);
-    if (effect === 'repeat') return { command, changed: false };
+    if (effect === 'repeat') return command;
     if (effect === 'conflict') {
       throw new DrydockError('INVALID_STATE', `command ${id} is already ${command.status}`, {
         status: command.status,
@@ -129,27 +125,12 @@ export async function answerCommand(
         data: { commandId: id },
       });
     }
-    return { command: updated!, changed: true };
+    if (command.operationId) {
+      const workflowId = (command.kind === 'purge' ? purgeWorkflowId : remediationWorkflowId)(node.id);
+      await enqueueWake(tx, workflowId, `command ${id} ${answer}`);
+    }
+    return updated!;
   });
-  if (changed) await wakeWaitingWorkflow(deps, node.id, command.kind);
-  return command;
-}
-
-/** The workflow that waits on a command of this kind hears the answer now, not at its next check. */
-async function wakeWaitingWorkflow(
-  deps: Pick<AppDeps, 'temporal' | 'log'>,
-  nodeId: string,
-  kind: CommandRow['kind'],
-): Promise<void> {
-  switch (kind) {
-    case 'purge':
-      return signalIfRunning(deps, purgeWorkflowId(nodeId), purgeAnsweredSignal.name);
-    case 'remediate':
-      // A refused rung escalates now, not at the attempt's deadline (minutes later).
-      return signalIfRunning(deps, remediationWorkflowId(nodeId), remediationWakeSignal.name);
-    default:
-      return assertNever(kind);
-  }
 }
 
 /**

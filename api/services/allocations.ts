@@ -1,4 +1,4 @@
-import { and, eq, getTableColumns, isNull, sql } from 'drizzle-orm';
+import { and, eq, isNull, sql } from 'drizzle-orm';
 import { DrydockError } from '../../domain/errors';
 import { newId } from '../../domain/ids';
 import { isDraining } from '../../domain/node';
@@ -6,12 +6,11 @@ import type { AllocationKind } from '../../domain/operation';
 import { placementRefusals } from '../../domain/placement';
 import { actorOf, type Principal } from '../../domain/principal';
 import { visibleTo } from '../../db/nodes';
-import { withPreparedStatements } from '../../db/prepared';
+import { enqueueWake } from '../../db/outbox';
 import { allocations, nodes } from '../../db/schema';
 import type { AllocationRow } from '../../db/queries/allocations';
-import { allocationReleasedSignal, drainWorkflowId } from '../../workflows/definitions';
+import { drainWorkflowId } from '../../workflows/definitions';
 import type { AppDeps } from '../env';
-import { signalIfRunning } from '../workflows';
 
 export type { AllocationRow } from '../../db/queries/allocations';
 
@@ -56,65 +55,33 @@ export async function placeAllocation(
 }
 
 /**
- * Releases an allocation, in one statement; a release of a released one answers it as it is.
- * A drain waiting on the node is signalled at once: the node row is locked FOR SHARE before the
- * allocation's row (node first, as a drain's forced release locks them), so a drain that began
- * before is seen here (a locked row reads as last committed), and one that begins meanwhile waits
- * for this commit and then sees the release on its first check. One round trip instead of a
- * transaction of five: a release is most of what a drain's reaction waits on (bench: drain-reaction).
+ * Releases an allocation, in one transaction; a release of a released one answers it as it is.
+ * A drain waiting on the node is woken through the outbox, in the same transaction: the node row is
+ * locked FOR SHARE before the allocation's row (node first, as a drain's look locks them), so a
+ * drain that began before is woken, and one that begins meanwhile waits for this commit and then
+ * sees the release on its first look.
  */
 export async function releaseAllocation(
-  deps: Pick<AppDeps, 'db' | 'temporal' | 'log'>,
+  deps: Pick<AppDeps, 'db'>,
   principal: Principal,
   id: string,
 ): Promise<AllocationRow> {
-  // Prepared: one round trip instead of two (db/prepared.ts); the statement looks up by key.
-  const db = withPreparedStatements(deps.db);
-  const found = db.$with('found').as(
-    db
-      .select({ ...getTableColumns(allocations), noScheduleReasons: nodes.noScheduleReasons })
+  return deps.db.transaction(async (tx) => {
+    const [found] = await tx
+      .select({ allocation: allocations, noScheduleReasons: nodes.noScheduleReasons })
       .from(allocations)
       .innerJoin(nodes, eq(nodes.id, allocations.nodeId))
       .where(and(eq(allocations.id, id), visibleTo(principal)))
-      .for('share', { of: nodes }),
-  );
-  // Only an allocation the caller may release: a tenant key's own tenant's (else FORBIDDEN below).
-  const releasable = principal.kind === 'tenant' ? eq(found.tenantId, principal.tenantId) : sql`true`;
-  const released = db.$with('released').as(
-    db
+      .for('share', { of: nodes });
+    if (!found) throw new DrydockError('NOT_FOUND', `allocation ${id} not found`, { allocationId: id });
+    requireTenant(principal, found.allocation.tenantId);
+    if (found.allocation.releasedAt !== null) return found.allocation;
+    const [released] = await tx
       .update(allocations)
       .set({ releasedAt: sql`now()`, releasedBy: actorOf(principal) })
-      .where(
-        and(
-          eq(allocations.id, id),
-          isNull(allocations.releasedAt),
-          sql`exists (select 1 from ${found} where ${releasable})`,
-        ),
-      )
-      .returning({ releasedAt: allocations.releasedAt, releasedBy: allocations.releasedBy }),
-  );
-  const [row] = await db
-    .with(found, released)
-    .select({
-      allocation: Object.fromEntries(
-        Object.keys(getTableColumns(allocations)).map((key) => [key, found[key as keyof AllocationRow]]),
-      ) as { [K in keyof AllocationRow]: (typeof found)[K] },
-      noScheduleReasons: found.noScheduleReasons,
-      releasedAt: released.releasedAt,
-      releasedBy: released.releasedBy,
-    })
-    .from(found)
-    .leftJoin(released, sql`true`);
-  if (!row) throw new DrydockError('NOT_FOUND', `allocation ${id} not found`, { allocationId: id });
-  requireTenant(principal, row.allocation.tenantId);
-  const { releasedAt, releasedBy } = row;
-  // Released before: answered as it is, and a drain is told again — the first release's signal may
-  // be lost with its process (killed between the commit and the signal; the client retries).
-  const allocation = releasedAt === null ? row.allocation : { ...row.allocation, releasedAt, releasedBy };
-  if (allocation.releasedAt !== null && isDraining(row)) {
-    await signalIfRunning(deps, drainWorkflowId(allocation.nodeId), allocationReleasedSignal.name, [
-      { allocationId: id },
-    ]);
-  }
-  return allocation;
+      .where(and(eq(allocations.id, id), isNull(allocations.releasedAt)))
+      .returning();
+    if (isDraining(found)) await enqueueWake(tx, drainWorkflowId(found.allocation.nodeId), `allocation ${id} released`);
+    return released ?? found.allocation;
+  });
 }

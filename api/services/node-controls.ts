@@ -5,25 +5,22 @@ import { deleteNode } from '../../db/delete-node';
 import { cancelOpenDrain } from '../../db/cancellation';
 import { guardedChange } from '../../db/guarded-change';
 import { changeNodeIn, type NodeView } from '../../db/nodes';
-import { wakeBudgetWaiters } from '../../activities/signals';
-import { drainWorkflowId, purgeAnsweredSignal, purgeWorkflowId } from '../../workflows/definitions';
 import type { AppDeps } from '../env';
 import type { NodeTarget } from '../node-route';
-import { signalIfRunning } from '../workflows';
 
-type Deps = Pick<AppDeps, 'db' | 'temporal' | 'log'>;
+type Deps = Pick<AppDeps, 'db'>;
 
 /**
  * One control on one node; the node back, unchanged when it already was as asked. Most take two
  * guarded statements (`guardedChange`); the others one transaction (`changeNodeIn`): a control
- * that ended a drain (uncordon) cancels it there and tells its workflow; one that put the node
- * back into service gave back its disruption-budget slot (`applyNodeChange`) and wakes the drains
- * waiting for one. A guarded change holds no slot, so it has none to give back.
+ * that ended a drain (uncordon) cancels it there, which wakes its workflow through the outbox; one
+ * that put the node back into service gave back its disruption-budget slot (`applyNodeChange`),
+ * which wakes the drains waiting for one. A guarded change holds no slot, so it has none to give back.
  */
 export async function controlNode(deps: Deps, target: NodeTarget, control: Control): Promise<NodeView> {
   const guarded = await guardedChange(deps.db.$client, { ...target, control });
   if (guarded) return guarded.view;
-  const { before, after, view } = await deps.db.transaction(async (tx) => {
+  const { view } = await deps.db.transaction(async (tx) => {
     const changed = await changeNodeIn(tx, { ...target, control });
     // It ended a drain: the drain's own clean-up, in this transaction, naming the caller.
     if (isDraining(changed.before) && !isDraining(changed.after)) {
@@ -34,10 +31,6 @@ export async function controlNode(deps: Deps, target: NodeTarget, control: Contr
     }
     return changed;
   });
-  if (isDraining(before) && !isDraining(after)) {
-    await signalIfRunning(deps, drainWorkflowId(after.id), 'cancel');
-  }
-  if (before.cordoned && !after.cordoned) await wakeBudgetWaiters(deps, before.poolId);
   return view;
 }
 
@@ -56,16 +49,10 @@ export async function adoptNode(deps: Pick<AppDeps, 'db'>, target: NodeTarget): 
 }
 
 /**
- * Deletes a node (db/delete-node.ts); a drain or purge it interrupts is told at once, and so are
- * the drains waiting for the budget slot it gave back.
+ * Deletes a node (db/delete-node.ts): the operations it interrupts end with it, and their
+ * workflows and the drains waiting for the budget slot it gave back are woken, all in its
+ * transaction.
  */
-export async function deleteNodeOf(deps: Deps, target: NodeTarget) {
-  const { poolId, ...result } = await deleteNode(deps.db, target);
-  if (result.deleted) {
-    await wakeBudgetWaiters(deps, poolId);
-    await signalIfRunning(deps, drainWorkflowId(target.nodeId), 'cancel');
-    // Deleting a purging node forgets it: its purge ends `cancelled`.
-    await signalIfRunning(deps, purgeWorkflowId(target.nodeId), purgeAnsweredSignal.name);
-  }
-  return result;
+export function deleteNodeOf(deps: Deps, target: NodeTarget) {
+  return deleteNode(deps.db, target);
 }

@@ -157,17 +157,8 @@ const remove = defineCommand({
   },
 });
 
-/** The purge workflow's `progress` (docs/lifecycle/purge.md); a refused purge runs until a DELETE. */
-interface PurgeProgress {
-  phase?: 'starting' | 'waiting-for-node' | 'refused' | 'purged' | 'cancelled';
-  commandId?: string | null;
-  refusedReason?: string | null;
-}
-
-const purgeProgress = (op: Operation) => (op.progress ?? {}) as PurgeProgress;
-
-/** The node refused the signed command: waiting longer would wait forever. */
-const refusedByNode = (op: Operation) => op.status === 'running' && purgeProgress(op).phase === 'refused';
+/** The node refused the signed command: waiting longer would wait forever (a refused purge runs until a DELETE). */
+const refusedByNode = (op: Operation) => op.status === 'running' && op.progress.phase === 'refused';
 
 const purge = defineCommand({
   words: ['nodes', 'purge'],
@@ -219,7 +210,8 @@ const purge = defineCommand({
       out.note(`${nodeName(node)}: purge ${operation.id} ${operation.status}; waiting for the node`);
     const op = await waitForOperation(api, out, operation, flags.timeout, refusedByNode);
     if (refusedByNode(op)) {
-      const reason = purgeProgress(op).refusedReason ?? 'no reason given';
+      const reason =
+        (op.progress.kind === 'purge' ? op.progress.waitingFor?.refusedReason : null) ?? 'no reason given';
       out.result(op, () => `purge ${op.id} ${op.status}: the node refused it`);
       throw new CliError(
         'PURGE_REFUSED',

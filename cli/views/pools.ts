@@ -1,7 +1,8 @@
 import type { Answer, Schemas } from '@drydock/client';
 import { CAPACITY_BUCKETS } from '../../domain/capacity';
 import { dash, fields, table } from '../output';
-import { describeCounts, type Operation } from './operations';
+import { progressInWords } from '../../domain/progress';
+import type { Operation } from './operations';
 
 export type Pool = Schemas['Pool'];
 /** `GET /v1/pools/{id}/capacity`: live nodes per bucket, first match wins. */
@@ -44,13 +45,12 @@ export function capacityTable(c: Capacity): string {
 /** A finished pool drain: how many nodes ended how, and each node that did not drain and why. */
 export function poolDrainSummary(op: Operation): string {
   const result = op.result ?? {};
-  const counts = (result.counts ?? {}) as Record<string, unknown>;
   const failed = (Array.isArray(result.failed) ? result.failed : []) as {
     nodeId: string;
     code: string;
     message: string;
   }[];
-  const lines = [`${op.poolId}: ${describeCounts(counts)}`];
+  const lines = [`${op.poolId}: ${progressInWords(op.progress)}`];
   if (failed.length > 0) {
     lines.push(
       table(

@@ -13,6 +13,16 @@ export const isOpen = and(
   or(isNull(allocations.endsAt), gt(allocations.endsAt, sql`now()`)),
 )!;
 
+/** One live allocation of the node, if it holds any. */
+export async function liveAllocation(db: DbOrTx, nodeId: string): Promise<{ id: string } | undefined> {
+  const [live] = await db
+    .select({ id: allocations.id })
+    .from(allocations)
+    .where(and(eq(allocations.nodeId, nodeId), isOpen))
+    .limit(1);
+  return live;
+}
+
 export async function countOpenAllocations(db: DbOrTx, nodeId: string): Promise<number> {
   const [row] = await db
     .select({ n: count() })

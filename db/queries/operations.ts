@@ -3,6 +3,7 @@ import { DrydockError } from '../../domain/errors';
 import type { OperationKind, OperationStatus } from '../../domain/operation';
 import { OPEN_OPERATION_STATUSES } from '../../domain/operation-status';
 import type { Principal } from '../../domain/principal';
+import type { OperationProgress } from '../../domain/progress';
 import type { DbOrTx } from '../client';
 import { nodes, operations } from '../schema';
 import { isoOrNull, stamps } from './dates';
@@ -10,24 +11,38 @@ import { visibleTo } from './nodes';
 
 export type OperationRow = typeof operations.$inferSelect;
 
-/** The operation record of the API (docs/api.md). */
+/** The operation record of the API (docs/api.md), its progress as the row has it. */
 export function operationView(op: OperationRow) {
   return {
     id: op.id,
     kind: op.kind,
     nodeId: op.nodeId,
     poolId: op.poolId,
+    parentOperationId: op.parentOperationId,
     status: op.status,
     workflowId: op.workflowId,
     actor: op.actor,
     reason: op.reason,
     idempotencyKey: op.idempotencyKey,
+    progress: progressOf(op),
     result: op.result,
     error: op.error,
     cancellation: op.cancellation ?? null,
     ...stamps(op),
     completedAt: isoOrNull(op.completedAt),
   };
+}
+
+/** What the operation is doing, as its record says (domain/progress.ts); its workflow answers the same. */
+export function progressOf(op: OperationRow): OperationProgress {
+  return {
+    kind: op.kind,
+    phase: op.phase,
+    startedAt: isoOrNull(op.startedAt),
+    deadline: isoOrNull(op.deadline),
+    nextCheckAt: isoOrNull(op.nextCheckAt),
+    waitingFor: op.waitingFor ?? null,
+  } as OperationProgress;
 }
 export type OperationView = ReturnType<typeof operationView>;
 

@@ -1,6 +1,7 @@
 import { sql } from 'drizzle-orm';
 import { check, index, jsonb, pgTable, text, uniqueIndex } from 'drizzle-orm/pg-core';
 import { OPERATION_KINDS, OPERATION_STATUSES, type CancellationRequest } from '../../domain/operation';
+import { PENDING_PHASE, type Phase, type OperationProgress } from '../../domain/progress';
 import { timestamps, tz } from './columns';
 
 export const operations = pgTable(
@@ -22,6 +23,19 @@ export const operations = pgTable(
     error: jsonb('error').$type<Record<string, unknown>>(),
     /** Who asked for the operation to be cancelled (DELETE /v1/operations/{id}), and how. */
     cancellation: jsonb('cancellation').$type<CancellationRequest>(),
+    // What a reader needs of a running operation (domain/progress.ts), written by the request and
+    // by each step in the transaction of the change it makes: never only in a workflow's memory.
+    phase: text('phase').$type<Phase>().notNull().default(PENDING_PHASE),
+    /** When a drain releases what is still live by force. */
+    deadline: tz('deadline'),
+    /** When its workflow looks again at the latest. */
+    nextCheckAt: tz('next_check_at'),
+    /** What it waits for, typed per kind (`waitingFor` of domain/progress.ts). */
+    waitingFor: jsonb('waiting_for').$type<NonNullable<OperationProgress['waitingFor']>>(),
+    /** The pool drain a node drain belongs to. */
+    parentOperationId: text('parent_operation_id'),
+    /** When a worker began it: `pending` until then. */
+    startedAt: tz('started_at'),
     ...timestamps,
     completedAt: tz('completed_at'),
   },
@@ -38,6 +52,7 @@ export const operations = pgTable(
       .where(sql`${t.status} in ('pending', 'running')`),
     index('operations_node_idx').on(t.nodeId, t.id),
     index('operations_pool_idx').on(t.poolId, t.id),
+    index('operations_parent_idx').on(t.parentOperationId).where(sql`${t.parentOperationId} is not null`),
     // At most one unfinished pool drain per pool.
     uniqueIndex('operations_one_open_pool_drain_idx')
       .on(t.poolId)

@@ -1,6 +1,7 @@
 import { eq } from 'drizzle-orm';
 import { nodes } from '../../db/schema';
-import { drainWorkflowId, progressQuery, type DrainProgress } from '../../workflows/definitions';
+import type { DrainProgress } from '../../domain/progress';
+import { drainProgressQuery, drainWorkflowId } from '../../workflows/definitions';
 import { joinedNode } from './agents';
 import { call, seedNode, seedPool, type Reply } from './fixtures';
 import type { Harness } from './harness';
@@ -77,6 +78,6 @@ export const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
 export function drainProgress(h: Harness, nodeId: string): Promise<DrainProgress | undefined> {
   return h.temporal.workflow
     .getHandle(drainWorkflowId(nodeId))
-    .query(progressQuery)
+    .query(drainProgressQuery)
     .catch(() => undefined);
 }

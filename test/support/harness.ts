@@ -19,6 +19,8 @@ import type { Logger } from '../../observability/log';
 import { clientInterceptors } from '../../observability/temporal-interceptors';
 import { temporalLogger } from '../../observability/temporal-logger';
 import { createWorker } from '../../worker';
+import { startDispatcher, type Dispatcher } from '../../dispatch/dispatcher';
+import { silentLogger } from '../../observability/log';
 
 let runtimeInstalled = false;
 
@@ -74,6 +76,7 @@ export function useHarness(
   let connection: Connection;
   let workerConnection: NativeConnection | null = null;
   let running: Promise<void> | null = null;
+  let dispatcher: Dispatcher | null = null;
 
   beforeAll(async () => {
     const templateUrl = inject('templateDatabaseUrl');
@@ -102,13 +105,11 @@ export function useHarness(
     h.services = createAppDeps({
       db: h.db,
       sql: created.sql,
-      temporal: h.temporal,
       log: options.log,
-      taskQueue: h.taskQueue,
       clusterId: h.clusterId,
+      caPrivateKey: h.ca.privateKey,
       caPublicKeyPem: h.ca.publicKeyPem,
       bootstrapKeyHash: hashSecret(h.operatorKey),
-      beginTimeoutMs: 10_000,
       heartbeats: options.heartbeats,
       rateLimits: { ...UNREACHABLE_RATE_LIMITS, ...options.rateLimits },
       tracerProvider: tracing?.provider,
@@ -128,8 +129,6 @@ export function useHarness(
       h.worker = await createWorker({
         connection: workerConnection,
         db: h.db,
-        ca: h.ca,
-        clusterId: h.clusterId,
         namespace: 'default',
         taskQueue: h.taskQueue,
         log: options.log,
@@ -138,8 +137,18 @@ export function useHarness(
         tracing,
       });
       running = h.worker.run();
+      // A worker process runs the outbox's dispatcher beside its worker (worker.ts): so does this one.
+      dispatcher = await startDispatcher({
+        db: h.db,
+        sql: created.sql,
+        temporal: h.temporal,
+        taskQueue: h.taskQueue,
+        log: options.log ?? silentLogger(),
+      });
     };
     h.stopWorker = async () => {
+      await dispatcher?.stop();
+      dispatcher = null;
       if (h.worker && h.worker.getState() === 'RUNNING') h.worker.shutdown();
       await running;
       h.worker = null;

@@ -182,7 +182,7 @@ export interface paths {
     };
     get?: never;
     put?: never;
-    /** Cordon a node and wait for it to empty (workflow drain/<nodeId>) */
+    /** Cordon a node and wait for it to empty (workflow drain/<nodeId>); recorded at once, run by a worker */
     post: operations['drainNode'];
     delete?: never;
     options?: never;
@@ -282,11 +282,11 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** An operation, with its workflow progress while it runs */
+    /** An operation, with its progress as its record says (whether or not a worker is up) */
     get: operations['getOperation'];
     put?: never;
     post?: never;
-    /** Cancel a running operation (operator): its workflow cleans up, and the answer is the operation cancelled */
+    /** Cancel an operation (operator): cleaned up at once, in one transaction; its workflow is woken and ends */
     delete: operations['cancelOperation'];
     options?: never;
     head?: never;
@@ -833,6 +833,7 @@ export interface components {
         | 'node.drain.failed'
         | 'allocation.force-released'
         | 'node.decommissioned'
+        | 'node.decommission.cancelled'
         | 'node.purge.requested'
         | 'node.purge.refused'
         | 'node.purged'
@@ -857,12 +858,15 @@ export interface components {
       kind: 'drain' | 'decommission' | 'purge' | 'remediation' | 'pool-drain';
       nodeId: string | null;
       poolId: string | null;
+      /** @description the pool drain a node drain belongs to; null for any other operation */
+      parentOperationId: string | null;
       /** @enum {string} */
       status: 'pending' | 'running' | 'succeeded' | 'failed' | 'cancelled';
       workflowId: string;
       actor: string;
       reason: string | null;
       idempotencyKey: string | null;
+      progress: components['schemas']['OperationProgress'];
       result: {
         [key: string]: unknown;
       } | null;
@@ -879,7 +883,169 @@ export interface components {
       createdAt: string;
       updatedAt: string;
       completedAt: string | null;
-      progress?: unknown;
+    };
+    OperationProgress:
+      | components['schemas']['DrainProgress']
+      | components['schemas']['PoolDrainProgress']
+      | components['schemas']['PurgeProgress']
+      | components['schemas']['DecommissionProgress']
+      | components['schemas']['RemediationProgress'];
+    DrainProgress: {
+      /**
+       * @description discriminator enum property added by openapi-typescript
+       * @enum {string}
+       */
+      kind: 'drain';
+      /** @enum {string} */
+      phase: 'waiting-for-worker' | 'waiting' | 'waiting-for-budget' | 'drained' | 'cancelled' | 'failed';
+      /** @description when a worker began it; null while it waits for one */
+      startedAt: string | null;
+      /** @description when what is still live is released by force (drains) */
+      deadline: string | null;
+      /** @description when its workflow looks again at the latest */
+      nextCheckAt: string | null;
+      waitingFor: {
+        /** @description live allocations, the exact count */
+        allocations: number;
+        /** @description the first 20 */
+        items: {
+          id: string;
+          endsAt: string | null;
+        }[];
+        earliestEndsAt: string | null;
+        /** @description past the deadline with no slot: the pool's disruption budget */
+        budget: {
+          max: number;
+          used: number;
+          holders: string[];
+        } | null;
+      } | null;
+    };
+    PoolDrainProgress: {
+      /**
+       * @description discriminator enum property added by openapi-typescript
+       * @enum {string}
+       */
+      kind: 'pool-drain';
+      /** @enum {string} */
+      phase: 'waiting-for-worker' | 'draining' | 'succeeded' | 'failed' | 'cancelled';
+      /** @description when a worker began it; null while it waits for one */
+      startedAt: string | null;
+      /** @description when what is still live is released by force (drains) */
+      deadline: string | null;
+      /** @description when its workflow looks again at the latest */
+      nextCheckAt: string | null;
+      waitingFor: {
+        counts: {
+          pending: number;
+          draining: number;
+          waitingForBudget: number;
+          drained: number;
+          failed: number;
+        };
+        /** @description at most 20 of each (the counts are exact) */
+        nodes: {
+          pending: string[];
+          draining: string[];
+          waitingForBudget: string[];
+          drained: string[];
+          failed: {
+            nodeId: string;
+            operationId: string | null;
+            code: string;
+            message: string;
+          }[];
+        };
+        maxConcurrent: number;
+        /** @description a deadline counted from each node's drain start */
+        graceAfterStart: string | null;
+      } | null;
+    };
+    PurgeProgress: {
+      /**
+       * @description discriminator enum property added by openapi-typescript
+       * @enum {string}
+       */
+      kind: 'purge';
+      /** @enum {string} */
+      phase: 'waiting-for-worker' | 'waiting-for-node' | 'refused' | 'purged' | 'cancelled' | 'failed';
+      /** @description when a worker began it; null while it waits for one */
+      startedAt: string | null;
+      /** @description when what is still live is released by force (drains) */
+      deadline: string | null;
+      /** @description when its workflow looks again at the latest */
+      nextCheckAt: string | null;
+      waitingFor: {
+        commandId: string | null;
+        refusedReason: string | null;
+      } | null;
+    };
+    DecommissionProgress: {
+      /**
+       * @description discriminator enum property added by openapi-typescript
+       * @enum {string}
+       */
+      kind: 'decommission';
+      /** @enum {string} */
+      phase: 'waiting-for-worker' | 'cleaning-up' | 'decommissioned' | 'cancelled' | 'failed';
+      /** @description when a worker began it; null while it waits for one */
+      startedAt: string | null;
+      /** @description when what is still live is released by force (drains) */
+      deadline: string | null;
+      /** @description when its workflow looks again at the latest */
+      nextCheckAt: string | null;
+      waitingFor: {
+        /**
+         * @description the step it is at
+         * @enum {string|null}
+         */
+        step:
+          | 'revokeNodeIdentity'
+          | 'decommissionAccelerators'
+          | 'protectStorageRoots'
+          | 'removeCurrentRows'
+          | 'finalizeDecommission'
+          | null;
+        stepsDone: (
+          | 'revokeNodeIdentity'
+          | 'decommissionAccelerators'
+          | 'protectStorageRoots'
+          | 'removeCurrentRows'
+          | 'finalizeDecommission'
+        )[];
+      } | null;
+    };
+    RemediationProgress: {
+      /**
+       * @description discriminator enum property added by openapi-typescript
+       * @enum {string}
+       */
+      kind: 'remediation';
+      /** @enum {string} */
+      phase: 'waiting-for-worker' | 'attempting' | 'succeeded' | 'escalated' | 'cancelled';
+      /** @description when a worker began it; null while it waits for one */
+      startedAt: string | null;
+      /** @description when what is still live is released by force (drains) */
+      deadline: string | null;
+      /** @description when its workflow looks again at the latest */
+      nextCheckAt: string | null;
+      waitingFor: {
+        condition: string;
+        attempt: number;
+        action: string | null;
+        attemptDeadline: string | null;
+        attempts: {
+          attempt: number;
+          action: string;
+          commandId: string;
+          /** @enum {string|null} */
+          outcome: 'cleared' | 'acked' | 'refused' | 'timed-out' | 'cancelled' | null;
+          refuseReason?: string | null;
+        }[];
+        ladder: string[];
+        /** @description other true conditions, remediated after it */
+        queued: string[];
+      } | null;
     };
     DecommissionPreview: {
       nodeId: string;
@@ -2497,15 +2663,6 @@ export interface operations {
     responses: {
       /** @description the operation, cancelled (also when it already was) */
       200: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Operation'];
-        };
-      };
-      /** @description the workflow was asked to cancel and has not cleaned up yet: read it again */
-      202: {
         headers: {
           [name: string]: unknown;
         };

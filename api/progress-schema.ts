@@ -1,0 +1,130 @@
+import { z } from '@hono/zod-openapi';
+import { DECOMMISSION_STEPS, PROGRESS_PHASES } from '../domain/progress';
+
+// An operation's progress in the OpenAPI document: one schema per kind, a union by `kind`, the
+// shapes of domain/progress.ts (api/progress-schema.test.ts fails when the two part).
+
+const time = z.string().nullable();
+
+const common = {
+  startedAt: time.openapi({ description: 'when a worker began it; null while it waits for one' }),
+  deadline: time.openapi({ description: 'when what is still live is released by force (drains)' }),
+  nextCheckAt: time.openapi({ description: 'when its workflow looks again at the latest' }),
+};
+
+const failedNode = z.object({
+  nodeId: z.string(),
+  operationId: z.string().nullable(),
+  code: z.string(),
+  message: z.string(),
+});
+
+const DrainProgressSchema = z
+  .object({
+    kind: z.literal('drain'),
+    phase: z.enum(PROGRESS_PHASES.drain),
+    ...common,
+    waitingFor: z
+      .object({
+        allocations: z.number().int().openapi({ description: 'live allocations, the exact count' }),
+        items: z.array(z.object({ id: z.string(), endsAt: time })).openapi({ description: 'the first 20' }),
+        earliestEndsAt: time,
+        budget: z
+          .object({ max: z.number().int(), used: z.number().int(), holders: z.array(z.string()) })
+          .nullable()
+          .openapi({ description: "past the deadline with no slot: the pool's disruption budget" }),
+      })
+      .nullable(),
+  })
+  .openapi('DrainProgress');
+
+const PoolDrainProgressSchema = z
+  .object({
+    kind: z.literal('pool-drain'),
+    phase: z.enum(PROGRESS_PHASES['pool-drain']),
+    ...common,
+    waitingFor: z
+      .object({
+        counts: z.object({
+          pending: z.number().int(),
+          draining: z.number().int(),
+          waitingForBudget: z.number().int(),
+          drained: z.number().int(),
+          failed: z.number().int(),
+        }),
+        nodes: z
+          .object({
+            pending: z.array(z.string()),
+            draining: z.array(z.string()),
+            waitingForBudget: z.array(z.string()),
+            drained: z.array(z.string()),
+            failed: z.array(failedNode),
+          })
+          .openapi({ description: 'at most 20 of each (the counts are exact)' }),
+        maxConcurrent: z.number().int(),
+        graceAfterStart: z.string().nullable().openapi({ description: "a deadline counted from each node's drain start" }),
+      })
+      .nullable(),
+  })
+  .openapi('PoolDrainProgress');
+
+const PurgeProgressSchema = z
+  .object({
+    kind: z.literal('purge'),
+    phase: z.enum(PROGRESS_PHASES.purge),
+    ...common,
+    waitingFor: z.object({ commandId: z.string().nullable(), refusedReason: z.string().nullable() }).nullable(),
+  })
+  .openapi('PurgeProgress');
+
+const DecommissionProgressSchema = z
+  .object({
+    kind: z.literal('decommission'),
+    phase: z.enum(PROGRESS_PHASES.decommission),
+    ...common,
+    waitingFor: z
+      .object({
+        step: z.enum(DECOMMISSION_STEPS).nullable().openapi({ description: 'the step it is at' }),
+        stepsDone: z.array(z.enum(DECOMMISSION_STEPS)),
+      })
+      .nullable(),
+  })
+  .openapi('DecommissionProgress');
+
+const attempt = z.object({
+  attempt: z.number().int(),
+  action: z.string(),
+  commandId: z.string(),
+  outcome: z.enum(['cleared', 'acked', 'refused', 'timed-out', 'cancelled']).nullable(),
+  refuseReason: z.string().nullable().optional(),
+});
+
+const RemediationProgressSchema = z
+  .object({
+    kind: z.literal('remediation'),
+    phase: z.enum(PROGRESS_PHASES.remediation),
+    ...common,
+    waitingFor: z
+      .object({
+        condition: z.string(),
+        attempt: z.number().int(),
+        action: z.string().nullable(),
+        attemptDeadline: time,
+        attempts: z.array(attempt),
+        ladder: z.array(z.string()),
+        queued: z.array(z.string()).openapi({ description: 'other true conditions, remediated after it' }),
+      })
+      .nullable(),
+  })
+  .openapi('RemediationProgress');
+
+/** What an operation is doing, as its record says; its workflow's `progress` query answers the same. */
+export const ProgressSchema = z
+  .discriminatedUnion('kind', [
+    DrainProgressSchema,
+    PoolDrainProgressSchema,
+    PurgeProgressSchema,
+    DecommissionProgressSchema,
+    RemediationProgressSchema,
+  ])
+  .openapi('OperationProgress');

@@ -1,0 +1,169 @@
+import type { Client } from '@temporalio/client';
+import { and, asc, eq, inArray, lte, min, sql } from 'drizzle-orm';
+import type { Sql } from 'postgres';
+import type { Db } from '../db/client';
+import { OUTBOX_CHANNEL } from '../db/outbox';
+import { workflowOutbox } from '../db/schema';
+import type { Logger } from '../observability/log';
+import { inLogScope } from '../observability/request-id';
+import { deliverSignal, deliverStart, type Delivery, type OutboxRow } from './deliver';
+
+// The dispatcher: each worker runs one. It delivers the workflow outbox (db/outbox.ts) — the
+// starts and wake-ups that committed changes asked for — to Temporal, and deletes what it
+// delivered. Several dispatchers share the outbox: each claims rows for a lease (a claim is a
+// committed update, so no lock is held while Temporal is called), and a row whose dispatcher died
+// mid-delivery is delivered again once its lease ran out. Every delivery is idempotent: a start
+// finds its operation begun or its own run, a wake-up only makes a workflow look again.
+
+/** Rows one pass claims; they are delivered side by side. */
+const BATCH = 200;
+/** How long a claimed row is left to its dispatcher before another may take it. */
+const LEASE = '30 seconds';
+/** The longest a dispatcher sleeps without a notification (one lost with its connection). */
+const POLL_MS = 5_000;
+
+export interface DispatcherOptions {
+  db: Db;
+  /** The raw driver of `db`: it holds the LISTEN connection. */
+  sql: Sql;
+  temporal: Client;
+  taskQueue: string;
+  log: Logger;
+  /** Crash tests only: SIGKILL this process just before, or just after, a start reaches Temporal. */
+  killAt?: 'before-start' | 'after-start';
+}
+
+export interface Dispatcher {
+  stop(): Promise<void>;
+}
+
+/** Starts delivering the outbox: at once, on each NOTIFY, and every few seconds besides. */
+export async function startDispatcher(options: DispatcherOptions): Promise<Dispatcher> {
+  const { db, log } = options;
+  let stopped = false;
+  let wanted = false;
+  let running: Promise<void> | null = null;
+  let timer: NodeJS.Timeout | undefined;
+
+  const kick = (): void => {
+    wanted = true;
+    if (running || stopped) return;
+    running = drain()
+      .catch((error: unknown) => log.warn({ err: error }, 'outbox pass failed; trying again shortly'))
+      .finally(() => {
+        running = null;
+        schedule();
+      });
+  };
+
+  /** Passes until nothing due is left; a pass that delivered a full batch goes on at once. */
+  const drain = async (): Promise<void> => {
+    while (wanted && !stopped) {
+      wanted = false;
+      if ((await pass(options)) === BATCH) wanted = true;
+    }
+  };
+
+  /** The next pass: when the earliest row waiting for a retry is due, at most `POLL_MS` away. */
+  const schedule = (): void => {
+    if (stopped) return;
+    clearTimeout(timer);
+    if (wanted) return kick();
+    void nextDue(db).then(
+      (due) => {
+        if (stopped || running) return;
+        const wait = due === null ? POLL_MS : Math.min(POLL_MS, Math.max(0, due.getTime() - Date.now()));
+        timer = setTimeout(kick, wait);
+      },
+      () => (timer = setTimeout(kick, POLL_MS)),
+    );
+  };
+
+  // A (re)connected listener may have missed notifications: a pass then too.
+  const listener = await options.sql.listen(OUTBOX_CHANNEL, kick, kick);
+  kick();
+  return {
+    async stop() {
+      stopped = true;
+      clearTimeout(timer);
+      await listener.unlisten();
+      await running;
+    },
+  };
+}
+
+/** One pass: claims the rows due, delivers them, and deletes or reschedules each. How many it claimed. */
+async function pass(options: DispatcherOptions): Promise<number> {
+  const { db } = options;
+  const due = db
+    .select({ id: workflowOutbox.id })
+    .from(workflowOutbox)
+    .where(lte(workflowOutbox.nextAttemptAt, sql`now()`))
+    .orderBy(asc(workflowOutbox.id))
+    .limit(BATCH)
+    .for('update', { skipLocked: true });
+  const claimed = await db
+    .update(workflowOutbox)
+    .set({
+      nextAttemptAt: sql`now() + interval '${sql.raw(LEASE)}'`,
+      attempts: sql`${workflowOutbox.attempts} + 1`,
+    })
+    .where(inArray(workflowOutbox.id, due))
+    .returning();
+  if (claimed.length === 0) return 0;
+  // Wake-ups of one workflow for one reason travel as one signal: it looks once either way.
+  const groups = new Map<string, OutboxRow[]>();
+  for (const row of claimed.sort((a, b) => a.id - b.id)) {
+    const key = row.action === 'start' ? `start/${row.id}` : `signal/${row.workflowId}/${row.signal}`;
+    groups.set(key, [...(groups.get(key) ?? []), row]);
+  }
+  await Promise.all([...groups.values()].map((rows) => settle(options, rows)));
+  return claimed.length;
+}
+
+/** Delivers one group of rows and records the outcome: deleted, or due again after a backoff. */
+async function settle(options: DispatcherOptions, rows: OutboxRow[]): Promise<void> {
+  const { db, log } = options;
+  const [row] = rows as [OutboxRow];
+  const delivery = await deliver(options, row).catch(
+    (error: unknown): Delivery => ({ outcome: 'failed', error: (error as Error).message }),
+  );
+  const ids = rows.map((r) => r.id);
+  if (delivery.outcome === 'done') {
+    await db.delete(workflowOutbox).where(inArray(workflowOutbox.id, ids));
+    return;
+  }
+  const retryInMs = backoff(delivery.outcome, row.attempts);
+  if (delivery.outcome === 'failed') {
+    log.warn({ workflowId: row.workflowId, action: row.action, attempts: row.attempts, err: delivery.error }, 'outbox delivery failed; trying again');
+  }
+  await db
+    .update(workflowOutbox)
+    .set({ nextAttemptAt: sql`now() + ${retryInMs} * interval '1 millisecond'`, lastError: delivery.error })
+    .where(and(inArray(workflowOutbox.id, ids), eq(workflowOutbox.attempts, row.attempts)));
+}
+
+function deliver(options: DispatcherOptions, row: OutboxRow): Promise<Delivery> {
+  const { db, temporal, taskQueue, killAt } = options;
+  const fault = (point: 'before-start' | 'after-start') => {
+    if (point === killAt) process.kill(process.pid, 'SIGKILL');
+  };
+  const send = () =>
+    row.action === 'start' ? deliverStart(db, temporal, taskQueue, row, fault) : deliverSignal(temporal, row);
+  // The request that caused the row: its id follows the call into the workflow (observability/).
+  return row.requestId ? inLogScope({ requestId: row.requestId }, send) : send();
+}
+
+/**
+ * When a row is tried again: a start blocked by a closing run soon (it closes within moments);
+ * a failed delivery after a backoff that doubles with its attempts, up to 30 s.
+ */
+function backoff(outcome: 'blocked' | 'failed', attempts: number): number {
+  if (outcome === 'blocked') return Math.min(2_000, 100 * attempts);
+  return Math.min(30_000, 250 * 2 ** Math.min(attempts, 7));
+}
+
+async function nextDue(db: Db): Promise<Date | null> {
+  const [row] = await db.select({ due: min(workflowOutbox.nextAttemptAt) }).from(workflowOutbox);
+  return row?.due ?? null;
+}

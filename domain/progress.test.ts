@@ -1,0 +1,129 @@
+import { describe, expect, it } from 'vitest';
+import {
+  DRAIN_MAX_SLEEP_MS,
+  finalPhase,
+  nextDrainCheck,
+  progressInWords,
+  type OperationProgress,
+} from './progress';
+
+const NOW = Date.parse('2026-01-02T12:00:00Z');
+const at = (iso: string) => `2026-01-02T${iso}:00.000Z`;
+const base = { startedAt: at('11:00'), deadline: null, nextCheckAt: null };
+
+describe('an operation in words', () => {
+  it('says a recorded operation waits for a worker, whatever its kind', () => {
+    for (const kind of ['drain', 'pool-drain', 'purge', 'decommission', 'remediation'] as const) {
+      const pending = { kind, phase: 'waiting-for-worker', startedAt: null, deadline: null, nextCheckAt: null, waitingFor: null };
+      expect(progressInWords(pending as OperationProgress, NOW)).toMatch(/^Waiting for a worker: the request is recorded/);
+    }
+  });
+
+  it('says what a drain waits for, until when, and when it looks next', () => {
+    const waitingFor = { allocations: 2, items: [], earliestEndsAt: at('13:00'), budget: null };
+    expect(
+      progressInWords({ kind: 'drain', phase: 'waiting', ...base, nextCheckAt: at('12:05'), waitingFor }, NOW),
+    ).toBe('Waiting for 2 live allocations (the first ends 13:00Z) to end; no deadline. Next look 12:05Z.');
+    expect(
+      progressInWords({ kind: 'drain', phase: 'waiting', ...base, deadline: at('14:00'), waitingFor }, NOW),
+    ).toBe(
+      "Waiting for 2 live allocations (the first ends 13:00Z) until 14:00Z, then what is left is released by force within the pool's disruption budget.",
+    );
+    const budget = { max: 1, used: 1, holders: ['node_a'] };
+    expect(
+      progressInWords(
+        { kind: 'drain', phase: 'waiting-for-budget', ...base, waitingFor: { ...waitingFor, allocations: 1, budget } },
+        NOW,
+      ),
+    ).toBe(
+      "Past its deadline with 1 live allocation: waiting for a slot in the pool's disruption budget (1 of 1 nodes out: node_a) to release them by force.",
+    );
+    expect(progressInWords({ kind: 'drain', phase: 'drained', ...base, waitingFor }, NOW)).toBe(
+      'Drained: the node holds nothing live.',
+    );
+  });
+
+  it('names a day when a time is not within a day of now', () => {
+    const waitingFor = { allocations: 1, items: [], earliestEndsAt: '2026-01-05T09:30:00.000Z', budget: null };
+    expect(progressInWords({ kind: 'drain', phase: 'waiting', ...base, waitingFor }, NOW)).toContain(
+      'the first ends Jan 5 09:30Z',
+    );
+  });
+
+  it("counts a pool drain's nodes and says its deadline", () => {
+    const waitingFor = {
+      counts: { pending: 30, draining: 3, waitingForBudget: 1, drained: 12, failed: 2 },
+      nodes: { pending: [], draining: [], waitingForBudget: [], drained: [], failed: [] },
+      maxConcurrent: 4,
+      graceAfterStart: '2h',
+    };
+    expect(progressInWords({ kind: 'pool-drain', phase: 'draining', ...base, waitingFor }, NOW)).toBe(
+      "Draining: 12 drained, 4 draining (1 waiting for the budget), 30 pending, 2 failed; at most 4 at a time; deadline 2h after each node's drain starts.",
+    );
+  });
+
+  it('says what a purge, a decommission and a remediation are at', () => {
+    expect(
+      progressInWords(
+        { kind: 'purge', phase: 'refused', ...base, waitingFor: { commandId: 'cmd_1', refusedReason: 'bad signature' } },
+        NOW,
+      ),
+    ).toBe(
+      'The node refused the purge command (command cmd_1): bad signature. It stays purging until it is purged again or deleted.',
+    );
+    expect(
+      progressInWords(
+        {
+          kind: 'decommission',
+          phase: 'cleaning-up',
+          ...base,
+          waitingFor: { step: 'protectStorageRoots', stepsDone: ['revokeNodeIdentity', 'decommissionAccelerators'] },
+        },
+        NOW,
+      ),
+    ).toBe('Cleaning up: protecting storage roots; 2 of 5 steps done.');
+    expect(
+      progressInWords(
+        {
+          kind: 'remediation',
+          phase: 'attempting',
+          ...base,
+          waitingFor: {
+            condition: 'GpuXidError',
+            attempt: 1,
+            action: 'reset-accelerator',
+            attemptDeadline: at('12:10'),
+            attempts: [],
+            ladder: ['reset-accelerator', 'reboot'],
+            queued: ['NicFlap'],
+          },
+        },
+        NOW,
+      ),
+    ).toBe(
+      'Remediating GpuXidError: attempt 1 of at most 2 (ladder reset-accelerator → reboot), reset-accelerator; waiting for GpuXidError to clear until 12:10Z. Queued after it: NicFlap.',
+    );
+  });
+});
+
+describe("a drain's next look", () => {
+  it('is at the earliest end or the deadline, never sooner than 250 ms nor later than 5 minutes', () => {
+    expect(nextDrainCheck(NOW, at('12:02'), null, false)).toBe(at('12:02'));
+    expect(nextDrainCheck(NOW, at('12:02'), at('12:01'), false)).toBe(at('12:01'));
+    expect(nextDrainCheck(NOW, null, null, false)).toBe(new Date(NOW + DRAIN_MAX_SLEEP_MS).toISOString());
+    expect(nextDrainCheck(NOW, at('11:00'), null, false)).toBe(new Date(NOW + 250).toISOString());
+    // Waiting for the budget, the passed deadline is no reason to look: an end or a freed slot is.
+    expect(nextDrainCheck(NOW, at('12:03'), at('11:00'), true)).toBe(at('12:03'));
+  });
+});
+
+describe('the phase an operation ends in', () => {
+  it('is named for its kind', () => {
+    expect(finalPhase('drain', 'succeeded')).toBe('drained');
+    expect(finalPhase('purge', 'succeeded')).toBe('purged');
+    expect(finalPhase('decommission', 'succeeded')).toBe('decommissioned');
+    expect(finalPhase('remediation', 'failed')).toBe('escalated');
+    expect(finalPhase('pool-drain', 'failed')).toBe('failed');
+    expect(finalPhase('drain', 'cancelled')).toBe('cancelled');
+  });
+});

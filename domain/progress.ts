@@ -1,0 +1,342 @@
+import { assertNever } from './assert-never';
+import type { Budget } from './budget';
+import type { Deadline } from './deadline';
+import type { OperationKind } from './operation';
+import type { AttemptRecord } from './remediation';
+
+// What an operation is doing, as its record says it (`GET /v1/operations/{id}`) and its workflow's
+// `progress` query answers it: one structure per kind, written by the activities in the same
+// transaction as the change they make (docs/architecture.md, "the operation row is the record").
+
+/** Each kind's phases. `waiting-for-worker`: recorded (pending), no worker has begun it yet. */
+export const PROGRESS_PHASES = {
+  drain: ['waiting-for-worker', 'waiting', 'waiting-for-budget', 'drained', 'cancelled', 'failed'],
+  'pool-drain': ['waiting-for-worker', 'draining', 'succeeded', 'failed', 'cancelled'],
+  purge: ['waiting-for-worker', 'waiting-for-node', 'refused', 'purged', 'cancelled', 'failed'],
+  decommission: ['waiting-for-worker', 'cleaning-up', 'decommissioned', 'cancelled', 'failed'],
+  remediation: ['waiting-for-worker', 'attempting', 'succeeded', 'escalated', 'cancelled'],
+} as const satisfies Record<OperationKind, readonly string[]>;
+
+export type PhaseOf<K extends OperationKind> = (typeof PROGRESS_PHASES)[K][number];
+export type Phase = PhaseOf<OperationKind>;
+
+/** The phase of an operation just recorded, before a worker begins it. */
+export const PENDING_PHASE = 'waiting-for-worker';
+
+/** What a drain waits for: its live allocations (the count exact, at most 20 listed), the budget. */
+export interface DrainWaitingFor {
+  allocations: number;
+  items: { id: string; endsAt: string | null }[];
+  earliestEndsAt: string | null;
+  /** Past the deadline with no slot: the pool's disruption budget and who holds it. */
+  budget: Budget | null;
+}
+
+export interface PoolDrainCounts {
+  pending: number;
+  draining: number;
+  waitingForBudget: number;
+  drained: number;
+  failed: number;
+}
+
+/** A node of a pool drain whose drain ended otherwise than drained (or never began). */
+export interface FailedNode {
+  nodeId: string;
+  /** The node's drain operation; null when its request was refused. */
+  operationId: string | null;
+  code: string;
+  message: string;
+}
+
+/** Where a pool drain's nodes stand: exact counts, at most `POOL_DRAIN_LISTED` ids per state. */
+export interface PoolDrainWaitingFor {
+  counts: PoolDrainCounts;
+  nodes: {
+    pending: string[];
+    draining: string[];
+    waitingForBudget: string[];
+    drained: string[];
+    failed: FailedNode[];
+  };
+  maxConcurrent: number;
+  /** A grace counted from each node's own drain start (`2h`), when the deadline is one. */
+  graceAfterStart: string | null;
+}
+
+/** How many node ids a pool drain's progress lists per state. */
+export const POOL_DRAIN_LISTED = 20;
+
+export interface PurgeWaitingFor {
+  commandId: string | null;
+  refusedReason: string | null;
+}
+
+/** The decommission's steps, in order; the first is its point of no return. */
+export const DECOMMISSION_STEPS = [
+  'revokeNodeIdentity',
+  'decommissionAccelerators',
+  'protectStorageRoots',
+  'removeCurrentRows',
+  'finalizeDecommission',
+] as const;
+export type DecommissionStep = (typeof DECOMMISSION_STEPS)[number];
+
+export interface DecommissionWaitingFor {
+  step: DecommissionStep | null;
+  stepsDone: DecommissionStep[];
+}
+
+export interface RemediationWaitingFor {
+  condition: string;
+  attempt: number;
+  action: string | null;
+  attemptDeadline: string | null;
+  attempts: AttemptRecord[];
+  ladder: string[];
+  /** The node's other true conditions, remediated after this one (oldest first). */
+  queued: string[];
+}
+
+interface ProgressOf<K extends OperationKind, W> {
+  kind: K;
+  phase: PhaseOf<K>;
+  /** When a worker began it (null while it waits for one). */
+  startedAt: string | null;
+  /** When what is still live is released by force (drains), if ever. */
+  deadline: string | null;
+  /** When its workflow looks again at the latest, without a wake-up. */
+  nextCheckAt: string | null;
+  /** What it waits for (once it ended, what it last waited for); null before it began. */
+  waitingFor: W | null;
+}
+
+export type DrainProgress = ProgressOf<'drain', DrainWaitingFor>;
+export type PoolDrainProgress = ProgressOf<'pool-drain', PoolDrainWaitingFor>;
+export type PurgeProgress = ProgressOf<'purge', PurgeWaitingFor>;
+export type DecommissionProgress = ProgressOf<'decommission', DecommissionWaitingFor>;
+export type RemediationProgress = ProgressOf<'remediation', RemediationWaitingFor>;
+
+export type OperationProgress =
+  DrainProgress | PoolDrainProgress | PurgeProgress | DecommissionProgress | RemediationProgress;
+
+/** The `waitingFor` of each kind, by kind. */
+export type WaitingForOf<K extends OperationKind> = Extract<OperationProgress, { kind: K }>['waitingFor'];
+
+/** The shortest and longest a drain sleeps between looks at its node without a wake-up. */
+export const DRAIN_MIN_SLEEP_MS = 250;
+export const DRAIN_MAX_SLEEP_MS = 5 * 60_000;
+
+/**
+ * When a drain looks next without a wake-up: at the earliest end of its live allocations or its
+ * deadline (not while it waits for budget: only a freed slot or an end helps then), within
+ * `DRAIN_MIN_SLEEP_MS`..`DRAIN_MAX_SLEEP_MS` of `now`.
+ */
+export function nextDrainCheck(
+  now: number,
+  earliestEndsAt: string | null,
+  deadline: string | null,
+  waitingForBudget: boolean,
+): string {
+  const endsAt = earliestEndsAt ? Date.parse(earliestEndsAt) : Infinity;
+  const deadlineAt = deadline && !waitingForBudget ? Date.parse(deadline) : Infinity;
+  const sleep = Math.min(Math.max(DRAIN_MIN_SLEEP_MS, Math.min(endsAt, deadlineAt) - now), DRAIN_MAX_SLEEP_MS);
+  return new Date(now + sleep).toISOString();
+}
+
+/** A pool drain's deadline as its record keeps it: the time, or the grace after each start. */
+export function poolDrainDeadline(deadline: Deadline | null): {
+  deadline: string | null;
+  graceAfterStart: string | null;
+} {
+  if (!deadline) return { deadline: null, graceAfterStart: null };
+  return 'at' in deadline
+    ? { deadline: deadline.at, graceAfterStart: null }
+    : { deadline: null, graceAfterStart: deadline.after };
+}
+
+// ── in words ────────────────────────────────────────────────────────────────────────────────────
+// One sentence per operation, for the console, the CLI and the Temporal UI's current details.
+
+const plural = (count: number, noun: string) => `${count} ${noun}${count === 1 ? '' : 's'}`;
+/** `12:05Z`, or `Dec 4 12:05Z` when it is not within a day of now. */
+function clock(iso: string, now: number): string {
+  const at = Date.parse(iso);
+  const hhmm = `${new Date(at).toISOString().slice(11, 16)}Z`;
+  if (Math.abs(at - now) < 20 * 3_600_000) return hhmm;
+  const day = new Date(at).toLocaleDateString('en-US', { month: 'short', day: 'numeric', timeZone: 'UTC' });
+  return `${day} ${hhmm}`;
+}
+
+/** What the operation is doing, in one sentence (its record's progress, or its workflow's). */
+export function progressInWords(p: OperationProgress, now: number = Date.now()): string {
+  if (p.phase === PENDING_PHASE) {
+    return 'Waiting for a worker: the request is recorded and starts as soon as a worker takes it.';
+  }
+  switch (p.kind) {
+    case 'drain':
+      return drainInWords(p, now);
+    case 'pool-drain':
+      return poolDrainInWords(p, now);
+    case 'purge':
+      return purgeInWords(p, now);
+    case 'decommission':
+      return decommissionInWords(p);
+    case 'remediation':
+      return remediationInWords(p, now);
+    default:
+      return assertNever(p);
+  }
+}
+
+function drainInWords(p: DrainProgress, now: number): string {
+  const w = p.waitingFor;
+  const next = p.nextCheckAt ? ` Next look ${clock(p.nextCheckAt, now)}.` : '';
+  switch (p.phase) {
+    case 'waiting': {
+      const live = plural(w?.allocations ?? 0, 'live allocation');
+      const ends = w?.earliestEndsAt ? ` (the first ends ${clock(w.earliestEndsAt, now)})` : '';
+      const then = p.deadline
+        ? ` until ${clock(p.deadline, now)}, then what is left is released by force within the pool's disruption budget.`
+        : ' to end; no deadline.';
+      return `Waiting for ${live}${ends}${then}${next}`;
+    }
+    case 'waiting-for-budget': {
+      const b = w?.budget;
+      const budget = b
+        ? ` (${b.used} of ${b.max} nodes out${b.holders.length ? `: ${b.holders.join(', ')}` : ''})`
+        : '';
+      return (
+        `Past its deadline with ${plural(w?.allocations ?? 0, 'live allocation')}: waiting for a slot in the ` +
+        `pool's disruption budget${budget} to release them by force.${next}`
+      );
+    }
+    case 'drained':
+      return 'Drained: the node holds nothing live.';
+    case 'cancelled':
+      return 'Cancelled.';
+    case 'failed':
+      return 'Failed.';
+    case PENDING_PHASE:
+      return '';
+  }
+}
+
+function poolDrainInWords(p: PoolDrainProgress, now: number): string {
+  const w = p.waitingFor;
+  const c = w?.counts;
+  const counts = c
+    ? `${c.drained} drained, ${c.draining + c.waitingForBudget} draining` +
+      `${c.waitingForBudget > 0 ? ` (${c.waitingForBudget} waiting for the budget)` : ''}, ` +
+      `${c.pending} pending, ${c.failed} failed`
+    : '';
+  const deadline = p.deadline
+    ? `deadline ${clock(p.deadline, now)}`
+    : w?.graceAfterStart
+      ? `deadline ${w.graceAfterStart} after each node's drain starts`
+      : 'no deadline';
+  const at = w ? `; at most ${w.maxConcurrent} at a time; ${deadline}` : '';
+  switch (p.phase) {
+    case 'draining':
+      return `Draining: ${counts}${at}.`;
+    case 'succeeded':
+      return `Succeeded: ${counts}.`;
+    case 'failed':
+      return `Failed: ${counts}.`;
+    case 'cancelled':
+      return c ? `Cancelled: ${counts}.` : 'Cancelled.';
+    case PENDING_PHASE:
+      return '';
+  }
+}
+
+function purgeInWords(p: PurgeProgress, now: number): string {
+  const command = p.waitingFor?.commandId ? ` (command ${p.waitingFor.commandId})` : '';
+  switch (p.phase) {
+    case 'waiting-for-node':
+      return (
+        `Waiting for the node to take the purge command${command}` +
+        `${p.startedAt ? ` since ${clock(p.startedAt, now)}` : ''}: it is delivered when the node polls.`
+      );
+    case 'refused':
+      return (
+        `The node refused the purge command${command}: ${p.waitingFor?.refusedReason ?? 'no reason given'}. ` +
+        'It stays purging until it is purged again or deleted.'
+      );
+    case 'purged':
+      return 'Purged: the node acknowledged the command and was forgotten.';
+    case 'cancelled':
+      return 'Cancelled.';
+    case 'failed':
+      return 'Failed.';
+    case PENDING_PHASE:
+      return '';
+  }
+}
+
+const STEP_WORDS: Record<DecommissionStep, string> = {
+  revokeNodeIdentity: 'revoking the node identity',
+  decommissionAccelerators: 'decommissioning accelerators',
+  protectStorageRoots: 'protecting storage roots',
+  removeCurrentRows: 'removing current rows',
+  finalizeDecommission: 'finalizing',
+};
+
+function decommissionInWords(p: DecommissionProgress): string {
+  const done = `${p.waitingFor?.stepsDone.length ?? 0} of ${DECOMMISSION_STEPS.length} steps done`;
+  const step = p.waitingFor?.step;
+  switch (p.phase) {
+    case 'cleaning-up':
+      return `Cleaning up: ${step ? STEP_WORDS[step] : 'between steps'}; ${done}.`;
+    case 'decommissioned':
+      return 'Decommissioned: every step done.';
+    case 'cancelled':
+      return 'Cancelled before its point of no return: the node is as it was.';
+    case 'failed':
+      return 'Failed.';
+    case PENDING_PHASE:
+      return '';
+  }
+}
+
+function remediationInWords(p: RemediationProgress, now: number): string {
+  const w = p.waitingFor;
+  if (!w) return p.phase.charAt(0).toUpperCase() + p.phase.slice(1) + '.';
+  const queued = w.queued.length ? ` Queued after it: ${w.queued.join(', ')}.` : '';
+  const ladder = w.ladder.length ? ` (ladder ${w.ladder.join(' → ')})` : '';
+  switch (p.phase) {
+    case 'attempting':
+      return (
+        `Remediating ${w.condition}: attempt ${w.attempt} of at most ${w.ladder.length}${ladder}, ` +
+        `${w.action ?? 'no action'}; waiting for ${w.condition} to clear` +
+        `${w.attemptDeadline ? ` until ${clock(w.attemptDeadline, now)}` : ''}.${queued}`
+      );
+    case 'succeeded':
+      return `Succeeded: ${w.condition} cleared after ${plural(w.attempts.length, 'attempt')}.${queued}`;
+    case 'escalated':
+      return `Escalated to maintenance: ${w.condition} did not clear after ${plural(w.attempts.length, 'attempt')}${ladder}.${queued}`;
+    case 'cancelled':
+      return `Cancelled: escalated to maintenance.${queued}`;
+    case PENDING_PHASE:
+      return '';
+  }
+}
+
+/** The phase an operation of `kind` ends in with `status`. */
+export function finalPhase(kind: OperationKind, status: 'succeeded' | 'failed' | 'cancelled'): Phase {
+  if (status === 'cancelled') return 'cancelled';
+  switch (kind) {
+    case 'drain':
+      return status === 'succeeded' ? 'drained' : 'failed';
+    case 'purge':
+      return status === 'succeeded' ? 'purged' : 'failed';
+    case 'decommission':
+      return status === 'succeeded' ? 'decommissioned' : 'failed';
+    case 'remediation':
+      return status === 'succeeded' ? 'succeeded' : 'escalated';
+    case 'pool-drain':
+      return status;
+    default:
+      return assertNever(kind);
+  }
+}

@@ -73,10 +73,13 @@ export function createDecommissionActivities(db: Db) {
       });
 
   return {
-    /** The decommission's workflow begins its operation (`beginOperationRun`); null: it already ended. */
-    async beginDecommission(input: { operationId: string }): Promise<DecommissionProgress | null> {
-      const op = await beginOperationRun(db, input.operationId, 'cleaning-up');
-      return op && (progressOf(op) as DecommissionProgress);
+    /**
+     * The decommission's workflow begins its operation (`beginOperationRun`): its progress, or how
+     * it ended when a cancel came before any worker took it.
+     */
+    async beginDecommission(input: { operationId: string }): Promise<DecommissionProgress> {
+      const op = await db.transaction((tx) => beginOperationRun(tx, input.operationId, 'cleaning-up'));
+      return progressOf(op) as DecommissionProgress;
     },
 
     revokeNodeIdentity: step('revokeNodeIdentity'),

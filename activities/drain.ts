@@ -8,7 +8,7 @@ import { endCancelledOperation } from '../db/cancellation';
 import { forceReleaseOpenAllocations } from '../db/allocations';
 import { holdDrained, lockBudget, markDisruption } from '../db/disruptions';
 import { applyNodeChange, lockNode, type NodeRow } from '../db/nodes';
-import { finishOperation, operationOf, recordProgress, type OperationRow } from '../db/operations';
+import { finishOperation, recordProgress, type OperationRow } from '../db/operations';
 import { isOpen } from '../db/queries/allocations';
 import { progressOf } from '../db/queries/operations';
 import { allocations } from '../db/schema';
@@ -23,12 +23,6 @@ const FORCED_BY = 'system:drain';
 
 export function createDrainActivities(db: Db, metrics?: WorkerMetrics) {
   return {
-    /** The drain's workflow begins its operation (`beginOperationRun`); null: it already ended. */
-    async beginDrain(input: { operationId: string }): Promise<DrainProgress | null> {
-      const op = await beginOperationRun(db, input.operationId, 'waiting');
-      return op && (progressOf(op) as DrainProgress);
-    },
-
     /**
      * One look at a draining node, in one transaction (the node locked, then its pool's row when it
      * counts the budget): drained when it holds nothing live (`node.drained`); cancelled when
@@ -37,6 +31,7 @@ export function createDrainActivities(db: Db, metrics?: WorkerMetrics) {
      * then drained), else queued for one; otherwise what it waits for and when it looks next. Each
      * answer is written on the operation in the same transaction, and is what the look returns.
      * A look retried after it committed finds the operation as it left it and changes nothing.
+     * The first look begins the operation (`beginOperationRun`).
      */
     async lookAtDrain(input: { nodeId: string; operationId: string }): Promise<DrainProgress> {
       // Set only by the look that drained the node, observed once that commits (never by a retry).
@@ -44,7 +39,7 @@ export function createDrainActivities(db: Db, metrics?: WorkerMetrics) {
       let queued = false;
       const progress = await db.transaction(async (tx): Promise<DrainProgress> => {
         const node = await lockNode(tx, input.nodeId);
-        const op = await operationOf(tx, input.operationId);
+        const op = await beginOperationRun(tx, input.operationId, 'waiting');
         if (op.status !== 'running') return progressOf(op) as DrainProgress;
         if (!isDraining(node) || node.deletedAt) {
           return progressOf((await endCancelledOperation(tx, op.id, { actor: FORCED_BY }))!) as DrainProgress;

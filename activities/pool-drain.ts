@@ -42,25 +42,20 @@ const DEFAULT_POLL_MS = 10_000;
 
 export function createPoolDrainActivities(db: Db) {
   return {
-    /** The pool drain's workflow begins its operation (`beginOperationRun`); null: it already ended. */
-    async beginPoolDrain(input: { operationId: string }): Promise<PoolDrainProgress | null> {
-      const op = await beginOperationRun(db, input.operationId, 'draining');
-      return op && (progressOf(op) as PoolDrainProgress);
-    },
-
     /**
      * One look at a pool drain, in one transaction with its record locked: where each selected node
      * stands (from its drain's record), written on the operation; when every node drained or failed,
      * the pool drain ends (`succeeded` when all drained, else `failed` naming them). `startable`:
-     * how many node drains it may request now (`maxConcurrent` less those running).
+     * how many node drains it may request now (`maxConcurrent` less those running). The first look
+     * begins the operation (`beginOperationRun`).
      */
     async lookAtPoolDrain(input: {
       operationId: string;
       pollIntervalMs?: number;
     }): Promise<{ progress: PoolDrainProgress; startable: number }> {
       return db.transaction(async (tx) => {
-        const [op] = await tx.select().from(operations).where(eq(operations.id, input.operationId)).for('update');
-        if (!op) throw new DrydockError('NOT_FOUND', `operation ${input.operationId} not found`);
+        await tx.select().from(operations).where(eq(operations.id, input.operationId)).for('update');
+        const op = await beginOperationRun(tx, input.operationId, 'draining');
         if (op.status !== 'running') return { progress: progressOf(op) as PoolDrainProgress, startable: 0 };
         const record = op.result as unknown as PoolDrainResult;
         const state = await stateOf(tx, op);

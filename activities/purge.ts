@@ -2,7 +2,7 @@ import { and, eq } from 'drizzle-orm';
 import type { PurgeProgress } from '../domain/progress';
 import type { Db } from '../db/client';
 import { lockNode } from '../db/nodes';
-import { finishOperation, operationOf, recordProgress } from '../db/operations';
+import { finishOperation, recordProgress } from '../db/operations';
 import { forgetPurgedNode } from '../db/purge';
 import { progressOf } from '../db/queries/operations';
 import { nodeCommands } from '../db/schema';
@@ -13,22 +13,17 @@ const RECHECK_MS = 60_000;
 
 export function createPurgeActivities(db: Db) {
   return {
-    /** The purge's workflow begins its operation (`beginOperationRun`); null: it already ended. */
-    async beginPurge(input: { operationId: string }): Promise<PurgeProgress | null> {
-      const op = await beginOperationRun(db, input.operationId, 'waiting-for-node');
-      return op && (progressOf(op) as PurgeProgress);
-    },
-
     /**
      * One look at a purge, in one transaction: the node acknowledged → it is forgotten (tombstone,
      * credentials and certificates revoked, pending commands cancelled, `node.purged`, operation
      * succeeded); the node was deleted meanwhile → the purge ends `cancelled`; the node refused →
-     * it stays purging, and the operation says why; else it still waits for the node.
+     * it stays purging, and the operation says why; else it still waits for the node. The first
+     * look begins the operation (`beginOperationRun`).
      */
     async lookAtPurge(input: { nodeId: string; operationId: string }): Promise<PurgeProgress> {
       return db.transaction(async (tx) => {
         const node = await lockNode(tx, input.nodeId);
-        const op = await operationOf(tx, input.operationId);
+        const op = await beginOperationRun(tx, input.operationId, 'waiting-for-node');
         if (op.status !== 'running') return progressOf(op) as PurgeProgress;
         const [command] = await tx
           .select()

@@ -29,13 +29,12 @@ export function createRemediationActivities(db: Db, metrics?: WorkerMetrics) {
   return {
     /**
      * The remediation's workflow begins its operation (`beginOperationRun`): its progress and the
-     * plan it recorded (ladder, attempt timeout); null when it already ended.
+     * plan it recorded (ladder, attempt timeout), or how it ended when that came before a worker.
      */
     async beginRemediation(input: {
       operationId: string;
-    }): Promise<{ progress: RemediationProgress; plan: RemediationPlan } | null> {
-      const op = await beginOperationRun(db, input.operationId, 'attempting');
-      if (!op) return null;
+    }): Promise<{ progress: RemediationProgress; plan: RemediationPlan }> {
+      const op = await db.transaction((tx) => beginOperationRun(tx, input.operationId, 'attempting'));
       const plan = (op.result as unknown as RemediationRecord).plan;
       return { progress: progressOf(op) as RemediationProgress, plan };
     },

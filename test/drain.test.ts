@@ -1,8 +1,8 @@
 import { eq } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { operations } from '../db/schema';
-import { drainWorkflowId, progressQuery } from '../workflows/definitions';
-import { readNode, seedPoolNode } from './support/builders';
+import { drainProgressQuery, drainWorkflowId } from '../workflows/definitions';
+import { operationWhen, readNode, seedPoolNode } from './support/builders';
 import { allocate, call, eventsOf, seedNode, seedPool } from './support/fixtures';
 import { eventually, useHarness } from './support/harness';
 import { recordHistory } from './support/histories';
@@ -24,30 +24,33 @@ describe('drain', () => {
     const started = await call(h, 'POST', `/v1/nodes/${nodeId}/drain`, { body: { reason: 'replace PSU' } });
     expect(started.status).toBe(202);
     expect(started.body.node).toMatchObject({ cordoned: true, noScheduleReasons: ['draining'] });
+    // Recorded at once, before any worker took it: pending, waiting for a worker.
     expect(started.body.operation).toMatchObject({
       kind: 'drain',
-      status: 'running',
+      status: 'pending',
       nodeId,
       workflowId: drainWorkflowId(nodeId),
       reason: 'replace PSU',
+      progress: { kind: 'drain', phase: 'waiting-for-worker', startedAt: null, waitingFor: null },
     });
     const opId = started.body.operation.id as string;
 
-    // While it waits: progress names what it waits for, and the node is still draining.
-    const progress = await eventually(async () => {
-      const op = await call(h, 'GET', `/v1/operations/${opId}`);
-      return op.body.progress?.phase === 'waiting' ? op.body.progress : undefined;
-    });
-    expect(progress.liveAllocationCount).toBe(2);
-    expect(progress.liveAllocations.map((a: { id: string }) => a.id).sort()).toEqual([first, second].sort());
-    expect(progress.earliestEndsAt).not.toBeNull();
+    // While it waits: its record names what it waits for, and the node is still draining.
+    const waiting = await operationWhen(h, opId, (op) => op.progress.phase === 'waiting');
+    expect(waiting.status).toBe('running');
+    expect(waiting.progress.waitingFor.allocations).toBe(2);
+    expect(waiting.progress.waitingFor.items.map((a: { id: string }) => a.id).sort()).toEqual(
+      [first, second].sort(),
+    );
+    expect(waiting.progress.waitingFor.earliestEndsAt).not.toBeNull();
+    expect(waiting.progress.startedAt).not.toBeNull();
+    // The workflow's `progress` query answers the record's own structure.
+    const queried = await h.temporal.workflow.getHandle(drainWorkflowId(nodeId)).query(drainProgressQuery);
+    expect(queried).toEqual(waiting.progress);
 
     expect((await call(h, 'POST', `/v1/allocations/${first}/release`)).status).toBe(200);
     // One allocation is still live: no drained event yet.
-    await eventually(async () => {
-      const p = await h.temporal.workflow.getHandle(drainWorkflowId(nodeId)).query(progressQuery);
-      return p.liveAllocationCount === 1;
-    });
+    await operationWhen(h, opId, (op) => op.progress.waitingFor?.allocations === 1);
     expect(await eventsOf(h, nodeId, 'node.drained')).toHaveLength(0);
 
     // The release wakes the drain by signal: drained long before the allocation's end (an hour
@@ -102,6 +105,7 @@ describe('drain', () => {
     const nodeId = await seedPoolNode(h, 'pool-a');
     await allocate(h, nodeId, 'acme');
     const started = await call(h, 'POST', `/v1/nodes/${nodeId}/drain`);
+    await operationWhen(h, started.body.operation.id, (op) => op.progress.phase === 'waiting');
     const uncordoned = await call(h, 'POST', `/v1/nodes/${nodeId}/uncordon`, {
       body: { reason: 'changed my mind' },
     });
@@ -178,10 +182,8 @@ describe('drain', () => {
     await allocate(h, nodeId, 'acme');
     const started = await call(h, 'POST', `/v1/nodes/${nodeId}/drain`, { body: { reason: 'rack move' } });
     const handle = h.temporal.workflow.getHandle(drainWorkflowId(nodeId));
-    const description = await eventually(async () => {
-      const d = await handle.describe();
-      return d.typedSearchAttributes.getAll().length >= 6 ? d : undefined;
-    });
+    await operationWhen(h, started.body.operation.id, (op) => op.progress.phase === 'waiting');
+    const description = await handle.describe();
     const attributes = Object.fromEntries(
       description.typedSearchAttributes.getAll().map((p) => [p.key.name, p.value]),
     );
@@ -199,34 +201,27 @@ describe('drain', () => {
       return undefined;
     });
     expect(found.workflowId).toBe(drainWorkflowId(nodeId));
-    const details = await eventually(async () => {
-      const meta = await handle.query<{ currentDetails: string }>('__temporal_workflow_metadata');
-      return meta.currentDetails?.startsWith('waiting for 1 allocation;') ? meta.currentDetails : undefined;
-    });
-    expect(details).toMatch(/^waiting for 1 allocation; next check \d\d:\d\dZ \(periodic\)$/);
+    const meta = await handle.query<{ currentDetails: string }>('__temporal_workflow_metadata');
+    expect(meta.currentDetails).toMatch(/^Waiting for 1 live allocation to end; no deadline\. Next look \d\d:\d\dZ\.$/);
   });
 
   it('continues as new while it waits, and still finishes with one drained event', async () => {
     const nodeId = await seedPoolNode(h, 'pool-a');
     const alloc = await allocate(h, nodeId, 'acme');
     const started = await call(h, 'POST', `/v1/nodes/${nodeId}/drain`);
+    const opId = started.body.operation.id;
     // Wake the workflow repeatedly with a small continue-as-new budget: restart it under that budget.
     const handle = h.temporal.workflow.getHandle(drainWorkflowId(nodeId));
+    await operationWhen(h, opId, (op) => op.progress.phase === 'waiting');
     await handle.terminate('restart with a small continue-as-new budget');
     await h.temporal.workflow.start('drain', {
       workflowId: drainWorkflowId(nodeId),
       taskQueue: h.taskQueue,
-      args: [
-        {
-          nodeId,
-          resume: { operationId: started.body.operation.id, startedAt: new Date().toISOString() },
-          continueAsNewAfter: 2,
-        },
-      ],
+      args: [{ operationId: opId, nodeId, continueAsNewAfter: 2 }],
     });
-    // The latest run's next check; a run that has not yet checked (just continued) has none.
+    // The latest run's next check; a run that has not yet looked (just continued) has none.
     const nextCheck = () =>
-      handle.query(progressQuery).then(
+      handle.query(drainProgressQuery).then(
         (p) => (p.phase === 'waiting' ? (p.nextCheckAt ?? undefined) : undefined),
         () => undefined,
       );
@@ -234,7 +229,7 @@ describe('drain', () => {
     for (let i = 0; i < 6; i++) {
       const before = await eventually(nextCheck);
       runs.add((await handle.describe()).runId);
-      await handle.signal('allocationReleased', { allocationId: 'x' });
+      await handle.signal('wake', 'test');
       // The wake-up was taken: the drain checked again, in this run or in the one it continued as.
       await eventually(async () => {
         const next = await nextCheck();

@@ -11,7 +11,7 @@ const steps = proxyActivities<Activities>({
   retry: { initialInterval: '500 milliseconds', maximumInterval: '30 seconds' },
 });
 
-export type DecommissionOutcome = 'decommissioned' | 'cancelled' | 'failed' | 'already-done';
+export type DecommissionOutcome = 'decommissioned' | 'cancelled' | 'failed';
 
 /**
  * decommission/<nodeId>: runs the decommission its request admitted, one idempotent step after
@@ -25,9 +25,9 @@ export async function decommission(input: NodeOperationInput): Promise<Decommiss
   setHandler(decommissionProgressQuery, () => progress);
   const ids = { nodeId: input.nodeId, operationId: input.operationId };
   const outcome = await cleanUpOnCancel(async () => {
-    const begun = await steps.beginDecommission({ operationId: input.operationId });
-    if (!begun) return 'already-done' as const;
-    progress = begun;
+    progress = await steps.beginDecommission({ operationId: input.operationId });
+    // Cancelled before any worker took it: the node is as it was.
+    if (progress.phase !== 'cleaning-up') return 'cancelled';
     return CancellationScope.nonCancellable(() =>
       unlessGivenUp(
         async (): Promise<DecommissionOutcome> => {

@@ -5,13 +5,13 @@ import { lookUntilEnded } from './looks';
 
 // Local activities: each step is one short transaction, and running it inside the workflow task
 // saves the activity-task round trip between a release and `node.drained` (bench: drain-reaction).
-const { beginDrain, lookAtDrain, failOperation } = proxyLocalActivities<Activities>({
+const { lookAtDrain, failOperation } = proxyLocalActivities<Activities>({
   startToCloseTimeout: '10 seconds',
   retry: { initialInterval: '200 milliseconds', maximumInterval: '10 seconds' },
 });
 
-/** How a drain's workflow ended (its operation's final phase, or why it had nothing to do). */
-export type DrainOutcome = 'drained' | 'cancelled' | 'failed' | 'already-done';
+/** How a drain's workflow ended: its operation's final phase. */
+export type DrainOutcome = 'drained' | 'cancelled' | 'failed';
 
 /**
  * drain/<nodeId>: runs the drain its request recorded. Each look (one transaction) finds the node
@@ -25,7 +25,6 @@ export async function drain(input: NodeOperationInput): Promise<DrainOutcome> {
     'drain',
     drainProgressQuery,
     {
-      begin: () => beginDrain({ operationId: input.operationId }),
       look: () => lookAtDrain(ids),
       fail: (failure) => failOperation({ ...ids, failure }),
     },

@@ -16,11 +16,12 @@ import { unlessGivenUp } from './refusal';
 
 type ProgressOf<K extends OperationKind> = Extract<OperationProgress, { kind: K }>;
 
-/** What a workflow that only looks at its record does: begin, look, and end a look that gave up. */
+/** What a workflow that only looks at its record does: look, and end a look that gave up. */
 export interface LookSteps<P> {
-  /** Moves the operation `running`; null when it already ended (nothing to do). */
-  begin: () => Promise<P | null>;
-  /** One look, one transaction: the progress it wrote on the operation. */
+  /**
+   * One look, one transaction: the progress it wrote on the operation. The first begins it
+   * (`pending` → `running`), or finds it ended before any worker took it.
+   */
   look: () => Promise<P>;
   /** A look gave up for good: the operation ends `failed` (activities/failure.ts). */
   fail: (failure: StepFailure) => Promise<unknown>;
@@ -29,9 +30,9 @@ export interface LookSteps<P> {
 /**
  * A workflow that looks at its operation until it ends (a drain, a purge): each look writes where
  * the operation stands and when to look next; between looks it sleeps until then, or until the
- * outbox wakes it (its record changed). It answers `progress` with what the last look wrote, and
- * continues as new after `limit` looks, or when Temporal suggests it: the record carries
- * everything, so the next run only begins (finding the operation running) and looks again.
+ * outbox wakes it (its record changed). It answers `progress` with what the last look wrote, ends
+ * with the operation's final phase, and continues as new after `limit` looks, or when Temporal
+ * suggests it: the record carries everything, so the next run only looks again.
  */
 export function lookUntilEnded<K extends OperationKind>(
   kind: K,
@@ -44,9 +45,6 @@ export function lookUntilEnded<K extends OperationKind>(
   setHandler(wakeSignal, () => void wakes++);
   setHandler(query, () => progress);
   return cleanUpOnCancel(async (): Promise<string> => {
-    const begun = await steps.begin();
-    if (!begun) return 'already-done';
-    progress = begun;
     for (let looks = 1; ; looks++) {
       const seen = wakes;
       const looked = await unlessGivenUp(steps.look, steps.fail);

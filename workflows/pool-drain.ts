@@ -15,7 +15,7 @@ import { waitingForWorker } from './progress';
 import { unlessGivenUp } from './refusal';
 
 // Local activities: short transactions, run inside the workflow task (no activity-task round trip).
-const { beginPoolDrain, lookAtPoolDrain, requestNodeDrains, failOperation } = proxyLocalActivities<Activities>({
+const { lookAtPoolDrain, requestNodeDrains, failOperation } = proxyLocalActivities<Activities>({
   startToCloseTimeout: '1 minute',
   retry: { initialInterval: '200 milliseconds', maximumInterval: '10 seconds' },
 });
@@ -23,7 +23,7 @@ const { beginPoolDrain, lookAtPoolDrain, requestNodeDrains, failOperation } = pr
 /** History events after which a run continues as new; well below Temporal's warning at 10,240. */
 const DEFAULT_CONTINUE_AS_NEW_AFTER = 8_000;
 
-export type PoolDrainOutcome = 'succeeded' | 'failed' | 'cancelled' | 'already-done';
+export type PoolDrainOutcome = 'succeeded' | 'failed' | 'cancelled';
 
 /**
  * pool-drain/<poolId>: drains the nodes its request selected, at most `maxConcurrent` at a time,
@@ -40,9 +40,6 @@ export async function poolDrain(input: PoolOperationInput): Promise<PoolDrainOut
   setHandler(poolDrainProgressQuery, () => progress);
   const limit = input.continueAsNewAfter ?? DEFAULT_CONTINUE_AS_NEW_AFTER;
   return cleanUpOnCancel(async (): Promise<PoolDrainOutcome> => {
-    const begun = await beginPoolDrain({ operationId: input.operationId });
-    if (!begun) return 'already-done';
-    progress = begun;
     const outcome = await unlessGivenUp(
       async (): Promise<PoolDrainOutcome> => {
         for (;;) {

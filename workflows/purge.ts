@@ -3,12 +3,12 @@ import type { Activities } from '../activities';
 import { PURGE_CHECKS_PER_RUN, purgeProgressQuery, type NodeOperationInput } from './definitions';
 import { lookUntilEnded } from './looks';
 
-const { beginPurge, lookAtPurge, failOperation } = proxyLocalActivities<Activities>({
+const { lookAtPurge, failOperation } = proxyLocalActivities<Activities>({
   startToCloseTimeout: '10 seconds',
   retry: { initialInterval: '500 milliseconds', maximumInterval: '10 seconds' },
 });
 
-export type PurgeOutcome = 'purged' | 'cancelled' | 'failed' | 'already-done';
+export type PurgeOutcome = 'purged' | 'cancelled' | 'failed';
 
 /**
  * purge/<nodeId>: the signed command was queued by the request; the workflow waits, as long as it
@@ -22,7 +22,6 @@ export async function purge(input: NodeOperationInput): Promise<PurgeOutcome> {
     'purge',
     purgeProgressQuery,
     {
-      begin: () => beginPurge({ operationId: input.operationId }),
       look: () => lookAtPurge(ids),
       fail: (failure) => failOperation({ ...ids, failure }),
     },

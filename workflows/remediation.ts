@@ -13,7 +13,7 @@ const steps = proxyLocalActivities<Activities>({
   retry: { initialInterval: '500 milliseconds', maximumInterval: '10 seconds' },
 });
 
-export type RemediationOutcome = 'succeeded' | 'escalated' | 'cancelled' | 'already-done';
+export type RemediationOutcome = 'succeeded' | 'escalated' | 'cancelled';
 
 /**
  * remediation/<nodeId>: climbs the condition's ladder, one rung per attempt (a command to the
@@ -40,8 +40,9 @@ export async function remediation(input: NodeOperationInput): Promise<Remediatio
   return cleanUpOnCancel(
     async (): Promise<RemediationOutcome> => {
       const begun = await steps.beginRemediation({ operationId: input.operationId });
-      if (!begun) return 'already-done';
       progress = begun.progress;
+      // Ended before any worker took it (cancelled, or its node deleted): escalated then.
+      if (progress.phase !== 'attempting') return progress.phase === 'escalated' ? 'escalated' : 'cancelled';
       const { plan } = begun;
       const type = begun.progress.waitingFor!.condition;
       try {

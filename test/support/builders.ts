@@ -4,7 +4,7 @@ import type { DrainProgress } from '../../domain/progress';
 import { drainProgressQuery, drainWorkflowId } from '../../workflows/definitions';
 import { joinedNode } from './agents';
 import { call, seedNode, seedPool, type Reply } from './fixtures';
-import type { Harness } from './harness';
+import { eventually, type Harness } from './harness';
 
 /**
  * `POST /v1/allocations` of a job for `tenantId` on `nodeId`, whatever the answer (`allocate` is for
@@ -80,4 +80,17 @@ export function drainProgress(h: Harness, nodeId: string): Promise<DrainProgress
     .getHandle(drainWorkflowId(nodeId))
     .query(drainProgressQuery)
     .catch(() => undefined);
+}
+
+/** `GET /v1/operations/{id}` once the operation matches `until` (by default: a worker began it). */
+export async function operationWhen(
+  h: Harness,
+  operationId: string,
+  until: (op: any) => boolean = (op) => op.status === 'running',
+  timeoutMs?: number,
+): Promise<any> {
+  return eventually(async () => {
+    const op = (await call(h, 'GET', `/v1/operations/${operationId}`)).body;
+    return until(op) ? op : undefined;
+  }, timeoutMs);
 }

@@ -5,7 +5,7 @@ import { reasonFlag, timeoutFlag, waitFlag } from './flags';
 
 const show = defineCommand({
   words: ['operations', 'show'],
-  summary: 'Show an operation and, while it runs, its progress',
+  summary: 'Show an operation and its progress',
   operands: [{ name: 'OP', type: 'op' }],
   flags: { wait: waitFlag, timeout: timeoutFlag },
   async run({ api, out, args, flags }) {
@@ -20,7 +20,7 @@ const show = defineCommand({
 
 const cancel = defineCommand({
   words: ['operations', 'cancel'],
-  summary: 'Cancel a running operation (operator); its workflow puts the node back as its kind needs',
+  summary: 'Cancel an operation (operator): the node is put back as its kind needs, at once',
   operands: [{ name: 'OP', type: 'op' }],
   flags: {
     reason: reasonFlag,

@@ -108,9 +108,7 @@ export function poolRoutes(): Hono<ConsoleEnv> {
           ...(children ? { children: children as 'finish' | 'cancel' } : {}),
         },
       });
-      return op.status === 'cancelled'
-        ? `Pool drain ${op.id} cancelled.`
-        : `Pool drain ${op.id} is cancelling; it ends once its workflow has cleaned up.`;
+      return `Pool drain ${op.id} cancelled.`;
     });
     return c.redirect(`${CONSOLE_PATH}/pools/${id}`, 303);
   });

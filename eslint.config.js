@@ -150,6 +150,24 @@ export default tseslint.config(
     },
   },
   {
+    // The API talks to Postgres only: an operation is requested through the outbox
+    // (db/requests/), never by calling Temporal, whose client, workflows' runtime and activities
+    // belong to the worker (docs/architecture.md, rule 4).
+    files: ['api/**/*.ts', 'console/**/*.ts', 'console/**/*.tsx'],
+    ignores: ['**/*.test.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            { regex: '^@temporalio/(client|worker|activity)$', message: 'The API does not call Temporal: write to the outbox (db/outbox.ts).' },
+            { regex: '^(\\.\\./)+(activities|dispatch)(/|$)', message: 'The API does not import the worker side (activities/, dispatch/).' },
+          ],
+        },
+      ],
+    },
+  },
+  {
     // Routes read through db/queries/ and change things through a service (api/services/): any
     // other db/ module (writes, locks, the schema) only as types.
     files: ['api/routes/**/*.ts'],

@@ -1,6 +1,5 @@
 import { createPublicKey } from 'node:crypto';
 import { and, eq, sql } from 'drizzle-orm';
-import { assertNever } from '../../domain/assert-never';
 import { answerEffect, type CommandAnswer } from '../../domain/command-status';
 import { DrydockError } from '../../domain/errors';
 import type { Principal } from '../../domain/principal';

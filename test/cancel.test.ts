@@ -1,8 +1,6 @@
 import { eq } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
-import { Client, Connection } from '@temporalio/client';
 import { createActivities } from '../activities';
-import { createApp } from '../api/app';
 import { disruptions, nodeCommands, operations } from '../db/schema';
 import { drainWorkflowId, purgeWorkflowId, remediationWorkflowId } from '../workflows/definitions';
 import { purge, readNode, seedPoolNode, setNode } from './support/builders';
@@ -91,7 +89,7 @@ describe('DELETE /v1/operations/{id}', () => {
     const { nodeId, opId } = await drainingNode();
     await h.temporal.workflow.getHandle(drainWorkflowId(nodeId)).terminate('by hand');
     // Until reconciled, a drain joins the stale running operation: the reason the reconciler exists.
-    const activities = createActivities({ db: h.db, ca: h.ca, clusterId: h.clusterId, temporal: h.temporal });
+    const activities = createActivities({ db: h.db, temporal: h.temporal });
     const pass = await activities.reconcileClosedOperations({ olderThanMs: 0 });
     expect(pass.closed).toEqual([{ operationId: opId, workflowStatus: 'TERMINATED' }]);
     const op = await call(h, 'GET', `/v1/operations/${opId}`);
@@ -212,24 +210,26 @@ describe('DELETE /v1/operations/{id}', () => {
   });
 });
 
-describe('DELETE while Temporal cannot be reached', () => {
-  it('answers 503 UNAVAILABLE and records nothing', async () => {
+describe('DELETE while no worker is up', () => {
+  it('cancels at once, in its own transaction; the workflow ends once a worker takes it', async () => {
     const { nodeId, opId } = await drainingNode();
-    const connection = Connection.lazy({ address: '127.0.0.1:1' });
+    await h.stopWorker();
     try {
-      const app = createApp({ ...h.deps, temporal: new Client({ connection, namespace: 'default' }) });
-      const response = await app.request(`/v1/operations/${opId}`, {
-        method: 'DELETE',
-        headers: { authorization: `Bearer ${h.operatorKey}` },
+      const reply = await call(h, 'DELETE', `/v1/operations/${opId}`, { body: { reason: 'no worker' } });
+      expect(reply.status).toBe(200);
+      expect(reply.body).toMatchObject({
+        status: 'cancelled',
+        progress: { phase: 'cancelled' },
+        cancellation: { by: 'key:bootstrap-operator', reason: 'no worker' },
       });
-      expect(response.status).toBe(503);
-      expect(await response.json()).toMatchObject({ error: { code: 'UNAVAILABLE' } });
+      expect(await readNode(h, nodeId)).toMatchObject({ cordoned: true, noScheduleReasons: [] });
+      expect(await types(nodeId)).toEqual(['node.draining', 'node.drain.cancelled']);
     } finally {
-      await connection.close();
+      await h.startWorker();
     }
-    const [op] = await h.db.select().from(operations).where(eq(operations.id, opId));
-    expect(op).toMatchObject({ status: 'running', cancellation: null });
-    expect(await types(nodeId)).toEqual(['node.draining']);
+    // The wake-up waited in the outbox: the workflow finds its record finished and ends.
+    expect(await h.temporal.workflow.getHandle(drainWorkflowId(nodeId)).result()).toBe('cancelled');
+    expect(await types(nodeId)).toEqual(['node.draining', 'node.drain.cancelled']);
   });
 });
 

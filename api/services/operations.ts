@@ -35,11 +35,13 @@ export async function cancelOperation(
       kind: visible.kind,
     });
   }
-  return deps.db.transaction(async (tx) => {
+  // Answered once committed: a purge the node had already acknowledged is forgotten by the clean-up
+  // (past cancelling: `succeeded`), which stands though the answer is a refusal.
+  const ended = await deps.db.transaction(async (tx) => {
     // The node first, then the operation: the order every lifecycle step locks in.
     if (visible.nodeId) await lockNode(tx, visible.nodeId);
     const op = await operationOf(tx, id);
-    if (isFinished(op.status)) return answered(op);
+    if (isFinished(op.status)) return op;
     if (op.kind === 'decommission' && !decommissionCancellable(op)) {
       throw new DrydockError(
         'INVALID_STATE',
@@ -54,8 +56,9 @@ export async function cancelOperation(
       ...(op.kind === 'pool-drain' ? { children: request.children ?? 'finish' } : {}),
     };
     await recordCancellation(tx, op.id, ask);
-    return answered((await endCancelledOperation(tx, op.id, { actor: ask.by }))!);
+    return (await endCancelledOperation(tx, op.id, { actor: ask.by }))!;
   });
+  return answered(ended);
 }
 
 /** A finished operation is the answer when it was cancelled; any other end is not the caller's to change. */

@@ -126,7 +126,7 @@ describe('an activity meeting a database refusal gives up at once', () => {
   it('a begin whose reason holds a NUL: non-retryable INVALID_INPUT, and nothing changed', async () => {
     await seedPool(h, { id: 'pool-e4' });
     const nodeId = await seedNode(h, { poolId: 'pool-e4' });
-    const activities = createActivities({ db: h.db, ca: h.ca, clusterId: h.clusterId, temporal: h.temporal });
+    const activities = createActivities({ db: h.db, temporal: h.temporal });
     const operationId = newId('op');
     const failure = await failureOf(
       activities.beginDrain({
@@ -150,7 +150,7 @@ describe('an activity meeting a database refusal gives up at once', () => {
   });
 
   it('a refusal of its own keeps its code; a lost database is left to retry', async () => {
-    const activities = createActivities({ db: h.db, ca: h.ca, clusterId: h.clusterId, temporal: h.temporal });
+    const activities = createActivities({ db: h.db, temporal: h.temporal });
     const missing = await failureOf(activities.checkDrain({ nodeId: 'node_missing', operationId: 'op_x' }));
     expect(missing).toMatchObject({ type: 'NOT_FOUND', nonRetryable: true });
     const nowhere = createDb('postgres://postgres@127.0.0.1:1/nowhere', { max: 1 });

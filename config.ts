@@ -65,6 +65,8 @@ const schema = z.object({
     .pipe(z.array(addressOrSubnet)),
   /** The worker's Prometheus `/metrics` (its own and the Temporal SDK's worker metrics); 0: any free port. */
   DRYDOCK_WORKER_METRICS_PORT: z.coerce.number().int().min(0).max(65535).default(9464),
+  /** How long a worker's dispatcher holds an outbox row it claimed before another may take it. */
+  DRYDOCK_OUTBOX_LEASE_MS: milliseconds(30_000),
   /** How much the API, worker and `npm start` log (JSON lines; pretty on a terminal). */
   LOG_LEVEL: z.enum(LOG_LEVELS).default('info'),
   /** An OTLP/HTTP collector's base URL (spans go to `<url>/v1/traces`); unset: no tracing at all. */

@@ -289,6 +289,7 @@ async function main(config: Config, log: Logger): Promise<void> {
     temporal: client,
     taskQueue: config.TEMPORAL_TASK_QUEUE,
     log,
+    leaseMs: config.DRYDOCK_OUTBOX_LEASE_MS,
     killAt: config.DRYDOCK_FAULT_KILL_IN_DISPATCH,
   });
   log.info({ taskQueue: config.TEMPORAL_TASK_QUEUE, node: process.versions.node }, 'drydock worker running');

@@ -17,8 +17,8 @@ import { deliverSignal, deliverStart, type Delivery, type OutboxRow } from './de
 
 /** Rows one pass claims; they are delivered side by side. */
 const BATCH = 200;
-/** How long a claimed row is left to its dispatcher before another may take it. */
-const LEASE = '30 seconds';
+/** How long a claimed row is left to its dispatcher before another may take it (DRYDOCK_OUTBOX_LEASE_MS). */
+const DEFAULT_LEASE_MS = 30_000;
 /** The longest a dispatcher sleeps without a notification (one lost with its connection). */
 const POLL_MS = 5_000;
 
@@ -29,6 +29,8 @@ export interface DispatcherOptions {
   temporal: Client;
   taskQueue: string;
   log: Logger;
+  /** How long a claimed row is this dispatcher's before another may take it (default 30 s). */
+  leaseMs?: number;
   /** Crash tests only: SIGKILL this process just before, or just after, a start reaches Temporal. */
   killAt?: 'before-start' | 'after-start';
 }
@@ -105,7 +107,7 @@ async function pass(options: DispatcherOptions): Promise<number> {
   const claimed = await db
     .update(workflowOutbox)
     .set({
-      nextAttemptAt: sql`now() + interval '${sql.raw(LEASE)}'`,
+      nextAttemptAt: sql`now() + ${options.leaseMs ?? DEFAULT_LEASE_MS} * interval '1 millisecond'`,
       attempts: sql`${workflowOutbox.attempts} + 1`,
     })
     .where(inArray(workflowOutbox.id, due))

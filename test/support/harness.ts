@@ -36,6 +36,8 @@ const UNREACHABLE_RATE_LIMITS: RateLimitSettings = {
 
 export interface Harness {
   db: Db;
+  /** The raw driver of `db` (LISTEN, and a dispatcher beside an in-process worker). */
+  sql: postgres.Sql;
   databaseUrl: string;
   temporal: Client;
   deps: AppDeps;
@@ -87,6 +89,7 @@ export function useHarness(
     h.databaseUrl = withDatabase(templateUrl, database);
     const created = createDb(h.databaseUrl);
     h.db = created.db;
+    h.sql = created.sql;
     closeDb = created.close;
 
     h.temporalAddress = inject('temporalAddress');
@@ -140,7 +143,7 @@ export function useHarness(
       // A worker process runs the outbox's dispatcher beside its worker (worker.ts): so does this one.
       dispatcher = await startDispatcher({
         db: h.db,
-        sql: created.sql,
+        sql: h.sql,
         temporal: h.temporal,
         taskQueue: h.taskQueue,
         log: options.log ?? silentLogger(),
@@ -198,4 +201,52 @@ export async function eventually<T>(
     if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
     await new Promise((r) => setTimeout(r, intervalMs));
   }
+}
+
+/**
+ * A database of its own, cloned from the run's migrated template, with an API on it that acts as
+ * `h`'s (same operator key, CA and cluster id): for tests whose parts must not share an outbox
+ * (each worker's dispatcher delivers every row of its database). `close` stops it and drops it.
+ */
+export async function separateHarness(
+  h: Harness,
+  taskQueue: string,
+): Promise<{ api: Harness; close(): Promise<void> }> {
+  const templateUrl = inject('templateDatabaseUrl');
+  const template = new URL(templateUrl).pathname.slice(1);
+  const database = `${template.replace('tpl', 's')}_${randomBytes(6).toString('hex')}`;
+  const admin = postgres(withDatabase(templateUrl, 'postgres'), { max: 1, onnotice: () => {} });
+  await admin.unsafe(`create database ${database} template ${template}`);
+  const databaseUrl = withDatabase(templateUrl, database);
+  const created = createDb(databaseUrl);
+  const services = createAppDeps({
+    db: created.db,
+    sql: created.sql,
+    clusterId: h.clusterId,
+    caPrivateKey: h.ca.privateKey,
+    caPublicKeyPem: h.ca.publicKeyPem,
+    bootstrapKeyHash: hashSecret(h.operatorKey),
+    rateLimits: UNREACHABLE_RATE_LIMITS,
+  });
+  await services.start();
+  const api: Harness = {
+    ...h,
+    db: created.db,
+    sql: created.sql,
+    databaseUrl,
+    services,
+    deps: services.deps,
+    app: createApp(services.deps),
+    taskQueue,
+    worker: null,
+  };
+  return {
+    api,
+    async close() {
+      await services.stop();
+      await created.close();
+      await admin.unsafe(`drop database if exists ${database} with (force)`);
+      await admin.end();
+    },
+  };
 }

@@ -3,17 +3,18 @@ import proto from '@temporalio/proto';
 import { DefaultLogger, NativeConnection, Runtime, type Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, expect, inject } from 'vitest';
 import { asc, eq } from 'drizzle-orm';
-import { createApp } from '../../api/app';
 import { events, nodeCommands, nodes, operations } from '../../db/schema';
 import { ensureLivenessSweep } from '../../workflows/liveness-client';
 import { createWorker } from '../../worker';
-import type { Reply } from './fixtures';
-import { eventually, type Harness } from './harness';
-import { killWorker, startWorkerProcess, workerExit } from './worker-process';
+import { startDispatcher } from '../../dispatch/dispatcher';
+import { silentLogger } from '../../observability/log';
+import { eventually, separateHarness, type Harness } from './harness';
+import { killWorker, startWorkerProcess, TEST_OUTBOX_LEASE_MS, workerExit } from './worker-process';
 
 /**
- * One lifecycle flow, as a user and an agent push it along. Each run gets a task queue of its own
- * (and an API bound to it), so a worker killed in one run touches no other run.
+ * One lifecycle flow, as a user and an agent push it along. Each run gets a database and a task
+ * queue of its own (and an API on them), so a worker killed in one run touches no other run, and
+ * no run's dispatcher delivers another's outbox.
  */
 export interface Flow<C> {
   /** Seeds what the flow needs; no worker runs yet. Its pool is named for the run's queue. */
@@ -69,7 +70,8 @@ export function useStepFaults(h: Harness) {
     await (await connection)?.close();
   });
 
-  async function freshWorker(taskQueue: string): Promise<() => Promise<void>> {
+  /** A worker and its dispatcher on the run's database and queue, as a worker process runs them. */
+  async function freshWorker(api: Harness): Promise<() => Promise<void>> {
     if (!runtimeInstalled) {
       Runtime.install({ shutdownSignals: [], logger: new DefaultLogger('WARN') });
       runtimeInstalled = true;
@@ -77,50 +79,60 @@ export function useStepFaults(h: Harness) {
     connection ??= NativeConnection.connect({ address: h.temporalAddress });
     const worker: Worker = await createWorker({
       connection: await connection,
-      db: h.db,
-      ca: h.ca,
-      clusterId: h.clusterId,
+      db: api.db,
       namespace: 'default',
-      taskQueue,
+      taskQueue: api.taskQueue,
       workflowBundle: { codePath: inject('workflowBundlePath') },
     });
     const running = worker.run();
+    const dispatcher = await startDispatcher({
+      db: api.db,
+      sql: api.sql,
+      temporal: api.temporal,
+      taskQueue: api.taskQueue,
+      log: silentLogger(),
+      leaseMs: TEST_OUTBOX_LEASE_MS,
+    });
     return async () => {
+      await dispatcher.stop();
       worker.shutdown();
       await running;
     };
   }
 
-  function apiOn(taskQueue: string): Harness {
-    const deps = { ...h.deps, taskQueue };
-    return { ...h, taskQueue, deps, app: createApp(deps) };
+  async function run<C>(name: string, flow: Flow<C>, killAfter: number | null): Promise<Done> {
+    const separate = await separateHarness(h, `${h.taskQueue}-${name}-${killAfter ?? 'clean'}`);
+    try {
+      return await runOn(separate.api, flow, killAfter);
+    } finally {
+      await separate.close();
+    }
   }
 
-  async function run<C>(name: string, flow: Flow<C>, killAfter: number | null): Promise<Done> {
-    const api = apiOn(`${h.taskQueue}-${name}-${killAfter ?? 'clean'}`);
+  async function runOn<C>(api: Harness, flow: Flow<C>, killAfter: number | null): Promise<Done> {
+    const name = api.taskQueue;
     const context = await flow.setup(api);
     const workflowId = flow.workflowId(context);
     let child: ChildProcess | null = null;
     let fresh: Promise<() => Promise<void>> | null = null;
     let hooked: Promise<NodeJS.Signals | null> | null = null;
-    if (killAfter === null) fresh = freshWorker(api.taskQueue);
+    if (killAfter === null) fresh = freshWorker(api);
     else {
       child = startWorkerProcess(api, {
         taskQueue: api.taskQueue,
         killAfterStep: { steps: killAfter, workflowId },
       });
       hooked = workerExit(child).then((signal) => {
-        fresh = freshWorker(api.taskQueue);
+        fresh = freshWorker(api);
         return signal;
       });
     }
     try {
-      // Driven only once the worker polls: a begin that outwaits a slow start is retried by the
-      // client, and a second begin would be a step the clean run does not have.
+      // Driven only once the worker polls, so the first learned step is the flow's, not a slow start.
       await polled(api);
       await flow.drive(api, context, (steps) => learned(api, workflowId, steps));
       const result = await bounded(
-        api.temporal.workflow.getHandle(workflowId).result(),
+        eventually(() => api.temporal.workflow.getHandle(workflowId).result().catch(() => undefined), RUN_TIMEOUT_MS),
         `${name}: the workflow did not end (killed after step ${killAfter})`,
       );
       const alive = child !== null && child.exitCode === null && child.signalCode === null;
@@ -182,11 +194,9 @@ export function useStepFaults(h: Harness) {
   }
 
   async function learned(api: Harness, workflowId: string, steps: number): Promise<void> {
-    await eventually(
-      async () => (await completedSteps(api, workflowId)).length >= steps,
-      RUN_TIMEOUT_MS,
-      100,
-    );
+    // Until a dispatcher starts the workflow, it has no history: nothing learned yet.
+    const stepsSoFar = () => completedSteps(api, workflowId).catch(() => []);
+    await eventually(async () => (await stepsSoFar()).length >= steps, RUN_TIMEOUT_MS, 100);
   }
 
   return { everyStepBoundary };
@@ -291,15 +301,4 @@ export async function nodeOutcome(h: Harness, nodeId: string) {
       deleted: node.deletedAt !== null,
     },
   };
-}
-
-/**
- * A client's request retried while it answers 503 (a begin whose worker died before it answered),
- * as the error says to; the answer it finally gets.
- */
-export async function untilAnswered(send: () => Promise<Reply>): Promise<Reply> {
-  return eventually(async () => {
-    const reply = await send();
-    return reply.status === 503 ? undefined : reply;
-  }, RUN_TIMEOUT_MS);
 }

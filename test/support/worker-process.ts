@@ -16,6 +16,12 @@ export interface WorkerProcessOptions {
   env?: Record<string, string>;
 }
 
+/**
+ * How long a test worker's dispatcher holds the outbox rows it claimed: a worker killed mid-claim
+ * (crash tests) leaves them to the next one this soon, not after production's 30 s.
+ */
+export const TEST_OUTBOX_LEASE_MS = 2_000;
+
 /** The real worker entry point (`entry/worker.ts`, or a build's worker.js) as a child process on this file's database. */
 export function startWorkerProcess(h: Harness, options: WorkerProcessOptions = {}): ChildProcess {
   const fault = options.killAfterStep;
@@ -30,6 +36,7 @@ export function startWorkerProcess(h: Harness, options: WorkerProcessOptions = {
       DRYDOCK_CA_KEY_FILE: h.caKeyFile,
       DRYDOCK_CLUSTER_ID: h.clusterId,
       DRYDOCK_WORKER_METRICS_PORT: String(options.metricsPort ?? 0),
+      DRYDOCK_OUTBOX_LEASE_MS: String(TEST_OUTBOX_LEASE_MS),
       // Warnings and errors only, into the test's output: many workers start in a crash test.
       LOG_LEVEL: 'warn',
       ...options.env,

@@ -36,7 +36,7 @@ function remediationFlow(
     workflowId: ({ nodeId }) => remediationWorkflowId(nodeId),
     async drive(api, { credential }, learned) {
       const agent = agentOf(api, credential);
-      // A report whose remediation could not start in time still stands (200): the workflow runs.
+      // The report records the condition and its remediation in one transaction (200).
       expect((await agent.report('GpuXidError', true)).status).toBe(200);
       await learned(3); // the begin, the first rung's command, a check that found it unanswered
       const [command] = await agent.commands();

@@ -7,6 +7,7 @@ import { createActivities } from '../../activities';
 import { toResponse } from '../../api/errors';
 import { createDb } from '../../db/client';
 import { classifyDatabaseError } from '../../db/errors';
+import { requestDrain } from '../../db/requests/drain';
 import { events, nodeCommands, nodes, operations, pools } from '../../db/schema';
 import { newId } from '../../domain/ids';
 import { seedNode, seedPool } from '../support/fixtures';
@@ -123,44 +124,39 @@ describe('database errors are classified once, by SQLSTATE', () => {
 });
 
 describe('an activity meeting a database refusal gives up at once', () => {
-  it('a begin whose reason holds a NUL: non-retryable INVALID_INPUT, and nothing changed', async () => {
+  it('a step that writes a NUL: non-retryable INVALID_INPUT, and nothing changed', async () => {
     await seedPool(h, { id: 'pool-e4' });
     const nodeId = await seedNode(h, { poolId: 'pool-e4' });
+    const { operation } = await h.db.transaction((tx) =>
+      requestDrain(tx, nodeId, { actor: 'test', reason: 'replace PSU', deadline: null }),
+    );
+    const [before] = await h.db.select().from(nodes).where(eq(nodes.id, nodeId));
     const activities = createActivities({ db: h.db, temporal: h.temporal });
-    const operationId = newId('op');
     const failure = await failureOf(
-      activities.beginDrain({
-        actor: 'test',
-        reason: 'replace PSU\u0000',
-        deadline: null,
-        idempotencyKey: null,
-        idempotencyScope: null,
-        requestHash: null,
+      activities.failOperation({
         nodeId,
-        workflowId: `drain/${nodeId}`,
-        operationId,
+        operationId: operation.id,
+        failure: { code: 'INTERNAL', reason: 'broken\u0000', step: 'lookAtDrain' },
       }),
     );
     expect(failure).toBeInstanceOf(ApplicationFailure);
     expect(failure).toMatchObject({ type: 'INVALID_INPUT', nonRetryable: true });
     const [node] = await h.db.select().from(nodes).where(eq(nodes.id, nodeId));
-    expect(node).toMatchObject({ version: 1, cordoned: false, noScheduleReasons: [] });
-    expect(await h.db.select().from(operations).where(eq(operations.nodeId, nodeId))).toEqual([]);
-    expect(await h.db.select().from(events).where(eq(events.nodeId, nodeId))).toEqual([]);
+    expect(node).toMatchObject({ version: before!.version, cordoned: true, noScheduleReasons: ['draining'] });
+    const [op] = await h.db.select().from(operations).where(eq(operations.id, operation.id));
+    expect(op).toMatchObject({ status: 'pending', error: null });
+    expect((await h.db.select().from(events).where(eq(events.nodeId, nodeId))).map((e) => e.type)).toEqual([
+      'node.draining',
+    ]);
   });
 
   it('a refusal of its own keeps its code; a lost database is left to retry', async () => {
     const activities = createActivities({ db: h.db, temporal: h.temporal });
-    const missing = await failureOf(activities.checkDrain({ nodeId: 'node_missing', operationId: 'op_x' }));
+    const missing = await failureOf(activities.lookAtDrain({ nodeId: 'node_missing', operationId: 'op_x' }));
     expect(missing).toMatchObject({ type: 'NOT_FOUND', nonRetryable: true });
     const nowhere = createDb('postgres://postgres@127.0.0.1:1/nowhere', { max: 1 });
-    const offline = createActivities({
-      db: nowhere.db,
-      ca: h.ca,
-      clusterId: h.clusterId,
-      temporal: h.temporal,
-    });
-    const lost = await failureOf(offline.checkPurge({ nodeId: 'node_x', operationId: 'op_x' }));
+    const offline = createActivities({ db: nowhere.db, temporal: h.temporal });
+    const lost = await failureOf(offline.lookAtPurge({ nodeId: 'node_x', operationId: 'op_x' }));
     await nowhere.close();
     expect(lost).not.toBeInstanceOf(ApplicationFailure);
     expect(classifyDatabaseError(lost)).toBe('transient');

@@ -2,6 +2,7 @@ import { eq } from 'drizzle-orm';
 import { nodes } from '../../db/schema';
 import type { DrainProgress } from '../../domain/progress';
 import { drainProgressQuery, drainWorkflowId } from '../../workflows/definitions';
+import { OperationIdKey } from '../../workflows/search-attributes';
 import { joinedNode } from './agents';
 import { call, seedNode, seedPool, type Reply } from './fixtures';
 import { eventually, type Harness } from './harness';
@@ -93,4 +94,20 @@ export async function operationWhen(
     const op = (await call(h, 'GET', `/v1/operations/${operationId}`)).body;
     return until(op) ? op : undefined;
   }, timeoutMs);
+}
+
+/**
+ * The result of the workflow `workflowId` — of the run of `operationId` when given — once a
+ * worker's dispatcher has started it (a request is answered before its workflow exists: until then
+ * Temporal does not know the id, or knows only the run of the operation before).
+ */
+export async function workflowResult(h: Harness, workflowId: string, operationId?: string): Promise<unknown> {
+  const handle = h.temporal.workflow.getHandle(workflowId);
+  const runId = await eventually(async () => {
+    const run = await handle.describe().catch(() => undefined);
+    if (!run) return undefined;
+    const runs = operationId === undefined || run.typedSearchAttributes.get(OperationIdKey) === operationId;
+    return runs ? run.runId : undefined;
+  }, 30_000);
+  return h.temporal.workflow.getHandle(workflowId, runId).result();
 }

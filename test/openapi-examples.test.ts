@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import type { OpenApiExamples } from '../api/openapi';
 import { drainWorkflowId, poolDrainWorkflowId } from '../workflows/definitions';
 import { newPublicKey } from './support/agents';
+import { workflowResult } from './support/builders';
 import { INVENTORY, retiredNode } from './support/decommission';
 import { call, seedPool, type Reply } from './support/fixtures';
 import { useHarness } from './support/harness';
@@ -134,7 +135,7 @@ describe('the examples of the OpenAPI document', () => {
       headers: { 'idempotency-key': 'change-4711-drain' },
     });
     expect(drain.status).toBe(202);
-    await h.temporal.workflow.getHandle(drainWorkflowId(nodeId)).result();
+    await workflowResult(h, drainWorkflowId(nodeId));
     const operation = await recordCall('getOperation', 'GET', `/v1/operations/${drain.body.operation.id}`);
     expect(operation.body).toMatchObject({ kind: 'drain', status: 'succeeded', nodeId });
 
@@ -196,7 +197,7 @@ describe('the examples of the OpenAPI document', () => {
       headers: { 'idempotency-key': 'change-4713-pool-drain' },
     });
     expect(poolDrain.status, JSON.stringify(poolDrain.body)).toBe(202);
-    await h.temporal.workflow.getHandle(poolDrainWorkflowId('pool-a100-west')).result();
+    await workflowResult(h, poolDrainWorkflowId('pool-a100-west'));
     const operations = await recordCall(
       'listOperations',
       'GET',

@@ -2128,11 +2128,20 @@ export interface operations {
            *         "kind": "drain",
            *         "nodeId": "node_01k5w8v3x9q2m4n6p8r0s2t001",
            *         "poolId": "pool-h100-east",
-           *         "status": "running",
+           *         "parentOperationId": null,
+           *         "status": "pending",
            *         "workflowId": "drain/node_01k5w8v3x9q2m4n6p8r0s2t001",
            *         "actor": "key:bootstrap-operator",
            *         "reason": "firmware update",
            *         "idempotencyKey": "change-4711-drain",
+           *         "progress": {
+           *           "kind": "drain",
+           *           "phase": "waiting-for-worker",
+           *           "startedAt": null,
+           *           "deadline": "2026-03-02T09:30:00.000Z",
+           *           "nextCheckAt": null,
+           *           "waitingFor": null
+           *         },
            *         "result": null,
            *         "error": null,
            *         "cancellation": null,
@@ -2308,13 +2317,26 @@ export interface operations {
            *       "kind": "decommission",
            *       "nodeId": "node_01k5w8v3x9q2m4n6p8r0s2t002",
            *       "poolId": "pool-h100-east",
-           *       "status": "running",
+           *       "parentOperationId": null,
+           *       "status": "pending",
            *       "workflowId": "decommission/node_01k5w8v3x9q2m4n6p8r0s2t002",
            *       "actor": "key:bootstrap-operator",
            *       "reason": "EOL: leaving the fleet",
            *       "idempotencyKey": "change-4712-decommission",
+           *       "progress": {
+           *         "kind": "decommission",
+           *         "phase": "waiting-for-worker",
+           *         "startedAt": null,
+           *         "deadline": null,
+           *         "nextCheckAt": null,
+           *         "waitingFor": {
+           *           "step": null,
+           *           "stepsDone": []
+           *         }
+           *       },
            *       "result": {
            *         "operator": "alice",
+           *         "admittedFrom": "adopted",
            *         "nodeGeneration": 4,
            *         "dependencyDigest": "sha256:4f1c4f1c4f1c4f1c4f1c4f1c4f1c4f1c4f1c4f1c4f1c4f1c4f1c4f1c4f1c4f1c"
            *       },
@@ -2421,11 +2443,23 @@ export interface operations {
            *         "kind": "purge",
            *         "nodeId": "node_01k5w8v3x9q2m4n6p8r0s2t003",
            *         "poolId": "pool-h100-east",
-           *         "status": "running",
+           *         "parentOperationId": null,
+           *         "status": "pending",
            *         "workflowId": "purge/node_01k5w8v3x9q2m4n6p8r0s2t003",
            *         "actor": "key:bootstrap-operator",
            *         "reason": "sold to a reseller",
            *         "idempotencyKey": null,
+           *         "progress": {
+           *           "kind": "purge",
+           *           "phase": "waiting-for-worker",
+           *           "startedAt": null,
+           *           "deadline": null,
+           *           "nextCheckAt": null,
+           *           "waitingFor": {
+           *             "commandId": "cmd_01k5w8v3x9q2m4n6p8r0s2t001",
+           *             "refusedReason": null
+           *           }
+           *         },
            *         "result": null,
            *         "error": null,
            *         "cancellation": null,
@@ -2546,11 +2580,31 @@ export interface operations {
            *         "kind": "remediation",
            *         "nodeId": "node_01k5w8v3x9q2m4n6p8r0s2t004",
            *         "poolId": "pool-h100-east",
-           *         "status": "running",
+           *         "parentOperationId": null,
+           *         "status": "pending",
            *         "workflowId": "remediation/node_01k5w8v3x9q2m4n6p8r0s2t004",
            *         "actor": "key:bootstrap-operator",
            *         "reason": "XID 79: GPU fell off the bus",
            *         "idempotencyKey": null,
+           *         "progress": {
+           *           "kind": "remediation",
+           *           "phase": "waiting-for-worker",
+           *           "startedAt": null,
+           *           "deadline": null,
+           *           "nextCheckAt": null,
+           *           "waitingFor": {
+           *             "action": null,
+           *             "ladder": [
+           *               "reset-accelerator",
+           *               "reboot"
+           *             ],
+           *             "queued": [],
+           *             "attempt": 0,
+           *             "attempts": [],
+           *             "condition": "GpuXidError",
+           *             "attemptDeadline": null
+           *           }
+           *         },
            *         "result": {
            *           "plan": {
            *             "ladder": [
@@ -2610,11 +2664,25 @@ export interface operations {
            *       "kind": "drain",
            *       "nodeId": "node_01k5w8v3x9q2m4n6p8r0s2t001",
            *       "poolId": "pool-h100-east",
+           *       "parentOperationId": null,
            *       "status": "succeeded",
            *       "workflowId": "drain/node_01k5w8v3x9q2m4n6p8r0s2t001",
            *       "actor": "key:bootstrap-operator",
            *       "reason": "firmware update",
            *       "idempotencyKey": "change-4711-drain",
+           *       "progress": {
+           *         "kind": "drain",
+           *         "phase": "drained",
+           *         "startedAt": "2026-03-02T09:30:00.000Z",
+           *         "deadline": "2026-03-02T09:30:00.000Z",
+           *         "nextCheckAt": null,
+           *         "waitingFor": {
+           *           "items": [],
+           *           "budget": null,
+           *           "allocations": 0,
+           *           "earliestEndsAt": null
+           *         }
+           *       },
            *       "result": {
            *         "drained": true
            *       },
@@ -2712,11 +2780,25 @@ export interface operations {
            *           "kind": "drain",
            *           "nodeId": "node_01k5w8v3x9q2m4n6p8r0s2t005",
            *           "poolId": "pool-a100-west",
+           *           "parentOperationId": "op_01k5w8v3x9q2m4n6p8r0s2t005",
            *           "status": "succeeded",
            *           "workflowId": "drain/node_01k5w8v3x9q2m4n6p8r0s2t005",
            *           "actor": "key:bootstrap-operator",
            *           "reason": "driver roll-out",
            *           "idempotencyKey": null,
+           *           "progress": {
+           *             "kind": "drain",
+           *             "phase": "drained",
+           *             "startedAt": "2026-03-02T09:30:00.000Z",
+           *             "deadline": "2026-03-02T09:30:00.000Z",
+           *             "nextCheckAt": null,
+           *             "waitingFor": {
+           *               "items": [],
+           *               "budget": null,
+           *               "allocations": 0,
+           *               "earliestEndsAt": null
+           *             }
+           *           },
            *           "result": {
            *             "drained": true
            *           },
@@ -3124,11 +3206,39 @@ export interface operations {
            *         "kind": "pool-drain",
            *         "nodeId": null,
            *         "poolId": "pool-a100-west",
-           *         "status": "running",
+           *         "parentOperationId": null,
+           *         "status": "pending",
            *         "workflowId": "pool-drain/pool-a100-west",
            *         "actor": "key:bootstrap-operator",
            *         "reason": "driver roll-out",
            *         "idempotencyKey": "change-4713-pool-drain",
+           *         "progress": {
+           *           "kind": "pool-drain",
+           *           "phase": "waiting-for-worker",
+           *           "startedAt": null,
+           *           "deadline": null,
+           *           "nextCheckAt": null,
+           *           "waitingFor": {
+           *             "nodes": {
+           *               "failed": [],
+           *               "drained": [],
+           *               "pending": [
+           *                 "node_01k5w8v3x9q2m4n6p8r0s2t005"
+           *               ],
+           *               "draining": [],
+           *               "waitingForBudget": []
+           *             },
+           *             "counts": {
+           *               "failed": 0,
+           *               "drained": 0,
+           *               "pending": 1,
+           *               "draining": 0,
+           *               "waitingForBudget": 0
+           *             },
+           *             "maxConcurrent": 4,
+           *             "graceAfterStart": "2h"
+           *           }
+           *         },
            *         "result": {
            *           "nodeIds": [
            *             "node_01k5w8v3x9q2m4n6p8r0s2t005"

@@ -13,6 +13,7 @@ import {
   LifecycleOperationKey,
   NodeIdKey,
   OperationIdKey,
+  ParentOperationIdKey,
   PoolIdKey,
   TenantIdKey,
 } from '../workflows/search-attributes';
@@ -108,6 +109,7 @@ function searchAttributes({ op, node }: StartPoint): SearchAttributePair[] {
     { key: PoolIdKey, value: op.poolId ?? '' },
     { key: LifecycleOperationKey, value: op.kind },
     { key: OperationIdKey, value: op.id },
+    ...(op.parentOperationId ? [{ key: ParentOperationIdKey, value: op.parentOperationId }] : []),
   ];
 }
 

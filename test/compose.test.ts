@@ -66,13 +66,13 @@ describe('docker-compose.yml', () => {
     expect(conditions('temporal-create-namespace')).toEqual({ temporal: 'service_healthy' });
     expect(conditions('temporal-ui')).toEqual({ temporal: 'service_healthy' });
     expect(conditions('drydock-migrate')).toEqual({ postgresql: 'service_healthy' });
-    for (const name of ['api', 'worker']) {
-      expect(conditions(name), name).toEqual({
-        'drydock-migrate': 'service_completed_successfully',
-        temporal: 'service_healthy',
-        'temporal-create-namespace': 'service_completed_successfully',
-      });
-    }
+    // An API needs its schema only; a worker, Temporal and its namespace too.
+    expect(conditions('api')).toEqual({ 'drydock-migrate': 'service_completed_successfully' });
+    expect(conditions('worker')).toEqual({
+      'drydock-migrate': 'service_completed_successfully',
+      temporal: 'service_healthy',
+      'temporal-create-namespace': 'service_completed_successfully',
+    });
   });
 
   it('checks the health of every long-running service; one-shots retry on failure', () => {
@@ -111,13 +111,18 @@ describe('docker-compose.yml', () => {
     }
     for (const name of ['api', 'worker']) {
       const env = services[name].environment;
-      expect(env.TEMPORAL_ADDRESS, name).toBe('temporal:7233');
       expect(env.DATABASE_URL, name).toContain('@postgresql:5432/');
       expect(env.DATABASE_URL, name).toBe(services['drydock-migrate'].environment.DATABASE_URL);
-      // The CA key is a secret, mounted where DRYDOCK_CA_KEY_FILE points.
-      expect(services[name].secrets, name).toEqual(['drydock-ca-key']);
-      expect(env.DRYDOCK_CA_KEY_FILE, name).toBe('/run/secrets/drydock-ca-key');
     }
+    // The API talks to Postgres only, and waits for nothing else to start; the workers talk to
+    // Temporal. The CA key (which signs purges, in the API) is a secret, mounted where
+    // DRYDOCK_CA_KEY_FILE points, and only for the API.
+    const { api, worker } = services;
+    expect(api.environment.TEMPORAL_ADDRESS).toBeUndefined();
+    expect(worker.environment.TEMPORAL_ADDRESS).toBe('temporal:7233');
+    expect(api.secrets).toEqual(['drydock-ca-key']);
+    expect(api.environment.DRYDOCK_CA_KEY_FILE).toBe('/run/secrets/drydock-ca-key');
+    expect(worker.secrets).toBeUndefined();
     expect(Object.keys(compose.secrets)).toEqual(['drydock-ca-key']);
   });
 

@@ -11,6 +11,8 @@ export const LifecycleOperationKey = defineSearchAttributeKey(
 /** The node's hostname at the start: the name an operator knows it by. */
 export const HostnameKey = defineSearchAttributeKey('Hostname', SearchAttributeType.KEYWORD);
 export const OperationIdKey = defineSearchAttributeKey('OperationId', SearchAttributeType.KEYWORD);
+/** A node drain's pool drain: `ParentOperationId = "op_…"` lists the drains of one pool drain. */
+export const ParentOperationIdKey = defineSearchAttributeKey('ParentOperationId', SearchAttributeType.KEYWORD);
 
 export const SEARCH_ATTRIBUTE_KEYS = [
   NodeIdKey,
@@ -19,4 +21,5 @@ export const SEARCH_ATTRIBUTE_KEYS = [
   LifecycleOperationKey,
   OperationIdKey,
   HostnameKey,
+  ParentOperationIdKey,
 ];

@@ -32,7 +32,7 @@ until existing="$(temporal operator search-attribute list --namespace "$namespac
   fi
   sleep 2
 done
-for name in NodeId TenantId PoolId LifecycleOperation OperationId Hostname; do
+for name in NodeId TenantId PoolId LifecycleOperation OperationId Hostname ParentOperationId; do
   if printf '%s\n' "$existing" | grep -qw "$name"; then
     echo "search attribute $name: exists"
   else

@@ -569,13 +569,13 @@ async function countStatements(input: {
   try {
     const db = drizzle(sql, { schema });
     // The services are not started: their background statements (a heartbeat flush) would count.
+    const ca = generateCa();
     const { deps } = createAppDeps({
       db,
       sql,
-      temporal: input.temporal,
-      taskQueue: input.taskQueue,
       clusterId: 'bench',
-      caPublicKeyPem: generateCa().publicKeyPem,
+      caPrivateKey: ca.privateKey,
+      caPublicKeyPem: ca.publicKeyPem,
       bootstrapKeyHash: input.bootstrapKeyHash,
     });
     const app = createApp(deps);

@@ -1,13 +1,12 @@
 /**
  * The child side of bench/support/api-process.ts: the real API (`listen` from api/server.ts) with
- * its own pool and Temporal client, in a process of its own so a load generator does not share
+ * its own pool (an API needs nothing else: no Temporal), in a process of its own so a load generator does not share
  * its event loop or core. Takes its settings from BENCH_API_CONFIG and its orders over IPC:
  * `stats`, `profile-start`, `profile-stop` (a V8 CPU profile written to a file), `flush` (the
  * pending heartbeats, now), `flushes` (every heartbeat flush so far, timed), `stop`.
  */
 import { writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
-import { Client, Connection } from '@temporalio/client';
 import { closeServer, listen } from '../../api/server';
 import { createAppDeps } from '../../api/deps';
 import { generateCa } from '../../ca';
@@ -17,20 +16,15 @@ import type { ApiFlush, ApiProcessConfig, ApiProcessReply, ApiProcessRequest } f
 async function main(): Promise<void> {
   const config = JSON.parse(process.env.BENCH_API_CONFIG ?? '') as ApiProcessConfig;
   const pool = createDb(config.databaseUrl, { max: config.connections });
-  // Without an address, a client that would connect on first use, to a port nothing listens on.
-  const connection = config.temporalAddress
-    ? await Connection.connect({ address: config.temporalAddress })
-    : Connection.lazy({ address: '127.0.0.1:1' });
   const flushes: ApiFlush[] = [];
-  const temporal = new Client({ connection, namespace: 'default' });
+  const ca = generateCa();
   // As api/server.ts runs it: the routes and the services beside them (wake-ups, heartbeat flush).
   const services = createAppDeps({
     db: pool.db,
     sql: pool.sql,
-    temporal,
-    taskQueue: config.taskQueue,
     clusterId: 'bench',
-    caPublicKeyPem: generateCa().publicKeyPem,
+    caPrivateKey: ca.privateKey,
+    caPublicKeyPem: ca.publicKeyPem,
     bootstrapKeyHash: config.bootstrapKeyHash,
     heartbeats: {
       flushEveryMs: config.heartbeatFlushEveryMs,
@@ -48,7 +42,6 @@ async function main(): Promise<void> {
     if ('closeAllConnections' in server) server.closeAllConnections();
     await closeServer(server);
     await services.stop();
-    await connection.close();
     await pool.close();
   };
 

@@ -2,7 +2,7 @@ import type { Client } from '@temporalio/client';
 import type { Db } from '../../db/client';
 import { nodes, pools } from '../../db/schema';
 import { newId } from '../../domain/ids';
-import { drainWorkflowId, progressQuery } from '../../workflows/definitions';
+import { drainProgressQuery, drainWorkflowId } from '../../workflows/definitions';
 import { paced, until, type Pacing } from './pace';
 
 /** A call to the API's HTTP port as the operator: status and parsed body. */
@@ -66,8 +66,8 @@ export async function drainAndWait(
     if (reply.status !== 202) throw new Error(`drain: ${reply.status} ${JSON.stringify(reply.body)}`);
   });
   await waitAll('drains waiting', nodeIds, timeoutMs, async (nodeId) => {
-    const progress = await client.workflow.getHandle(drainWorkflowId(nodeId)).query(progressQuery);
-    return progress.phase === 'waiting' && progress.liveAllocationCount === 1;
+    const progress = await client.workflow.getHandle(drainWorkflowId(nodeId)).query(drainProgressQuery);
+    return progress.phase === 'waiting' && progress.waitingFor?.allocations === 1;
   });
 }
 

@@ -1,12 +1,15 @@
 /**
  * The child side of bench/support/worker-process.ts: the real worker (`createWorker` from
- * worker.ts) with its own pool and Temporal connection, in a process of its own, as production
- * runs it. Takes its settings from BENCH_WORKER_CONFIG and its orders over IPC: `stats`, `stop`.
+ * worker.ts) and the outbox's dispatcher beside it, with their own pool and Temporal connection, in
+ * a process of its own, as production runs them. Takes its settings from BENCH_WORKER_CONFIG and its orders over IPC: `stats`, `stop`.
  */
 import { fileURLToPath } from 'node:url';
+import { Client, Connection } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
-import { generateCa } from '../../ca';
 import { createDb } from '../../db/client';
+import { startDispatcher } from '../../dispatch/dispatcher';
+import { silentLogger } from '../../observability/log';
+import { clientInterceptors } from '../../observability/temporal-interceptors';
 import { capYoungGeneration, createWorker } from '../../worker';
 import { bundleInChildProcess } from '../../workflow-bundle';
 import type { WorkerProcessConfig, WorkerProcessReply, WorkerProcessRequest } from './worker-process';
@@ -25,8 +28,6 @@ async function main(): Promise<void> {
     await createWorker({
       connection,
       db: pool.db,
-      ca: generateCa(),
-      clusterId: 'bench',
       namespace: 'default',
       taskQueue: config.taskQueue,
       // As worker.ts: a prebuilt bundle when DRYDOCK_WORKFLOW_BUNDLE names one, else bundled at start.
@@ -52,11 +53,22 @@ async function main(): Promise<void> {
     );
   }
   const runs = workers.map((w) => w.run());
+  // As worker.ts main runs it: the dispatcher starts the drains' workflows and sends their wake-ups.
+  const clientConnection = await Connection.connect({ address: config.temporalAddress });
+  const dispatcher = await startDispatcher({
+    db: pool.db,
+    sql: pool.sql,
+    temporal: new Client({ connection: clientConnection, interceptors: clientInterceptors(null) }),
+    taskQueue: config.taskQueue,
+    log: silentLogger(),
+  });
   let stopping: Promise<void> | null = null;
   const stop = () =>
     (stopping ??= (async () => {
+      await dispatcher.stop();
       for (const w of workers) if (w.getState() === 'RUNNING') w.shutdown();
       await Promise.allSettled(runs);
+      await clientConnection.close();
       await connection.close();
       await pool.close();
     })());

@@ -1,4 +1,4 @@
-import { condition, defineSignal, proxyActivities, setHandler, startChild } from '@temporalio/workflow';
+import { condition, defineSignal, proxyActivities, setHandler } from '@temporalio/workflow';
 
 /** The one signal the baselines wait for. */
 export const goSignal = defineSignal('go');
@@ -33,18 +33,3 @@ export async function signalActivityRoundTrip(): Promise<void> {
 
 /** Returns at once: the child the start-rate baseline starts. */
 export async function empty(): Promise<void> {}
-
-/**
- * The baseline of a pool drain's child starts: `n` empty children started from one workflow,
- * `wave` side by side at a time (as a pool drain starts a wave), on the same Temporal server.
- */
-export async function startEmptyChildren(input: { prefix: string; n: number; wave: number }): Promise<void> {
-  for (let first = 0; first < input.n; first += input.wave) {
-    const wave = Array.from({ length: Math.min(input.wave, input.n - first) }, (_, i) => first + i);
-    await Promise.all(
-      wave.map((i) =>
-        startChild(empty, { workflowId: `${input.prefix}/${i}`, parentClosePolicy: 'ABANDON' }),
-      ),
-    );
-  }
-}

@@ -91,7 +91,7 @@ async function startDevServer(
 ): Promise<TemporalServer> {
   const port = options.port ?? 7233;
   const uiPort = options.uiPort ?? port + 1000;
-  if (!(await portIsFree('127.0.0.1', port))) {
+  if (!(await portIsFree(port))) {
     throw new Error(`port ${port} is taken: stop what runs there, or set TEMPORAL_ADDRESS to use it`);
   }
   const args = [

@@ -4,6 +4,7 @@ import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { Connection } from '@temporalio/client';
 import { msToTs } from '@temporalio/common/lib/time';
+import { goInstall } from './go-install';
 import { portIsFree, spawnService, waitForPort, type WantedPort } from './process';
 
 const run = promisify(execFile);
@@ -28,7 +29,7 @@ export interface TemporalServerBinaries {
 /**
  * The Temporal server, its SQL tool and its Web UI, built from the Go module proxy into
  * `<home>/temporal-server-<version>/` (and `temporal-ui-<version>/`) when missing. The first build
- * takes minutes; it is logged with its time.
+ * takes minutes; its progress is logged every 30 s, and its time.
  */
 export async function ensureTemporalServer(
   home: string,
@@ -39,19 +40,21 @@ export async function ensureTemporalServer(
   const sqlTool = join(serverDir, 'sql');
   if (!existsSync(server) || !existsSync(sqlTool)) {
     await goInstall(
-      serverDir,
       [`${SERVER_MODULE}/cmd/server`, `${SERVER_MODULE}/cmd/tools/sql`].map(
         (pkg) => `${pkg}@${TEMPORAL_SERVER_VERSION}`,
       ),
-      `the Temporal server ${TEMPORAL_SERVER_VERSION}`,
-      log,
+      { what: `the Temporal server ${TEMPORAL_SERVER_VERSION}`, bin: serverDir, log },
     );
   }
   const uiDir = resolve(home, `temporal-ui-${UI_VERSION}`);
   let ui: string | null = join(uiDir, 'server');
   if (!existsSync(ui)) {
     try {
-      await goInstall(uiDir, [`${UI_MODULE}/cmd/server@${UI_VERSION}`], `the Temporal UI ${UI_VERSION}`, log);
+      await goInstall([`${UI_MODULE}/cmd/server@${UI_VERSION}`], {
+        what: `the Temporal UI ${UI_VERSION}`,
+        bin: uiDir,
+        log,
+      });
     } catch (error) {
       log(`the Temporal UI could not be built, running without it: ${(error as Error).message}`);
       ui = null;
@@ -65,17 +68,6 @@ export async function ensureTemporalServer(
   ]);
   const { Dir } = JSON.parse(stdout) as { Dir: string };
   return { server, sqlTool, schemaDir: join(Dir, 'schema', 'postgresql', 'v12'), ui };
-}
-
-async function goInstall(bin: string, packages: string[], what: string, log: (line: string) => void) {
-  mkdirSync(bin, { recursive: true });
-  log(`building ${what} from the Go module proxy into ${bin}; the first build takes minutes`);
-  const started = Date.now();
-  await run('go', ['install', ...packages], {
-    env: { ...process.env, GOBIN: bin },
-    maxBuffer: 64 * 1024 * 1024,
-  });
-  log(`built ${what} in ${Math.round((Date.now() - started) / 1000)} s`);
 }
 
 /** Where the server keeps its two stores. The databases are made when missing. */

@@ -28,10 +28,7 @@ export function createLogger(options: LoggerOptions): Logger {
   // lose the last few lines, which only repeat what the answers and Postgres (every change's
   // event) already hold. A terminal stays synchronous.
   const destination =
-    options.destination ??
-    (process.stdout.isTTY
-      ? pretty({ sync: true, ignore: 'pid,hostname' })
-      : pino.destination({ sync: false }));
+    options.destination ?? (process.stdout.isTTY ? prettyLines() : pino.destination({ sync: false }));
   return pino(
     {
       level: options.level ?? 'info',
@@ -43,6 +40,11 @@ export function createLogger(options: LoggerOptions): Logger {
     },
     destination,
   );
+}
+
+/** Lines for a person at a terminal, written to `to` (stdout unless given). */
+export function prettyLines(to?: NodeJS.WritableStream): DestinationStream {
+  return pretty({ sync: true, ignore: 'pid,hostname', ...(to ? { destination: to } : {}) });
 }
 
 /** A logger that drops everything (tests and tools that are told to be quiet). */

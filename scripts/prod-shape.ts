@@ -1,31 +1,22 @@
-import { spawn, execFile } from 'node:child_process';
-import { chmodSync, createWriteStream, existsSync, mkdirSync } from 'node:fs';
+import { execFile } from 'node:child_process';
+import { chmodSync, existsSync, mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { createInterface } from 'node:readline';
-import { promisify } from 'node:util';
+import { parseArgs, promisify } from 'node:util';
+import { loadConfig } from '../config';
 import { newSecret } from '../domain/secrets';
 import { buildDist } from './build';
-import { freePort } from './services/process';
+import { ManagedProcess, waitForOwnReadyz, type DrydockProcess } from './services/managed-process';
+import { freePort, refuseTakenPorts, type WantedPort } from './services/process';
 import { startPostgres } from './services/postgres';
-import { startTemporalCluster, type TemporalCluster } from './services/temporal-cluster';
+import {
+  startTemporalCluster,
+  temporalPorts,
+  wantedTemporalPorts,
+  type TemporalCluster,
+  type TemporalPorts,
+} from './services/temporal-cluster';
 
 const run = promisify(execFile);
-
-/** One Drydock program running as its own OS process, as an orchestrator would keep it. */
-export interface DrydockProcess {
-  name: string;
-  /** The current process's pid (a restart changes it). */
-  readonly pid: number;
-  /** An API's base URL. */
-  url?: string;
-  kill(signal?: NodeJS.Signals): void;
-  /** The current process's end: its exit code, null when a signal ended it. */
-  readonly exited: Promise<number | null>;
-  /** Starts the program again (after it died or was killed) and waits until it is ready. */
-  restart(): Promise<void>;
-  /** The last lines the current process wrote (stdout and stderr), to say why it ended. */
-  lastOutput(): string;
-}
 
 export interface ProdShape {
   apiUrls: string[];
@@ -53,15 +44,75 @@ export interface ProdShapeOptions {
   dist: string;
   /** A Postgres to use for Drydock and Temporal alike; unset: an embedded one of its own. */
   databaseUrl?: string;
-  /** 'default': 8080, 8081… for the APIs, 7233 for Temporal; 'free': ports the kernel picks. */
-  ports?: 'default' | 'free';
+  /** Where it listens: `DEFAULT_PORTS` with these changes; 'free': ports nothing listens on, chosen for it. */
+  ports?: Partial<ShapePorts> | 'free';
   /** More environment for every Drydock process. */
   env?: Record<string, string>;
   log?: (line: string) => void;
 }
 
-/** Embedded Postgres port of the production shape, beside npm start's 54329. */
-const EMBEDDED_PORT = 54330;
+/** The production shape's ports (docs/production.md): the Nth API and worker take the base + N - 1. */
+export interface ShapePorts {
+  /** The first API's (`PORT`); 0: a free port for each API. */
+  api: number;
+  /** The first worker's `/metrics` and `/readyz` (`DRYDOCK_WORKER_METRICS_PORT`); 0: a free port for each. */
+  workerMetrics: number;
+  /** The Temporal server's frontend (`--temporal-port`); its other services' ports sit around it. */
+  temporal: number;
+  /** The Temporal Web UI (`TEMPORAL_UI_PORT`). */
+  temporalUi: number;
+  /** The embedded Postgres (`--postgres-port`), beside npm start's 54329; unused with a databaseUrl. */
+  postgres: number;
+}
+
+const CONFIG_DEFAULTS = loadConfig({});
+export const DEFAULT_PORTS: ShapePorts = {
+  api: CONFIG_DEFAULTS.PORT,
+  workerMetrics: CONFIG_DEFAULTS.DRYDOCK_WORKER_METRICS_PORT,
+  temporal: 7233,
+  temporalUi: CONFIG_DEFAULTS.TEMPORAL_UI_PORT,
+  postgres: 54330,
+};
+
+/** Says how to move the ports when one is taken. */
+const PORT_HINT =
+  'stop what listens there, or move the production shape: PORT, DRYDOCK_WORKER_METRICS_PORT, TEMPORAL_UI_PORT, ' +
+  '--temporal-port, --postgres-port (docs/production.md)';
+
+/** Every port the shape will listen on, decided before anything starts. */
+interface PortPlan {
+  /** Null when it uses the Postgres of a databaseUrl. */
+  postgres: number | null;
+  temporal: TemporalPorts;
+  workers: number[];
+  apis: number[];
+}
+
+async function planPorts(options: ProdShapeOptions): Promise<PortPlan> {
+  const free = options.ports === 'free';
+  const base = free ? null : { ...DEFAULT_PORTS, ...(options.ports as Partial<ShapePorts> | undefined) };
+  // A base of 0 (or 'free'): a free port for each.
+  const series = async (first: number | undefined, count: number) => {
+    const ports: number[] = [];
+    for (let i = 0; i < count; i++) ports.push(first ? first + i : await freePort());
+    return ports;
+  };
+  return {
+    postgres: options.databaseUrl ? null : base ? base.postgres : await freePort(),
+    temporal: await temporalPorts(base ? { frontend: base.temporal, ui: base.temporalUi } : 'free'),
+    workers: await series(base?.workerMetrics, options.workers ?? 2),
+    apis: await series(base?.api, options.apis ?? 2),
+  };
+}
+
+function wantedPorts(plan: PortPlan): WantedPort[] {
+  return [
+    ...(plan.postgres === null ? [] : [{ port: plan.postgres, by: 'the embedded Postgres' }]),
+    ...wantedTemporalPorts(plan.temporal),
+    ...plan.workers.map((port, i) => ({ port, by: `worker-${i + 1} (/metrics, /readyz)` })),
+    ...plan.apis.map((port, i) => ({ port, by: `api-${i + 1}` })),
+  ];
+}
 
 /**
  * The production shape as plain processes: Postgres, a Temporal server on it built from source
@@ -70,7 +121,9 @@ const EMBEDDED_PORT = 54330;
  */
 export async function startProdShape(options: ProdShapeOptions): Promise<ProdShape> {
   const log = options.log ?? (() => {});
-  const free = options.ports === 'free';
+  // Before anything starts: a port another program holds would answer for one of ours.
+  const plan = await planPorts(options);
+  await refuseTakenPorts(wantedPorts(plan), PORT_HINT);
   const home = resolve(options.home);
   mkdirSync(join(home, 'logs'), { recursive: true });
   // Run as root, the embedded Postgres runs as its own user, which must reach its data under here
@@ -84,7 +137,7 @@ export async function startProdShape(options: ProdShapeOptions): Promise<ProdSha
     const pg = await startPostgres({
       url: options.databaseUrl,
       home,
-      port: free ? await freePort() : EMBEDDED_PORT,
+      port: plan.postgres ?? undefined,
     });
     stops.push(() => pg.stop());
     const databaseUrl = pg.url;
@@ -100,7 +153,7 @@ export async function startProdShape(options: ProdShapeOptions): Promise<ProdSha
       },
       home: resolve(options.binaries ?? '.drydock'),
       dir: join(home, 'temporal'),
-      ports: options.ports,
+      ports: plan.temporal,
       log,
     });
     stops.push(() => temporal.stop());
@@ -128,39 +181,31 @@ export async function startProdShape(options: ProdShapeOptions): Promise<ProdSha
     const migrated = await cli('migrate');
     log(migrated.stdout.trim());
 
-    const workers: ManagedProcess[] = [];
-    for (let i = 1; i <= (options.workers ?? 2); i++) {
-      const port = free ? await freePort() : 9463 + i;
-      workers.push(
+    // Each is ready once its own /readyz answers 200 from the pid it was started as — a worker
+    // once it polls, not when its port opens (it can still die in between, when Temporal refuses
+    // its start).
+    const workers = plan.workers.map(
+      (port, i) =>
         new ManagedProcess(
-          `worker-${i}`,
+          `worker-${i + 1}`,
           join(options.dist, 'worker.js'),
           home,
-          {
-            ...env,
-            DRYDOCK_WORKER_METRICS_PORT: String(port),
-          },
-          // Ready once it polls (its /readyz), not when its port opens: a worker can still die in
-          // between, when Temporal refuses its start.
-          () => waitForOk(`http://127.0.0.1:${port}/readyz`, 120_000),
+          { ...env, DRYDOCK_WORKER_METRICS_PORT: String(port) },
+          (pid) => waitForOwnReadyz(`http://127.0.0.1:${port}/readyz`, pid, 120_000),
         ),
+    );
+    const apis = plan.apis.map((port, i) => {
+      const api = new ManagedProcess(
+        `api-${i + 1}`,
+        join(options.dist, 'api.js'),
+        home,
+        // One process per API: its /readyz names the pid this script started.
+        { ...env, PORT: String(port), API_PROCESSES: '1' },
+        (pid) => waitForOwnReadyz(`http://127.0.0.1:${port}/readyz`, pid, 60_000),
       );
-    }
-    const apis: ManagedProcess[] = [];
-    for (let i = 1; i <= (options.apis ?? 2); i++) {
-      const port = free ? await freePort() : 8079 + i;
-      const url = `http://127.0.0.1:${port}`;
-      apis.push(
-        new ManagedProcess(
-          `api-${i}`,
-          join(options.dist, 'api.js'),
-          home,
-          { ...env, PORT: String(port) },
-          () => waitForOk(`${url}/healthz`, 60_000),
-        ),
-      );
-      apis[apis.length - 1]!.url = url;
-    }
+      api.url = `http://127.0.0.1:${port}`;
+      return api;
+    });
     // Stopped in reverse: the APIs first, then the workers (an activity in flight finishes).
     stops.push(() => Promise.all(workers.map((w) => w.stop())).then(() => {}));
     stops.push(() => Promise.all(apis.map((a) => a.stop())).then(() => {}));
@@ -185,122 +230,49 @@ export async function startProdShape(options: ProdShapeOptions): Promise<ProdSha
   }
 }
 
-/** How many lines of a process's output `lastOutput` keeps. */
-const TAIL_LINES = 5;
-
-/** A program kept as one child process at a time, its output appended to `<home>/logs/<name>.log`. */
-class ManagedProcess implements DrydockProcess {
-  url?: string;
-  private child: ReturnType<typeof spawn> | null = null;
-  private ended: Promise<number | null> = Promise.resolve(null);
-  private tail: string[] = [];
-
-  constructor(
-    readonly name: string,
-    private readonly program: string,
-    private readonly home: string,
-    private readonly env: Record<string, string>,
-    private readonly ready: () => Promise<void>,
-  ) {}
-
-  get pid(): number {
-    return this.child?.pid ?? 0;
-  }
-
-  get exited(): Promise<number | null> {
-    return this.ended;
-  }
-
-  kill(signal: NodeJS.Signals = 'SIGTERM'): void {
-    this.child?.kill(signal);
-  }
-
-  async restart(): Promise<void> {
-    if (this.child && this.child.exitCode === null && this.child.signalCode === null) {
-      throw new Error(`${this.name} is still running (pid ${this.child.pid})`);
-    }
-    const logFile = createWriteStream(join(this.home, 'logs', `${this.name}.log`), { flags: 'a' });
-    const child = spawn(process.execPath, [this.program], {
-      env: { ...process.env, ...this.env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    child.stdout.pipe(logFile, { end: false });
-    child.stderr.pipe(logFile, { end: false });
-    this.tail = [];
-    for (const stream of [child.stdout, child.stderr]) {
-      createInterface({ input: stream }).on('line', (line) => {
-        this.tail.push(line);
-        if (this.tail.length > TAIL_LINES) this.tail.shift();
-      });
-    }
-    this.child = child;
-    this.ended = new Promise((done) =>
-      // 'close', not 'exit': by then its output is all read, the last lines too.
-      child.once('close', (code) => {
-        logFile.end();
-        done(code);
-      }),
-    );
-    await Promise.race([
-      this.ready(),
-      this.ended.then((code) => {
-        throw new Error(
-          `${this.name} exited with ${code} while starting (log: ${logFile.path}); it last wrote:\n${this.lastOutput()}`,
-        );
-      }),
-    ]);
-  }
-
-  lastOutput(): string {
-    return this.tail.join('\n');
-  }
-
-  /** SIGTERM (the programs shut down gracefully on it), SIGKILL after 15 s. */
-  async stop(): Promise<void> {
-    const child = this.child;
-    if (!child || child.exitCode !== null || child.signalCode !== null) return;
-    child.kill('SIGTERM');
-    const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
-    await this.ended;
-    clearTimeout(timer);
-  }
-}
-
-/** Waits until GET `url` answers 200. */
-async function waitForOk(url: string, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const ok = await fetch(url).then(
-      (response) => response.ok,
-      () => false,
-    );
-    if (ok) return;
-    if (Date.now() > deadline) throw new Error(`${url} did not answer 200 within ${timeoutMs} ms`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
-
-/** `npm run prod-shape [--apis N] [--workers M]`: builds, starts it all, Ctrl-C stops it all. */
+/**
+ * `npm run prod-shape [--apis N] [--workers M] [--temporal-port P] [--postgres-port P]`, on the
+ * ports PORT, DRYDOCK_WORKER_METRICS_PORT and TEMPORAL_UI_PORT set: builds, starts it all, Ctrl-C
+ * stops it all.
+ */
 async function main(argv: string[]): Promise<void> {
-  const count = (flag: string, fallback: number) => {
-    const at = argv.indexOf(flag);
-    const value = at === -1 ? fallback : Number(argv[at + 1]);
-    if (!Number.isInteger(value) || value < 1) throw new Error(`${flag} takes a whole number of at least 1`);
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      apis: { type: 'string' },
+      workers: { type: 'string' },
+      'temporal-port': { type: 'string' },
+      'postgres-port': { type: 'string' },
+    },
+  });
+  const whole = (flag: keyof typeof values, fallback: number, min: number, max: number) => {
+    const value = values[flag] === undefined ? fallback : Number(values[flag]);
+    if (!Number.isInteger(value) || value < min || value > max) {
+      throw new Error(`--${flag} takes a whole number from ${min} to ${max}`);
+    }
     return value;
   };
+  const config = loadConfig();
   const say = (line: string) => process.stdout.write(`${line}\n`);
-  const home = resolve(process.env.DRYDOCK_HOME ?? '.drydock', 'prod-shape');
+  const home = resolve(config.DRYDOCK_HOME, 'prod-shape');
+  const options = {
+    apis: whole('apis', 2, 1, 64),
+    workers: whole('workers', 2, 1, 64),
+    home,
+    databaseUrl: config.DATABASE_URL,
+    ports: {
+      api: config.PORT,
+      workerMetrics: config.DRYDOCK_WORKER_METRICS_PORT,
+      temporal: whole('temporal-port', DEFAULT_PORTS.temporal, 1, 65535),
+      temporalUi: config.TEMPORAL_UI_PORT,
+      postgres: whole('postgres-port', DEFAULT_PORTS.postgres, 1, 65535),
+    },
+    log: say,
+  };
   const started = Date.now();
   const { outDir } = await buildDist();
   say(`built dist/ in ${((Date.now() - started) / 1000).toFixed(1)} s`);
-  const shape = await startProdShape({
-    apis: count('--apis', 2),
-    workers: count('--workers', 2),
-    home,
-    dist: outDir,
-    databaseUrl: process.env.DATABASE_URL,
-    log: say,
-  });
+  const shape = await startProdShape({ ...options, dist: outDir });
   say('');
   say('  The production shape is running.');
   shape.apis.forEach((api) => say(`    ${api.name.padEnd(12)} ${api.url}   (pid ${api.pid})`));

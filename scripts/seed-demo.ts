@@ -113,11 +113,17 @@ function storedMachines(dataRoot: string): SimulatedMachine[] {
     .map((hostname) => ({ hostname }));
 }
 
+export interface DemoFleet {
+  simulator: Simulator;
+  /** A fresh demo's drain of its first machine, to send once workflows run; null on a later start. */
+  startDrain: (() => Promise<void>) | null;
+}
+
 /**
  * Runs the demo fleet as simulated agents that join through the API and keep heartbeating while
  * `npm start` runs. On an empty database: pools, join tokens, a dozen joins, live allocations of
- * various end times and one running drain. Later starts reuse the identities stored under
- * `<home>/demo-agents/<hostname>/` (the agent's data-directory format) and join nothing.
+ * various end times, and `startDrain` for one running drain. Later starts reuse the identities
+ * stored under `<home>/demo-agents/<hostname>/` (the agent's data-directory format) and join nothing.
  */
 export async function startDemoFleet(input: {
   db: Db;
@@ -125,7 +131,7 @@ export async function startDemoFleet(input: {
   operatorKey: string;
   home: string;
   log: (line: string) => void;
-}): Promise<Simulator> {
+}): Promise<DemoFleet> {
   const { api, operatorKey, log } = input;
   const dataRoot = resolve(input.home, 'demo-agents');
   const fresh = await seedDemoPools(input.db);
@@ -142,7 +148,7 @@ export async function startDemoFleet(input: {
   });
   if (!fresh) {
     log(`demo fleet: ${simulator.agents.length} simulated agents heartbeating`);
-    return simulator;
+    return { simulator, startDrain: null };
   }
 
   const planOf = new Map<string, { tenantId: string; i: number }>(
@@ -180,16 +186,16 @@ export async function startDemoFleet(input: {
   } catch (error) {
     log(`demo allocations failed: ${(error as Error).message}`);
   }
+  log(`seeded the demo fleet: ${simulator.agents.length} simulated agents joined through the API`);
   // One drain through the real path, so the Temporal UI has something to show at once.
   const first = simulator.agents[0]!;
-  const drain = await fetch(`${api}/v1/nodes/${first.nodeId}/drain`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${operatorKey}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ reason: 'demo: replace PSU' }),
-  });
-  log(
-    `seeded the demo fleet: ${simulator.agents.length} simulated agents joined through the API; ` +
-      `drain of ${first.hostname} (${first.nodeId}): HTTP ${drain.status}`,
-  );
-  return simulator;
+  const startDrain = async () => {
+    const drain = await fetch(`${api}/v1/nodes/${first.nodeId}/drain`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${operatorKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ reason: 'demo: replace PSU' }),
+    });
+    log(`demo: drain of ${first.hostname} (${first.nodeId}): HTTP ${drain.status}`);
+  };
+  return { simulator, startDrain };
 }

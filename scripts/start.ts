@@ -9,13 +9,15 @@ import { loadConfig } from '../config';
 import { ensureLivenessSweep } from '../workflows/liveness-client';
 import { createDb } from '../db/client';
 import { migrateDatabase } from '../db/migrate';
-import { createLogger } from '../observability/log';
+import { createLogger, prettyLines, type Logger } from '../observability/log';
 import { clientInterceptors } from '../observability/temporal-interceptors';
 import { temporalLogger } from '../observability/temporal-logger';
 import { createWorker } from '../worker';
 import { startDispatcher } from '../dispatch/dispatcher';
 import { startPostgres } from './services/postgres';
-import { startTemporal } from './services/temporal';
+import { formatGoBuildStatus } from './services/go-install';
+import { terminalStatusLine } from './services/status-line';
+import { startTemporal, temporalAddressOf, temporalUiUrlOf, type TemporalOptions } from './services/temporal';
 import { startDemoFleet } from './seed-demo';
 
 /** `npm start`: Postgres, Temporal with its UI, migrations, the worker and the API in one command. */
@@ -23,14 +25,21 @@ async function main(): Promise<void> {
   const config = loadConfig();
   const home = resolve(config.DRYDOCK_HOME);
   mkdirSync(home, { recursive: true });
+  // On a terminal a build's progress is one line that changes in place, under the log's lines.
+  const status = process.stdout.isTTY ? terminalStatusLine(process.stdout) : null;
   // One logger for everything this process runs: the services' progress, the API, the worker, Temporal.
-  const log = createLogger({ service: 'start', level: config.LOG_LEVEL });
+  const log = createLogger({
+    service: 'start',
+    level: config.LOG_LEVEL,
+    destination: status ? prettyLines(status.destination) : undefined,
+  });
   const say = (line: string) => log.info(line);
   const stops: (() => Promise<unknown>)[] = [];
   let stopping = false;
   const stopAll = async (code: number) => {
     if (stopping) return;
     stopping = true;
+    status?.clear();
     log.info('stopping…');
     for (const stop of stops.reverse()) {
       await stop().catch((error: unknown) => log.error({ err: error }, 'a service did not stop cleanly'));
@@ -47,21 +56,71 @@ async function main(): Promise<void> {
     say(`postgres ready (${pg.source})`);
     await migrateDatabase(pg.url);
 
-    const server = await startTemporal({
+    // Temporal comes up beside the API: the first start builds its CLI, for minutes, while the API
+    // and the console already serve. Workflows (and the demo's drain) start once it is up.
+    const building = new AbortController();
+    const temporalOptions: TemporalOptions = {
       address: config.TEMPORAL_ADDRESS,
       cli: config.TEMPORAL_CLI,
       home,
       uiPort: config.TEMPORAL_UI_PORT,
       dbFile: resolve(home, 'temporal.db'),
       log: say,
+      signal: building.signal,
+      buildProgress: status
+        ? (progress) => status.show(formatGoBuildStatus('the Temporal CLI', progress))
+        : undefined,
+    };
+    let temporalUp = false;
+    const starting = startTemporal(temporalOptions).then((server) => ((temporalUp = true), server));
+    // Awaited below; until then a failure must not count as unhandled.
+    starting.catch(() => {});
+    stops.push(async () => {
+      building.abort();
+      await (await starting.catch(() => null))?.stop();
     });
-    stops.push(() => server.stop());
-    say(`temporal ready at ${server.address} (${server.source})`);
 
     const { db, sql, close } = createDb(pg.url);
     stops.push(close);
-    const workerConnection = await NativeConnection.connect({ address: server.address });
     const ca = loadCa({ file: config.DRYDOCK_CA_KEY_FILE, home });
+    const temporalUiUrl = temporalUiUrlOf(temporalOptions);
+    const operatorKey = config.DRYDOCK_BOOTSTRAP_OPERATOR_KEY ?? developmentOperatorKey(home);
+    // The API needs no Temporal: it records requests in Postgres, and the dispatcher starts their
+    // workflows once Temporal is up.
+    const services = apiServicesOf(config, {
+      db,
+      sql,
+      log,
+      ca,
+      operatorKey,
+      temporalUiUrl: temporalUiUrl ?? undefined,
+    });
+    await services.start();
+    stops.push(() => services.stop());
+    const api = await listen(services.deps, config.PORT, transportOf(config));
+    stops.push(() => closeServer(api.server));
+    const apiUrl = `http://localhost:${api.port}`;
+    // Simulated agents join through the API and heartbeat until Ctrl-C (scripts/seed-demo.ts).
+    const demo =
+      config.DRYDOCK_DEMO === '1'
+        ? await startDemoFleet({ db, api: apiUrl, operatorKey, home, log: say })
+        : null;
+    if (demo) stops.push(() => demo.simulator.close());
+    const running: Running = {
+      apiUrl,
+      operatorKey,
+      temporalUiUrl,
+      address: temporalAddressOf(temporalOptions),
+    };
+    // Written above the progress line, when there is one.
+    const banner = (text: string) => (status ? status.destination.write(text) : process.stdout.write(text));
+    const announcedEarly = !temporalUp;
+    if (announcedEarly) announce(running, log, 'waiting', banner);
+
+    const server = await starting;
+    status?.clear();
+    say(`temporal ready at ${server.address} (${server.source})`);
+    const workerConnection = await NativeConnection.connect({ address: server.address });
     const worker = await createWorker({
       connection: workerConnection,
       db,
@@ -69,13 +128,12 @@ async function main(): Promise<void> {
       taskQueue: config.TEMPORAL_TASK_QUEUE,
       log,
     });
-    const running = worker.run();
+    const polling = worker.run();
     stops.push(async () => {
       if (worker.getState() === 'RUNNING') worker.shutdown();
-      await running.catch(() => {});
+      await polling.catch(() => {});
       await workerConnection.close();
     });
-
     const connection = await Connection.connect({ address: server.address });
     stops.push(() => connection.close());
     const temporal = new Client({
@@ -83,61 +141,93 @@ async function main(): Promise<void> {
       namespace: config.TEMPORAL_NAMESPACE,
       interceptors: clientInterceptors(),
     });
-    const operatorKey = config.DRYDOCK_BOOTSTRAP_OPERATOR_KEY ?? developmentOperatorKey(home);
-    const dispatcher = await startDispatcher({ db, sql, temporal, taskQueue: config.TEMPORAL_TASK_QUEUE, log });
-    stops.push(() => dispatcher.stop());
-    const services = apiServicesOf(config, {
+    // What the API recorded meanwhile starts now.
+    const dispatcher = await startDispatcher({
       db,
       sql,
+      temporal,
+      taskQueue: config.TEMPORAL_TASK_QUEUE,
       log,
-      ca,
-      operatorKey,
-      temporalUiUrl: server.uiUrl ?? undefined,
     });
-    await services.start();
-    stops.push(() => services.stop());
+    stops.push(() => dispatcher.stop());
     await ensureLivenessSweep(temporal, config.TEMPORAL_TASK_QUEUE);
-    const api = await listen(services.deps, config.PORT, transportOf(config));
-    stops.push(() => closeServer(api.server));
+    await demo?.startDrain?.();
+    announce(running, log, announcedEarly ? 'workflows' : 'all', banner);
 
-    const apiUrl = `http://localhost:${api.port}`;
-    if (config.DRYDOCK_DEMO === '1') {
-      // Simulated agents join through the API and heartbeat until Ctrl-C (scripts/seed-demo.ts).
-      const demo = await startDemoFleet({ db, api: apiUrl, operatorKey, home, log: say });
-      stops.push(() => demo.close());
-    }
-
-    // The banner is for the person at the terminal, and it shows the operator key: it goes to a
-    // terminal only. Piped (a log collector, CI), stdout stays one JSON line per entry, without the key.
-    if (process.stdout.isTTY) {
-      process.stdout.write(`
-  Drydock is running on Node ${process.versions.node}.
-    API          ${apiUrl}
-    API docs     ${apiUrl}/docs   (OpenAPI: ${apiUrl}/openapi.json)
-    Console      ${apiUrl}/console   (sign in with the operator key)
-    Temporal UI  ${server.uiUrl ?? `(the Temporal server at ${server.address})`}
-    Operator key ${operatorKey}
-
-  Try:  export DRYDOCK_TOKEN=${operatorKey}
-        ./bin/drydock.mjs nodes list
-  Ctrl-C stops everything.
-`);
-    } else {
-      const temporalUi = server.uiUrl ?? undefined;
-      log.info(
-        { api: apiUrl, console: `${apiUrl}/console`, temporalUi, node: process.versions.node },
-        'drydock is running',
-      );
-    }
-    const outcome = await running.then(
+    const outcome = await polling.then(
       () => 0,
       (error: unknown) => (log.fatal({ err: error }, 'worker stopped'), 1),
     );
     if (!stopping) await stopAll(outcome);
   } catch (error) {
+    // A build or a start stopped by Ctrl-C is no failure.
+    if (stopping) return;
     log.fatal({ err: error }, 'start failed');
     await stopAll(1);
   }
+}
+
+interface Running {
+  apiUrl: string;
+  operatorKey: string;
+  temporalUiUrl: string | null;
+  address: string;
+}
+
+/**
+ * Says what runs. 'all': everything is up. 'waiting': the API and the console serve, Temporal is
+ * not up yet (a first start builds its CLI). 'workflows': after 'waiting', Temporal is up too.
+ * The banner is for the person at the terminal, and it shows the operator key: it goes to a
+ * terminal only. Piped (a log collector, CI), stdout stays one JSON line per entry, without the key.
+ */
+function announce(
+  running: Running,
+  log: Logger,
+  what: 'all' | 'waiting' | 'workflows',
+  write: (text: string) => void,
+): void {
+  const { apiUrl, operatorKey } = running;
+  const temporalUi = running.temporalUiUrl ?? `(the Temporal server at ${running.address})`;
+  if (what === 'workflows') {
+    log.info(
+      { temporalUi: running.temporalUiUrl ?? undefined },
+      'temporal is up: the worker runs, workflows start (the demo drain too)',
+    );
+    return;
+  }
+  const waiting = what === 'waiting';
+  if (!process.stdout.isTTY) {
+    log.info(
+      {
+        api: apiUrl,
+        console: `${apiUrl}/console`,
+        temporalUi: running.temporalUiUrl ?? undefined,
+        node: process.versions.node,
+        ...(waiting ? { workflows: 'waiting for temporal' } : {}),
+      },
+      waiting ? 'drydock is running; workflows start once temporal is up' : 'drydock is running',
+    );
+    return;
+  }
+  const note = waiting
+    ? `
+  Temporal is not up yet (a first start builds its CLI, for minutes). Until it is, the API and the
+  console serve and record what is asked; its workflows start once Temporal and the worker are up
+  (the demo's drain too).
+`
+    : '';
+  write(`
+  Drydock is running on Node ${process.versions.node}.
+    API          ${apiUrl}
+    API docs     ${apiUrl}/docs   (OpenAPI: ${apiUrl}/openapi.json)
+    Console      ${apiUrl}/console   (sign in with the operator key)
+    Temporal UI  ${temporalUi}
+    Operator key ${operatorKey}
+${note}
+  Try:  export DRYDOCK_TOKEN=${operatorKey}
+        ./bin/drydock.mjs nodes list
+  Ctrl-C stops everything.
+`);
 }
 
 /** In development the operator key lives in `.drydock/operator-key`, made on the first start. */

@@ -17,13 +17,34 @@ export async function waitForPort(host: string, port: number, timeoutMs: number)
   }
 }
 
-/** True when nothing listens on the port yet. */
-export async function portIsFree(host: string, port: number): Promise<boolean> {
+/** True when nothing listens on the port, on any interface: a server may listen on it everywhere. */
+export async function portIsFree(port: number): Promise<boolean> {
   return new Promise((resolve) => {
-    const socket = createConnection({ host, port });
-    socket.once('connect', () => (socket.destroy(), resolve(false)));
-    socket.once('error', () => resolve(true));
+    const server = createServer();
+    server.once('error', () => resolve(false));
+    server.listen(port, () => server.close(() => resolve(true)));
   });
+}
+
+/** A port a service needs, and which part of it wants the port (the words of a refusal). */
+export interface WantedPort {
+  port: number;
+  by: string;
+}
+
+/**
+ * Refuses, with one error naming each port and what wanted it, when something already listens on
+ * a port of `wanted` or two parts want the same one; `hint` says how to choose others. Starts nothing.
+ */
+export async function refuseTakenPorts(wanted: WantedPort[], hint: string): Promise<void> {
+  const wanters = new Map<number, string[]>();
+  for (const { port, by } of wanted) wanters.set(port, [...(wanters.get(port) ?? []), by]);
+  const problems: string[] = [];
+  for (const [port, by] of wanters) {
+    if (by.length > 1) problems.push(`port ${port} is wanted by both ${by.join(' and ')}`);
+    else if (!(await portIsFree(port))) problems.push(`port ${port} is taken (wanted by ${by[0]})`);
+  }
+  if (problems.length > 0) throw new Error(`${problems.join('; ')}: ${hint}`);
 }
 
 /**

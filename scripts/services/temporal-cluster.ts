@@ -4,8 +4,8 @@ import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { Connection } from '@temporalio/client';
 import { msToTs } from '@temporalio/common/lib/time';
-import { createServer } from 'node:net';
-import { spawnService, waitForPort } from './process';
+import { goInstall } from './go-install';
+import { portIsFree, spawnService, waitForPort, type WantedPort } from './process';
 
 const run = promisify(execFile);
 
@@ -29,7 +29,7 @@ export interface TemporalServerBinaries {
 /**
  * The Temporal server, its SQL tool and its Web UI, built from the Go module proxy into
  * `<home>/temporal-server-<version>/` (and `temporal-ui-<version>/`) when missing. The first build
- * takes minutes; it is logged with its time.
+ * takes minutes; its progress is logged every 30 s, and its time.
  */
 export async function ensureTemporalServer(
   home: string,
@@ -40,19 +40,21 @@ export async function ensureTemporalServer(
   const sqlTool = join(serverDir, 'sql');
   if (!existsSync(server) || !existsSync(sqlTool)) {
     await goInstall(
-      serverDir,
       [`${SERVER_MODULE}/cmd/server`, `${SERVER_MODULE}/cmd/tools/sql`].map(
         (pkg) => `${pkg}@${TEMPORAL_SERVER_VERSION}`,
       ),
-      `the Temporal server ${TEMPORAL_SERVER_VERSION}`,
-      log,
+      { what: `the Temporal server ${TEMPORAL_SERVER_VERSION}`, bin: serverDir, log },
     );
   }
   const uiDir = resolve(home, `temporal-ui-${UI_VERSION}`);
   let ui: string | null = join(uiDir, 'server');
   if (!existsSync(ui)) {
     try {
-      await goInstall(uiDir, [`${UI_MODULE}/cmd/server@${UI_VERSION}`], `the Temporal UI ${UI_VERSION}`, log);
+      await goInstall([`${UI_MODULE}/cmd/server@${UI_VERSION}`], {
+        what: `the Temporal UI ${UI_VERSION}`,
+        bin: uiDir,
+        log,
+      });
     } catch (error) {
       log(`the Temporal UI could not be built, running without it: ${(error as Error).message}`);
       ui = null;
@@ -66,17 +68,6 @@ export async function ensureTemporalServer(
   ]);
   const { Dir } = JSON.parse(stdout) as { Dir: string };
   return { server, sqlTool, schemaDir: join(Dir, 'schema', 'postgresql', 'v12'), ui };
-}
-
-async function goInstall(bin: string, packages: string[], what: string, log: (line: string) => void) {
-  mkdirSync(bin, { recursive: true });
-  log(`building ${what} from the Go module proxy into ${bin}; the first build takes minutes`);
-  const started = Date.now();
-  await run('go', ['install', ...packages], {
-    env: { ...process.env, GOBIN: bin },
-    maxBuffer: 64 * 1024 * 1024,
-  });
-  log(`built ${what} in ${Math.round((Date.now() - started) / 1000)} s`);
 }
 
 /** Where the server keeps its two stores. The databases are made when missing. */
@@ -94,8 +85,8 @@ export interface TemporalClusterOptions {
   /** Where this cluster's config is written. */
   dir: string;
   namespace?: string;
-  /** 'default': the usual ports (7233, UI 8233); 'free': ports the kernel picks (tests, soak). */
-  ports?: 'default' | 'free';
+  /** Where the server and its UI listen (`temporalPorts`); the caller checks they are free. */
+  ports: TemporalPorts;
   log?: (line: string) => void;
 }
 
@@ -107,7 +98,8 @@ export interface TemporalCluster {
   stop(): Promise<void>;
 }
 
-interface Ports {
+/** The ports of a Temporal server's four services and of its Web UI. */
+export interface TemporalPorts {
   frontend: number;
   frontendHttp: number;
   history: number;
@@ -117,16 +109,40 @@ interface Ports {
   ui: number;
 }
 
-async function portsOf(kind: 'default' | 'free'): Promise<Ports> {
-  if (kind === 'default') {
+/** Temporal's own layout around its frontend's 7233: the other services' ports, as offsets from it. */
+const OFFSETS = {
+  frontendHttp: 10,
+  history: 1,
+  matching: 2,
+  worker: 6,
+  membership: [-300, -299, -298, -294],
+};
+/** The server records membership ports in a Postgres smallint: they must stay under 32768. */
+const FRONTEND_RANGE = [-OFFSETS.membership[0]! + 1, 32_767 - OFFSETS.membership[3]!] as const;
+
+/**
+ * The server's ports laid out as Temporal's defaults are around 7233 (HTTP 7243, history 7234,
+ * matching 7235, worker 7239, membership 6933–6935 and 6939), around `frontend`, and the UI on
+ * `ui`; or, with 'free', ports nothing listens on, each chosen at random.
+ */
+export async function temporalPorts(base: { frontend: number; ui: number } | 'free'): Promise<TemporalPorts> {
+  if (base !== 'free') {
+    const f = base.frontend;
+    if (!Number.isInteger(f) || f < FRONTEND_RANGE[0] || f > FRONTEND_RANGE[1]) {
+      throw new Error(
+        `the Temporal server's port must be a whole number from ${FRONTEND_RANGE[0]} to ${FRONTEND_RANGE[1]} ` +
+          `(its membership ports sit 300 below it and must stay under 32768): ${f}`,
+      );
+    }
+    const [a, b, c, d] = OFFSETS.membership.map((offset) => f + offset) as TemporalPorts['membership'];
     return {
-      frontend: 7233,
-      frontendHttp: 7243,
-      history: 7234,
-      matching: 7235,
-      worker: 7239,
-      membership: [6933, 6934, 6935, 6939],
-      ui: 8233,
+      frontend: f,
+      frontendHttp: f + OFFSETS.frontendHttp,
+      history: f + OFFSETS.history,
+      matching: f + OFFSETS.matching,
+      worker: f + OFFSETS.worker,
+      membership: [a, b, c, d],
+      ui: base.ui,
     };
   }
   const taken = new Set<number>();
@@ -146,6 +162,21 @@ async function portsOf(kind: 'default' | 'free'): Promise<Ports> {
   };
 }
 
+/** Each port of the server and its UI with what wants it, for a refusal's words. */
+export function wantedTemporalPorts(ports: TemporalPorts): WantedPort[] {
+  const server = "the Temporal server's";
+  const member = ['frontend', 'history', 'matching', 'worker'] as const;
+  return [
+    { port: ports.frontend, by: `${server} frontend (gRPC)` },
+    { port: ports.frontendHttp, by: `${server} frontend (HTTP)` },
+    { port: ports.history, by: `${server} history service` },
+    { port: ports.matching, by: `${server} matching service` },
+    { port: ports.worker, by: `${server} worker service` },
+    ...ports.membership.map((port, i) => ({ port, by: `${server} ${member[i]} membership` })),
+    { port: ports.ui, by: 'the Temporal Web UI' },
+  ];
+}
+
 /**
  * A free port under 32768. The server records its hosts' membership ports in a Postgres smallint
  * column, and the kernel's own choice (32768–60999 on Linux) is out of its range.
@@ -153,16 +184,8 @@ async function portsOf(kind: 'default' | 'free'): Promise<Ports> {
 async function freeLowPort(taken: Set<number>): Promise<number> {
   for (;;) {
     const port = 10_000 + Math.floor(Math.random() * 22_000);
-    if (!taken.has(port) && (await canListen(port))) return port;
+    if (!taken.has(port) && (await portIsFree(port))) return port;
   }
-}
-
-function canListen(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const server = createServer();
-    server.once('error', () => resolve(false));
-    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
-  });
 }
 
 /**
@@ -176,7 +199,7 @@ const DYNAMIC_CONFIG = {
 };
 
 /** The server's config (YAML is a superset of JSON, so it is written as JSON). */
-function serverConfig(postgres: PostgresTarget, ports: Ports, dynamicConfigFile: string) {
+function serverConfig(postgres: PostgresTarget, ports: TemporalPorts, dynamicConfigFile: string) {
   const store = (databaseName: string, maxConns: number) => ({
     sql: {
       pluginName: 'postgres12',
@@ -275,7 +298,7 @@ export async function startTemporalCluster(options: TemporalClusterOptions): Pro
   const namespace = options.namespace ?? 'default';
   const binaries = await ensureTemporalServer(options.home, log);
   await setupTemporalSchemas(binaries, options.postgres);
-  const ports = await portsOf(options.ports ?? 'default');
+  const ports = options.ports;
   const root = resolve(options.dir);
   mkdirSync(join(root, 'config'), { recursive: true });
   const dynamicConfigFile = join(root, 'config', 'dynamic.yaml');
@@ -294,13 +317,10 @@ export async function startTemporalCluster(options: TemporalClusterOptions): Pro
       { logFile: join(root, 'server.log') },
     );
     server = started;
-    await Promise.race([
-      waitForPort('127.0.0.1', ports.frontend, 120_000),
-      started.exited.then((code) => {
-        throw new Error(`the Temporal server exited with ${code}: ${started.lastStderr()}`);
-      }),
-    ]);
-    await ensureNamespace(address, namespace, 120_000);
+    await untilServing(started, 'the Temporal server', async () => {
+      await waitForPort('127.0.0.1', ports.frontend, 120_000);
+      await ensureNamespace(address, namespace, 120_000);
+    });
   };
 
   let ui: ReturnType<typeof spawnService> | null = null;
@@ -321,7 +341,8 @@ export async function startTemporalCluster(options: TemporalClusterOptions): Pro
       ui = spawnService(binaries.ui, ['--root', root, '--config', 'ui-config', '--env', 'drydock', 'start'], {
         logFile: join(root, 'ui.log'),
       });
-      await waitForPort('127.0.0.1', ports.ui, 30_000);
+      const started = ui;
+      await untilServing(started, 'the Temporal Web UI', () => waitForPort('127.0.0.1', ports.ui, 30_000));
     }
   } catch (error) {
     await ui?.stop();
@@ -340,6 +361,26 @@ export async function startTemporalCluster(options: TemporalClusterOptions): Pro
       await server?.stop();
     },
   };
+}
+
+/**
+ * Runs `serving` (the service's port answers, …) while the service runs, and checks it still runs
+ * after: a port its caller saw free and that now answers is then the service's own, not another's
+ * that the service failed to bind beside.
+ */
+async function untilServing(
+  service: ReturnType<typeof spawnService>,
+  what: string,
+  serving: () => Promise<void>,
+): Promise<void> {
+  const exited = () => new Error(`${what} exited with ${service.child.exitCode}: ${service.lastStderr()}`);
+  await Promise.race([
+    serving(),
+    service.exited.then(() => {
+      throw exited();
+    }),
+  ]);
+  if (service.child.exitCode !== null || service.child.signalCode !== null) throw exited();
 }
 
 /** Registers `namespace` unless it exists, retrying while the server is still starting. */

@@ -2,7 +2,8 @@ import { execFile } from 'node:child_process';
 import { existsSync, mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
-import { portIsFree, spawnService, waitForPort } from './process';
+import { goInstall, type GoBuildStatus } from './go-install';
+import { refuseTakenPorts, spawnService, waitForPort } from './process';
 
 const run = promisify(execFile);
 
@@ -28,7 +29,26 @@ export interface TemporalOptions {
   /** No Web UI (test servers). */
   headless?: boolean;
   log?: (line: string) => void;
+  /** The progress of a build of the CLI, when one is needed (every second); unset: a line every 30 s. */
+  buildProgress?: (status: GoBuildStatus) => void;
+  /** Stops a build of the CLI under way. */
+  signal?: AbortSignal;
 }
+
+/** The dev server's port unless `port` says otherwise. */
+const DEV_SERVER_PORT = 7233;
+
+/** Where the server `startTemporal(options)` gives will answer, known before it is up. */
+export function temporalAddressOf(options: TemporalOptions): string {
+  return options.address ?? `127.0.0.1:${options.port ?? DEV_SERVER_PORT}`;
+}
+
+/** The Web UI of the server `startTemporal(options)` gives; null for an existing one or a headless one. */
+export function temporalUiUrlOf(options: TemporalOptions): string | null {
+  return options.address || options.headless ? null : `http://localhost:${uiPortOf(options)}`;
+}
+
+const uiPortOf = (options: TemporalOptions) => options.uiPort ?? (options.port ?? DEV_SERVER_PORT) + 1000;
 
 /**
  * The one way Drydock gets a Temporal server, used by `npm start` and the tests alike:
@@ -41,14 +61,21 @@ export async function startTemporal(options: TemporalOptions): Promise<TemporalS
     return { address: options.address, uiUrl: null, source: 'existing', stop: async () => {} };
   }
   const found = await findCli(options);
-  const cli = found ?? (await buildCli(options.home, log));
+  const cli = found ?? (await buildCli(options, log));
   if (cli) return startDevServer(cli, found ? 'cli' : 'built', options);
   log('no temporal CLI and no Go toolchain: using the SDK test server download');
   const { TestWorkflowEnvironment } = await import('@temporalio/testing');
-  const env = await TestWorkflowEnvironment.createLocal();
+  const env = await TestWorkflowEnvironment.createLocal({
+    server: {
+      ip: '127.0.0.1',
+      port: options.port ?? DEV_SERVER_PORT,
+      ui: !options.headless,
+      uiPort: uiPortOf(options),
+    },
+  });
   return {
     address: env.address,
-    uiUrl: null,
+    uiUrl: temporalUiUrlOf(options),
     source: 'sdk',
     stop: () => env.teardown(),
   };
@@ -66,21 +93,20 @@ async function findCli(options: TemporalOptions): Promise<string | null> {
   return existsSync(cached) ? cached : null;
 }
 
-async function buildCli(home: string, log: (line: string) => void): Promise<string | null> {
+async function buildCli(options: TemporalOptions, log: (line: string) => void): Promise<string | null> {
   try {
     await run('go', ['version']);
   } catch {
     return null;
   }
-  const bin = resolve(home, 'bin');
-  mkdirSync(bin, { recursive: true });
-  log(`building the Temporal CLI (${TEMPORAL_CLI_MODULE}) into ${bin}; the first build takes minutes`);
-  const started = Date.now();
-  await run('go', ['install', TEMPORAL_CLI_MODULE], {
-    env: { ...process.env, GOBIN: bin },
-    maxBuffer: 64 * 1024 * 1024,
+  const bin = resolve(options.home, 'bin');
+  await goInstall([TEMPORAL_CLI_MODULE], {
+    what: `the Temporal CLI (${TEMPORAL_CLI_MODULE})`,
+    bin,
+    log,
+    progress: options.buildProgress,
+    signal: options.signal,
   });
-  log(`built the Temporal CLI in ${Math.round((Date.now() - started) / 1000)} s`);
   return join(bin, 'temporal');
 }
 
@@ -89,11 +115,15 @@ async function startDevServer(
   source: 'cli' | 'built',
   options: TemporalOptions,
 ): Promise<TemporalServer> {
-  const port = options.port ?? 7233;
-  const uiPort = options.uiPort ?? port + 1000;
-  if (!(await portIsFree('127.0.0.1', port))) {
-    throw new Error(`port ${port} is taken: stop what runs there, or set TEMPORAL_ADDRESS to use it`);
-  }
+  const port = options.port ?? DEV_SERVER_PORT;
+  const uiPort = uiPortOf(options);
+  await refuseTakenPorts(
+    [
+      { port, by: 'the Temporal dev server' },
+      ...(options.headless ? [] : [{ port: uiPort, by: 'its Web UI (TEMPORAL_UI_PORT)' }]),
+    ],
+    'stop what runs there, or set TEMPORAL_ADDRESS to use a Temporal server that runs',
+  );
   const args = [
     'server',
     'start-dev',
@@ -129,8 +159,8 @@ async function startDevServer(
     throw error;
   }
   return {
-    address: `127.0.0.1:${port}`,
-    uiUrl: options.headless ? null : `http://localhost:${uiPort}`,
+    address: temporalAddressOf(options),
+    uiUrl: temporalUiUrlOf(options),
     source,
     stop: () => service.stop(),
   };

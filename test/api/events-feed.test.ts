@@ -1,3 +1,4 @@
+import { sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { appendEvent } from '../../db/events';
 import { seedPoolNode } from '../support/builders';
@@ -149,23 +150,31 @@ describe('GET /v1/events', () => {
     const start = await now();
     let release!: () => void;
     const held = new Promise<void>((resolve) => (release = resolve));
-    let appended!: () => void;
-    const first = new Promise<void>((resolve) => (appended = resolve));
+    let appended!: (backend: number) => void;
+    const first = new Promise<number>((resolve) => (appended = resolve));
     // The first transaction takes the smaller id and stays open...
     const slow = h.db.transaction(async (tx) => {
       await appendEvent(tx, { type: 'node.cordoned', nodeId: node, actor: 'test', reason: 'slow' });
-      appended();
+      const [backend] = await tx.execute<{ pid: number }>(sql`select pg_backend_pid() as pid`);
+      appended(backend!.pid);
       await held;
     });
-    await first;
+    const slowBackend = await first;
     // ...while a second takes the next id and commits first.
     await h.db.transaction((tx) =>
       appendEvent(tx, { type: 'node.cordoned', nodeId: other, actor: 'test', reason: 'fast' }),
     );
     let answered: Feed | null = null;
     const read = feed(`after=${start}`).then((page) => (answered = page));
-    await new Promise((resolve) => setTimeout(resolve, 300));
-    expect(answered).toBeNull(); // the feed does not move past the open transaction's id
+    // The feed does not move past the open transaction's id: its read waits behind that transaction
+    // (for the lock every appender holds until it commits), answering nothing meanwhile.
+    await eventually(async () => {
+      expect(answered).toBeNull();
+      const blocked = await h.db.execute(
+        sql`select 1 from pg_stat_activity where ${slowBackend} = any(pg_blocking_pids(pid))`,
+      );
+      return blocked.length > 0;
+    });
     release();
     await slow;
     const page = await read;

@@ -50,7 +50,7 @@ describe('the console live endpoint', () => {
 
     // The watched node's event ends the (25 s) wait at once.
     const waiting = live(browser, { nodeId: watched, after: notChanged.body.after });
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    await eventually(async () => h.deps.feedWakeups.waiting('') > 0); // it waits on the feed
     await cordon(watched, 'the watched node');
     const changed = await waiting;
     expect(changed.body.changed).toBe(true);

@@ -206,6 +206,17 @@ describe('a later step that fails for good ends the operation failed', () => {
   });
 });
 
+/**
+ * How long the controller may take to record a sweep's outcome: a timer (200 ms asked, which the dev
+ * server fires after about a second), two workflow tasks, one transaction and the query. About a
+ * second on an idle machine; each of these steps slows with the CPU it gets, to 6 s measured beside
+ * the soak test (load 20) and past 10 s once in CI (load 12), with no retry or timeout in the
+ * workflow's history. A budget for a loaded machine, not a latency claim.
+ */
+const SWEEP_RECORDED_MS = 30_000;
+/** One query a sweep, not twenty: the polling itself takes the worker's and the server's time. */
+const POLL_MS = 200;
+
 describe('the liveness controller meets a sweep that fails for good', () => {
   it('records the failure and keeps sweeping; once the cause is gone, sweeps succeed again', async () => {
     // Every sweep writes its time to controller_state: refuse that write, as a broken row would.
@@ -231,18 +242,36 @@ describe('the liveness controller meets a sweep that fails for good', () => {
     });
     const handle = h.temporal.workflow.getHandle(workflowId);
     try {
-      const failed = await eventually(async () => {
-        const progress = await handle.query(livenessProgressQuery);
-        return progress.lastFailure ? progress : undefined;
-      });
+      const failed = await eventually(
+        async () => {
+          const progress = await handle.query(livenessProgressQuery);
+          return progress.lastFailure ? progress : undefined;
+        },
+        SWEEP_RECORDED_MS,
+        POLL_MS,
+      );
       expect(failed).toMatchObject({ sweeps: 0, lastFailure: { code: 'INVALID_INPUT' } });
+      // It keeps sweeping: the next sweep fails again, later.
+      const again = await eventually(
+        async () => {
+          const progress = await handle.query(livenessProgressQuery);
+          return progress.lastFailure!.at > failed.lastFailure!.at ? progress : undefined;
+        },
+        SWEEP_RECORDED_MS,
+        POLL_MS,
+      );
+      expect(again).toMatchObject({ sweeps: 0, lastFailure: { code: 'INVALID_INPUT' } });
       expect((await handle.describe()).status.name).toBe('RUNNING');
 
       await h.db.execute(sql`drop trigger refuse_sweep on controller_state`);
-      const recovered = await eventually(async () => {
-        const progress = await handle.query(livenessProgressQuery);
-        return progress.sweeps > 0 ? progress : undefined;
-      });
+      const recovered = await eventually(
+        async () => {
+          const progress = await handle.query(livenessProgressQuery);
+          return progress.sweeps > 0 ? progress : undefined;
+        },
+        SWEEP_RECORDED_MS,
+        POLL_MS,
+      );
       expect(recovered.lastSweepAt).not.toBeNull();
       expect((await handle.describe()).status.name).toBe('RUNNING');
     } finally {

@@ -1,9 +1,19 @@
 import type { Connectivity, Liveness } from './node';
 import type { OperationKind } from './operation';
+import type { PoolSettings } from './pool';
 import type { AttemptRecord, Storm } from './remediation';
 
 /** The `data` of an event that carries none. */
 type NoData = Record<string, never>;
+
+/**
+ * What a pool change changed, as a JSON merge patch of the pool's grants and policy (RFC 7396):
+ * only what changed, `null` for a policy field that was (or became) not set.
+ */
+export type PoolSettingsPatch = {
+  grants?: PoolSettings['grants'];
+  policy?: Record<string, unknown>;
+};
 
 /**
  * Every event Drydock writes, by type, with the shape of its `data`. The events table is the audit
@@ -76,6 +86,13 @@ export interface EventPayloads {
     storm?: Storm;
     queued?: string[];
   };
+
+  /**
+   * A pool's grants or policy changed (`PATCH /v1/pools/{id}`): `after` is what was set, `before`
+   * what it replaced (each a merge patch: applying `before` undoes the change). No node: only
+   * operators see it.
+   */
+  'pool.updated': { poolId: string; version: number; before: PoolSettingsPatch; after: PoolSettingsPatch };
 }
 
 export type EventType = keyof EventPayloads;
@@ -120,6 +137,7 @@ export const EVENT_DESCRIPTIONS: Record<EventType, string> = {
   'node.condition.reported': 'an operator recorded a fault condition the node had not reported',
   'node.remediation.succeeded': 'the condition cleared',
   'node.remediation.escalated': 'remediation gave up: the node is in maintenance',
+  'pool.updated': "an operator changed a pool's grants or policy (`data.before`, `data.after`: what changed)",
 };
 
 export const EVENT_TYPES = Object.keys(EVENT_DESCRIPTIONS) as [EventType, ...EventType[]];

@@ -394,7 +394,8 @@ export interface paths {
     delete?: never;
     options?: never;
     head?: never;
-    patch?: never;
+    /** Change a pool's grants and policy (operator): a JSON merge patch, If-Match the pool's version */
+    patch: operations['updatePool'];
     trace?: never;
   };
   '/v1/pools/{id}/capacity': {
@@ -843,7 +844,8 @@ export interface components {
         | 'node.remediation.returned'
         | 'node.condition.reported'
         | 'node.remediation.succeeded'
-        | 'node.remediation.escalated';
+        | 'node.remediation.escalated'
+        | 'pool.updated';
       actor: string;
       reason: string | null;
       data: {
@@ -1093,7 +1095,9 @@ export interface components {
       policy: {
         /** @description how long an unreachable node stays before it is lost: more than 0, at most 30d */
         lostAfter?: string;
+        /** @description the disruption budget: nodes out at once for drains, a count or a percent (default 1) */
         maxUnavailable?: number | string;
+        /** @description the storm limit: nodes unhealthy or in remediation at once, a count or a percent (default "40%") */
         maxUnhealthy?: number | string;
         /** @description remediation per condition type (docs/lifecycle/remediation.md) */
         remediation?: {
@@ -1107,7 +1111,10 @@ export interface components {
           };
         };
       };
+      /** @description bumped by every change of the pool; its If-Match */
+      version: number;
       createdAt: string;
+      updatedAt: string;
     };
     ApiKey: {
       id: string;
@@ -3023,7 +3030,9 @@ export interface operations {
           policy?: {
             /** @description how long an unreachable node stays before it is lost: more than 0, at most 30d */
             lostAfter?: string;
+            /** @description the disruption budget: nodes out at once for drains, a count or a percent (default 1) */
             maxUnavailable?: number | string;
+            /** @description the storm limit: nodes unhealthy or in remediation at once, a count or a percent (default "40%") */
             maxUnhealthy?: number | string;
             /** @description remediation per condition type (docs/lifecycle/remediation.md) */
             remediation?: {
@@ -3083,6 +3092,68 @@ export interface operations {
     requestBody?: never;
     responses: {
       /** @description the pool */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Pool'];
+        };
+      };
+      400: components['responses']['InvalidInput'];
+      401: components['responses']['Unauthenticated'];
+      403: components['responses']['Forbidden'];
+      404: components['responses']['NotFound'];
+      409: components['responses']['Conflict'];
+      422: components['responses']['IdempotencyKeyReused'];
+      429: components['responses']['RateLimited'];
+      503: components['responses']['Unavailable'];
+    };
+  };
+  updatePool: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description the pool version the caller read (optimistic concurrency) */
+        'if-match'?: string;
+      };
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          /** @description the tenants granted the pool, all of them: replaces the list */
+          grants?: string[];
+          /** @description a field given is set, null puts it back to its default, absent is kept */
+          policy?: {
+            /** @description how long an unreachable node stays before it is lost: more than 0, at most 30d */
+            lostAfter?: string | null;
+            /** @description the disruption budget: nodes out at once for drains, a count or a percent (default 1) */
+            maxUnavailable?: number | string | null;
+            /** @description the storm limit: nodes unhealthy or in remediation at once, a count or a percent (default "40%") */
+            maxUnhealthy?: number | string | null;
+            /** @description remediation per condition type (docs/lifecycle/remediation.md) */
+            remediation?: {
+              [key: string]: {
+                /** @description the actions tried in order, one per attempt (default reset-accelerator, reboot) */
+                ladder?: string[] | null;
+                /** @description how long one attempt waits for the condition to clear: more than 0, at most 24h (default 10m) */
+                attemptTimeout?: string | null;
+                /** @description how long the condition must hold clear before the agent reports it cleared: 0 to 1h (default 60s) */
+                healthyAfter?: string | null;
+              } | null;
+            } | null;
+          };
+          /** @description why, recorded on the event; free text: no control characters (U+0000–U+001F, U+007F–U+009F), no lone surrogates */
+          reason?: string;
+        };
+      };
+    };
+    responses: {
+      /** @description the pool as it is now (unchanged when nothing differed) */
       200: {
         headers: {
           [name: string]: unknown;

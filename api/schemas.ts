@@ -205,10 +205,10 @@ export const NodeSchema = z
         status: z.boolean(),
         reason: z.string().nullable(),
         since: z.string(),
-        source: z
-          .enum(['operator'])
-          .optional()
-          .openapi({ description: 'operator: recorded by an operator; absent: reported by the agent' }),
+        source: z.enum(['operator']).optional().openapi({
+          description:
+            'operator: set by an operator (recorded true, or cleared by hand); absent: reported by the agent',
+        }),
       }),
     ),
     session: z.object({ connectivity: z.enum(CONNECTIVITY), lastSeenAt: z.string().nullable() }),

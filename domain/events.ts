@@ -73,6 +73,8 @@ export interface EventPayloads {
   'node.remediation.returned': { commandId: string; action: string; attempt?: number };
   /** An operator recorded a condition the node had not reported (the actor is who). */
   'node.condition.reported': { type: string; reason: string | null; source: 'operator' };
+  /** An operator turned a true condition false by hand (the actor is who, the reason why). */
+  'node.condition.cleared': { type: string; was: { reason: string | null; since: string } };
   'node.remediation.succeeded': {
     attempts: AttemptRecord[];
     /** Other true conditions no remediation has handled yet: the next remediation takes the oldest. */
@@ -135,6 +137,8 @@ export const EVENT_DESCRIPTIONS: Record<EventType, string> = {
   'node.remediation.returned':
     'the agent came back after an action that restarts the machine (it acked the action before running it)',
   'node.condition.reported': 'an operator recorded a fault condition the node had not reported',
+  'node.condition.cleared':
+    'an operator cleared a true condition by hand: it is false, its NoSchedule reason gone, and a remediation of it sees it cleared',
   'node.remediation.succeeded': 'the condition cleared',
   'node.remediation.escalated': 'remediation gave up: the node is in maintenance',
   'pool.updated': "an operator changed a pool's grants or policy (`data.before`, `data.after`: what changed)",

@@ -445,6 +445,16 @@ export const EXEMPLARS: Record<string, Exemplar> = {
     }),
     named: NAMED,
   },
+  'POST /v1/nodes/{id}/conditions/{type}/clear': {
+    access: tenant('compute:nodes:remediate'),
+    status: 200,
+    build: async (w) => ({
+      params: { id: await w.node({ condition: 'GpuXidError' }), type: 'GpuXidError' },
+      headers: ifMatch,
+      body: mutation,
+    }),
+    named: NAMED,
+  },
   'GET /v1/operations/{id}': read(async (w) => ({ params: { id: await w.operation() } })),
   'GET /v1/operations': read(
     async () => ({ query: { nodeId: newId('node'), kind: 'drain', status: 'running', limit: '10' } }),

@@ -275,6 +275,23 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/v1/nodes/{id}/conditions/{type}/clear': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Clear a true condition of the node by hand: false, its NoSchedule reason gone, its remediation woken */
+    post: operations['clearNodeCondition'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/v1/operations/{id}': {
     parameters: {
       query?: never;
@@ -789,7 +806,7 @@ export interface components {
         reason: string | null;
         since: string;
         /**
-         * @description operator: recorded by an operator; absent: reported by the agent
+         * @description operator: set by an operator (recorded true, or cleared by hand); absent: reported by the agent
          * @enum {string}
          */
         source?: 'operator';
@@ -843,6 +860,7 @@ export interface components {
         | 'node.remediation.attempted'
         | 'node.remediation.returned'
         | 'node.condition.reported'
+        | 'node.condition.cleared'
         | 'node.remediation.succeeded'
         | 'node.remediation.escalated'
         | 'pool.updated';
@@ -2636,6 +2654,49 @@ export interface operations {
           'application/json': {
             operation: components['schemas']['Operation'];
           };
+        };
+      };
+      400: components['responses']['InvalidInput'];
+      401: components['responses']['Unauthenticated'];
+      403: components['responses']['Forbidden'];
+      404: components['responses']['NotFound'];
+      409: components['responses']['Conflict'];
+      422: components['responses']['IdempotencyKeyReused'];
+      429: components['responses']['RateLimited'];
+      503: components['responses']['Unavailable'];
+    };
+  };
+  clearNodeCondition: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description the node version the caller read (optimistic concurrency) */
+        'if-match'?: string;
+      };
+      path: {
+        id: string;
+        type: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          /** @description why, recorded on the event; free text: no control characters (U+0000–U+001F, U+007F–U+009F), no lone surrogates */
+          reason: string;
+          /** @description the node version the caller read */
+          version?: number;
+        };
+      };
+    };
+    responses: {
+      /** @description the node */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Node'];
         };
       };
       400: components['responses']['InvalidInput'];

@@ -2637,7 +2637,7 @@ export interface operations {
            *               "reboot"
            *             ],
            *             "healthyAfterMs": 60000,
-           *             "attemptTimeoutMs": 600000
+           *             "attemptTimeoutMs": 300000
            *           },
            *           "since": "2026-03-02T09:30:00.000Z",
            *           "automatic": false,
@@ -2681,6 +2681,11 @@ export interface operations {
     };
     requestBody: {
       content: {
+        /**
+         * @example {
+         *       "reason": "GPU reseated; dcgm diag passes"
+         *     }
+         */
         'application/json': {
           /** @description why, recorded on the event; free text: no control characters (U+0000–U+001F, U+007F–U+009F), no lone surrogates */
           reason: string;
@@ -2696,6 +2701,43 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "id": "node_01k5w8v3x9q2m4n6p8r0s2t004",
+           *       "tenantId": "acme",
+           *       "poolId": "pool-h100-east",
+           *       "siteId": "fra1",
+           *       "hostname": "gpu-b7-04",
+           *       "displayName": null,
+           *       "provisionState": "adopted",
+           *       "access": "allowed",
+           *       "cordoned": false,
+           *       "maintenance": false,
+           *       "noScheduleReasons": [],
+           *       "connectivity": "disconnected",
+           *       "liveness": "alive",
+           *       "lastSeenAt": null,
+           *       "labels": [],
+           *       "conditions": [
+           *         {
+           *           "type": "GpuXidError",
+           *           "since": "2026-03-02T09:30:00.000Z",
+           *           "reason": "GPU reseated; dcgm diag passes",
+           *           "source": "operator",
+           *           "status": false
+           *         }
+           *       ],
+           *       "session": {
+           *         "connectivity": "disconnected",
+           *         "lastSeenAt": null
+           *       },
+           *       "identityGeneration": 1,
+           *       "version": 4,
+           *       "createdAt": "2026-03-02T09:30:00.000Z",
+           *       "updatedAt": "2026-03-02T09:30:00.000Z",
+           *       "deletedAt": null
+           *     }
+           */
           'application/json': components['schemas']['Node'];
         };
       };
@@ -3125,7 +3167,9 @@ export interface operations {
            *       "tenantId": "acme",
            *       "grants": [],
            *       "policy": {},
-           *       "createdAt": "2026-03-02T09:30:00.000Z"
+           *       "version": 1,
+           *       "createdAt": "2026-03-02T09:30:00.000Z",
+           *       "updatedAt": "2026-03-02T09:30:00.000Z"
            *     }
            */
           'application/json': components['schemas']['Pool'];
@@ -3185,6 +3229,22 @@ export interface operations {
     };
     requestBody: {
       content: {
+        /**
+         * @example {
+         *       "grants": [
+         *         "globex"
+         *       ],
+         *       "policy": {
+         *         "maxUnavailable": "25%",
+         *         "remediation": {
+         *           "GpuXidError": {
+         *             "attemptTimeout": "5m"
+         *           }
+         *         }
+         *       },
+         *       "reason": "rack b7 roll-out"
+         *     }
+         */
         'application/json': {
           /** @description the tenants granted the pool, all of them: replaces the list */
           grants?: string[];
@@ -3220,6 +3280,28 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "id": "pool-h100-east",
+           *       "kind": "bare-metal",
+           *       "siteId": "fra1",
+           *       "tenantId": "acme",
+           *       "grants": [
+           *         "globex"
+           *       ],
+           *       "policy": {
+           *         "remediation": {
+           *           "GpuXidError": {
+           *             "attemptTimeout": "5m"
+           *           }
+           *         },
+           *         "maxUnavailable": "25%"
+           *       },
+           *       "version": 2,
+           *       "createdAt": "2026-03-02T09:30:00.000Z",
+           *       "updatedAt": "2026-03-02T09:30:00.000Z"
+           *     }
+           */
           'application/json': components['schemas']['Pool'];
         };
       };

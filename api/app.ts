@@ -26,6 +26,7 @@ import { decommissionRoutes } from './routes/decommission';
 import { drainRoutes } from './routes/drain';
 import { purgeRoutes } from './routes/purge';
 import { remediationRoutes } from './routes/remediation';
+import { conditionsRoutes } from './routes/conditions';
 import { poolDrainRoutes } from './routes/pool-drain';
 import { poolsRoutes } from './routes/pools';
 import { tokensRoutes } from './routes/tokens';
@@ -46,6 +47,7 @@ const ROUTES = [
   decommissionRoutes,
   purgeRoutes,
   remediationRoutes,
+  conditionsRoutes,
   operationsRoutes,
   allocationsRoutes,
   allocationsReadRoutes,

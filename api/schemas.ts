@@ -4,6 +4,7 @@ import { DrydockError, ERROR_STATUS, type ErrorCode } from '../domain/errors';
 import { EVENT_TYPES } from '../domain/events';
 import { idPattern, SLUG_PATTERN, type IdPrefix } from '../domain/ids';
 import { ACCESS, CONNECTIVITY, LIVENESS, PROVISION_STATES } from '../domain/node';
+import { CONDITION_TYPE } from '../domain/remediation';
 import { parseSelector, type Selector } from '../domain/selector';
 import { ALLOCATION_KINDS, OPERATION_KINDS, OPERATION_STATUSES } from '../domain/operation';
 import { TEXT_PATTERN, textFault } from '../domain/text';
@@ -36,6 +37,11 @@ export const text = ({ max, description }: { max: number; description: string })
     });
 
 export const reason = text({ max: 256, description: 'why, recorded on the event' });
+
+/** A condition type, as agents report them (`GpuXidError`). */
+export const conditionType = z
+  .string()
+  .regex(CONDITION_TYPE, 'a condition type such as GpuXidError: a letter, then letters and digits');
 
 /** A drain deadline as the caller writes it: an RFC 3339 time or a duration (domain/deadline.ts). */
 export const deadlineText = (description: string) =>
@@ -112,14 +118,18 @@ export function refuseInvalid(result: {
   throw new DrydockError('INVALID_INPUT', `invalid ${result.target}: ${where}`, { issues });
 }
 
-export const ifMatchHeaders = z.object({
-  'if-match': z
-    .string()
-    .regex(/^(?:"\d{1,9}"|\d{1,9})$/, 'If-Match carries the node version, "7" or 7')
-    .transform((value) => Number(value.replaceAll('"', '')))
-    .optional()
-    .openapi({ description: 'the node version the caller read (optimistic concurrency)' }),
-});
+/** `If-Match`: the version of the `thing` the caller read (optimistic concurrency), `"7"` or `7`. */
+export const ifMatchHeadersOf = (thing: 'node' | 'pool') =>
+  z.object({
+    'if-match': z
+      .string()
+      .regex(/^(?:"\d{1,9}"|\d{1,9})$/, `If-Match carries the ${thing} version, "7" or 7`)
+      .transform((value) => Number(value.replaceAll('"', '')))
+      .optional()
+      .openapi({ description: `the ${thing} version the caller read (optimistic concurrency)` }),
+  });
+
+export const ifMatchHeaders = ifMatchHeadersOf('node');
 
 export const idempotencyKey = z
   .string({ error: 'Idempotency-Key is required' })
@@ -195,10 +205,10 @@ export const NodeSchema = z
         status: z.boolean(),
         reason: z.string().nullable(),
         since: z.string(),
-        source: z
-          .enum(['operator'])
-          .optional()
-          .openapi({ description: 'operator: recorded by an operator; absent: reported by the agent' }),
+        source: z.enum(['operator']).optional().openapi({
+          description:
+            'operator: set by an operator (recorded true, or cleared by hand); absent: reported by the agent',
+        }),
       }),
     ),
     session: z.object({ connectivity: z.enum(CONNECTIVITY), lastSeenAt: z.string().nullable() }),

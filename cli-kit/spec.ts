@@ -64,10 +64,13 @@ type FlagValue<S extends FlagSpec> = S extends { required: true }
 
 export type FlagValues<F extends FlagSpecs> = { [N in keyof F]: FlagValue<F[N]> };
 
-/** A positional argument and the identifier form it must have (`pool`: a slug; `token`: `jt_…`). */
+/**
+ * A positional argument and the form it must have (`pool`: a slug; `token`: `jt_…`; `condition`:
+ * a condition type such as `GpuXidError`).
+ */
 export interface Operand {
   name: string;
-  type: 'node' | 'op' | 'pool' | 'token' | 'key';
+  type: 'node' | 'op' | 'pool' | 'token' | 'key' | 'condition';
 }
 
 export type OperandValues<O extends readonly Operand[]> = { [N in O[number]['name']]: string };

@@ -1,5 +1,6 @@
 import { parseDuration } from '../domain/duration';
 import { isId, SLUG_PATTERN } from '../domain/ids';
+import { CONDITION_TYPE } from '../domain/remediation';
 import type { FlagSpec, FlagSpecs, FlagValues, Operand } from './spec';
 import { UsageError } from './usage-error';
 
@@ -15,6 +16,10 @@ export const OPERAND_FORMS: Record<Operand['type'], { test(value: string): boole
   pool: { test: (value) => SLUG_PATTERN.test(value), form: 'be 1–63 of a-z 0-9 -, starting with a letter' },
   token: { test: (value) => isId('jt', value), form: ulidForm('jt') },
   key: { test: (value) => isId('key', value), form: ulidForm('key') },
+  condition: {
+    test: (value) => CONDITION_TYPE.test(value),
+    form: 'be a condition type such as GpuXidError: a letter, then letters and digits',
+  },
 };
 
 export function checkOperands(operands: readonly Operand[], positionals: string[]): Record<string, string> {

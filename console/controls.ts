@@ -151,6 +151,18 @@ export const CONTROLS: Record<string, Control> = {
       return `Remediation of ${condition}: operation ${operation.id} is ${operation.status}.`;
     },
   },
+  'clear-condition': {
+    back: 'node',
+    run: async (api, id, form) => {
+      const type = field(form, 'condition') ?? '';
+      // The reason is required: an empty one goes as it is, and the API refuses it.
+      const node = await api.POST('/v1/nodes/{id}/conditions/{type}/clear', {
+        params: { ...params(id, form), path: { id, type } },
+        body: { reason: field(form, 'reason') ?? '' },
+      });
+      return `${node.hostname}: ${type} cleared.`;
+    },
+  },
   purge: {
     back: 'node',
     confirm: {

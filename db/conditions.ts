@@ -1,23 +1,28 @@
 import { and, eq, inArray, sql } from 'drizzle-orm';
 import { assertControllable } from '../domain/controls';
+import { DrydockError } from '../domain/errors';
+import { NODE_UNREACHABLE } from '../domain/liveness';
 import type { Condition } from '../domain/node';
+import { OPERATION_WORKFLOWS } from '../domain/operation';
+import { actorOf, type Principal } from '../domain/principal';
 import { conditionReason } from '../domain/remediation';
 import type { Tx } from './client';
 import { appendEvent } from './events';
-import { lockNode, type NodeRow } from './nodes';
+import { enqueueWake } from './outbox';
+import { checkVersion, labelsOf, lockNode, nodeView, type NodeRow, type NodeView } from './nodes';
 import { nodes, operations } from './schema';
 
 /**
  * An agent's condition report, in the caller's transaction: the condition on the node, and its
  * `condition:<type>` NoSchedule reason while it is true. A report that changes nothing is a no-op.
  * `unhandled`: the condition is true and no remediation has been requested for it since it became
- * true. `cleared`: it was true and no longer is.
+ * true. A `false` report of a true condition wakes its remediation (`turnConditionFalse`).
  */
 export async function reportCondition(
   tx: Tx,
   nodeId: string,
   report: { type: string; status: boolean; reason: string | null },
-): Promise<{ node: NodeRow; unhandled: boolean; cleared: boolean }> {
+): Promise<{ node: NodeRow; unhandled: boolean }> {
   {
     const node = await lockNode(tx, nodeId);
     assertControllable(node);
@@ -27,15 +32,17 @@ export async function reportCondition(
     const unchanged = previous && previous.status === report.status && sameReason && !previous.source;
     const updated = unchanged
       ? node
-      : await writeCondition(tx, node, {
-          type: report.type,
-          status: report.status,
-          reason: report.reason,
-          since: wasTrue === report.status && previous ? previous.since : new Date().toISOString(),
-        });
+      : report.status
+        ? await writeCondition(tx, node, {
+            type: report.type,
+            status: true,
+            reason: report.reason,
+            since: wasTrue && previous ? previous.since : new Date().toISOString(),
+          })
+        : await turnConditionFalse(tx, node, { type: report.type, reason: report.reason });
     const unhandled =
       report.status && (await unhandledConditions(tx, updated)).some((c) => c.type === report.type);
-    return { node: updated, unhandled, cleared: !report.status && wasTrue };
+    return { node: updated, unhandled };
   }
 }
 
@@ -65,6 +72,77 @@ export async function recordOperatorCondition(
     reason: report.reason,
     data: { type: report.type, reason: report.reason, source: 'operator' },
   });
+  return updated;
+}
+
+/**
+ * An operator's clear of a condition by hand, in the caller's transaction: the node locked
+ * (NOT_FOUND when the principal cannot see it), its version checked, the condition turned false
+ * as the agent's `false` report turns it (`turnConditionFalse`), marked `source: "operator"` with
+ * the operator's reason, and `node.condition.cleared` naming who and what the condition was. A
+ * condition that is not true on the node is INVALID_STATE, and so is the liveness sweep's
+ * `NodeUnreachable` (the node's next heartbeat clears it, with its liveness).
+ */
+export async function clearConditionByHand(
+  tx: Tx,
+  input: { nodeId: string; principal: Principal; version?: number; type: string; reason: string },
+): Promise<NodeView> {
+  const node = await lockNode(tx, input.nodeId, input.principal);
+  assertControllable(node);
+  checkVersion(node, input.version);
+  if (input.type === NODE_UNREACHABLE) {
+    throw new DrydockError(
+      'INVALID_STATE',
+      `${NODE_UNREACHABLE} is the liveness sweep's: the node's next heartbeat clears it`,
+      { condition: input.type },
+    );
+  }
+  const condition = node.conditions.find((c) => c.type === input.type && c.status);
+  if (!condition) {
+    throw new DrydockError('INVALID_STATE', `condition ${input.type} is not true on node ${node.id}`, {
+      condition: input.type,
+      trueConditions: node.conditions.filter((c) => c.status).map((c) => c.type),
+    });
+  }
+  const updated = await turnConditionFalse(tx, node, {
+    type: input.type,
+    reason: input.reason,
+    source: 'operator',
+  });
+  await appendEvent(tx, {
+    nodeId: node.id,
+    tenantId: node.tenantId,
+    type: 'node.condition.cleared',
+    actor: actorOf(input.principal),
+    reason: input.reason,
+    data: { type: input.type, was: { reason: condition.reason, since: condition.since } },
+  });
+  return nodeView(updated, await labelsOf(tx, node.id));
+}
+
+/**
+ * The one way a condition turns false, on the locked node, whoever clears it (the agent's `false`
+ * report, an operator's clear): the condition false — `since` now when it was true, kept when it
+ * was false already — and its `condition:<type>` NoSchedule reason gone. One that was true wakes
+ * the node's remediation through the outbox, in the same transaction: one waiting for it sees it
+ * cleared.
+ */
+async function turnConditionFalse(
+  tx: Tx,
+  node: NodeRow,
+  cleared: { type: string; reason: string | null; source?: 'operator' },
+): Promise<NodeRow> {
+  const previous = node.conditions.find((c) => c.type === cleared.type);
+  const updated = await writeCondition(tx, node, {
+    type: cleared.type,
+    status: false,
+    reason: cleared.reason,
+    since: previous && !previous.status ? previous.since : new Date().toISOString(),
+    ...(cleared.source ? { source: cleared.source } : {}),
+  });
+  if (previous?.status) {
+    await enqueueWake(tx, OPERATION_WORKFLOWS.remediation.workflowId(node.id), `${cleared.type} cleared`);
+  }
   return updated;
 }
 

@@ -32,11 +32,15 @@ export async function lockNode(tx: Tx, nodeId: string, principal?: Principal): P
   return node;
 }
 
-/** CONFLICT when the caller read an older version than the node has now. */
-export function checkVersion(node: NodeRow, expected: number | undefined): void {
-  if (expected !== undefined && expected !== node.version) {
-    throw new DrydockError('CONFLICT', `node changed since version ${expected} (now ${node.version})`, {
-      currentVersion: node.version,
+/** CONFLICT when the caller read an older version than the node (or pool) has now. */
+export function checkVersion(
+  row: { version: number },
+  expected: number | undefined,
+  what: 'node' | 'pool' = 'node',
+): void {
+  if (expected !== undefined && expected !== row.version) {
+    throw new DrydockError('CONFLICT', `${what} changed since version ${expected} (now ${row.version})`, {
+      currentVersion: row.version,
     });
   }
 }

@@ -1,9 +1,19 @@
 import type { Connectivity, Liveness } from './node';
 import type { OperationKind } from './operation';
+import type { PoolSettings } from './pool';
 import type { AttemptRecord, Storm } from './remediation';
 
 /** The `data` of an event that carries none. */
 type NoData = Record<string, never>;
+
+/**
+ * What a pool change changed, as a JSON merge patch of the pool's grants and policy (RFC 7396):
+ * only what changed, `null` for a policy field that was (or became) not set.
+ */
+export type PoolSettingsPatch = {
+  grants?: PoolSettings['grants'];
+  policy?: Record<string, unknown>;
+};
 
 /**
  * Every event Drydock writes, by type, with the shape of its `data`. The events table is the audit
@@ -63,6 +73,8 @@ export interface EventPayloads {
   'node.remediation.returned': { commandId: string; action: string; attempt?: number };
   /** An operator recorded a condition the node had not reported (the actor is who). */
   'node.condition.reported': { type: string; reason: string | null; source: 'operator' };
+  /** An operator turned a true condition false by hand (the actor is who, the reason why). */
+  'node.condition.cleared': { type: string; was: { reason: string | null; since: string } };
   'node.remediation.succeeded': {
     attempts: AttemptRecord[];
     /** Other true conditions no remediation has handled yet: the next remediation takes the oldest. */
@@ -76,6 +88,13 @@ export interface EventPayloads {
     storm?: Storm;
     queued?: string[];
   };
+
+  /**
+   * A pool's grants or policy changed (`PATCH /v1/pools/{id}`): `after` is what was set, `before`
+   * what it replaced (each a merge patch: applying `before` undoes the change). No node: only
+   * operators see it.
+   */
+  'pool.updated': { poolId: string; version: number; before: PoolSettingsPatch; after: PoolSettingsPatch };
 }
 
 export type EventType = keyof EventPayloads;
@@ -118,8 +137,11 @@ export const EVENT_DESCRIPTIONS: Record<EventType, string> = {
   'node.remediation.returned':
     'the agent came back after an action that restarts the machine (it acked the action before running it)',
   'node.condition.reported': 'an operator recorded a fault condition the node had not reported',
+  'node.condition.cleared':
+    'an operator cleared a true condition by hand: it is false, its NoSchedule reason gone, and a remediation of it sees it cleared',
   'node.remediation.succeeded': 'the condition cleared',
   'node.remediation.escalated': 'remediation gave up: the node is in maintenance',
+  'pool.updated': "an operator changed a pool's grants or policy (`data.before`, `data.after`: what changed)",
 };
 
 export const EVENT_TYPES = Object.keys(EVENT_DESCRIPTIONS) as [EventType, ...EventType[]];

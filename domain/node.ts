@@ -21,8 +21,9 @@ export interface Condition {
   reason: string | null;
   since: string;
   /**
-   * `operator`: recorded by an operator's `POST /v1/nodes/{id}/remediations` for a condition the
-   * node had not reported. Absent: the node's agent reported it.
+   * `operator`: set by an operator — recorded true by `POST /v1/nodes/{id}/remediations` for a
+   * condition the node had not reported, or cleared by hand (`…/conditions/{type}/clear`, then
+   * false with the operator's reason). Absent: the node's agent reported it as it is.
    */
   source?: 'operator';
 }

@@ -262,8 +262,16 @@ const wideObject = fc
   .integer({ min: 100, max: 1_000 })
   .map((width) => Object.fromEntries(Array.from({ length: width }, (_, i) => [`k${i}`, [i]])));
 
-/** A value of a type no field holds where this one is (no request field is nullable). */
+/** A value of a type no field holds where this one is (`null` only where the field is not nullable). */
 const wrongType = fc.oneof(fc.constant(null), deepArray, wideObject, poisoned('x'));
+
+/** Whether a body field takes `null` (a merge patch's "remove"): `type: [..., "null"]` or a null branch. */
+function acceptsNull(schema: JsonSchema | undefined): boolean {
+  const types: unknown = schema?.type;
+  return (
+    (Array.isArray(types) && types.includes('null')) || (schema?.anyOf ?? []).some((s) => s.type === 'null')
+  );
+}
 
 const badNumber = fc.constantFrom<unknown>(
   0.5,
@@ -471,7 +479,11 @@ function spoils(target: Target): fc.Arbitrary<Spoil>[] {
     out.push(
       fc
         .constantFrom(...places)
-        .chain((path) => spoiledValue(get(json, path)).map((value) => ({ path, value })))
+        .chain((path) =>
+          spoiledValue(get(json, path))
+            .filter((value) => value !== null || !acceptsNull(schemaAt(route.body!.schema, path)))
+            .map((value) => ({ path, value })),
+        )
         .map(({ path, value }) =>
           spoil(`body ${path.join('.')} = ${shown(value)}`, (s) => {
             const body = jsonOf(s);

@@ -95,6 +95,22 @@ describe('a budget slot freed by a workflow wakes the waiting drains', () => {
     expect(await eventsOf(h, holder, 'node.purged')).toHaveLength(1);
   });
 
+  it("a pool's maxUnavailable raised: room for the waiting drain while the holder stays out", async () => {
+    await seedPool(h, { id: 'pool-bf4', tenantId: 'acme', policy: { maxUnavailable: 1 } });
+    const holder = await seedNode(h, { poolId: 'pool-bf4', tenantId: 'acme' });
+    const waiter = await waitingBehind('pool-bf4', holder);
+
+    const freedAt = Date.now();
+    const raised = await call(h, 'PATCH', '/v1/pools/pool-bf4', {
+      body: { policy: { maxUnavailable: 2 }, reason: 'two at once for the roll-out' },
+      headers: { 'if-match': '1' },
+    });
+    expect(raised.status).toBe(200);
+    await proceedsSoonAfter(waiter, freedAt);
+    // The holder kept its slot: the second one went to the waiter.
+    expect(await disruptionOf(holder)).toBe('holding');
+  });
+
   it('a decommission that takes the holder out for good', async () => {
     await seedPool(h, { id: 'pool-bf2', tenantId: 'acme', policy: { maxUnavailable: 1 } });
     const { nodeId: holder } = await retiredNode(h, 'pool-bf2');

@@ -83,6 +83,15 @@ describe('the examples of the OpenAPI document', () => {
       body: { id: 'pool-h100-east', kind: 'bare-metal', siteId: 'fra1', tenantId: 'acme' },
     });
     expect(pool.status, JSON.stringify(pool.body)).toBe(201);
+    const changed = await recordCall('updatePool', 'PATCH', '/v1/pools/pool-h100-east', {
+      body: {
+        grants: ['globex'],
+        policy: { maxUnavailable: '25%', remediation: { GpuXidError: { attemptTimeout: '5m' } } },
+        reason: 'rack b7 roll-out',
+      },
+      headers: { 'if-match': '"1"' },
+    });
+    expect(changed.status, JSON.stringify(changed.body)).toBe(200);
     const token = await recordCall('createJoinToken', 'POST', '/v1/tokens', {
       body: { poolId: 'pool-h100-east', ttl: '24h', maxUses: 10, description: 'rack b7 intake' },
     });
@@ -180,6 +189,13 @@ describe('the examples of the OpenAPI document', () => {
       },
     );
     expect(remediation.status).toBe(202);
+    const cleared = await recordCall(
+      'clearNodeCondition',
+      'POST',
+      `/v1/nodes/${faulty.body.nodeId}/conditions/GpuXidError/clear`,
+      { body: { reason: 'GPU reseated; dcgm diag passes' } },
+    );
+    expect(cleared.status, JSON.stringify(cleared.body)).toBe(200);
 
     // A pool drain of the nodes of rack c3 (one here), then the node drains it ran.
     await seedPool(h, { id: 'pool-a100-west', tenantId: 'acme' });

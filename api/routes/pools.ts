@@ -1,89 +1,11 @@
 import { createRoute, OpenAPIHono, z } from '@hono/zod-openapi';
 import { CAPACITY_BUCKETS, capacityOf } from '../../domain/capacity';
-import { DURATION_PATTERN, parseDuration } from '../../domain/duration';
-import {
-  ACTION_NAME,
-  CONDITION_TYPE,
-  MAX_ATTEMPT_TIMEOUT_MS,
-  MAX_HEALTHY_AFTER_MS,
-  MAX_LADDER_RUNGS,
-} from '../../domain/remediation';
 import { capacityRowsOf, getVisiblePool, listPools, type PoolRow } from '../../db/queries/pools';
 import { requireAction, requireOperator } from '../auth';
 import type { AppEnv } from '../env';
-import { createPool } from '../services/pools';
-import { errorResponses, json, jsonBody, record, slug } from '../schemas';
-
-const POOL_KINDS = ['bare-metal', 'provider', 'vps-host', 'tenant-root'] as const;
-
-/** A count (`3`) or a percent string (`"40%"`). */
-const countOrPercent = z.union([
-  z.number().int().min(0).max(100_000),
-  z.string().regex(/^(100|[1-9]?\d)%$/, 'a percent such as "40%"'),
-]);
-
-/** A node unreachable for longer than a month is long gone; a larger value is a typo. */
-const MAX_LOST_AFTER_MS = 30 * 86_400_000;
-
-/** A duration string (`10m`) within bounds: above 0 (or at least 0 when `zero` is allowed), at most `max`. */
-function boundedDuration(name: string, bounds: { zero: boolean; maxMs: number; max: string }) {
-  const floor = bounds.zero ? 'at least 0' : 'more than 0';
-  return z
-    .string()
-    .max(32, { error: `${name} is at most 32 characters`, abort: true })
-    .regex(DURATION_PATTERN, `${name} is a duration such as 10m`)
-    .refine((v) => {
-      const ms = parseDuration(v)!;
-      return (bounds.zero ? ms >= 0 : ms > 0) && ms <= bounds.maxMs;
-    }, `${name} is ${floor} and at most ${bounds.max}`);
-}
-
-/** One condition type's remediation: its ladder of actions, attempt timeout and healthyAfter. */
-const conditionRemediationSchema = z.strictObject({
-  ladder: z
-    .array(z.string().max(64).regex(ACTION_NAME, 'an action name such as reset-accelerator'))
-    .min(1, 'a ladder has at least one action')
-    .max(MAX_LADDER_RUNGS, `a ladder has at most ${MAX_LADDER_RUNGS} actions`)
-    .openapi({
-      description: 'the actions tried in order, one per attempt (default reset-accelerator, reboot)',
-    })
-    .optional(),
-  attemptTimeout: boundedDuration('attemptTimeout', {
-    zero: false,
-    maxMs: MAX_ATTEMPT_TIMEOUT_MS,
-    max: '24h',
-  })
-    .openapi({
-      description:
-        'how long one attempt waits for the condition to clear: more than 0, at most 24h (default 10m)',
-    })
-    .optional(),
-  healthyAfter: boundedDuration('healthyAfter', { zero: true, maxMs: MAX_HEALTHY_AFTER_MS, max: '1h' })
-    .openapi({
-      description:
-        'how long the condition must hold clear before the agent reports it cleared: 0 to 1h (default 60s)',
-    })
-    .optional(),
-});
-
-const policySchema = z.strictObject({
-  lostAfter: boundedDuration('lostAfter', { zero: false, maxMs: MAX_LOST_AFTER_MS, max: '30d' })
-    .openapi({
-      description: 'how long an unreachable node stays before it is lost: more than 0, at most 30d',
-    })
-    .optional(),
-  maxUnavailable: countOrPercent.optional(),
-  maxUnhealthy: countOrPercent.optional(),
-  remediation: record(
-    z
-      .string()
-      .regex(CONDITION_TYPE, 'a condition type such as GpuXidError: a letter, then letters and digits'),
-    conditionRemediationSchema,
-  )
-    .refine((r) => Object.keys(r).length <= 64, 'at most 64 condition types')
-    .openapi({ description: 'remediation per condition type (docs/lifecycle/remediation.md)' })
-    .optional(),
-});
+import { grantsSchema, policyPatchSchema, policySchema, POOL_KINDS } from '../pool-schemas';
+import { createPool, updatePool } from '../services/pools';
+import { errorResponses, ifMatchHeadersOf, json, jsonBody, reason, slug } from '../schemas';
 
 const PoolSchema = z
   .object({
@@ -93,7 +15,9 @@ const PoolSchema = z
     tenantId: z.string().nullable(),
     grants: z.array(z.string()),
     policy: policySchema,
+    version: z.number().openapi({ description: 'bumped by every change of the pool; its If-Match' }),
     createdAt: z.string(),
+    updatedAt: z.string(),
   })
   .openapi('Pool');
 
@@ -105,7 +29,9 @@ function poolView(p: PoolRow) {
     tenantId: p.tenantId,
     grants: p.grants,
     policy: p.policy,
+    version: p.version,
     createdAt: p.createdAt.toISOString(),
+    updatedAt: p.updatedAt.toISOString(),
   };
 }
 
@@ -121,12 +47,42 @@ const createPoolRoute = createRoute({
       kind: z.enum(POOL_KINDS),
       siteId: slug,
       tenantId: slug.optional(),
-      grants: z.array(slug).max(64).optional(),
+      grants: grantsSchema.optional(),
       policy: policySchema.optional(),
     }),
     true,
   ),
   responses: { 201: json(PoolSchema, 'the pool'), ...errorResponses },
+});
+
+const poolIdParams = z.object({ id: slug });
+
+const updatePoolRoute = createRoute({
+  method: 'patch',
+  path: '/v1/pools/{id}',
+  operationId: 'updatePool',
+  tags: ['pools'],
+  summary: "Change a pool's grants and policy (operator): a JSON merge patch, If-Match the pool's version",
+  request: {
+    params: poolIdParams,
+    headers: ifMatchHeadersOf('pool'),
+    ...jsonBody(
+      z.strictObject({
+        grants: grantsSchema
+          .openapi({ description: 'the tenants granted the pool, all of them: replaces the list' })
+          .optional(),
+        policy: policyPatchSchema
+          .openapi({ description: 'a field given is set, null puts it back to its default, absent is kept' })
+          .optional(),
+        reason: reason.optional(),
+      }),
+      true,
+    ),
+  },
+  responses: {
+    200: json(PoolSchema, 'the pool as it is now (unchanged when nothing differed)'),
+    ...errorResponses,
+  },
 });
 
 const listPoolsRoute = createRoute({
@@ -144,7 +100,7 @@ const getPoolRoute = createRoute({
   operationId: 'getPool',
   tags: ['pools'],
   summary: 'Get a pool',
-  request: { params: z.object({ id: slug }) },
+  request: { params: poolIdParams },
   responses: { 200: json(PoolSchema, 'the pool'), ...errorResponses },
 });
 
@@ -154,7 +110,7 @@ const poolCapacityRoute = createRoute({
   operationId: 'getPoolCapacity',
   tags: ['pools'],
   summary: 'Live nodes of a pool counted per capacity bucket (first match wins)',
-  request: { params: z.object({ id: slug }) },
+  request: { params: poolIdParams },
   responses: {
     200: json(
       z.object({
@@ -168,7 +124,7 @@ const poolCapacityRoute = createRoute({
   },
 });
 
-/** Pools: created by operators, read by whoever they belong to or are granted to. */
+/** Pools: created and changed by operators, read by whoever they belong to or are granted to. */
 export function poolsRoutes(): OpenAPIHono<AppEnv> {
   const router = new OpenAPIHono<AppEnv>();
 
@@ -184,6 +140,20 @@ export function poolsRoutes(): OpenAPIHono<AppEnv> {
       policy: body.policy ?? {},
     });
     return c.json(poolView(pool), 201);
+  });
+
+  router.openapi(updatePoolRoute, async (c) => {
+    const principal = c.get('principal');
+    requireOperator(principal);
+    const { reason: why, ...patch } = c.req.valid('json');
+    const pool = await updatePool(c.get('deps').db, {
+      id: c.req.valid('param').id,
+      principal,
+      version: c.req.valid('header')['if-match'],
+      patch,
+      reason: why ?? null,
+    });
+    return c.json(poolView(pool), 200);
   });
 
   router.openapi(listPoolsRoute, async (c) => {

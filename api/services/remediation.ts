@@ -4,16 +4,14 @@ import { remediationPlan } from '../../domain/remediation';
 import { reportCondition } from '../../db/conditions';
 import type { NodeRow } from '../../db/nodes';
 import { operationView, type OperationView } from '../../db/operations';
-import { enqueueWake } from '../../db/outbox';
 import { findPool } from '../../db/queries/pools';
 import { requestRemediation } from '../../db/requests/remediation';
-import { remediationWorkflowId } from '../../workflows/definitions';
 import type { AppDeps } from '../env';
 
 /**
  * Records an agent's condition report, in one transaction: a true condition no remediation has
  * handled yet requests one (or waits behind the one that runs), and one that cleared wakes the
- * running remediation so it sees it. The answer carries the pool policy's `healthyAfter` for that
+ * running remediation so it sees it (`turnConditionFalse` in db/conditions.ts). The answer carries the pool policy's `healthyAfter` for that
  * condition type (the agent damps clears by it).
  */
 export async function reportNodeCondition(
@@ -37,7 +35,6 @@ export async function reportNodeCondition(
         if (!(error instanceof DrydockError)) throw error;
       }
     }
-    if (report.cleared) await enqueueWake(tx, remediationWorkflowId(node.id), `${condition.type} cleared`);
     return { report, remediation };
   });
   const pool = report.node.poolId ? await findPool(deps.db, report.node.poolId) : undefined;

@@ -1,7 +1,18 @@
-import { defineCommand, type Command } from '../command';
+import { DURATION_PATTERN } from '../../domain/duration';
+import { SLUG_PATTERN } from '../../domain/ids';
+import { defineCommand, type Command, type FlagSpec } from '../command';
+import { UsageError } from '../errors';
 import { capacityTable, poolDetails, poolDrainSummary, poolsTable } from '../views/pools';
 import { reportFinished, waitForOperation } from '../wait';
-import { deadlineFlag, idempotencyKeyFlag, reasonFlag, selectorFlag, timeoutFlag, waitFlag } from './flags';
+import {
+  deadlineFlag,
+  idempotencyKeyFlag,
+  ifVersionFlag,
+  reasonFlag,
+  selectorFlag,
+  timeoutFlag,
+  waitFlag,
+} from './flags';
 
 const POOL = [{ name: 'POOL', type: 'pool' }] as const;
 
@@ -39,6 +50,131 @@ const capacity = defineCommand({
   async run({ api, out, args }) {
     const counts = await api.GET('/v1/pools/{id}/capacity', { params: { path: { id: args.POOL } } });
     out.result(counts, () => capacityTable(counts));
+  },
+});
+
+/** A policy limit: a count (`2`) or a percent (`25%`), as the API takes it. */
+const limitFlag = (help: string) =>
+  ({
+    type: 'string',
+    value: 'N|P%',
+    pattern: /^(?:100000|\d{1,5}|(?:100|[1-9]?\d)%)$/,
+    patternHint: 'a count from 0 to 100000 such as 2, or a percent such as 25%',
+    help,
+  }) as const satisfies FlagSpec;
+
+/** Tenants, one or more times (`--grant a --grant b`, or `--grant a,b`). */
+const tenantsFlag = (help: string) =>
+  ({
+    type: 'list',
+    value: 'TENANT',
+    maxItems: 64,
+    repeatable: true,
+    help,
+    checkItem: (tenant) =>
+      SLUG_PATTERN.test(tenant) ? undefined : 'is not a tenant id: 1–63 of a-z 0-9 -, starting with a letter',
+  }) as const satisfies FlagSpec;
+
+/** The flags that set a policy field, by the field's name in the API. */
+const POLICY_FLAGS = {
+  'max-unavailable': 'maxUnavailable',
+  'max-unhealthy': 'maxUnhealthy',
+  'lost-after': 'lostAfter',
+  remediation: 'remediation',
+} as const;
+type PolicyFlag = keyof typeof POLICY_FLAGS;
+const isPolicyFlag = (name: string): name is PolicyFlag => Object.hasOwn(POLICY_FLAGS, name);
+
+/** A JSON object, as `--remediation` takes it. */
+function isJsonObject(text: string): boolean {
+  try {
+    const value: unknown = JSON.parse(text);
+    return typeof value === 'object' && value !== null && !Array.isArray(value);
+  } catch {
+    return false;
+  }
+}
+
+const update = defineCommand({
+  words: ['pools', 'update'],
+  summary: "Change a pool's grants and policy (operator); what is not named stays as it is",
+  operands: POOL,
+  flags: {
+    'max-unavailable': limitFlag('the disruption budget: nodes out at once for drains'),
+    'max-unhealthy': limitFlag('the storm limit: nodes unhealthy or in remediation at once'),
+    'lost-after': {
+      type: 'string',
+      value: 'DURATION',
+      pattern: DURATION_PATTERN,
+      patternHint: 'a duration such as 10m',
+      help: 'how long an unreachable node stays before it is lost (more than 0, at most 30d)',
+    },
+    remediation: {
+      type: 'string',
+      value: 'JSON',
+      maxLength: 16_384,
+      accepts: isJsonObject,
+      patternHint: 'a JSON object such as {"GpuXidError":{"ladder":["reboot"]}}',
+      help:
+        'remediation per condition type, merged into the policy: a type or field given is set, null ' +
+        'removes it, e.g. {"GpuXidError":{"attemptTimeout":"5m"},"NicFlap":null}',
+    },
+    reset: {
+      type: 'list',
+      value: 'FIELD,…',
+      maxItems: 4,
+      help: `policy fields back to their default: ${Object.keys(POLICY_FLAGS).join(', ')}`,
+      checkItem: (field) =>
+        isPolicyFlag(field) ? undefined : `is not a policy field: ${Object.keys(POLICY_FLAGS).join(', ')}`,
+    },
+    grant: tenantsFlag('grant the pool to this tenant too'),
+    'revoke-grant': tenantsFlag('take the grant back from this tenant'),
+    'if-version': { ...ifVersionFlag, help: 'refuse with CONFLICT unless the pool is still at version N' },
+    reason: reasonFlag,
+  },
+  check({ flags }) {
+    const set = Object.keys(POLICY_FLAGS).filter((name) => flags[name as PolicyFlag] !== undefined);
+    if (set.length === 0 && !flags.reset && !flags.grant && !flags['revoke-grant']) {
+      throw new UsageError(
+        'give what to change: --max-unavailable, --max-unhealthy, --lost-after, --remediation, --reset, --grant or --revoke-grant',
+      );
+    }
+    const both = (flags.reset ?? []).filter((field) => set.includes(field));
+    if (both.length > 0) throw new UsageError(`--${both[0]} and --reset ${both[0]} at once`);
+    const granted = (flags['revoke-grant'] ?? []).filter((t) => flags.grant?.includes(t));
+    if (granted.length > 0) throw new UsageError(`--grant and --revoke-grant name ${granted.join(', ')}`);
+  },
+  async run({ api, out, args, flags }) {
+    const policy: Record<string, unknown> = {};
+    for (const field of flags.reset ?? []) if (isPolicyFlag(field)) policy[POLICY_FLAGS[field]] = null;
+    const limit = (value: string) => (value.endsWith('%') ? value : Number(value));
+    if (flags['max-unavailable'] !== undefined) policy.maxUnavailable = limit(flags['max-unavailable']);
+    if (flags['max-unhealthy'] !== undefined) policy.maxUnhealthy = limit(flags['max-unhealthy']);
+    if (flags['lost-after'] !== undefined) policy.lostAfter = flags['lost-after'];
+    if (flags.remediation !== undefined) policy.remediation = JSON.parse(flags.remediation);
+    let version = flags['if-version'];
+    let grants: string[] | undefined;
+    if (flags.grant || flags['revoke-grant']) {
+      // The API takes the whole list: computed from the pool as read, and sent at the version read,
+      // so a grant changed meanwhile is a CONFLICT rather than lost.
+      const pool = await api.GET('/v1/pools/{id}', { params: { path: { id: args.POOL } } });
+      version ??= pool.version;
+      const revoked = flags['revoke-grant'] ?? [];
+      const added = (flags.grant ?? []).filter((t) => !pool.grants.includes(t));
+      grants = [...pool.grants.filter((t) => !revoked.includes(t)), ...added];
+    }
+    const pool = await api.PATCH('/v1/pools/{id}', {
+      params: {
+        path: { id: args.POOL },
+        header: version === undefined ? {} : { 'if-match': String(version) },
+      },
+      body: {
+        ...(grants ? { grants } : {}),
+        ...(Object.keys(policy).length > 0 ? { policy } : {}),
+        reason: flags.reason,
+      },
+    });
+    out.result(pool, () => poolDetails(pool));
   },
 });
 
@@ -94,4 +230,4 @@ const drain = defineCommand({
   },
 });
 
-export const poolCommands: Command[] = [list, show, capacity, drain];
+export const poolCommands: Command[] = [list, show, capacity, update, drain];

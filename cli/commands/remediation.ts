@@ -2,11 +2,13 @@ import { CONDITION_TYPE } from '../../domain/remediation';
 import { defineCommand, type Command } from '../command';
 import type { Operation } from '../views/operations';
 import { reportFinished, waitForOperation } from '../wait';
-import { idempotencyKeyFlag, reasonFlag, timeoutFlag, waitFlag } from './flags';
+import { nodeName } from '../views/nodes';
+import { idempotencyKeyFlag, mutationFlags, reasonFlag, timeoutFlag, waitFlag } from './flags';
 
 /**
  * Health remediation (docs/lifecycle/remediation.md): start one for a condition, reported by the
- * node or, when it has not reported it, recorded as reported by the operator.
+ * node or, when it has not reported it, recorded as reported by the operator; clear a condition
+ * by hand.
  */
 
 interface Attempt {
@@ -59,4 +61,21 @@ const remediate = defineCommand({
   },
 });
 
-export const remediationCommands: Command[] = [remediate];
+const clearCondition = defineCommand({
+  words: ['nodes', 'clear-condition'],
+  summary: 'Clear a true condition by hand: false, its NoSchedule reason gone, its remediation told',
+  operands: [
+    { name: 'NODE', type: 'node' },
+    { name: 'TYPE', type: 'condition' },
+  ],
+  flags: { ...mutationFlags, reason: { ...reasonFlag, required: true } },
+  async run({ api, out, args, flags }) {
+    const node = await api.POST('/v1/nodes/{id}/conditions/{type}/clear', {
+      params: { path: { id: args.NODE, type: args.TYPE } },
+      body: { reason: flags.reason, version: flags['if-version'] },
+    });
+    out.result(node, () => `${nodeName(node)}: ${args.TYPE} cleared, version ${node.version}`);
+  },
+});
+
+export const remediationCommands: Command[] = [remediate, clearCondition];

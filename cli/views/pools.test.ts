@@ -13,10 +13,15 @@ describe('pools show', () => {
         maxUnhealthy: '40%',
         remediation: { GpuXidError: { ladder: ['reboot'], attemptTimeout: '5m' } },
       },
+      version: 3,
       createdAt: '2026-12-01T00:00:00.000Z',
+      updatedAt: '2026-12-02T00:00:00.000Z',
     };
-    expect(poolDetails(pool)).toContain(
+    const shown = poolDetails(pool);
+    expect(shown).toContain(
       'maxUnhealthy=40%, remediation={"GpuXidError":{"ladder":["reboot"],"attemptTimeout":"5m"}}',
     );
+    // The version a `pools update --if-version` names.
+    expect(shown).toMatch(/^Version: +3$/m);
   });
 });

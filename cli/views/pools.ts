@@ -27,7 +27,9 @@ export function poolDetails(p: Pool): string {
     ['Tenant', dash(p.tenantId)],
     ['Grants', dash(p.grants.join(', '))],
     ['Policy', dash(policy)],
+    ['Version', String(p.version)],
     ['Created', p.createdAt],
+    ['Updated', p.updatedAt],
   ]);
 }
 

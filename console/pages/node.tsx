@@ -1,5 +1,6 @@
 import type { Schemas } from '@drydock/client';
 import type { Child } from 'hono/jsx';
+import { NODE_UNREACHABLE } from '../../domain/liveness';
 import { controlRefusal, isDraining } from '../../domain/node';
 import { TAINT_PREFIX } from '../../domain/taints';
 import { canMove } from '../../domain/provision';
@@ -52,18 +53,9 @@ export function NodePage(view: NodeView) {
         <Taints node={node} session={view.session} />
       </LiveRegion>
       <h2>Conditions</h2>
-      <Table
-        columns={['Type', 'Status', 'Reason', 'Since', 'Source']}
-        items={node.conditions}
-        row={(condition) => [
-          condition.type,
-          condition.status ? 'true' : 'false',
-          condition.reason ?? '—',
-          condition.since,
-          condition.source ?? 'agent',
-        ]}
-        empty="No conditions reported."
-      />
+      <LiveRegion id="conditions">
+        <Conditions node={node} session={view.session} />
+      </LiveRegion>
       <h2 id="section-allocations">Live allocations</h2>
       <LiveRegion id="allocations">
         <Table
@@ -142,6 +134,35 @@ function Labels(props: { node: Node; session: Session }) {
         </div>
       )}
     </>
+  );
+}
+
+/**
+ * The node's conditions; a true one (but the liveness sweep's `NodeUnreachable`, which a heartbeat
+ * clears) may be cleared by hand, with a reason.
+ */
+function Conditions(props: { node: Node; session: Session }) {
+  const { node, session } = props;
+  const can = allowed(node, session);
+  return (
+    <Table
+      columns={['Type', 'Status', 'Reason', 'Since', 'Source', '']}
+      items={node.conditions}
+      row={(condition) => [
+        condition.type,
+        condition.status ? 'true' : 'false',
+        condition.reason ?? '—',
+        condition.since,
+        condition.source ?? 'agent',
+        can.remediate && condition.status && condition.type !== NODE_UNREACHABLE && (
+          <ControlForm node={node} session={session} control="clear-condition" button="Clear" reason={false}>
+            <input type="hidden" name="condition" value={condition.type} />
+            <input name="reason" placeholder="reason (required)" required maxlength={256} />
+          </ControlForm>
+        ),
+      ]}
+      empty="No conditions reported."
+    />
   );
 }
 

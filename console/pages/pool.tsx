@@ -52,6 +52,7 @@ export function PoolPage(view: PoolView) {
       </dl>
       <h2>Policy</h2>
       <Policy policy={pool.policy} />
+      {session.caller.kind === 'operator' && <PolicyForm pool={pool} session={session} />}
       <h2>Capacity</h2>
       <LiveRegion id="pool-capacity">
         <Table
@@ -147,6 +148,67 @@ function Policy(props: { policy: Pool['policy'] }) {
         empty={`No condition configured: every condition gets ${DEFAULT_LADDER.join(', then ')}, ${DEFAULT_ATTEMPT_TIMEOUT_MS / 60_000}m per attempt, clear for ${DEFAULT_HEALTHY_AFTER_MS / 1000}s.`}
       />
     </>
+  );
+}
+
+/**
+ * Change the grants and the policy (operators; `PATCH /v1/pools/{id}`): each field as it is now,
+ * empty for its default; the form carries the version the page was read at.
+ */
+function PolicyForm(props: { pool: Pool; session: Session }) {
+  const { pool, session } = props;
+  const { lostAfter, maxUnavailable, maxUnhealthy, remediation } = pool.policy;
+  return (
+    <details>
+      <summary>Change grants and policy (version {pool.version})</summary>
+      <form method="post" action={`/console/pools/${pool.id}/update`} class="filters">
+        <Csrf session={session} />
+        <input type="hidden" name="version" value={String(pool.version)} />
+        <label>
+          granted to (tenants, comma-separated)
+          <input name="grants" value={pool.grants.join(', ')} size={32} />
+        </label>
+        <label>
+          maxUnavailable
+          <input
+            name="maxUnavailable"
+            value={maxUnavailable?.toString() ?? ''}
+            placeholder={`${DEFAULT_MAX_UNAVAILABLE} (default)`}
+            size={10}
+          />
+        </label>
+        <label>
+          maxUnhealthy
+          <input
+            name="maxUnhealthy"
+            value={maxUnhealthy?.toString() ?? ''}
+            placeholder={`${DEFAULT_MAX_UNHEALTHY} (default)`}
+            size={10}
+          />
+        </label>
+        <label>
+          lostAfter
+          <input
+            name="lostAfter"
+            value={lostAfter ?? ''}
+            placeholder="not set: never lost"
+            size={12}
+            maxlength={32}
+          />
+        </label>
+        <label>
+          remediation (JSON per condition type)
+          <textarea name="remediation" rows={4} cols={60}>
+            {remediation ? JSON.stringify(remediation) : ''}
+          </textarea>
+        </label>
+        <label>
+          reason
+          <input name="reason" placeholder="optional" maxlength={256} size={24} />
+        </label>
+        <button type="submit">Save</button>
+      </form>
+    </details>
   );
 }
 

@@ -2,6 +2,7 @@ import { Hono } from 'hono';
 import { ApiError, type ApiClient } from '@drydock/client';
 import { isId, SLUG_PATTERN } from '../../domain/ids';
 import { OPEN_OPERATION_STATUSES } from '../../domain/operation-status';
+import { patchBetween, type PoolSettings } from '../../domain/pool';
 import {
   CONSOLE_PATH,
   notFound,
@@ -11,7 +12,7 @@ import {
   type ConsoleEnv,
   type Ctx,
 } from '../context';
-import { field } from '../controls';
+import { field, type Fields } from '../controls';
 import { PoolPage } from '../pages/pool';
 import { PoolsPage } from '../pages/pools';
 
@@ -93,6 +94,34 @@ export function poolRoutes(): Hono<ConsoleEnv> {
     return c.redirect(`${CONSOLE_PATH}/pools${refused?.status === 404 ? '' : `/${id}`}`, 303);
   });
 
+  router.post('/pools/:id/update', async (c) => {
+    const { api, form, session } = c.var;
+    const id = poolIdOf(c);
+    if (!id) return notFound(c);
+    const wanted = settingsOf(form);
+    if (typeof wanted === 'string') {
+      session.flash = { kind: 'error', text: `Pool update refused: ${wanted}; nothing was sent.` };
+      return c.redirect(`${CONSOLE_PATH}/pools/${id}`, 303);
+    }
+    const refused = await change(c, 'Pool update', async () => {
+      const version = field(form, 'version');
+      const header = version === undefined ? {} : { 'if-match': version };
+      // The form shows the whole of each field: what differs from the pool at the version the page
+      // was read at is the change (the API refuses it as CONFLICT if the pool moved on since).
+      const pool = await api.GET('/v1/pools/{id}', { params: { path: { id } } });
+      const patch = patchBetween({ grants: pool.grants, policy: pool.policy }, wanted);
+      const reason = field(form, 'reason');
+      const updated = await api.PATCH('/v1/pools/{id}', {
+        params: { path: { id }, header },
+        body: { ...patch, ...(reason ? { reason } : {}) },
+      });
+      return updated.version === pool.version
+        ? `Pool ${id}: nothing to change.`
+        : `Pool ${id} updated: version ${updated.version}.`;
+    });
+    return c.redirect(`${CONSOLE_PATH}/pools${refused?.status === 404 ? '' : `/${id}`}`, 303);
+  });
+
   router.post('/pools/:id/drain/cancel', async (c) => {
     const { api, form } = c.var;
     const id = poolIdOf(c);
@@ -114,6 +143,37 @@ export function poolRoutes(): Hono<ConsoleEnv> {
   });
 
   return router;
+}
+
+/**
+ * The grants and policy the pool form asks for: an empty field is its default (not set). A limit
+ * of digits is a count, anything else goes as written and the API says what it expects. Answers
+ * what is wrong when the remediation is not a JSON object.
+ */
+function settingsOf(form: Fields): PoolSettings | string {
+  const policy: PoolSettings['policy'] = {};
+  const limit = (value: string) => (/^\d+$/.test(value) ? Number(value) : value);
+  const maxUnavailable = field(form, 'maxUnavailable');
+  const maxUnhealthy = field(form, 'maxUnhealthy');
+  const lostAfter = field(form, 'lostAfter');
+  const remediation = field(form, 'remediation');
+  if (maxUnavailable) policy.maxUnavailable = limit(maxUnavailable);
+  if (maxUnhealthy) policy.maxUnhealthy = limit(maxUnhealthy);
+  if (lostAfter) policy.lostAfter = lostAfter;
+  if (remediation) {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(remediation);
+    } catch {
+      return 'remediation is not JSON';
+    }
+    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+      return 'remediation is a JSON object, by condition type';
+    }
+    policy.remediation = parsed as NonNullable<PoolSettings['policy']['remediation']>;
+  }
+  const grants = (field(form, 'grants') ?? '').split(/[\s,]+/).filter((t) => t !== '');
+  return { grants, policy };
 }
 
 /** The pool id in the path, when it has the shape the API accepts (else a 404 page, never a call). */

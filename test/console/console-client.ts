@@ -1,6 +1,6 @@
 import { closeServer, listen } from '../../api/server';
 import type { Harness } from '../support/harness';
-import { afterAll, beforeAll } from 'vitest';
+import { afterAll, beforeAll, expect } from 'vitest';
 
 /** A page as a browser gets it: status, headers, the HTML, where a redirect points. */
 export interface Page {
@@ -65,6 +65,13 @@ export class Browser {
       location: response.headers.get('location'),
     };
   }
+}
+
+/** A browser signed in to the console at `base` with `key` (the sign-in answered its redirect). */
+export async function signedIn(base: string, key: string): Promise<Browser> {
+  const browser = new Browser(base);
+  expect((await browser.signIn(key)).status).toBe(303);
+  return browser;
 }
 
 /** The CSRF token a page's forms carry. */

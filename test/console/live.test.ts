@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { call, seedNode, seedPool, tenantKey } from '../support/fixtures';
 import { eventually, useHarness } from '../support/harness';
-import { Browser, csrfOf, useConsole } from './console-client';
+import { Browser, csrfOf, useConsole, signedIn as signedInAs } from './console-client';
 
 const h = useHarness({ worker: false });
 const server = useConsole(h);
@@ -22,11 +22,7 @@ async function live(browser: Browser, query: Record<string, string>) {
 const cordon = async (nodeId: string, reason: string) =>
   expect((await call(h, 'POST', `/v1/nodes/${nodeId}/cordon`, { body: { reason } })).status).toBe(200);
 
-async function signedIn(key = h.operatorKey) {
-  const browser = new Browser(server.base);
-  expect((await browser.signIn(key)).status).toBe(303);
-  return browser;
-}
+const signedIn = (key = h.operatorKey) => signedInAs(server.base, key);
 
 describe('the console live endpoint', () => {
   it("answers changed after an event of the watched node, woken at once, and not for another node's", async () => {

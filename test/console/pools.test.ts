@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { allocate, call, seedNode, seedPool, tenantKey } from '../support/fixtures';
 import { eventually, useHarness } from '../support/harness';
-import { Browser, csrfOf, flashOf, useConsole } from './console-client';
+import { csrfOf, flashOf, useConsole, signedIn as signedInAs } from './console-client';
 
 const h = useHarness();
 const TEMPORAL_UI = 'http://127.0.0.1:8233';
@@ -12,11 +12,7 @@ const poolDrainsOf = async (poolId: string) =>
     (await call(h, 'GET', '/v1/operations?kind=pool-drain&limit=100')).body.items as { poolId: string }[]
   ).filter((op) => op.poolId === poolId);
 
-async function signedIn(key: string) {
-  const browser = new Browser(server.base);
-  expect((await browser.signIn(key)).status).toBe(303);
-  return browser;
-}
+const signedIn = (key: string) => signedInAs(server.base, key);
 
 describe('pools pages', () => {
   it('the pools list and a pool page show what the API answers: policy in words, grants, capacity, nodes', async () => {

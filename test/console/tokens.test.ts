@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { join } from '../support/agents';
 import { call, seedPool, tenantKey } from '../support/fixtures';
 import { useHarness } from '../support/harness';
-import { Browser, csrfOf, flashOf, useConsole } from './console-client';
+import { type Browser, csrfOf, flashOf, useConsole, signedIn as signedInAs } from './console-client';
 
 const h = useHarness({ worker: false });
 const server = useConsole(h);
@@ -17,11 +17,7 @@ const tokensOf = async (poolId: string) =>
   ).filter((t) => t.poolId === poolId);
 const JOIN_LINE = /drydock-agent join --api (\S+) --token (\S+) --data-dir \/var\/lib\/drydock/;
 
-async function signedIn(key: string) {
-  const browser = new Browser(server.base);
-  expect((await browser.signIn(key)).status).toBe(303);
-  return browser;
-}
+const signedIn = (key: string) => signedInAs(server.base, key);
 
 /** Creates a token from the tokens page's form; the page the creation returns to. */
 async function create(browser: Browser, fields: Record<string, string>) {

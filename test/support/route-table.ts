@@ -262,6 +262,19 @@ const REASON = 'exemplar: every field filled';
 const mutation = { reason: REASON, version: 1 };
 const ifMatch = { 'if-match': '"1"' };
 
+/** A pool's grants and every policy field, as a created pool and a pool patch take them. */
+const EVERY_POOL_SETTING = {
+  grants: ['partner'],
+  policy: {
+    lostAfter: '10m',
+    maxUnavailable: 2,
+    maxUnhealthy: '40%',
+    remediation: {
+      GpuXidError: { ladder: ['reset-accelerator', 'reboot'], attemptTimeout: '10m', healthyAfter: '60s' },
+    },
+  },
+};
+
 const tenant = (action: Action): Access => ({ kind: 'tenant', action });
 const OPERATOR: Access = { kind: 'operator' };
 const PUBLIC: Access = { kind: 'public' };
@@ -432,6 +445,16 @@ export const EXEMPLARS: Record<string, Exemplar> = {
     }),
     named: NAMED,
   },
+  'POST /v1/nodes/{id}/conditions/{type}/clear': {
+    access: tenant('compute:nodes:remediate'),
+    status: 200,
+    build: async (w) => ({
+      params: { id: await w.node({ condition: 'GpuXidError' }), type: 'GpuXidError' },
+      headers: ifMatch,
+      body: mutation,
+    }),
+    named: NAMED,
+  },
   'GET /v1/operations/{id}': read(async (w) => ({ params: { id: await w.operation() } })),
   'GET /v1/operations': read(
     async () => ({ query: { nodeId: newId('node'), kind: 'drain', status: 'running', limit: '10' } }),
@@ -500,19 +523,25 @@ export const EXEMPLARS: Record<string, Exemplar> = {
           kind: 'provider',
           siteId: 'fra1',
           tenantId: w.owner,
-          grants: ['partner'],
-          policy: {
-            lostAfter: '10m',
-            maxUnavailable: 2,
-            maxUnhealthy: '40%',
-            remediation: {
-              GpuXidError: {
-                ladder: ['reset-accelerator', 'reboot'],
-                attemptTimeout: '10m',
-                healthyAfter: '60s',
-              },
-            },
-          },
+          ...EVERY_POOL_SETTING,
+        },
+      };
+    },
+  },
+  'PATCH /v1/pools/{id}': {
+    access: OPERATOR,
+    status: 200,
+    build: async (w) => {
+      // A pool of its own each time, at version 1.
+      const id = fresh('pool-patch');
+      await seedPool(w.h, { id, tenantId: w.owner });
+      w.ownerIds.add(id);
+      return {
+        params: { id },
+        headers: ifMatch,
+        body: {
+          ...EVERY_POOL_SETTING,
+          reason: REASON,
         },
       };
     },

@@ -275,6 +275,23 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/v1/nodes/{id}/conditions/{type}/clear': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Clear a true condition of the node by hand: false, its NoSchedule reason gone, its remediation woken */
+    post: operations['clearNodeCondition'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/v1/operations/{id}': {
     parameters: {
       query?: never;
@@ -394,7 +411,8 @@ export interface paths {
     delete?: never;
     options?: never;
     head?: never;
-    patch?: never;
+    /** Change a pool's grants and policy (operator): a JSON merge patch, If-Match the pool's version */
+    patch: operations['updatePool'];
     trace?: never;
   };
   '/v1/pools/{id}/capacity': {
@@ -788,7 +806,7 @@ export interface components {
         reason: string | null;
         since: string;
         /**
-         * @description operator: recorded by an operator; absent: reported by the agent
+         * @description operator: set by an operator (recorded true, or cleared by hand); absent: reported by the agent
          * @enum {string}
          */
         source?: 'operator';
@@ -842,8 +860,10 @@ export interface components {
         | 'node.remediation.attempted'
         | 'node.remediation.returned'
         | 'node.condition.reported'
+        | 'node.condition.cleared'
         | 'node.remediation.succeeded'
-        | 'node.remediation.escalated';
+        | 'node.remediation.escalated'
+        | 'pool.updated';
       actor: string;
       reason: string | null;
       data: {
@@ -1093,7 +1113,9 @@ export interface components {
       policy: {
         /** @description how long an unreachable node stays before it is lost: more than 0, at most 30d */
         lostAfter?: string;
+        /** @description the disruption budget: nodes out at once for drains, a count or a percent (default 1) */
         maxUnavailable?: number | string;
+        /** @description the storm limit: nodes unhealthy or in remediation at once, a count or a percent (default "40%") */
         maxUnhealthy?: number | string;
         /** @description remediation per condition type (docs/lifecycle/remediation.md) */
         remediation?: {
@@ -1107,7 +1129,10 @@ export interface components {
           };
         };
       };
+      /** @description bumped by every change of the pool; its If-Match */
+      version: number;
       createdAt: string;
+      updatedAt: string;
     };
     ApiKey: {
       id: string;
@@ -2612,7 +2637,7 @@ export interface operations {
            *               "reboot"
            *             ],
            *             "healthyAfterMs": 60000,
-           *             "attemptTimeoutMs": 600000
+           *             "attemptTimeoutMs": 300000
            *           },
            *           "since": "2026-03-02T09:30:00.000Z",
            *           "automatic": false,
@@ -2629,6 +2654,91 @@ export interface operations {
           'application/json': {
             operation: components['schemas']['Operation'];
           };
+        };
+      };
+      400: components['responses']['InvalidInput'];
+      401: components['responses']['Unauthenticated'];
+      403: components['responses']['Forbidden'];
+      404: components['responses']['NotFound'];
+      409: components['responses']['Conflict'];
+      422: components['responses']['IdempotencyKeyReused'];
+      429: components['responses']['RateLimited'];
+      503: components['responses']['Unavailable'];
+    };
+  };
+  clearNodeCondition: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description the node version the caller read (optimistic concurrency) */
+        'if-match'?: string;
+      };
+      path: {
+        id: string;
+        type: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *       "reason": "GPU reseated; dcgm diag passes"
+         *     }
+         */
+        'application/json': {
+          /** @description why, recorded on the event; free text: no control characters (U+0000–U+001F, U+007F–U+009F), no lone surrogates */
+          reason: string;
+          /** @description the node version the caller read */
+          version?: number;
+        };
+      };
+    };
+    responses: {
+      /** @description the node */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "id": "node_01k5w8v3x9q2m4n6p8r0s2t004",
+           *       "tenantId": "acme",
+           *       "poolId": "pool-h100-east",
+           *       "siteId": "fra1",
+           *       "hostname": "gpu-b7-04",
+           *       "displayName": null,
+           *       "provisionState": "adopted",
+           *       "access": "allowed",
+           *       "cordoned": false,
+           *       "maintenance": false,
+           *       "noScheduleReasons": [],
+           *       "connectivity": "disconnected",
+           *       "liveness": "alive",
+           *       "lastSeenAt": null,
+           *       "labels": [],
+           *       "conditions": [
+           *         {
+           *           "type": "GpuXidError",
+           *           "since": "2026-03-02T09:30:00.000Z",
+           *           "reason": "GPU reseated; dcgm diag passes",
+           *           "source": "operator",
+           *           "status": false
+           *         }
+           *       ],
+           *       "session": {
+           *         "connectivity": "disconnected",
+           *         "lastSeenAt": null
+           *       },
+           *       "identityGeneration": 1,
+           *       "version": 4,
+           *       "createdAt": "2026-03-02T09:30:00.000Z",
+           *       "updatedAt": "2026-03-02T09:30:00.000Z",
+           *       "deletedAt": null
+           *     }
+           */
+          'application/json': components['schemas']['Node'];
         };
       };
       400: components['responses']['InvalidInput'];
@@ -3023,7 +3133,9 @@ export interface operations {
           policy?: {
             /** @description how long an unreachable node stays before it is lost: more than 0, at most 30d */
             lostAfter?: string;
+            /** @description the disruption budget: nodes out at once for drains, a count or a percent (default 1) */
             maxUnavailable?: number | string;
+            /** @description the storm limit: nodes unhealthy or in remediation at once, a count or a percent (default "40%") */
             maxUnhealthy?: number | string;
             /** @description remediation per condition type (docs/lifecycle/remediation.md) */
             remediation?: {
@@ -3055,7 +3167,9 @@ export interface operations {
            *       "tenantId": "acme",
            *       "grants": [],
            *       "policy": {},
-           *       "createdAt": "2026-03-02T09:30:00.000Z"
+           *       "version": 1,
+           *       "createdAt": "2026-03-02T09:30:00.000Z",
+           *       "updatedAt": "2026-03-02T09:30:00.000Z"
            *     }
            */
           'application/json': components['schemas']['Pool'];
@@ -3088,6 +3202,106 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          'application/json': components['schemas']['Pool'];
+        };
+      };
+      400: components['responses']['InvalidInput'];
+      401: components['responses']['Unauthenticated'];
+      403: components['responses']['Forbidden'];
+      404: components['responses']['NotFound'];
+      409: components['responses']['Conflict'];
+      422: components['responses']['IdempotencyKeyReused'];
+      429: components['responses']['RateLimited'];
+      503: components['responses']['Unavailable'];
+    };
+  };
+  updatePool: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description the pool version the caller read (optimistic concurrency) */
+        'if-match'?: string;
+      };
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *       "grants": [
+         *         "globex"
+         *       ],
+         *       "policy": {
+         *         "maxUnavailable": "25%",
+         *         "remediation": {
+         *           "GpuXidError": {
+         *             "attemptTimeout": "5m"
+         *           }
+         *         }
+         *       },
+         *       "reason": "rack b7 roll-out"
+         *     }
+         */
+        'application/json': {
+          /** @description the tenants granted the pool, all of them: replaces the list */
+          grants?: string[];
+          /** @description a field given is set, null puts it back to its default, absent is kept */
+          policy?: {
+            /** @description how long an unreachable node stays before it is lost: more than 0, at most 30d */
+            lostAfter?: string | null;
+            /** @description the disruption budget: nodes out at once for drains, a count or a percent (default 1) */
+            maxUnavailable?: number | string | null;
+            /** @description the storm limit: nodes unhealthy or in remediation at once, a count or a percent (default "40%") */
+            maxUnhealthy?: number | string | null;
+            /** @description remediation per condition type (docs/lifecycle/remediation.md) */
+            remediation?: {
+              [key: string]: {
+                /** @description the actions tried in order, one per attempt (default reset-accelerator, reboot) */
+                ladder?: string[] | null;
+                /** @description how long one attempt waits for the condition to clear: more than 0, at most 24h (default 10m) */
+                attemptTimeout?: string | null;
+                /** @description how long the condition must hold clear before the agent reports it cleared: 0 to 1h (default 60s) */
+                healthyAfter?: string | null;
+              } | null;
+            } | null;
+          };
+          /** @description why, recorded on the event; free text: no control characters (U+0000–U+001F, U+007F–U+009F), no lone surrogates */
+          reason?: string;
+        };
+      };
+    };
+    responses: {
+      /** @description the pool as it is now (unchanged when nothing differed) */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "id": "pool-h100-east",
+           *       "kind": "bare-metal",
+           *       "siteId": "fra1",
+           *       "tenantId": "acme",
+           *       "grants": [
+           *         "globex"
+           *       ],
+           *       "policy": {
+           *         "remediation": {
+           *           "GpuXidError": {
+           *             "attemptTimeout": "5m"
+           *           }
+           *         },
+           *         "maxUnavailable": "25%"
+           *       },
+           *       "version": 2,
+           *       "createdAt": "2026-03-02T09:30:00.000Z",
+           *       "updatedAt": "2026-03-02T09:30:00.000Z"
+           *     }
+           */
           'application/json': components['schemas']['Pool'];
         };
       };

@@ -1,5 +1,4 @@
 import { BlockList, isIP, isIPv6 } from 'node:net';
-import type { HttpBindings } from '@hono/node-server';
 import { getConnInfo } from '@hono/node-server/conninfo';
 import type { Context } from 'hono';
 import { loadConfig, type Config } from '../config';
@@ -106,7 +105,8 @@ export class RateLimits {
    * the block one host usually holds.
    */
   sourceOf(c: Context<AppEnv>): string {
-    if (!(c.env as Partial<HttpBindings> | undefined)?.incoming) return IN_PROCESS_ADDRESS;
+    // `app.request()` passes no bindings: no connection, no peer.
+    if (!c.env) return IN_PROCESS_ADDRESS;
     let address = plain(getConnInfo(c).remote.address ?? 'unknown');
     if (this.anyProxy && this.isProxy(address)) {
       // A proxy appends the peer it saw; only the hops right of the first untrusted one are its.

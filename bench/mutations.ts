@@ -15,10 +15,13 @@
  * Lane c owns nodes c, c + C, c + 2C, ... (the last N mod C nodes are left out) so no two
  * requests race for a node: every request is a change (a version bump and an event, checked
  * against the events table afterwards) and a 409 or lock wait would be a bug. pgbench runs the
- * very statements the API sends for each workload (db/guarded-change.ts: the read, then the
- * guarded write that updates, upserts the label for `label` and appends the event) with C
- * clients over the same nodes partitioned the same way, `-M prepared` like postgres.js, right
- * after the API's run of that workload.
+ * very statements the API sends for each workload, with C clients over the same nodes partitioned
+ * the same way, right after the API's run of that workload: before the runs, one cordon, one
+ * uncordon and one label go through the same app and routes in this process on a pool whose
+ * driver reports every statement it sends (postgres.js' `debug` hook: text and parameters), and
+ * bench/support/pgbench-replay.ts turns those into the script (the node's id and version become
+ * pgbench variables; every other parameter is the value the request sent). pgbench sends them as
+ * the driver does: unnamed statements (`-M extended`).
  * Both sides are read the same way: what completed inside the window, per-transaction latencies
  * from pgbench's `--log`.
  *
@@ -46,7 +49,6 @@ import { apiProcessCount } from '../api/cluster';
 import { createAppDeps } from '../api/deps';
 import { generateCa } from '../ca';
 import { createDb } from '../db/client';
-import { GUARDED_WRITE, OPERATOR_READ } from '../db/guarded-change';
 import * as schema from '../db/schema';
 import { apiKeys, nodes, pools } from '../db/schema';
 import { newId } from '../domain/ids';
@@ -65,6 +67,12 @@ import { cpuBetween, cpuMark, parentPid, type CpuMark, type CpuSplit } from './s
 import { summarizeProfileFile, type ProfileSummary } from './support/cpu-profile';
 import { runHttpLoad, type HttpCall } from './support/http-load';
 import { pgbenchCommand, runPgbench, type PgbenchResult } from './support/pgbench';
+import {
+  replayScript,
+  type CapturedCall,
+  type ReplayScript,
+  type SentStatement,
+} from './support/pgbench-replay';
 import { environment, formatTable, writeResult } from './support/report';
 import { startServices, type BenchServices } from './support/services';
 import { round, summarize, type Summary } from './support/stats';
@@ -137,7 +145,8 @@ interface Workload {
   /** Event types a request or transaction of this workload appends. */
   eventTypes: string[];
   next(lane: number): HttpCall;
-  pgbenchScript: string;
+  /** What pgbench runs for it: the statements one such request sent (bench/support/pgbench-replay.ts). */
+  pgbench: ReplayScript;
 }
 
 interface ApiRun {
@@ -232,18 +241,31 @@ async function measure(options: Options, teardown: Teardown, log: Log): Promise<
   const bootstrapKeyHash = hashSecret(bootstrapKey);
   const taskQueue = `bench-mutations-${suffix}`;
 
+  // ── statements per request, through the same routes with a counting pool ────────────────────
+  const connection = await Connection.connect({ address: services.temporal.address });
+  teardown.add('close the Temporal connection', () => connection.close());
+  const temporal = new Client({ connection, namespace: 'default' });
+  const captured = await captureStatements({
+    url: services.databaseUrl,
+    temporal,
+    taskQueue,
+    bootstrapKeyHash,
+    operatorKey,
+    nodeId: nodeIds[0]!,
+  });
+  const statementCounts = captured.counts;
+  log(
+    `statements per request: ${Object.entries(statementCounts)
+      .map(([w, c]) => `${w} ${c.perRequest}`)
+      .join(', ')}`,
+  );
+
   // ── what each workload is ──────────────────────────────────────────────────────────────────
   const cordoned = new Array<boolean>(N).fill(false);
   const pick = (lane: number) => lane + C * Math.floor(Math.random() * perLane);
   let labelCounter = 0;
-  // pgbench reads `:name` as a variable even inside quotes: no colons in the scripts' literals.
-  const pickN = `\\set n 1 + :client_id + ${C} * random(0, ${perLane - 1})`;
-  // The API's own two statements (db/guarded-change.ts), their parameters replaced by pgbench
-  // variables: the read sets `id`, `version`, `cordoned`, … (\gset), the write uses them.
-  const read = `${OPERATOR_READ.replace('$1', '(SELECT id FROM bench_ids WHERE n = :n)')} \\gset`;
-  const write = (params: string[]) =>
-    `${GUARDED_WRITE.replace(/\$(\d+)/g, (_, i: string) => `(${params[Number(i) - 1]!})`).trim()};`;
-  const noLabels = ["'{}'::text[]", "'{}'::text[]", "'{}'::text[]"];
+  // pgbench's client c takes the nodes of lane c, as the API's lane c does.
+  const pickN = [`\\set n 1 + :client_id + ${C} * random(0, ${perLane - 1})`];
   const workloads: Workload[] = [
     {
       name: 'cordon',
@@ -260,24 +282,13 @@ async function measure(options: Options, teardown: Teardown, log: Log): Promise<
           },
         };
       },
-      pgbenchScript: [
-        pickN,
-        read,
-        write([
-          ':id',
-          ':version',
-          'NOT :cordoned::boolean',
-          'NULL',
-          'NULL',
-          ':cordoned::boolean',
-          ...noLabels,
-          "CASE WHEN :cordoned::boolean THEN 'node.uncordoned' ELSE 'node.cordoned' END",
-          "'pgbench'",
-          'NULL',
-          "CASE WHEN :cordoned::boolean THEN jsonb_build_object('endedDrain', false) ELSE '{}' END",
-        ]),
-        '',
-      ].join('\n'),
+      // A cordon's statements on an uncordoned node, an uncordon's on a cordoned one.
+      pgbench: replayScript({
+        calls: [captured.calls.cordon, captured.calls.uncordon],
+        branch: 'cordoned',
+        pick: pickN,
+        table: 'bench_ids',
+      }),
     },
     {
       name: 'label',
@@ -290,47 +301,10 @@ async function measure(options: Options, teardown: Teardown, log: Log): Promise<
           body: JSON.stringify({ set: { bench: `v${lane}-${labelCounter++}` } }),
         };
       },
-      pgbenchScript: [
-        pickN,
-        '\\set v random(1, 1000000000)',
-        read,
-        write([
-          ':id',
-          ':version',
-          'NULL',
-          'NULL',
-          'NULL',
-          'NOT :cordoned::boolean',
-          "'{}'::text[]",
-          "ARRAY['bench']",
-          'ARRAY[:v::text]',
-          "'node.labeled'",
-          "'pgbench'",
-          'NULL',
-          "jsonb_build_object('set', jsonb_build_object('bench', :v::text), 'removed', '[]'::jsonb)",
-        ]),
-        '',
-      ].join('\n'),
+      // The captured label's value each time: the upsert writes the row all the same.
+      pgbench: replayScript({ calls: [captured.calls.label], pick: pickN, table: 'bench_ids' }),
     },
   ];
-
-  // ── statements per request, through the same routes with a counting pool ────────────────────
-  const connection = await Connection.connect({ address: services.temporal.address });
-  teardown.add('close the Temporal connection', () => connection.close());
-  const temporal = new Client({ connection, namespace: 'default' });
-  const statementCounts = await countStatements({
-    url: services.databaseUrl,
-    temporal,
-    taskQueue,
-    bootstrapKeyHash,
-    operatorKey,
-    nodeId: nodeIds[0]!,
-  });
-  log(
-    `statements per request: ${Object.entries(statementCounts)
-      .map(([w, c]) => `${w} ${c.perRequest}`)
-      .join(', ')}`,
-  );
 
   // ── the API, in a process of its own ───────────────────────────────────────────────────────
   const api = await startApiProcess(
@@ -516,14 +490,17 @@ async function runPgbenchPhase(input: {
     run = await runPgbench({
       url: input.url,
       name: workload.name,
-      script: workload.pgbenchScript,
+      script: workload.pgbench.script,
       dir: input.scratch,
       clients: options.concurrency,
       threads: Math.min(2, options.concurrency),
       // A second past the window, so pgbench still runs at its end (its clock starts after connecting).
       seconds: options.warmup + options.seconds + 1,
       seed: options.seed,
-      mode: 'prepared',
+      // Unnamed statements, parsed each time, as the API's driver sends them (drizzle queries that
+      // are not `.prepare()`d), with the values the request sent.
+      mode: 'extended',
+      variables: workload.pgbench.variables,
       onStart: (p) => (pid = p),
     });
   } finally {
@@ -542,29 +519,34 @@ async function runPgbenchPhase(input: {
     reported: run.reported,
     statements: run.statements,
     command: run.command,
-    script: workload.pgbenchScript,
+    script: workload.pgbench.script,
     cpu: cpuBetween(start, end, 'benchProcess'),
   };
 }
 
 /**
  * Runs each workload's requests through the same app and routes in this process, on a pool of one
- * connection whose every statement is counted: BEGIN and COMMIT included, so the count is the
- * round trips to Postgres one request costs. Node 0 ends as it began (uncordoned).
+ * connection whose every statement is seen as the driver sends it (postgres.js' `debug` hook):
+ * counted, BEGIN and COMMIT included, so the count is the round trips to Postgres one request
+ * costs; and one cordon, one uncordon and one label kept whole, text and parameters, for pgbench
+ * to replay. Node 0 ends as it began (uncordoned).
  */
-async function countStatements(input: {
+async function captureStatements(input: {
   url: string;
   temporal: Client;
   taskQueue: string;
   bootstrapKeyHash: string;
   operatorKey: string;
   nodeId: string;
-}): Promise<Record<Workload['name'], StatementCount>> {
-  const seen: string[] = [];
+}): Promise<{
+  counts: Record<Workload['name'], StatementCount>;
+  calls: Record<'cordon' | 'uncordon' | 'label', CapturedCall>;
+}> {
+  const seen: SentStatement[] = [];
   const sql = postgres(input.url, {
     max: 1,
     onnotice: () => {},
-    debug: (_conn, query) => void seen.push(query),
+    debug: (_conn, query, params) => void seen.push({ sql: query, params: params as unknown[] }),
   });
   try {
     const db = drizzle(sql, { schema });
@@ -591,11 +573,21 @@ async function countStatements(input: {
     const node = `/v1/nodes/${input.nodeId}`;
     await post(`${node}/cordon`, {}); // the first statements of a connection describe themselves too
     await post(`${node}/uncordon`, {});
+    const capture = async (path: string, body: unknown): Promise<CapturedCall> => {
+      seen.length = 0;
+      await post(`${node}/${path}`, body);
+      return { nodeId: input.nodeId, statements: [...seen] };
+    };
+    const calls = {
+      cordon: await capture('cordon', {}),
+      uncordon: await capture('uncordon', {}),
+      label: await capture('label', { set: { bench: 'captured' } }),
+    };
     const count = async (requests: number, send: (i: number) => Promise<void>): Promise<StatementCount> => {
       seen.length = 0;
       for (let i = 0; i < requests; i++) await send(i);
       const byText = new Map<string, number>();
-      for (const q of seen) byText.set(shorten(q), (byText.get(shorten(q)) ?? 0) + 1);
+      for (const { sql: q } of seen) byText.set(shorten(q), (byText.get(shorten(q)) ?? 0) + 1);
       return {
         requests,
         perRequest: round(seen.length / requests),
@@ -603,8 +595,11 @@ async function countStatements(input: {
       };
     };
     return {
-      cordon: await count(20, (i) => post(`${node}/${i % 2 === 0 ? 'cordon' : 'uncordon'}`, {})),
-      label: await count(20, (i) => post(`${node}/label`, { set: { bench: `count-${i}` } })),
+      counts: {
+        cordon: await count(20, (i) => post(`${node}/${i % 2 === 0 ? 'cordon' : 'uncordon'}`, {})),
+        label: await count(20, (i) => post(`${node}/label`, { set: { bench: `count-${i}` } })),
+      },
+      calls,
     };
   } finally {
     await sql.end({ timeout: 5 });

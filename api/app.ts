@@ -6,7 +6,7 @@ import { DrydockError } from '../domain/errors';
 import { currentLogScope, inLogScope } from '../observability/request-id';
 import { logAccess } from './access-log';
 import { authenticate } from './auth';
-import { limitBody } from './body-limit';
+import { lingerAfterRefusal, limitBody } from './body-limit';
 import { docsRoutes } from './docs-page';
 import type { AppDeps, AppEnv } from './env';
 import { toResponse } from './errors';
@@ -81,6 +81,7 @@ export function createApp(deps: AppDeps) {
     const started = performance.now();
     await inLogScope({ requestId: c.get('requestId') }, next);
     limitFailedAuthentications(c);
+    if (c.error instanceof DrydockError && c.error.code === 'PAYLOAD_TOO_LARGE') await lingerAfterRefusal(c);
     const route = routePath(c);
     deps.metrics.request(c.req.method, route, c.res.status, started);
     if (!page) logAccess(deps.log, c, route, started);

@@ -7,8 +7,11 @@ import { requireUtf8Body } from './utf8-body';
 /** Largest request body accepted, however it is sent; every documented body is far smaller. */
 export const MAX_BODY_BYTES = 64 * 1024;
 
+/** How long the connection of a refused body stays open after the answer: the client's moment to read it. */
+export const LINGER_MS = 1_000;
+
 function tooLarge(): DrydockError {
-  return new DrydockError('INVALID_INPUT', `request body over ${MAX_BODY_BYTES} bytes`, {
+  return new DrydockError('PAYLOAD_TOO_LARGE', `request body over ${MAX_BODY_BYTES} bytes`, {
     maxBodyBytes: MAX_BODY_BYTES,
   });
 }
@@ -71,9 +74,34 @@ function endedEarly(): DrydockError {
 
 /**
  * The refusal of a body over the limit, whose rest is never read: the connection closes after the
- * answer, or the server would go on reading the rest to reach the next request.
+ * answer (`lingerAfterRefusal`), or the server would go on reading the rest to reach the next request.
  */
 function refuseUnread(c: Context): DrydockError {
   c.header('Connection', 'close');
   return tooLarge();
+}
+
+/**
+ * Holds the connection of a refused body open a moment after the answer's last byte. The rest of
+ * the body is never read, so closing at once would leave the client's bytes unread on the server,
+ * whose TCP stack then resets the connection: a client still sending meets the reset (EPIPE) before
+ * it reads the answer. So the answer goes out whole at once, with its length, and only its end,
+ * after which Node closes the connection (`Connection: close`), waits `LINGER_MS`; meanwhile the
+ * server reads nothing more, and a client that read the answer and hung up ends the wait. Called by
+ * the app's first middleware for a PAYLOAD_TOO_LARGE answer; in process there is no connection.
+ */
+export async function lingerAfterRefusal(c: Context<AppEnv>): Promise<void> {
+  if (!c.env) return;
+  const body = new Uint8Array(await c.res.arrayBuffer());
+  let timer: NodeJS.Timeout | undefined;
+  const lingering = new ReadableStream<Uint8Array>({
+    start(controller) {
+      controller.enqueue(body);
+      timer = setTimeout(() => controller.close(), LINGER_MS);
+    },
+    cancel: () => clearTimeout(timer),
+  });
+  const headers = new Headers(c.res.headers);
+  headers.set('Content-Length', String(body.byteLength));
+  c.res = new Response(lingering, { status: c.res.status, headers });
 }

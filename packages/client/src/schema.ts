@@ -737,6 +737,7 @@ export interface components {
           | 'CONFLICT'
           | 'INVALID_STATE'
           | 'NOT_SCHEDULABLE'
+          | 'PAYLOAD_TOO_LARGE'
           | 'IDEMPOTENCY_KEY_REUSED'
           | 'RATE_LIMITED'
           | 'INTERNAL'
@@ -1055,6 +1056,15 @@ export interface components {
         'application/json': components['schemas']['Error'];
       };
     };
+    /** @description PAYLOAD_TOO_LARGE: a request body over 64 KiB; the connection closes after the answer */
+    PayloadTooLarge: {
+      headers: {
+        [name: string]: unknown;
+      };
+      content: {
+        'application/json': components['schemas']['Error'];
+      };
+    };
     /** @description IDEMPOTENCY_KEY_REUSED: the same Idempotency-Key with a different request */
     IdempotencyKeyReused: {
       headers: {
@@ -1199,6 +1209,7 @@ export interface operations {
       403: components['responses']['Forbidden'];
       404: components['responses']['NotFound'];
       409: components['responses']['Conflict'];
+      413: components['responses']['PayloadTooLarge'];
       422: components['responses']['IdempotencyKeyReused'];
       429: components['responses']['RateLimited'];
       503: components['responses']['Unavailable'];
@@ -1281,6 +1292,7 @@ export interface operations {
       403: components['responses']['Forbidden'];
       404: components['responses']['NotFound'];
       409: components['responses']['Conflict'];
+      413: components['responses']['PayloadTooLarge'];
       422: components['responses']['IdempotencyKeyReused'];
       429: components['responses']['RateLimited'];
       503: components['responses']['Unavailable'];
@@ -1326,6 +1338,7 @@ export interface operations {
       403: components['responses']['Forbidden'];
       404: components['responses']['NotFound'];
       409: components['responses']['Conflict'];
+      413: components['responses']['PayloadTooLarge'];
       422: components['responses']['IdempotencyKeyReused'];
       429: components['responses']['RateLimited'];
       503: components['responses']['Unavailable'];
@@ -1366,6 +1379,7 @@ export interface operations {
       403: components['responses']['Forbidden'];
       404: components['responses']['NotFound'];
       409: components['responses']['Conflict'];
+      413: components['responses']['PayloadTooLarge'];
       422: components['responses']['IdempotencyKeyReused'];
       429: components['responses']['RateLimited'];
       503: components['responses']['Unavailable'];
@@ -1408,6 +1422,7 @@ export interface operations {
       403: components['responses']['Forbidden'];
       404: components['responses']['NotFound'];
       409: components['responses']['Conflict'];
+      413: components['responses']['PayloadTooLarge'];
       422: components['responses']['IdempotencyKeyReused'];
       429: components['responses']['RateLimited'];
       503: components['responses']['Unavailable'];
@@ -1508,6 +1523,7 @@ export interface operations {
       403: components['responses']['Forbidden'];
       404: components['responses']['NotFound'];
       409: components['responses']['Conflict'];
+      413: components['responses']['PayloadTooLarge'];
       422: components['responses']['IdempotencyKeyReused'];
       429: components['responses']['RateLimited'];
       503: components['responses']['Unavailable'];
@@ -1550,6 +1566,7 @@ export interface operations {
       403: components['responses']['Forbidden'];
       404: components['responses']['NotFound'];
       409: components['responses']['Conflict'];
+      413: components['responses']['PayloadTooLarge'];
       422: components['responses']['IdempotencyKeyReused'];
       429: components['responses']['RateLimited'];
       503: components['responses']['Unavailable'];
@@ -1654,6 +1671,7 @@ export interface operations {
       403: components['responses']['Forbidden'];
       404: components['responses']['NotFound'];
       409: components['responses']['Conflict'];
+      413: components['responses']['PayloadTooLarge'];
       422: components['responses']['IdempotencyKeyReused'];
       429: components['responses']['RateLimited'];
       503: components['responses']['Unavailable'];
@@ -1759,6 +1777,7 @@ export interface operations {
       403: components['responses']['Forbidden'];
       404: components['responses']['NotFound'];
       409: components['responses']['Conflict'];
+      413: components['responses']['PayloadTooLarge'];
       422: components['responses']['IdempotencyKeyReused'];
       429: components['responses']['RateLimited'];
       503: components['responses']['Unavailable'];
@@ -1803,6 +1822,7 @@ export interface operations {
       403: components['responses']['Forbidden'];
       404: components['responses']['NotFound'];
       409: components['responses']['Conflict'];
+      413: components['responses']['PayloadTooLarge'];
       422: components['responses']['IdempotencyKeyReused'];
       429: components['responses']['RateLimited'];
       503: components['responses']['Unavailable'];
@@ -1845,6 +1865,7 @@ export interface operations {
       403: components['responses']['Forbidden'];
       404: components['responses']['NotFound'];
       409: components['responses']['Conflict'];
+      413: components['responses']['PayloadTooLarge'];
       422: components['responses']['IdempotencyKeyReused'];
       429: components['responses']['RateLimited'];
       503: components['responses']['Unavailable'];
@@ -1987,6 +2008,7 @@ export interface operations {
       403: components['responses']['Forbidden'];
       404: components['responses']['NotFound'];
       409: components['responses']['Conflict'];
+      413: components['responses']['PayloadTooLarge'];
       422: components['responses']['IdempotencyKeyReused'];
       429: components['responses']['RateLimited'];
       503: components['responses']['Unavailable'];
@@ -2080,6 +2102,7 @@ export interface operations {
       403: components['responses']['Forbidden'];
       404: components['responses']['NotFound'];
       409: components['responses']['Conflict'];
+      413: components['responses']['PayloadTooLarge'];
       422: components['responses']['IdempotencyKeyReused'];
       429: components['responses']['RateLimited'];
       503: components['responses']['Unavailable'];
@@ -2167,6 +2190,7 @@ export interface operations {
       403: components['responses']['Forbidden'];
       404: components['responses']['NotFound'];
       409: components['responses']['Conflict'];
+      413: components['responses']['PayloadTooLarge'];
       422: components['responses']['IdempotencyKeyReused'];
       429: components['responses']['RateLimited'];
       503: components['responses']['Unavailable'];
@@ -2280,6 +2304,7 @@ export interface operations {
       403: components['responses']['Forbidden'];
       404: components['responses']['NotFound'];
       409: components['responses']['Conflict'];
+      413: components['responses']['PayloadTooLarge'];
       422: components['responses']['IdempotencyKeyReused'];
       429: components['responses']['RateLimited'];
       503: components['responses']['Unavailable'];
@@ -2323,6 +2348,7 @@ export interface operations {
       403: components['responses']['Forbidden'];
       404: components['responses']['NotFound'];
       409: components['responses']['Conflict'];
+      413: components['responses']['PayloadTooLarge'];
       422: components['responses']['IdempotencyKeyReused'];
       429: components['responses']['RateLimited'];
       503: components['responses']['Unavailable'];
@@ -2416,6 +2442,7 @@ export interface operations {
       403: components['responses']['Forbidden'];
       404: components['responses']['NotFound'];
       409: components['responses']['Conflict'];
+      413: components['responses']['PayloadTooLarge'];
       422: components['responses']['IdempotencyKeyReused'];
       429: components['responses']['RateLimited'];
       503: components['responses']['Unavailable'];
@@ -2467,6 +2494,7 @@ export interface operations {
       403: components['responses']['Forbidden'];
       404: components['responses']['NotFound'];
       409: components['responses']['Conflict'];
+      413: components['responses']['PayloadTooLarge'];
       422: components['responses']['IdempotencyKeyReused'];
       429: components['responses']['RateLimited'];
       503: components['responses']['Unavailable'];
@@ -2518,6 +2546,7 @@ export interface operations {
       403: components['responses']['Forbidden'];
       404: components['responses']['NotFound'];
       409: components['responses']['Conflict'];
+      413: components['responses']['PayloadTooLarge'];
       422: components['responses']['IdempotencyKeyReused'];
       429: components['responses']['RateLimited'];
       503: components['responses']['Unavailable'];
@@ -2584,6 +2613,7 @@ export interface operations {
       403: components['responses']['Forbidden'];
       404: components['responses']['NotFound'];
       409: components['responses']['Conflict'];
+      413: components['responses']['PayloadTooLarge'];
       422: components['responses']['IdempotencyKeyReused'];
       429: components['responses']['RateLimited'];
       503: components['responses']['Unavailable'];
@@ -2622,6 +2652,7 @@ export interface operations {
       403: components['responses']['Forbidden'];
       404: components['responses']['NotFound'];
       409: components['responses']['Conflict'];
+      413: components['responses']['PayloadTooLarge'];
       422: components['responses']['IdempotencyKeyReused'];
       429: components['responses']['RateLimited'];
       503: components['responses']['Unavailable'];
@@ -2662,6 +2693,7 @@ export interface operations {
       403: components['responses']['Forbidden'];
       404: components['responses']['NotFound'];
       409: components['responses']['Conflict'];
+      413: components['responses']['PayloadTooLarge'];
       422: components['responses']['IdempotencyKeyReused'];
       429: components['responses']['RateLimited'];
       503: components['responses']['Unavailable'];
@@ -2692,6 +2724,7 @@ export interface operations {
       403: components['responses']['Forbidden'];
       404: components['responses']['NotFound'];
       409: components['responses']['Conflict'];
+      413: components['responses']['PayloadTooLarge'];
       422: components['responses']['IdempotencyKeyReused'];
       429: components['responses']['RateLimited'];
       503: components['responses']['Unavailable'];
@@ -2722,6 +2755,7 @@ export interface operations {
       403: components['responses']['Forbidden'];
       404: components['responses']['NotFound'];
       409: components['responses']['Conflict'];
+      413: components['responses']['PayloadTooLarge'];
       422: components['responses']['IdempotencyKeyReused'];
       429: components['responses']['RateLimited'];
       503: components['responses']['Unavailable'];
@@ -2752,6 +2786,7 @@ export interface operations {
       403: components['responses']['Forbidden'];
       404: components['responses']['NotFound'];
       409: components['responses']['Conflict'];
+      413: components['responses']['PayloadTooLarge'];
       422: components['responses']['IdempotencyKeyReused'];
       429: components['responses']['RateLimited'];
       503: components['responses']['Unavailable'];
@@ -2827,6 +2862,7 @@ export interface operations {
       403: components['responses']['Forbidden'];
       404: components['responses']['NotFound'];
       409: components['responses']['Conflict'];
+      413: components['responses']['PayloadTooLarge'];
       422: components['responses']['IdempotencyKeyReused'];
       429: components['responses']['RateLimited'];
       503: components['responses']['Unavailable'];
@@ -2857,6 +2893,7 @@ export interface operations {
       403: components['responses']['Forbidden'];
       404: components['responses']['NotFound'];
       409: components['responses']['Conflict'];
+      413: components['responses']['PayloadTooLarge'];
       422: components['responses']['IdempotencyKeyReused'];
       429: components['responses']['RateLimited'];
       503: components['responses']['Unavailable'];
@@ -2897,6 +2934,7 @@ export interface operations {
       403: components['responses']['Forbidden'];
       404: components['responses']['NotFound'];
       409: components['responses']['Conflict'];
+      413: components['responses']['PayloadTooLarge'];
       422: components['responses']['IdempotencyKeyReused'];
       429: components['responses']['RateLimited'];
       503: components['responses']['Unavailable'];
@@ -3001,6 +3039,7 @@ export interface operations {
       403: components['responses']['Forbidden'];
       404: components['responses']['NotFound'];
       409: components['responses']['Conflict'];
+      413: components['responses']['PayloadTooLarge'];
       422: components['responses']['IdempotencyKeyReused'];
       429: components['responses']['RateLimited'];
       503: components['responses']['Unavailable'];
@@ -3031,6 +3070,7 @@ export interface operations {
       403: components['responses']['Forbidden'];
       404: components['responses']['NotFound'];
       409: components['responses']['Conflict'];
+      413: components['responses']['PayloadTooLarge'];
       422: components['responses']['IdempotencyKeyReused'];
       429: components['responses']['RateLimited'];
       503: components['responses']['Unavailable'];
@@ -3082,6 +3122,7 @@ export interface operations {
       403: components['responses']['Forbidden'];
       404: components['responses']['NotFound'];
       409: components['responses']['Conflict'];
+      413: components['responses']['PayloadTooLarge'];
       422: components['responses']['IdempotencyKeyReused'];
       429: components['responses']['RateLimited'];
       503: components['responses']['Unavailable'];
@@ -3112,6 +3153,7 @@ export interface operations {
       403: components['responses']['Forbidden'];
       404: components['responses']['NotFound'];
       409: components['responses']['Conflict'];
+      413: components['responses']['PayloadTooLarge'];
       422: components['responses']['IdempotencyKeyReused'];
       429: components['responses']['RateLimited'];
       503: components['responses']['Unavailable'];
@@ -3152,6 +3194,7 @@ export interface operations {
       403: components['responses']['Forbidden'];
       404: components['responses']['NotFound'];
       409: components['responses']['Conflict'];
+      413: components['responses']['PayloadTooLarge'];
       422: components['responses']['IdempotencyKeyReused'];
       429: components['responses']['RateLimited'];
       503: components['responses']['Unavailable'];
@@ -3182,6 +3225,7 @@ export interface operations {
       403: components['responses']['Forbidden'];
       404: components['responses']['NotFound'];
       409: components['responses']['Conflict'];
+      413: components['responses']['PayloadTooLarge'];
       422: components['responses']['IdempotencyKeyReused'];
       429: components['responses']['RateLimited'];
       503: components['responses']['Unavailable'];
@@ -3252,6 +3296,7 @@ export interface operations {
       403: components['responses']['Forbidden'];
       404: components['responses']['NotFound'];
       409: components['responses']['Conflict'];
+      413: components['responses']['PayloadTooLarge'];
       422: components['responses']['IdempotencyKeyReused'];
       429: components['responses']['RateLimited'];
       503: components['responses']['Unavailable'];
@@ -3282,6 +3327,7 @@ export interface operations {
       403: components['responses']['Forbidden'];
       404: components['responses']['NotFound'];
       409: components['responses']['Conflict'];
+      413: components['responses']['PayloadTooLarge'];
       422: components['responses']['IdempotencyKeyReused'];
       429: components['responses']['RateLimited'];
       503: components['responses']['Unavailable'];
@@ -3324,6 +3370,7 @@ export interface operations {
       403: components['responses']['Forbidden'];
       404: components['responses']['NotFound'];
       409: components['responses']['Conflict'];
+      413: components['responses']['PayloadTooLarge'];
       422: components['responses']['IdempotencyKeyReused'];
       429: components['responses']['RateLimited'];
       503: components['responses']['Unavailable'];
@@ -3366,6 +3413,7 @@ export interface operations {
       403: components['responses']['Forbidden'];
       404: components['responses']['NotFound'];
       409: components['responses']['Conflict'];
+      413: components['responses']['PayloadTooLarge'];
       422: components['responses']['IdempotencyKeyReused'];
       429: components['responses']['RateLimited'];
       503: components['responses']['Unavailable'];
@@ -3408,6 +3456,7 @@ export interface operations {
       403: components['responses']['Forbidden'];
       404: components['responses']['NotFound'];
       409: components['responses']['Conflict'];
+      413: components['responses']['PayloadTooLarge'];
       422: components['responses']['IdempotencyKeyReused'];
       429: components['responses']['RateLimited'];
       503: components['responses']['Unavailable'];
@@ -3451,6 +3500,7 @@ export interface operations {
       403: components['responses']['Forbidden'];
       404: components['responses']['NotFound'];
       409: components['responses']['Conflict'];
+      413: components['responses']['PayloadTooLarge'];
       422: components['responses']['IdempotencyKeyReused'];
       429: components['responses']['RateLimited'];
       503: components['responses']['Unavailable'];
@@ -3496,6 +3546,7 @@ export interface operations {
       403: components['responses']['Forbidden'];
       404: components['responses']['NotFound'];
       409: components['responses']['Conflict'];
+      413: components['responses']['PayloadTooLarge'];
       422: components['responses']['IdempotencyKeyReused'];
       429: components['responses']['RateLimited'];
       503: components['responses']['Unavailable'];
@@ -3593,6 +3644,7 @@ export interface operations {
       403: components['responses']['Forbidden'];
       404: components['responses']['NotFound'];
       409: components['responses']['Conflict'];
+      413: components['responses']['PayloadTooLarge'];
       422: components['responses']['IdempotencyKeyReused'];
       429: components['responses']['RateLimited'];
       503: components['responses']['Unavailable'];
@@ -3633,6 +3685,7 @@ export interface operations {
       403: components['responses']['Forbidden'];
       404: components['responses']['NotFound'];
       409: components['responses']['Conflict'];
+      413: components['responses']['PayloadTooLarge'];
       422: components['responses']['IdempotencyKeyReused'];
       429: components['responses']['RateLimited'];
       503: components['responses']['Unavailable'];
@@ -3667,6 +3720,7 @@ export interface operations {
       403: components['responses']['Forbidden'];
       404: components['responses']['NotFound'];
       409: components['responses']['Conflict'];
+      413: components['responses']['PayloadTooLarge'];
       422: components['responses']['IdempotencyKeyReused'];
       429: components['responses']['RateLimited'];
       503: components['responses']['Unavailable'];
@@ -3703,6 +3757,7 @@ export interface operations {
       403: components['responses']['Forbidden'];
       404: components['responses']['NotFound'];
       409: components['responses']['Conflict'];
+      413: components['responses']['PayloadTooLarge'];
       422: components['responses']['IdempotencyKeyReused'];
       429: components['responses']['RateLimited'];
       503: components['responses']['Unavailable'];
@@ -3742,6 +3797,7 @@ export interface operations {
       403: components['responses']['Forbidden'];
       404: components['responses']['NotFound'];
       409: components['responses']['Conflict'];
+      413: components['responses']['PayloadTooLarge'];
       422: components['responses']['IdempotencyKeyReused'];
       429: components['responses']['RateLimited'];
       503: components['responses']['Unavailable'];
@@ -3779,6 +3835,7 @@ export interface operations {
       403: components['responses']['Forbidden'];
       404: components['responses']['NotFound'];
       409: components['responses']['Conflict'];
+      413: components['responses']['PayloadTooLarge'];
       422: components['responses']['IdempotencyKeyReused'];
       429: components['responses']['RateLimited'];
       503: components['responses']['Unavailable'];
@@ -3807,6 +3864,7 @@ export interface operations {
       403: components['responses']['Forbidden'];
       404: components['responses']['NotFound'];
       409: components['responses']['Conflict'];
+      413: components['responses']['PayloadTooLarge'];
       422: components['responses']['IdempotencyKeyReused'];
       429: components['responses']['RateLimited'];
       503: components['responses']['Unavailable'];

@@ -80,7 +80,7 @@ export function createApp(deps: AppDeps) {
     c.header('X-Request-Id', c.get('requestId'));
     const started = performance.now();
     await inLogScope({ requestId: c.get('requestId') }, next);
-    limitFailedAuthentications(c);
+    await limitFailedAuthentications(c);
     if (c.error instanceof DrydockError && c.error.code === 'PAYLOAD_TOO_LARGE') await lingerAfterRefusal(c);
     const route = routePath(c);
     deps.metrics.request(c.req.method, route, c.res.status, started);

@@ -15,3 +15,4 @@ export * from './current';
 export * from './history';
 export * from './disruptions';
 export * from './console-sessions';
+export * from './rate-limits';

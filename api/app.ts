@@ -1,13 +1,11 @@
 import { httpInstrumentationMiddleware } from '@hono/otel';
-import type { HttpBindings } from '@hono/node-server';
 import { OpenAPIHono } from '@hono/zod-openapi';
-import type { Context } from 'hono';
 import { routePath } from 'hono/route';
 import { DrydockError } from '../domain/errors';
 import { currentLogScope, inLogScope } from '../observability/request-id';
 import { logAccess } from './access-log';
 import { authenticate } from './auth';
-import { closeIfBodyUnread, limitBody } from './body-limit';
+import { lingerAfterRefusal, limitBody } from './body-limit';
 import { docsRoutes } from './docs-page';
 import type { AppDeps, AppEnv } from './env';
 import { toResponse } from './errors';
@@ -73,24 +71,24 @@ export function createApp(deps: AppDeps) {
   }
   // Nothing here throws before next(): a refusal from a later middleware is already a response
   // when this one resumes, so every answer (404s and body refusals included) gets its request id
-  // and its access-log line. A console page's in-process calls to the API are part of the page's
-  // request: they keep its id, and the page's line stands for them (their errors are logged).
-  // The failed-authentication limit is applied here too, rather than as a layer of its own:
-  // each layer costs every request its turns of promises.
+  // (set before the answer is made, so every answer made through the context carries it) and its
+  // access-log line. A console page's in-process calls to the API are part of the page's request:
+  // they keep its id, and the page's line stands for them (their errors are logged). The
+  // failed-authentication limit is applied here too, once the answer is known.
   app.use('*', async (c, next) => {
     const page = currentLogScope();
     c.set('requestId', page?.requestId ?? newRequestId());
     c.set('deps', deps);
+    c.header('X-Request-Id', c.get('requestId'));
     const started = performance.now();
     await inLogScope({ requestId: c.get('requestId') }, next);
-    limitFailedAuthentications(c);
-    setFinishedHeader(c, 'X-Request-Id', c.get('requestId'));
-    closeIfBodyUnread(c);
+    await limitFailedAuthentications(c);
+    if (c.error instanceof DrydockError && c.error.code === 'PAYLOAD_TOO_LARGE') await lingerAfterRefusal(c);
     const route = routePath(c);
     deps.metrics.request(c.req.method, route, c.res.status, started);
     if (!page) logAccess(deps.log, c, route, started);
   });
-  // The body's limit, then the body read as UTF-8, in one layer.
+  // The body's limit, then the body read once, as UTF-8.
   app.use('*', limitBody);
   app.onError(toResponse);
   app.notFound((c) => toResponse(new DrydockError('NOT_FOUND', `no route ${c.req.method} ${c.req.path}`), c));
@@ -128,25 +126,3 @@ export function createApp(deps: AppDeps) {
 }
 
 export type App = ReturnType<typeof createApp>;
-
-/**
- * Sets a header of the answer a handler already made. On a real socket it goes on Node's response,
- * which @hono/node-server's `writeHead` merges with the answer's own: asking for `c.res.headers`
- * would turn the answer's plain header object into a web `Headers`, and back again to write it.
- * `c.header()` would rebuild the response from its body, which on @hono/node-server turns its
- * lightweight Response into a web one with a stream to read back (the largest single cost of a
- * small request); the headers of a response the app built are mutable in place. Only a response
- * with immutable headers (one from `fetch()`) needs the rebuild.
- */
-function setFinishedHeader(c: Context<AppEnv>, name: string, value: string): void {
-  const outgoing = (c.env as Partial<HttpBindings> | undefined)?.outgoing;
-  if (outgoing && !outgoing.headersSent) {
-    outgoing.setHeader(name, value);
-    return;
-  }
-  try {
-    c.res.headers.set(name, value);
-  } catch {
-    c.header(name, value);
-  }
-}

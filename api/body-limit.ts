@@ -1,4 +1,3 @@
-import type { HttpBindings } from '@hono/node-server';
 import type { Context, MiddlewareHandler } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { DrydockError } from '../domain/errors';
@@ -8,8 +7,11 @@ import { requireUtf8Body } from './utf8-body';
 /** Largest request body accepted, however it is sent; every documented body is far smaller. */
 export const MAX_BODY_BYTES = 64 * 1024;
 
+/** How long the connection of a refused body stays open after the answer: the client's moment to read it. */
+export const LINGER_MS = 1_000;
+
 function tooLarge(): DrydockError {
-  return new DrydockError('INVALID_INPUT', `request body over ${MAX_BODY_BYTES} bytes`, {
+  return new DrydockError('PAYLOAD_TOO_LARGE', `request body over ${MAX_BODY_BYTES} bytes`, {
     maxBodyBytes: MAX_BODY_BYTES,
   });
 }
@@ -18,61 +20,88 @@ function tooLarge(): DrydockError {
 // keeps at most the limit in memory; its answer is a plain 413, so ours is passed in.
 const streamingLimit = bodyLimit({
   maxSize: MAX_BODY_BYTES,
-  onError: () => {
-    throw tooLarge();
+  onError: (c) => {
+    throw refuseUnread(c);
   },
 });
 
 /**
  * Refuses a body over the limit: a declared Content-Length at once, before reading (whatever the
- * method: Node would otherwise read a GET's body to discard it), a chunked one when it passes the
- * limit. A body that breaks off (client gone, request timeout) is bad input, not a server fault.
- * Then reads it, as UTF-8 (`requireUtf8Body`): one middleware for both, since each layer of the
- * app's stack costs every request its turns of promises.
+ * method: Node would otherwise read a GET's body to discard it), one of unknown length (chunked,
+ * or an in-process Request's stream) when it passes the limit, counted by hono's `bodyLimit`. A
+ * refused body is not read to its end, so its connection closes after the answer. A body that
+ * breaks off (client gone, request timeout) is bad input, not a server fault. Then reads it once,
+ * as UTF-8 (`requireUtf8Body`), before any route parses it.
  */
-export const limitBody: MiddlewareHandler<AppEnv> = (c, next) => {
+export const limitBody: MiddlewareHandler<AppEnv> = async (c, next) => {
   const length = c.req.header('content-length');
-  if (Number(length ?? 0) > MAX_BODY_BYTES) throw tooLarge();
-  // GET and HEAD have no body: nothing to count or read.
-  if (c.req.method === 'GET' || c.req.method === 'HEAD') return next();
-  // Only a body of unknown length (chunked, or an in-process Request's stream) needs counting as
-  // it arrives. Asking for the stream (`c.req.raw.body`) is not free: on @hono/node-server it
-  // turns the lightweight request into a full web Request with a web stream over the socket,
-  // which costs more than the rest of a small request.
-  if (length !== undefined && c.req.header('transfer-encoding') === undefined) return readThen(c, next);
-  return countThenRead(c, next);
-};
-
-async function readThen(c: Context<AppEnv>, next: () => Promise<void>): Promise<void> {
-  await requireUtf8Body(c);
-  await next();
-}
-
-async function countThenRead(c: Context<AppEnv>, next: () => Promise<void>): Promise<void> {
+  const unknownLength = length === undefined || c.req.header('transfer-encoding') !== undefined;
+  if (Number(length ?? 0) > MAX_BODY_BYTES) throw refuseUnread(c);
+  if (c.req.method === 'GET' || c.req.method === 'HEAD') {
+    // Fetch gives them no body; one of unknown length is left unread, and so is the connection.
+    if (c.req.header('transfer-encoding') !== undefined) c.header('Connection', 'close');
+    return next();
+  }
+  // A declared length is all Node's parser hands over: only a body of unknown length is counted.
+  if (!unknownLength) {
+    await read(c);
+    return next();
+  }
   let reading = true;
   try {
-    await streamingLimit(c, () => {
+    await streamingLimit(c, async () => {
       reading = false;
-      return readThen(c, next);
+      await read(c);
     });
   } catch (error) {
-    if (reading && !(error instanceof DrydockError)) {
-      throw new DrydockError('INVALID_INPUT', 'the request body ended before it was complete');
-    }
+    if (reading && !(error instanceof DrydockError)) throw endedEarly();
     throw error;
   }
+  await next();
+};
+
+async function read(c: Context<AppEnv>): Promise<void> {
+  try {
+    await requireUtf8Body(c);
+  } catch (error) {
+    throw error instanceof DrydockError ? error : endedEarly();
+  }
+}
+
+function endedEarly(): DrydockError {
+  return new DrydockError('INVALID_INPUT', 'the request body ended before it was complete');
 }
 
 /**
- * Closes the connection after this answer when the request's body was not read to its end and
- * may be large (chunked, or declared over the limit): otherwise the server would go on reading
- * the rest to reach the next request. Only a real socket has a connection to close.
+ * The refusal of a body over the limit, whose rest is never read: the connection closes after the
+ * answer (`lingerAfterRefusal`), or the server would go on reading the rest to reach the next request.
  */
-export function closeIfBodyUnread(c: Context<AppEnv>): void {
-  const incoming = (c.env as Partial<HttpBindings> | undefined)?.incoming;
-  if (!incoming || incoming.readableEnded) return;
-  const chunked = incoming.headers['transfer-encoding'] !== undefined;
-  if (chunked || Number(incoming.headers['content-length'] ?? 0) > MAX_BODY_BYTES) {
-    c.header('Connection', 'close');
-  }
+function refuseUnread(c: Context): DrydockError {
+  c.header('Connection', 'close');
+  return tooLarge();
+}
+
+/**
+ * Holds the connection of a refused body open a moment after the answer's last byte. The rest of
+ * the body is never read, so closing at once would leave the client's bytes unread on the server,
+ * whose TCP stack then resets the connection: a client still sending meets the reset (EPIPE) before
+ * it reads the answer. So the answer goes out whole at once, with its length, and only its end,
+ * after which Node closes the connection (`Connection: close`), waits `LINGER_MS`; meanwhile the
+ * server reads nothing more, and a client that read the answer and hung up ends the wait. Called by
+ * the app's first middleware for a PAYLOAD_TOO_LARGE answer; in process there is no connection.
+ */
+export async function lingerAfterRefusal(c: Context<AppEnv>): Promise<void> {
+  if (!c.env) return;
+  const body = new Uint8Array(await c.res.arrayBuffer());
+  let timer: NodeJS.Timeout | undefined;
+  const lingering = new ReadableStream<Uint8Array>({
+    start(controller) {
+      controller.enqueue(body);
+      timer = setTimeout(() => controller.close(), LINGER_MS);
+    },
+    cancel: () => clearTimeout(timer),
+  });
+  const headers = new Headers(c.res.headers);
+  headers.set('Content-Length', String(body.byteLength));
+  c.res = new Response(lingering, { status: c.res.status, headers });
 }

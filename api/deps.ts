@@ -65,7 +65,7 @@ export function createAppDeps(input: AppDepsInput) {
     nodeCredentials: new NodeCredentials(input.db, wakeups),
     apiKeys: new ApiKeys(input.db, keyWakeups),
     heartbeats,
-    rateLimits: new RateLimits(input.rateLimits),
+    rateLimits: new RateLimits(input.db, input.rateLimits),
     metrics,
     temporalUiUrl: input.temporalUiUrl?.replace(/\/+$/, ''),
     temporalNamespace: input.temporalNamespace ?? 'default',

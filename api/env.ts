@@ -49,8 +49,6 @@ export interface AppEnv {
     deps: AppDeps;
     principal: Principal;
     requestId: string;
-    /** The request body, decoded (api/utf8-body.ts); none for GET and HEAD. */
-    bodyText?: string;
     /** The node behind a node credential, as read when the request was authenticated. */
     agentNode?: NodeRow;
   };

@@ -1,6 +1,5 @@
-import { createRoute, type OpenAPIHono, type RouteHandler, type z } from '@hono/zod-openapi';
-import type { Context, MiddlewareHandler } from 'hono';
-import { idPattern } from '../domain/ids';
+import { createRoute, type z } from '@hono/zod-openapi';
+import type { Context } from 'hono';
 import type { Principal } from '../domain/principal';
 import type { AppEnv } from './env';
 import type { Tag } from './openapi';
@@ -12,7 +11,6 @@ import {
   jsonBody,
   NodeSchema,
   nodeIdParams,
-  refuseInvalid,
 } from './schemas';
 
 /** The answer of most routes on one node: the node as it is after the call. */
@@ -42,76 +40,6 @@ export function nodeRoute<B extends z.ZodType, A extends Answer, M extends 'post
     summary: spec.summary,
     request: { params: nodeIdParams, headers: ifMatchHeaders, ...jsonBody(spec.body, spec.bodyRequired) },
     responses: { 200: spec.answer, ...errorResponses },
-  });
-}
-
-type NodeRouteConfig = ReturnType<typeof nodeRoute>;
-
-/**
- * Serves a `nodeRoute` on `router`, documented as declared. Its path and header are validated by
- * the middleware below rather than by @hono/zod-openapi's own validators, which for headers read
- * every request header: on @hono/node-server that builds a web `Headers` of the whole request, a
- * large share of a node control's CPU. Same schemas, same order (path, headers, then the body),
- * same errors, same `c.req.valid()`.
- */
-export function serveNodeRoute<R extends NodeRouteConfig>(
-  router: OpenAPIHono<AppEnv>,
-  route: R,
-  handler: RouteHandler<R, AppEnv>,
-): void {
-  router.openAPIRegistry.registerPath(route);
-  const { params: _params, headers: _headers, ...body } = route.request;
-  router.openapi({ ...route, request: body, hide: true, middleware: [validPathAndIfMatch] } as R, handler);
-}
-
-const validPathAndIfMatch: MiddlewareHandler<AppEnv> = async (c, next) => {
-  const param = await nodeIdParams.safeParseAsync(c.req.param());
-  refuseInvalid({ ...param, target: 'param' });
-  c.req.addValidatedData('param', param.data!);
-  const ifMatch = c.req.header('if-match');
-  const header = await ifMatchHeaders.safeParseAsync(ifMatch === undefined ? {} : { 'if-match': ifMatch });
-  refuseInvalid({ ...header, target: 'header' });
-  c.req.addValidatedData('header', header.data!);
-  await next();
-};
-
-/** A node id as `nodeIdParams` accepts it. */
-const NODE_ID = idPattern('node');
-
-/** The body fields every node route reads into its target. */
-type TargetFields = { version?: number; reason?: string };
-
-/**
- * Serves, ahead of the `serveNodeRoute` of `route`, the calls whose input its validators would
- * pass as it is: a well-formed node id, no If-Match, and an `application/json` body that `read`
- * recognises (the bodies clients send most, such as `{}`) and returns as the body schema would
- * have produced it. Any other call falls through to the validated route, so every refusal is the
- * one it gives. The validators (media type, JSON, zod, each a middleware) are a large share of a
- * small control's CPU.
- */
-export function serveNodeShortcut<B extends TargetFields>(
-  router: OpenAPIHono<AppEnv>,
-  route: NodeRouteConfig,
-  read: (text: string) => B | undefined,
-  handler: (c: Context<AppEnv>, body: B, target: NodeTarget) => Promise<Response>,
-): void {
-  const path = route.path.replace(/\{(\w+)\}/g, ':$1');
-  router.on(route.method.toUpperCase(), path, (c, next) => {
-    const nodeId = c.req.param('id');
-    const body =
-      c.req.header('content-type') === 'application/json' &&
-      c.req.header('if-match') === undefined &&
-      nodeId !== undefined &&
-      NODE_ID.test(nodeId)
-        ? read(c.get('bodyText') ?? '')
-        : undefined;
-    if (body === undefined) return next();
-    return handler(c, body, {
-      nodeId: nodeId!,
-      principal: c.get('principal'),
-      version: body.version,
-      reason: body.reason,
-    });
   });
 }
 

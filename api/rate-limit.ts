@@ -1,31 +1,24 @@
 import { BlockList, isIP, isIPv6 } from 'node:net';
-import type { HttpBindings } from '@hono/node-server';
 import { getConnInfo } from '@hono/node-server/conninfo';
 import type { Context } from 'hono';
 import { loadConfig, type Config } from '../config';
+import type { Db } from '../db/client';
+import { countEvent, type Rate } from '../db/rate-limits';
 import { DrydockError } from '../domain/errors';
 import type { AppEnv } from './env';
 import { toResponse } from './errors';
 
-/** A token bucket: `burst` at once, then `perMinute` spread over the minute. */
-export interface RateLimit {
-  perMinute: number;
-  burst: number;
-}
-
 export interface RateLimitSettings {
   /** 401s answered to one source address; past the limit they are answered 429. */
-  authFailures: RateLimit;
+  authFailures: Rate;
   /** Joins without a token (each creates a pending node) from one source address. */
-  tokenlessJoins: RateLimit;
+  tokenlessJoins: Rate;
   /**
    * Peers whose `X-Forwarded-For` is believed (addresses or CIDR subnets). Empty: the header is
    * ignored, since any client can write it — trusted blindly, it would let a client pick a fresh
    * address per request, or spend another address's allowance.
    */
   trustedProxies: string[];
-  /** Addresses remembered per limit; the least recently seen is forgotten first (bounded memory). */
-  maxAddresses?: number;
   now?: () => number;
 }
 
@@ -49,48 +42,35 @@ export const DEFAULT_RATE_LIMITS = rateLimitsOf(loadConfig({}));
 /** The source address `app.request()` calls (tests, benchmarks in one process) all share. */
 export const IN_PROCESS_ADDRESS = 'in-process';
 
-/** One limit's buckets, by address key. */
-export class AddressBuckets {
-  private readonly buckets = new Map<string, { tokens: number; at: number }>();
-
+/** One limit of every API process: its events counted in Postgres (db/rate-limits.ts). */
+export class RateLimiter {
   constructor(
-    private readonly limit: RateLimit,
-    private readonly maxAddresses: number,
+    private readonly db: Db,
+    private readonly name: string,
+    private readonly rate: Rate,
     private readonly now: () => number,
   ) {}
 
-  /** Takes one token for `key`: 0 when allowed, else the seconds until one is back. */
-  take(key: string): number {
-    const now = this.now();
-    const ratePerMs = this.limit.perMinute / 60_000;
-    const previous = this.buckets.get(key);
-    const tokens = previous
-      ? Math.min(this.limit.burst, previous.tokens + (now - previous.at) * ratePerMs)
-      : this.limit.burst;
-    // Re-inserted, so the map's order is least recently seen first.
-    this.buckets.delete(key);
-    if (this.buckets.size >= this.maxAddresses) this.buckets.delete(this.buckets.keys().next().value!);
-    if (tokens >= 1) {
-      this.buckets.set(key, { tokens: tokens - 1, at: now });
-      return 0;
-    }
-    this.buckets.set(key, { tokens, at: now });
-    return Math.max(1, Math.ceil((1 - tokens) / ratePerMs / 1000));
+  /** Counts one event from `source`: 0 when allowed, else the whole seconds until one more is. */
+  async take(source: string): Promise<number> {
+    const now = new Date(this.now());
+    const waitMs = await countEvent(this.db, { name: this.name, source, rate: this.rate, now });
+    // Rounded to the millisecond first: the interval arithmetic is in floating point.
+    return waitMs === 0 ? 0 : Math.max(1, Math.ceil(Math.round(waitMs) / 1000));
   }
 }
 
-/** The per-address limits of one API process (in memory: each process limits on its own). */
+/** The per-address limits: the same counts for every API process, kept in Postgres. */
 export class RateLimits {
-  readonly authFailures: AddressBuckets;
-  readonly tokenlessJoins: AddressBuckets;
+  readonly authFailures: RateLimiter;
+  readonly tokenlessJoins: RateLimiter;
   private readonly proxies = new BlockList();
   private readonly anyProxy: boolean;
 
-  constructor(settings: RateLimitSettings = DEFAULT_RATE_LIMITS) {
+  constructor(db: Db, settings: RateLimitSettings = DEFAULT_RATE_LIMITS) {
     const now = settings.now ?? Date.now;
-    const max = settings.maxAddresses ?? 10_000;
-    this.authFailures = new AddressBuckets(settings.authFailures, max, now);
-    this.tokenlessJoins = new AddressBuckets(settings.tokenlessJoins, max, now);
+    this.authFailures = new RateLimiter(db, 'auth-failures', settings.authFailures, now);
+    this.tokenlessJoins = new RateLimiter(db, 'tokenless-joins', settings.tokenlessJoins, now);
     for (const proxy of settings.trustedProxies) {
       const [address, prefix] = proxy.split('/') as [string, string | undefined];
       const type = isIPv6(address) ? 'ipv6' : 'ipv4';
@@ -106,7 +86,8 @@ export class RateLimits {
    * the block one host usually holds.
    */
   sourceOf(c: Context<AppEnv>): string {
-    if (!(c.env as Partial<HttpBindings> | undefined)?.incoming) return IN_PROCESS_ADDRESS;
+    // `app.request()` passes no bindings: no connection, no peer.
+    if (!c.env) return IN_PROCESS_ADDRESS;
     let address = plain(getConnInfo(c).remote.address ?? 'unknown');
     if (this.anyProxy && this.isProxy(address)) {
       // A proxy appends the peer it saw; only the hops right of the first untrusted one are its.
@@ -156,10 +137,18 @@ export function rateLimited(retryAfterSeconds: number, message: string): Drydock
  * to back off. Any RATE_LIMITED answer carries `Retry-After`. Called on every answer by the app's
  * first middleware (api/app.ts), once the rest of the stack made it.
  */
-export function limitFailedAuthentications(c: Context<AppEnv>): void {
+export async function limitFailedAuthentications(c: Context<AppEnv>): Promise<void> {
   let refusal = c.error;
   if (c.res.status === 401) {
-    const wait = c.get('deps').rateLimits.authFailures.take(c.get('deps').rateLimits.sourceOf(c));
+    const { rateLimits } = c.get('deps');
+    let wait = 0;
+    try {
+      wait = await rateLimits.authFailures.take(rateLimits.sourceOf(c));
+    } catch (error) {
+      // The count could not be kept (Postgres unreachable): the answer says so, as any other would.
+      c.res = toResponse(error, c);
+      return;
+    }
     if (wait > 0) {
       refusal = rateLimited(wait, `too many failed authentications from this address; retry in ${wait} s`);
       c.res = toResponse(refusal, c);

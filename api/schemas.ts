@@ -305,6 +305,10 @@ export const ERROR_RESPONSES = {
     name: 'Conflict',
     description: 'CONFLICT (a version no longer matches), INVALID_STATE or NOT_SCHEDULABLE',
   },
+  413: {
+    name: 'PayloadTooLarge',
+    description: 'PAYLOAD_TOO_LARGE: a request body over 64 KiB; the connection closes after the answer',
+  },
   422: {
     name: 'IdempotencyKeyReused',
     description: 'IDEMPOTENCY_KEY_REUSED: the same Idempotency-Key with a different request',

@@ -1,7 +1,8 @@
 /**
  * heartbeats: how many agent heartbeats one API process absorbs, last-seen times flushed to
  * Postgres in one batch every 15 s (docs/lifecycle/liveness.md), against `GET /healthz` on the
- * same process in the same run. Goal: ≥ 0.8× the /healthz rate, in production's steady state.
+ * same process in the same run (issue 29). Goal: steady heartbeats/s ≥ 0.8× /healthz req/s, as
+ * the median of 5 paired rounds (a /healthz window, then a heartbeat window right after it).
  *
  * A throwaway database with one pool and N node identities (default 20,000) inserted directly,
  * adopted, connected and alive, each with its own credential (enrolling through the API is
@@ -18,6 +19,9 @@
  *             cached (api/node-credentials.ts keeps it until a committed change to the node or its
  *             credentials names it) — production, where each process sees each of its agents every
  *             10 s; nothing here depends on how soon an agent beats again
+ *   rounds    R pairs of short windows (default 5), /healthz then steady beats: on a shared host
+ *             the load of others drifts within a run, and two windows seconds apart drift less
+ *             than two a minute apart; the goal is judged on the median of the pairs' ratios
  *
  * The API times each flush (Heartbeats' `onFlush`) and reports them over IPC. Afterwards the
  * pending times are flushed, and every identity's `last_seen_at` (and `telemetry_current`) must be
@@ -53,9 +57,7 @@ import type { Teardown } from './support/teardown';
 const NAME = 'heartbeats';
 const projectRoot = fileURLToPath(new URL('../', import.meta.url)).replace(/\/$/, '');
 
-/** The goal of issue 4, item 10. */
-const GOAL_PER_SECOND = 5_000;
-/** The goal of issue 15: steady heartbeats/s as a share of /healthz req/s on the same process. */
+/** The goal of issue 29: steady heartbeats/s as a share of /healthz req/s on the same process. */
 const GOAL_RATIO = 0.8;
 const POOL = 'bench-hb';
 /** Identities inserted per statement (setup, not measured). */
@@ -72,10 +74,8 @@ const usage = [
   "  --flush-ms F          the API's heartbeat flush interval (default 15000, production's)",
   "  --api-connections P   the API's Postgres pool size (default 10, as createDb in production)",
   '  --rounds R            then R pairs of short windows, /healthz and steady beats in turn',
-  '                        (default 0): on a shared host the load of others drifts within a run,',
-  '                        and a ratio of two windows seconds apart drifts less than of two',
-  '                        windows a minute apart; the median of the pairs is reported',
-  '  --round-seconds T     measured seconds of each window of a pair (default 2)',
+  '                        (default 5): the goal is judged on the median of their ratios',
+  '  --round-seconds T     measured seconds of each window of a pair (default 3)',
   '  --profile             V8 CPU profile of the API process in each window, summarized; the',
   '                        .cpuprofile files are kept in a temporary directory (printed)',
 ].join('\n');
@@ -117,8 +117,8 @@ function parseOptions(args: string[]): Options {
     concurrency: intOption('concurrency', values.concurrency, 64, 1, 1024),
     flushMs: intOption('flush-ms', values['flush-ms'], 15_000, 100, 600_000),
     apiConnections: intOption('api-connections', values['api-connections'], 10, 1, 100),
-    rounds: intOption('rounds', values.rounds, 0, 0, 100),
-    roundSeconds: intOption('round-seconds', values['round-seconds'], 2, 1, 60),
+    rounds: intOption('rounds', values.rounds, 5, 1, 100),
+    roundSeconds: intOption('round-seconds', values['round-seconds'], 3, 1, 60),
     profile: values.profile ?? false,
   };
 }
@@ -127,8 +127,20 @@ export default defineBenchmark({
   summary:
     'heartbeats/s one API process absorbs, first beats and steady state (flush every 15 s), against GET /healthz',
   usage,
-  // About a minute: 20,000 identities seeded, then 5 + 4 + 16 s of windows (the last holds a flush).
-  quick: ['--baseline-seconds', '5', '--cold-seconds', '4', '--seconds', '16', '--warmup', '1'],
+  // About a minute and a half: 20,000 identities seeded, then 5 + 4 + 16 s of windows (the last
+  // holds a flush), then 5 pairs of 2 s windows.
+  quick: [
+    '--baseline-seconds',
+    '5',
+    '--cold-seconds',
+    '4',
+    '--seconds',
+    '16',
+    '--warmup',
+    '1',
+    '--round-seconds',
+    '2',
+  ],
   run: measured(parseOptions, measure),
 });
 
@@ -505,26 +517,24 @@ function report(input: {
 }) {
   const { options, healthz, cold, heartbeats, proof, flushes } = input;
   const environ = environment();
+  const { rounds } = input;
   const ratio = round(heartbeats.requestsPerSecond / healthz.requestsPerSecond, 3);
   const coldRatio = round(cold.requestsPerSecond / healthz.requestsPerSecond, 3);
-  // CPU per request is steadier than a rate on a shared host: it does not move when others take
-  // the API's core. What one full core could absorb follows from it.
-  const apiMs = (p: Phase) =>
-    p.cpu.cores.api === null || p.cpu.cores.api === undefined
-      ? null
-      : (p.cpu.cores.api * 1000) / p.requestsPerSecond;
-  const heartbeatApiMs = apiMs(heartbeats);
-  const healthzApiMs = apiMs(healthz);
-  const cpu = {
-    heartbeatApiMs: heartbeatApiMs === null ? null : round(heartbeatApiMs, 3),
-    healthzApiMs: healthzApiMs === null ? null : round(healthzApiMs, 3),
-    ratio: heartbeatApiMs && healthzApiMs ? round(healthzApiMs / heartbeatApiMs, 3) : null,
-    heartbeatsPerApiCore: heartbeatApiMs ? Math.round(1000 / heartbeatApiMs) : null,
-    healthzPerApiCore: healthzApiMs ? Math.round(1000 / healthzApiMs) : null,
+  const medianOf = (pick: (r: Round) => number | null) => {
+    const values = rounds.map(pick).filter((v): v is number => v !== null);
+    return values.length > 0 ? round(median(values), 4) : null;
+  };
+  // The goal's figure: the median of the pairs' ratios (and, to show, the median of each rate).
+  const roundsSummary = {
+    ratio: medianOf((r) => r.ratio)!,
+    healthzPerSecond: medianOf((r) => r.healthzPerSecond)!,
+    heartbeatsPerSecond: medianOf((r) => r.heartbeatsPerSecond)!,
+    cpuRatio: medianOf((r) => r.cpuRatio),
+    healthzApiMs: medianOf((r) => r.healthzApiMs),
+    heartbeatApiMs: medianOf((r) => r.heartbeatApiMs),
   };
   const goals = {
-    ratio: ratio >= GOAL_RATIO,
-    throughput: heartbeats.requestsPerSecond >= GOAL_PER_SECOND,
+    ratio: roundsSummary.ratio >= GOAL_RATIO,
     noErrors: heartbeats.failed === 0 && cold.failed === 0,
     coldFirstBeatsOnly: cold.repeats === 0,
     nothingLost: proof.missing === 0 && proof.flushed === proof.agents,
@@ -541,11 +551,11 @@ function report(input: {
   ];
   const figures: Figure[] = [
     {
-      figure: `heartbeats/s ÷ GET /healthz req/s, steady state (${cold.reached} identities in turn, credentials cached)`,
+      figure: `heartbeats/s ÷ GET /healthz req/s, steady state (credentials cached), median of ${rounds.length} paired rounds`,
       goal: `≥ ${GOAL_RATIO}×`,
-      value: `${heartbeats.requestsPerSecond} req/s`,
-      baseline: `${healthz.requestsPerSecond} req/s /healthz`,
-      ratio,
+      value: `${roundsSummary.heartbeatsPerSecond} req/s`,
+      baseline: `${roundsSummary.healthzPerSecond} req/s /healthz`,
+      ratio: roundsSummary.ratio,
       met: goals.ratio,
     },
     {
@@ -585,18 +595,15 @@ function report(input: {
     formatTable(
       ['', 'figure', 'goal', 'met'],
       [
-        ['heartbeats/s, steady', heartbeats.requestsPerSecond, `≥ ${GOAL_PER_SECOND}`, yes(goals.throughput)],
-        ['heartbeats/s ÷ /healthz req/s, steady', `${ratio}×`, `≥ ${GOAL_RATIO}×`, yes(goals.ratio)],
+        [
+          `heartbeats/s ÷ /healthz req/s, median of ${rounds.length} pairs`,
+          `${roundsSummary.ratio}×`,
+          `≥ ${GOAL_RATIO}×`,
+          yes(goals.ratio),
+        ],
+        ['heartbeats/s ÷ /healthz req/s, the long windows above', `${ratio}×`, '', ''],
         ['heartbeats/s ÷ /healthz req/s, cold', `${coldRatio}×`, '', ''],
         ['cold beats that were not first beats', cold.repeats, '0', yes(goals.coldFirstBeatsOnly)],
-        ['the same by API CPU per request', cpu.ratio === null ? '-' : `${cpu.ratio}×`, '', ''],
-        [
-          'heartbeats/s one full API core would absorb',
-          cpu.heartbeatsPerApiCore ?? '-',
-          `≥ ${GOAL_PER_SECOND}`,
-          cpu.heartbeatsPerApiCore === null ? '-' : yes(cpu.heartbeatsPerApiCore >= GOAL_PER_SECOND),
-        ],
-        ['/healthz req/s one full API core would answer', cpu.healthzPerApiCore ?? '-', '', ''],
         ['heartbeat errors', heartbeats.failed, '0', yes(goals.noErrors)],
         [
           'agents whose last acked heartbeat was flushed',
@@ -660,56 +667,40 @@ function report(input: {
     `steady: each identity beat again after a median ${input.medianGapMs} ms (production: 10 s; the ` +
       `cache keeps a credential until a change to its node, so the gap does not matter)`,
   ];
-  const { rounds } = input;
-  const medianOf = (pick: (r: Round) => number | null) => {
-    const values = rounds.map(pick).filter((v): v is number => v !== null);
-    return values.length > 0 ? round(median(values), 4) : null;
-  };
-  const roundsSummary =
-    rounds.length === 0
-      ? null
-      : {
-          ratio: medianOf((r) => r.ratio),
-          cpuRatio: medianOf((r) => r.cpuRatio),
-          healthzApiMs: medianOf((r) => r.healthzApiMs),
-          heartbeatApiMs: medianOf((r) => r.heartbeatApiMs),
-        };
-  if (roundsSummary) {
-    lines.push(
-      '',
-      formatTable(
+  lines.push(
+    '',
+    formatTable(
+      [
+        'pair (healthz, then heartbeats)',
+        '/healthz req/s',
+        'heartbeats/s',
+        'ratio',
+        'API ms /healthz',
+        'API ms beat',
+        'ratio by CPU',
+      ],
+      [
+        ...rounds.map((r, i) => [
+          i + 1,
+          r.healthzPerSecond,
+          r.heartbeatsPerSecond,
+          r.ratio,
+          r.healthzApiMs ?? '-',
+          r.heartbeatApiMs ?? '-',
+          r.cpuRatio ?? '-',
+        ]),
         [
-          'pair (healthz, then heartbeats)',
-          '/healthz req/s',
-          'heartbeats/s',
-          'ratio',
-          'API ms /healthz',
-          'API ms beat',
-          'ratio by CPU',
+          'median',
+          roundsSummary.healthzPerSecond,
+          roundsSummary.heartbeatsPerSecond,
+          roundsSummary.ratio,
+          roundsSummary.healthzApiMs ?? '-',
+          roundsSummary.heartbeatApiMs ?? '-',
+          roundsSummary.cpuRatio ?? '-',
         ],
-        [
-          ...rounds.map((r, i) => [
-            i + 1,
-            r.healthzPerSecond,
-            r.heartbeatsPerSecond,
-            r.ratio,
-            r.healthzApiMs ?? '-',
-            r.heartbeatApiMs ?? '-',
-            r.cpuRatio ?? '-',
-          ]),
-          [
-            'median',
-            '',
-            '',
-            roundsSummary.ratio ?? '-',
-            roundsSummary.healthzApiMs ?? '-',
-            roundsSummary.heartbeatApiMs ?? '-',
-            roundsSummary.cpuRatio ?? '-',
-          ],
-        ],
-      ),
-    );
-  }
+      ],
+    ),
+  );
   for (const [name, p] of phases) {
     const profile = p.profile?.summary;
     if (!profile) continue;
@@ -733,7 +724,7 @@ function report(input: {
     benchmark: NAME,
     at: new Date().toISOString(),
     options,
-    goals: { ratio: GOAL_RATIO, heartbeatsPerSecond: GOAL_PER_SECOND, errors: 0 },
+    goals: { ratio: GOAL_RATIO, errors: 0 },
     figures,
     environment: { ...environ, loadavgBefore: input.loadBefore },
     services: input.services,
@@ -744,7 +735,6 @@ function report(input: {
     heartbeats,
     ratio,
     coldRatio,
-    cpu,
     met: goals,
     flushes: { ...flushes, inWindowDurationMs: durations },
     proof,

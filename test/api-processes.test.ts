@@ -57,12 +57,13 @@ async function processOf(port: number, agent?: Agent): Promise<number> {
 const seenPids = new Set<number>();
 
 /** The API (`entry/api.ts`) with API_PROCESSES=2; resolves once both of its processes listen. */
-async function startApi(port: number): Promise<ChildProcess> {
+async function startApi(port: number, env: Record<string, string> = {}): Promise<ChildProcess> {
   const child = spawn(process.execPath, ['--import', 'tsx', 'entry/api.ts'], {
     env: {
       ...process.env,
       API_PROCESSES: '2',
       ...apiProcessEnv(h, port),
+      ...env,
     },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
@@ -163,6 +164,52 @@ describe('API_PROCESSES=2: two API processes on one port', () => {
         api.kill('SIGTERM');
         expect(await exited).toBe(0);
         for (const pid of now) expect(alive(pid)).toBe(false);
+      } finally {
+        if (api.exitCode === null && api.signalCode === null) api.kill('SIGKILL');
+        for (const pid of seenPids) if (alive(pid)) process.kill(pid, 'SIGKILL');
+      }
+    },
+  );
+});
+
+describe('API_PROCESSES=2: the per-address rate limits', () => {
+  it(
+    'hold in total: failed authentications from one address get 401 up to the burst once, whichever process answers',
+    { timeout: 120_000 },
+    async () => {
+      const port = await freePort();
+      const api = await startApi(port, {
+        // Nothing comes back during the test (one more every 100 minutes); the client names the
+        // address it stands for in X-Forwarded-For.
+        DRYDOCK_AUTH_FAILURES_PER_MINUTE: '0.01',
+        DRYDOCK_AUTH_FAILURES_BURST: '10',
+        DRYDOCK_TRUSTED_PROXIES: '127.0.0.1',
+      });
+      const exited = new Promise<number | null>((resolve) => api.once('exit', (code) => resolve(code)));
+      try {
+        const statusesBy = new Map<number, number[]>();
+        for (let i = 0; i < 30; i++) {
+          // One connection: the pid and the answer come from the same process.
+          const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+          try {
+            const pid = await processOf(port, agent);
+            const answer = await send(port, '/v1/nodes', {
+              headers: { authorization: 'Bearer wrong', 'x-forwarded-for': '203.0.113.77' },
+              agent,
+            });
+            statusesBy.set(pid, [...(statusesBy.get(pid) ?? []), answer.status]);
+          } finally {
+            agent.destroy();
+          }
+        }
+        expect(statusesBy.size).toBe(2);
+        const statuses = [...statusesBy.values()].flat();
+        expect(statuses.filter((status) => status === 401)).toHaveLength(10);
+        expect(statuses.filter((status) => status === 429)).toHaveLength(20);
+        // Each process refused some: it counted the other's failures as its own.
+        for (const [pid, seen] of statusesBy) expect(seen, `process ${pid}`).toContain(429);
+        api.kill('SIGTERM');
+        expect(await exited).toBe(0);
       } finally {
         if (api.exitCode === null && api.signalCode === null) api.kill('SIGKILL');
         for (const pid of seenPids) if (alive(pid)) process.kill(pid, 'SIGKILL');

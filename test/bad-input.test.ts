@@ -1,5 +1,6 @@
 import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { MAX_BODY_BYTES } from '../api/body-limit';
 import { ERROR_STATUS, type ErrorCode } from '../domain/errors';
 import { TEXT_PATTERN } from '../domain/text';
 import { call } from './support/fixtures';
@@ -62,6 +63,14 @@ beforeAll(async () => {
 // Requests as bytes: what a client can put on the wire, sent through the app in-process.
 
 type Body = string | Uint8Array | { chunks: (string | Uint8Array)[] };
+
+/** The bytes a body puts on the wire. */
+function bytesOf(body: Body | undefined): number {
+  if (body === undefined) return 0;
+  if (typeof body === 'string') return Buffer.byteLength(body);
+  if (body instanceof Uint8Array) return body.byteLength;
+  return body.chunks.reduce((sum, chunk) => sum + bytesOf(chunk), 0);
+}
 
 interface Wire {
   method: string;
@@ -670,7 +679,7 @@ describe('bad input', () => {
     expect(pool.status).toBe(201);
   });
 
-  it(`${REFUSALS} generated requests, each spoiled in one place, all answer 400 INVALID_INPUT and change nothing`, async () => {
+  it(`${REFUSALS} generated requests, each spoiled in one place, all answer 400 INVALID_INPUT (413 PAYLOAD_TOO_LARGE over 64 KiB) and change nothing`, async () => {
     const spoilable = targets
       .map((target) => ({ target, spoils: spoils(target) }))
       .filter(({ spoils }) => spoils.length > 0);
@@ -690,11 +699,12 @@ describe('bad input', () => {
       fc.asyncProperty(request, async ({ target, spoil, chunked }) => {
         const shape = shapeOf(target);
         spoil.apply(shape);
-        const answer = await sendWire(wireOf(target.route, shape, chunked));
+        const wire = wireOf(target.route, shape, chunked);
+        const answer = await sendWire(wire);
         const label = `${target.route.key} with ${spoil.what}`;
         expectEnvelope(answer, label);
-        if (answer.body.error?.code !== 'INVALID_INPUT')
-          expect.fail(`${label}: ${answer.text.slice(0, 400)}`);
+        const code = bytesOf(wire.body) > MAX_BODY_BYTES ? 'PAYLOAD_TOO_LARGE' : 'INVALID_INPUT';
+        if (answer.body.error?.code !== code) expect.fail(`${label}: ${answer.text.slice(0, 400)}`);
       }),
       { numRuns: REFUSALS, ...REPLAY },
     );

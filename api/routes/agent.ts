@@ -1,5 +1,4 @@
 import { createRoute, OpenAPIHono, z } from '@hono/zod-openapi';
-import type { Context, TypedResponse } from 'hono';
 import type { CommandAnswer } from '../../domain/command-status';
 import { commandView } from '../../db/queries/commands';
 import { requireAgent } from '../auth';
@@ -180,59 +179,6 @@ const returnedRoute = createRoute({
 });
 
 /**
- * The heartbeat bodies agent/client.ts sends, as `application/json`, and the state each says.
- * The route's validation (media type, JSON, schema) accepts each as it is and gives this state;
- * skipping it for them saves the most of what a heartbeat costs beyond a bare request.
- */
-const AGENT_BEATS = new Map<string, 'running' | 'offline'>([
-  ['{}', 'running'],
-  ['{"state":"running"}', 'running'],
-  ['{"state":"offline"}', 'offline'],
-]);
-
-/** Headers of the heartbeat's answer, as `c.json` gives them. */
-const JSON_HEADERS = Object.freeze({ 'Content-Type': 'application/json' });
-
-/** The CA offer's JSON, made again only when the process's CA key or endorsements change. */
-let offerJson: { publicKey: string; endorsements: unknown; json: string } | undefined;
-
-/**
- * The heartbeat's 200 body, the bytes `c.json({ nodeId, ok: true, ca })` writes: only the node id
- * differs from beat to beat, so the rest is serialized once rather than on every beat.
- */
-function seenBody(deps: AppEnv['Variables']['deps'], nodeId: string): string {
-  if (offerJson?.publicKey !== deps.caPublicKeyPem || offerJson.endorsements !== deps.caEndorsements) {
-    offerJson = {
-      publicKey: deps.caPublicKeyPem,
-      endorsements: deps.caEndorsements,
-      json: JSON.stringify(caOffer(deps)),
-    };
-  }
-  return `{"nodeId":${JSON.stringify(nodeId)},"ok":true,"ca":${offerJson.json}}`;
-}
-
-type Seen = TypedResponse<z.infer<typeof SeenSchema>, 200, 'json'>;
-
-/**
- * A beat, answered at once when it has no transaction to wait for (nearly every one): no promise
- * of its own, each of which costs the async hooks of the request's log scope.
- */
-function heartbeat(c: Context<AppEnv>, state: 'running' | 'offline'): Seen | Promise<Seen> {
-  const node = requireAgent(c.get('principal'), c.get('agentNode'), { beforeAdmission: true });
-  const deps = c.get('deps');
-  // Only a beat that starts or ends a session has a transaction to wait for.
-  const session = deps.heartbeats.beat(node.id, state);
-  return session ? session.then(() => seen(c, node.id)) : seen(c, node.id);
-}
-
-function seen(c: Context<AppEnv>, nodeId: string): Seen {
-  const deps = c.get('deps');
-  deps.metrics.heartbeat();
-  // The JSON of the schema's shape, serialized by seenBody rather than by c.json.
-  return c.body(seenBody(deps, nodeId), 200, JSON_HEADERS) as unknown as Seen;
-}
-
-/**
  * The routes a node's agent calls: join, heartbeat, the command long-poll, its answers, and the
  * return from a restarting action.
  */
@@ -245,16 +191,14 @@ export function agentRoutes(): OpenAPIHono<AppEnv> {
     return c.json({ ...joined, clusterId: deps.clusterId, caPublicKey: deps.caPublicKeyPem }, 201);
   });
 
-  // An agent's own bodies first, without the validation they pass anyway; any other body falls
-  // through to the validated route.
-  router.post(heartbeatRoute.path, (c, next) => {
-    const state =
-      c.req.header('content-type') === 'application/json'
-        ? AGENT_BEATS.get(c.get('bodyText') ?? '')
-        : undefined;
-    return state ? heartbeat(c, state) : next();
+  router.openapi(heartbeatRoute, async (c) => {
+    const node = requireAgent(c.get('principal'), c.get('agentNode'), { beforeAdmission: true });
+    const deps = c.get('deps');
+    // Only a beat that starts or ends a session has a transaction to wait for.
+    await deps.heartbeats.beat(node.id, c.req.valid('json').state ?? 'running');
+    deps.metrics.heartbeat();
+    return c.json({ nodeId: node.id, ok: true as const, ca: caOffer(deps) }, 200);
   });
-  router.openapi(heartbeatRoute, (c) => heartbeat(c, c.req.valid('json').state ?? 'running'));
 
   router.openapi(commandsRoute, async (c) => {
     const deps = c.get('deps');

@@ -4,7 +4,7 @@ import type { Action } from '../../domain/principal';
 import { requireAction, requireOperator } from '../auth';
 import type { AppEnv } from '../env';
 import type { Tag } from '../openapi';
-import { nodeAnswer, nodeRoute, nodeTarget, serveNodeRoute } from '../node-route';
+import { nodeAnswer, nodeRoute, nodeTarget } from '../node-route';
 import { json, mutationBody, NodeSchema, reason, slug, version } from '../schemas';
 import { approveNode, controlAccess, revokeNodeIdentity } from '../services/node-access';
 
@@ -84,7 +84,7 @@ export function nodeAccessRoutes(): OpenAPIHono<AppEnv> {
       bodyRequired: body !== mutationBody,
       answer: nodeAnswer,
     });
-    serveNodeRoute(router, route, async (c) => {
+    router.openapi(route, async (c) => {
       const principal = c.get('principal');
       if (spec.action === 'operator') requireOperator(principal);
       else requireAction(principal, spec.action);
@@ -93,13 +93,13 @@ export function nodeAccessRoutes(): OpenAPIHono<AppEnv> {
     });
   }
 
-  serveNodeRoute(router, approveRoute, async (c) => {
+  router.openapi(approveRoute, async (c) => {
     requireOperator(c.get('principal'));
     const target = { ...nodeTarget(c), poolId: c.req.valid('json').poolId };
     return c.json(await approveNode(c.get('deps'), target), 200);
   });
 
-  serveNodeRoute(router, revokeIdentityRoute, async (c) => {
+  router.openapi(revokeIdentityRoute, async (c) => {
     requireAction(c.get('principal'), 'compute:nodes:revoke-identity');
     return c.json(await revokeNodeIdentity(c.get('deps'), nodeTarget(c)), 200);
   });

@@ -1,5 +1,4 @@
 import { OpenAPIHono, z } from '@hono/zod-openapi';
-import type { Context } from 'hono';
 import { clearMaintenance, cordon, label, taint, uncordon, type Control } from '../../domain/controls';
 import { LABEL_KEY, LABEL_VALUE, MAX_LABELS } from '../../domain/labels';
 import type { Action } from '../../domain/principal';
@@ -7,14 +6,7 @@ import { MAX_TAINT_KEYS, TAINT_KEY } from '../../domain/taints';
 import { requireAction } from '../auth';
 import type { AppEnv } from '../env';
 import type { Tag } from '../openapi';
-import {
-  nodeAnswer,
-  nodeRoute,
-  nodeTarget,
-  serveNodeRoute,
-  serveNodeShortcut,
-  type NodeTarget,
-} from '../node-route';
+import { nodeAnswer, nodeRoute, nodeTarget } from '../node-route';
 import { json, mutationBody, reason, record, version } from '../schemas';
 import { adoptNode, controlNode, deleteNodeOf } from '../services/node-controls';
 
@@ -33,8 +25,6 @@ interface ControlRoute<B extends Body> {
   body: z.ZodType<B>;
   /** Method syntax on purpose: each route's `control` takes the body its own schema produced. */
   control(body: B): Control;
-  /** The common bodies read without the schema, as it would produce them (`serveNodeShortcut`). */
-  shortcut?(text: string): B | undefined;
 }
 
 /** Infers each spec's body type, so its `control` takes what its own schema produced. */
@@ -48,7 +38,6 @@ const cordonRoute = controlRoute({
   action: 'compute:nodes:cordon',
   body: mutationBody,
   control: () => cordon,
-  shortcut: emptyBody,
 });
 
 const uncordonRoute = controlRoute({
@@ -59,7 +48,6 @@ const uncordonRoute = controlRoute({
   action: 'compute:nodes:cordon',
   body: mutationBody,
   control: () => uncordon,
-  shortcut: emptyBody,
 });
 
 const taintKey = z
@@ -110,7 +98,6 @@ const labelRoute = controlRoute({
     version: version.optional(),
   }),
   control: (body) => label(body.set ?? {}, unique(body.remove)),
-  shortcut: labelsSetOnly,
 });
 
 const maintenanceRoute = controlRoute({
@@ -156,56 +143,24 @@ export function nodeControlsRoutes(): OpenAPIHono<AppEnv> {
   for (const spec of CONTROLS) {
     const { path, operationId, tags, summary, body } = spec;
     const route = nodeRoute({ path, operationId, tags, summary, body, answer: nodeAnswer });
-    const serve = async (c: Context<AppEnv>, body: Body, target: () => NodeTarget) => {
+    router.openapi(route, async (c) => {
       requireAction(c.get('principal'), spec.action);
       // The control is built first, so body rules are checked before any lookup.
-      const control = spec.control(body);
-      return c.json(await controlNode(c.get('deps'), target(), control), 200);
-    };
-    if (spec.shortcut)
-      serveNodeShortcut(router, route, spec.shortcut, (c, body, target) => serve(c, body, () => target));
-    serveNodeRoute(router, route, (c) => serve(c, c.req.valid('json'), () => nodeTarget(c)));
+      const control = spec.control(c.req.valid('json'));
+      return c.json(await controlNode(c.get('deps'), nodeTarget(c), control), 200);
+    });
   }
 
-  serveNodeRoute(router, adoptRoute, async (c) => {
+  router.openapi(adoptRoute, async (c) => {
     requireAction(c.get('principal'), 'compute:nodes:provision');
     return c.json(await adoptNode(c.get('deps'), nodeTarget(c)), 200);
   });
 
-  serveNodeRoute(router, deleteRoute, async (c) => {
+  router.openapi(deleteRoute, async (c) => {
     requireAction(c.get('principal'), 'compute:nodes:delete');
     return c.json(await deleteNodeOf(c.get('deps'), nodeTarget(c)), 200);
   });
   return router;
-}
-
-/** `{}`, as `mutationBody` reads it. */
-function emptyBody(text: string): Body | undefined {
-  return text === '{}' ? {} : undefined;
-}
-
-/**
- * `{"set":{…}}` alone, each key and value of the form the schema takes and at most `MAX_LABELS`
- * of them, read as the schema would (a fresh object per call); anything else is left to it.
- */
-function labelsSetOnly(text: string): { set: Record<string, string> } | undefined {
-  if (!text.startsWith('{"set":{')) return undefined;
-  let body: unknown;
-  try {
-    body = JSON.parse(text);
-  } catch {
-    return undefined;
-  }
-  const set = (body as { set?: unknown }).set;
-  if (Object.keys(body as object).length !== 1 || set === null || typeof set !== 'object') return undefined;
-  // JSON.parse makes `__proto__` an own key, which the schema refuses.
-  if (Array.isArray(set) || Object.hasOwn(set, '__proto__')) return undefined;
-  const entries = Object.entries(set as Record<string, unknown>);
-  if (entries.length > MAX_LABELS) return undefined;
-  for (const [key, value] of entries) {
-    if (typeof value !== 'string' || !LABEL_KEY.test(key) || !LABEL_VALUE.test(value)) return undefined;
-  }
-  return { set: set as Record<string, string> };
 }
 
 function unique(keys: string[] | undefined): string[] {

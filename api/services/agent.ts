@@ -22,7 +22,7 @@ import { rateLimited } from '../rate-limit';
 export async function join(deps: AppDeps, request: JoinRequest, source: string) {
   assertEd25519(request.publicKey);
   if (request.token === undefined) {
-    const wait = deps.rateLimits.tokenlessJoins.take(source);
+    const wait = await deps.rateLimits.tokenlessJoins.take(source);
     if (wait > 0) {
       throw rateLimited(wait, `too many joins without a token from this address; retry in ${wait} s`);
     }

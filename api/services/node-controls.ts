@@ -3,7 +3,6 @@ import { isDraining } from '../../domain/node';
 import { actorOf } from '../../domain/principal';
 import { deleteNode } from '../../db/delete-node';
 import { cancelOpenDrain } from '../../db/cancellation';
-import { guardedChange } from '../../db/guarded-change';
 import { changeNodeIn, type NodeView } from '../../db/nodes';
 import type { AppDeps } from '../env';
 import type { NodeTarget } from '../node-route';
@@ -11,15 +10,12 @@ import type { NodeTarget } from '../node-route';
 type Deps = Pick<AppDeps, 'db'>;
 
 /**
- * One control on one node; the node back, unchanged when it already was as asked. Most take two
- * guarded statements (`guardedChange`); the others one transaction (`changeNodeIn`): a control
- * that ended a drain (uncordon) cancels it there, which wakes its workflow through the outbox; one
- * that put the node back into service gave back its disruption-budget slot (`applyNodeChange`),
- * which wakes the drains waiting for one. A guarded change holds no slot, so it has none to give back.
+ * One control on one node, in one transaction (`changeNodeIn`); the node back, unchanged when it
+ * already was as asked. A control that ended a drain (uncordon) cancels it there, which wakes its
+ * workflow through the outbox; one that put the node back into service gives back its
+ * disruption-budget slot (`applyNodeChange`), which wakes the drains waiting for one.
  */
 export async function controlNode(deps: Deps, target: NodeTarget, control: Control): Promise<NodeView> {
-  const guarded = await guardedChange(deps.db.$client, { ...target, control });
-  if (guarded) return guarded.view;
   const { view } = await deps.db.transaction(async (tx) => {
     const changed = await changeNodeIn(tx, { ...target, control });
     // It ended a drain: the drain's own clean-up, in this transaction, naming the caller.

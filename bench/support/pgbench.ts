@@ -19,8 +19,10 @@ export interface PgbenchOptions {
   threads: number;
   seconds: number;
   seed: number;
-  /** Query protocol; postgres.js (the API's driver) prepares its statements, so 'prepared'. */
+  /** Query protocol: 'extended' (unnamed statements) unless the statements replayed are prepared. */
   mode?: 'simple' | 'extended' | 'prepared';
+  /** `-D name=value`: variables the script reads as `:name`. */
+  variables?: Record<string, string>;
   /** Called once pgbench runs, with its pid (for CPU accounting). */
   onStart?: (pid: number) => void;
   /** A command other than `pgbench` on PATH. */
@@ -69,7 +71,8 @@ export async function runPgbench(options: PgbenchOptions): Promise<PgbenchResult
     '-T',
     String(options.seconds),
     '-M',
-    options.mode ?? 'prepared',
+    options.mode ?? 'extended',
+    ...Object.entries(options.variables ?? {}).flatMap(([name, value]) => ['-D', `${name}=${value}`]),
     '-r',
     `--random-seed=${options.seed}`,
     '--log',

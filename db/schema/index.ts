@@ -16,3 +16,4 @@ export * from './history';
 export * from './disruptions';
 export * from './console-sessions';
 export * from './workflow-outbox';
+export * from './rate-limits';

@@ -5,8 +5,8 @@ import { useHarness } from '../support/harness';
 
 const h = useHarness({ worker: false });
 
-// A guarded change answers with the row it read and the columns its write returned
-// (db/guarded-change.ts); this pins that the answer is the node as stored after it.
+// A control answers with the node as its transaction left it; this pins that the answer is the
+// node as stored after it.
 describe('the answer of a control', () => {
   it('is the node as a read right after it finds it', async () => {
     const nodeId = await seedPoolNode(h, 'pool-answer');

@@ -5,8 +5,8 @@ import { useHarness } from '../support/harness';
 
 const h = useHarness({ worker: false });
 
-// The common bodies of cordon, uncordon and label skip the route's validators
-// (api/node-route.ts, serveNodeShortcut); these pin that no answer depends on which way a call takes.
+// Every body goes through the route's validators, however it is spelled; these pin that no answer
+// depends on the spelling.
 
 /** A reply with what differs between two nodes or two requests (ids, times) taken out. */
 function comparable(reply: Reply, nodeId: string) {
@@ -60,7 +60,7 @@ describe('control bodies', () => {
     expect(labeled).toMatchObject({ status: 200, body: { version: 2 } });
   });
 
-  it('refusals are the same whichever way the call takes', async () => {
+  it('refusals are the same however the body is spelled', async () => {
     const cases: [string, string[]][] = [
       ['{"set":{"__proto__":"x"}}', ['{ "set": {"__proto__":"x"} }']],
       ['{"set":{}}', ['{ "set": {} }']],

@@ -1,10 +1,12 @@
 import { connect, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { LINGER_MS } from '../../api/body-limit';
 import { closeServer, listen } from '../../api/server';
 import { joinedNode, newPublicKey } from '../support/agents';
 import { bearer, readNode } from '../support/builders';
 import { seedPool } from '../support/fixtures';
-import { useHarness } from '../support/harness';
+import { eventually, useHarness } from '../support/harness';
+import { runNode } from '../support/run-process';
 
 const h = useHarness({ worker: false });
 
@@ -16,6 +18,8 @@ let port: number;
 let stop: () => Promise<void>;
 /** The server side of each connection by its client's port, to read how much the server took in. */
 const serverSockets = new Map<number, Socket>();
+/** Every connection the server accepted, in order. */
+const accepted: Socket[] = [];
 
 beforeAll(async () => {
   const listening = await listen(h.deps, 0, {
@@ -24,7 +28,10 @@ beforeAll(async () => {
     keepAliveTimeoutMs: 1_000,
   });
   port = listening.port;
-  listening.server.on('connection', (socket: Socket) => serverSockets.set(socket.remotePort!, socket));
+  listening.server.on('connection', (socket: Socket) => {
+    serverSockets.set(socket.remotePort!, socket);
+    accepted.push(socket);
+  });
   stop = () => closeServer(listening.server);
 });
 afterAll(() => stop?.());
@@ -35,6 +42,8 @@ interface RawAnswer {
   body: any;
   /** From the first byte sent to the answer's arrival. */
   ms: number;
+  /** From the first byte sent to the connection's close. */
+  closedMs: number;
   /** The server's count of bytes it read on this connection, once it is closed. */
   serverBytesRead: number;
 }
@@ -78,6 +87,7 @@ function raw(send: (socket: Socket) => Promise<void> | void): Promise<RawAnswer>
         headers,
         body: parsed,
         ms: answeredAt - started,
+        closedMs: Date.now() - started,
         serverBytesRead: serverSockets.get(localPort)?.bytesRead ?? -1,
       });
     });
@@ -104,11 +114,11 @@ function write(socket: Socket, data: string | Buffer): Promise<boolean> {
   });
 }
 
-function expectEnvelope(answer: RawAnswer, status: number, message: RegExp) {
+function expectEnvelope(answer: RawAnswer, status: number, message: RegExp, code = 'INVALID_INPUT') {
   expect(answer.status).toBe(status);
   expect(answer.body).toEqual({
     error: {
-      code: 'INVALID_INPUT',
+      code,
       message: expect.stringMatching(message),
       details: expect.any(Object),
       requestId: expect.stringMatching(/^req_/),
@@ -120,7 +130,7 @@ function expectEnvelope(answer: RawAnswer, status: number, message: RegExp) {
 const MiB = 1024 * 1024;
 
 describe('request bodies over 64 KiB', () => {
-  it('a 16 MB chunked body is refused as soon as it passes the limit, without reading the rest', async () => {
+  it('a 16 MB chunked body is refused with 413 as soon as it passes the limit; the rest is not read, the connection closes', async () => {
     await seedPool(h, { id: 'pool-t' });
     const { nodeId } = await joinedNode(h, 'pool-t');
     const chunk = Buffer.alloc(MiB, 'a');
@@ -143,17 +153,22 @@ describe('request bodies over 64 KiB', () => {
       }
       await write(socket, '0\r\n\r\n');
     });
-    expectEnvelope(answer, 400, /request body over 65536 bytes/);
+    expectEnvelope(answer, 413, /request body over 65536 bytes/, 'PAYLOAD_TOO_LARGE');
     expect(answer.headers.connection).toBe('close');
     // Cut near the limit: the server took in a fraction of the 16 MB (socket buffers aside).
     expect(answer.serverBytesRead).toBeGreaterThan(64 * 1024);
     expect(answer.serverBytesRead).toBeLessThan(2 * MiB);
     expect(answer.ms).toBeLessThan(3_000);
+    // The server closed the connection a moment after the answer, not at once (the linger, or the
+    // request timeout where that comes first), and did not keep it.
+    const moment = Math.min(LINGER_MS, REQUEST_TIMEOUT_MS - answer.ms);
+    expect(answer.closedMs - answer.ms).toBeGreaterThanOrEqual(moment - 100);
+    expect(answer.closedMs - answer.ms).toBeLessThan(LINGER_MS + 2_000);
     // Nothing changed.
     expect((await readNode(h, nodeId)).cordoned).toBe(false);
   });
 
-  it('a declared Content-Length over the limit is refused at once, before any of the body is read', async () => {
+  it('a declared Content-Length over the limit is refused with 413 at once, before any of the body is read', async () => {
     const answer = await raw((socket) => {
       socket.write(
         [
@@ -166,7 +181,7 @@ describe('request bodies over 64 KiB', () => {
         ].join('\r\n'),
       );
     });
-    expectEnvelope(answer, 400, /request body over 65536 bytes/);
+    expectEnvelope(answer, 413, /request body over 65536 bytes/, 'PAYLOAD_TOO_LARGE');
     expect(answer.headers.connection).toBe('close');
     expect(answer.serverBytesRead).toBeLessThan(1024);
     // Answered long before the request timeout could have cut it.
@@ -187,7 +202,7 @@ describe('request bodies over 64 KiB', () => {
         ].join('\r\n'),
       );
     });
-    expectEnvelope(answer, 400, /request body over 65536 bytes/);
+    expectEnvelope(answer, 413, /request body over 65536 bytes/, 'PAYLOAD_TOO_LARGE');
   });
 
   it('a chunked body under the limit is read and served, and the connection stays open for the next request', async () => {
@@ -206,7 +221,7 @@ describe('request bodies over 64 KiB', () => {
     expect(answer.headers.connection).toBe('keep-alive');
   });
 
-  it('in process too (the same middleware): a chunked body over the limit is INVALID_INPUT with a request id', async () => {
+  it('in process too (the same middleware): a chunked body over the limit is PAYLOAD_TOO_LARGE with a request id', async () => {
     const body = new ReadableStream<Uint8Array>({
       start(controller) {
         for (let i = 0; i < 3; i++) controller.enqueue(new Uint8Array(32 * 1024).fill(32));
@@ -219,12 +234,94 @@ describe('request bodies over 64 KiB', () => {
       body,
       duplex: 'half',
     } as RequestInit);
-    expect(response.status).toBe(400);
+    expect(response.status).toBe(413);
     const envelope = (await response.json()) as { error: { code: string; requestId: string } };
-    expect(envelope.error.code).toBe('INVALID_INPUT');
+    expect(envelope.error.code).toBe('PAYLOAD_TOO_LARGE');
     expect(response.headers.get('x-request-id')).toBe(envelope.error.requestId);
   });
+
+  it('a client elsewhere that sends 16 MB with fetch reads the 413, chunked or with a length; the server reads little and closes each connection', async () => {
+    await seedPool(h, { id: 'pool-fetch' });
+    const { nodeId } = await joinedNode(h, 'pool-fetch');
+    const before = await readNode(h, nodeId);
+    const first = accepted.length;
+    const rounds = [true, true, true, false, false];
+    const outcomes = await uploadsFromAnotherProcess(
+      `http://127.0.0.1:${port}/v1/nodes/${nodeId}/cordon`,
+      rounds,
+    );
+    expect(outcomes).toHaveLength(rounds.length);
+    for (const [i, outcome] of outcomes.entries()) {
+      const what = `${rounds[i] ? 'chunked' : 'Content-Length'} upload ${i + 1}`;
+      expect(outcome, what).toMatchObject({
+        status: 413,
+        connection: 'close',
+        body: { error: { code: 'PAYLOAD_TOO_LARGE', message: 'request body over 65536 bytes' } },
+      });
+      expect(outcome.requestId, what).toBe(outcome.body?.error.requestId);
+    }
+    // No connection kept, none read to its end.
+    const connections = accepted.slice(first);
+    expect(connections.length).toBeGreaterThanOrEqual(rounds.length);
+    await eventually(async () => connections.every((socket) => socket.destroyed), LINGER_MS + 3_000);
+    for (const socket of connections) expect(socket.bytesRead).toBeLessThan(2 * MiB);
+    expect(await readNode(h, nodeId)).toEqual(before);
+  });
 });
+
+interface UploadOutcome {
+  status?: number;
+  connection?: string | null;
+  requestId?: string | null;
+  body?: { error: { code: string; message: string; requestId: string } };
+  error?: string;
+}
+
+/**
+ * POSTs 16 MB to `url` once per round (chunked, or with a Content-Length), with fetch in a
+ * process of its own, as a client elsewhere would: what it read each time, or how it failed.
+ */
+async function uploadsFromAnotherProcess(url: string, rounds: boolean[]): Promise<UploadOutcome[]> {
+  const script = `
+    const { url, token, rounds } = JSON.parse(process.env.UPLOADS);
+    const MiB = 1024 * 1024;
+    for (const chunked of rounds) {
+      let sent = 0;
+      const body = chunked
+        ? new ReadableStream({
+            pull(controller) {
+              if (sent >= 16 * MiB) return controller.close();
+              sent += MiB;
+              controller.enqueue(new Uint8Array(MiB).fill(32));
+            },
+          })
+        : new Uint8Array(16 * MiB).fill(32);
+      try {
+        const response = await fetch(url, {
+          method: 'POST',
+          headers: { authorization: 'Bearer ' + token, 'content-type': 'application/json' },
+          body,
+          duplex: 'half',
+        });
+        console.log(JSON.stringify({
+          status: response.status,
+          connection: response.headers.get('connection'),
+          requestId: response.headers.get('x-request-id'),
+          body: await response.json(),
+        }));
+      } catch (error) {
+        console.log(JSON.stringify({ error: String(error) + ' ' + String(error.cause) }));
+      }
+    }`;
+  const exit = await runNode(['--input-type=module', '-e', script], {
+    UPLOADS: JSON.stringify({ url, token: h.operatorKey, rounds }),
+  });
+  expect(exit.stderr).toBe('');
+  return exit.stdout
+    .trim()
+    .split('\n')
+    .map((line) => JSON.parse(line) as UploadOutcome);
+}
 
 describe('server timeouts', () => {
   it('a body that declares 100 bytes and sends 10 is cut after the request timeout, in the envelope', async () => {

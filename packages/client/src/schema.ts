@@ -755,6 +755,7 @@ export interface components {
           | 'CONFLICT'
           | 'INVALID_STATE'
           | 'NOT_SCHEDULABLE'
+          | 'PAYLOAD_TOO_LARGE'
           | 'IDEMPOTENCY_KEY_REUSED'
           | 'RATE_LIMITED'
           | 'INTERNAL'
@@ -1246,6 +1247,15 @@ export interface components {
         'application/json': components['schemas']['Error'];
       };
     };
+    /** @description PAYLOAD_TOO_LARGE: a request body over 64 KiB; the connection closes after the answer */
+    PayloadTooLarge: {
+      headers: {
+        [name: string]: unknown;
+      };
+      content: {
+        'application/json': components['schemas']['Error'];
+      };
+    };
     /** @description IDEMPOTENCY_KEY_REUSED: the same Idempotency-Key with a different request */
     IdempotencyKeyReused: {
       headers: {
@@ -1390,6 +1400,7 @@ export interface operations {
       403: components['responses']['Forbidden'];
       404: components['responses']['NotFound'];
       409: components['responses']['Conflict'];
+      413: components['responses']['PayloadTooLarge'];
       422: components['responses']['IdempotencyKeyReused'];
       429: components['responses']['RateLimited'];
       503: components['responses']['Unavailable'];
@@ -1472,6 +1483,7 @@ export interface operations {
       403: components['responses']['Forbidden'];
       404: components['responses']['NotFound'];
       409: components['responses']['Conflict'];
+      413: components['responses']['PayloadTooLarge'];
       422: components['responses']['IdempotencyKeyReused'];
       429: components['responses']['RateLimited'];
       503: components['responses']['Unavailable'];
@@ -1517,6 +1529,7 @@ export interface operations {
       403: components['responses']['Forbidden'];
       404: components['responses']['NotFound'];
       409: components['responses']['Conflict'];
+      413: components['responses']['PayloadTooLarge'];
       422: components['responses']['IdempotencyKeyReused'];
       429: components['responses']['RateLimited'];
       503: components['responses']['Unavailable'];
@@ -1557,6 +1570,7 @@ export interface operations {
       403: components['responses']['Forbidden'];
       404: components['responses']['NotFound'];
       409: components['responses']['Conflict'];
+      413: components['responses']['PayloadTooLarge'];
       422: components['responses']['IdempotencyKeyReused'];
       429: components['responses']['RateLimited'];
       503: components['responses']['Unavailable'];
@@ -1599,6 +1613,7 @@ export interface operations {
       403: components['responses']['Forbidden'];
       404: components['responses']['NotFound'];
       409: components['responses']['Conflict'];
+      413: components['responses']['PayloadTooLarge'];
       422: components['responses']['IdempotencyKeyReused'];
       429: components['responses']['RateLimited'];
       503: components['responses']['Unavailable'];
@@ -1699,6 +1714,7 @@ export interface operations {
       403: components['responses']['Forbidden'];
       404: components['responses']['NotFound'];
       409: components['responses']['Conflict'];
+      413: components['responses']['PayloadTooLarge'];
       422: components['responses']['IdempotencyKeyReused'];
       429: components['responses']['RateLimited'];
       503: components['responses']['Unavailable'];
@@ -1741,6 +1757,7 @@ export interface operations {
       403: components['responses']['Forbidden'];
       404: components['responses']['NotFound'];
       409: components['responses']['Conflict'];
+      413: components['responses']['PayloadTooLarge'];
       422: components['responses']['IdempotencyKeyReused'];
       429: components['responses']['RateLimited'];
       503: components['responses']['Unavailable'];
@@ -1845,6 +1862,7 @@ export interface operations {
       403: components['responses']['Forbidden'];
       404: components['responses']['NotFound'];
       409: components['responses']['Conflict'];
+      413: components['responses']['PayloadTooLarge'];
       422: components['responses']['IdempotencyKeyReused'];
       429: components['responses']['RateLimited'];
       503: components['responses']['Unavailable'];
@@ -1950,6 +1968,7 @@ export interface operations {
       403: components['responses']['Forbidden'];
       404: components['responses']['NotFound'];
       409: components['responses']['Conflict'];
+      413: components['responses']['PayloadTooLarge'];
       422: components['responses']['IdempotencyKeyReused'];
       429: components['responses']['RateLimited'];
       503: components['responses']['Unavailable'];
@@ -1994,6 +2013,7 @@ export interface operations {
       403: components['responses']['Forbidden'];
       404: components['responses']['NotFound'];
       409: components['responses']['Conflict'];
+      413: components['responses']['PayloadTooLarge'];
       422: components['responses']['IdempotencyKeyReused'];
       429: components['responses']['RateLimited'];
       503: components['responses']['Unavailable'];
@@ -2036,6 +2056,7 @@ export interface operations {
       403: components['responses']['Forbidden'];
       404: components['responses']['NotFound'];
       409: components['responses']['Conflict'];
+      413: components['responses']['PayloadTooLarge'];
       422: components['responses']['IdempotencyKeyReused'];
       429: components['responses']['RateLimited'];
       503: components['responses']['Unavailable'];
@@ -2187,6 +2208,7 @@ export interface operations {
       403: components['responses']['Forbidden'];
       404: components['responses']['NotFound'];
       409: components['responses']['Conflict'];
+      413: components['responses']['PayloadTooLarge'];
       422: components['responses']['IdempotencyKeyReused'];
       429: components['responses']['RateLimited'];
       503: components['responses']['Unavailable'];
@@ -2280,6 +2302,7 @@ export interface operations {
       403: components['responses']['Forbidden'];
       404: components['responses']['NotFound'];
       409: components['responses']['Conflict'];
+      413: components['responses']['PayloadTooLarge'];
       422: components['responses']['IdempotencyKeyReused'];
       429: components['responses']['RateLimited'];
       503: components['responses']['Unavailable'];
@@ -2380,6 +2403,7 @@ export interface operations {
       403: components['responses']['Forbidden'];
       404: components['responses']['NotFound'];
       409: components['responses']['Conflict'];
+      413: components['responses']['PayloadTooLarge'];
       422: components['responses']['IdempotencyKeyReused'];
       429: components['responses']['RateLimited'];
       503: components['responses']['Unavailable'];
@@ -2505,6 +2529,7 @@ export interface operations {
       403: components['responses']['Forbidden'];
       404: components['responses']['NotFound'];
       409: components['responses']['Conflict'];
+      413: components['responses']['PayloadTooLarge'];
       422: components['responses']['IdempotencyKeyReused'];
       429: components['responses']['RateLimited'];
       503: components['responses']['Unavailable'];
@@ -2548,6 +2573,7 @@ export interface operations {
       403: components['responses']['Forbidden'];
       404: components['responses']['NotFound'];
       409: components['responses']['Conflict'];
+      413: components['responses']['PayloadTooLarge'];
       422: components['responses']['IdempotencyKeyReused'];
       429: components['responses']['RateLimited'];
       503: components['responses']['Unavailable'];
@@ -2661,6 +2687,7 @@ export interface operations {
       403: components['responses']['Forbidden'];
       404: components['responses']['NotFound'];
       409: components['responses']['Conflict'];
+      413: components['responses']['PayloadTooLarge'];
       422: components['responses']['IdempotencyKeyReused'];
       429: components['responses']['RateLimited'];
       503: components['responses']['Unavailable'];
@@ -2811,6 +2838,7 @@ export interface operations {
       403: components['responses']['Forbidden'];
       404: components['responses']['NotFound'];
       409: components['responses']['Conflict'];
+      413: components['responses']['PayloadTooLarge'];
       422: components['responses']['IdempotencyKeyReused'];
       429: components['responses']['RateLimited'];
       503: components['responses']['Unavailable'];
@@ -2853,6 +2881,7 @@ export interface operations {
       403: components['responses']['Forbidden'];
       404: components['responses']['NotFound'];
       409: components['responses']['Conflict'];
+      413: components['responses']['PayloadTooLarge'];
       422: components['responses']['IdempotencyKeyReused'];
       429: components['responses']['RateLimited'];
       503: components['responses']['Unavailable'];
@@ -2933,6 +2962,7 @@ export interface operations {
       403: components['responses']['Forbidden'];
       404: components['responses']['NotFound'];
       409: components['responses']['Conflict'];
+      413: components['responses']['PayloadTooLarge'];
       422: components['responses']['IdempotencyKeyReused'];
       429: components['responses']['RateLimited'];
       503: components['responses']['Unavailable'];
@@ -2971,6 +3001,7 @@ export interface operations {
       403: components['responses']['Forbidden'];
       404: components['responses']['NotFound'];
       409: components['responses']['Conflict'];
+      413: components['responses']['PayloadTooLarge'];
       422: components['responses']['IdempotencyKeyReused'];
       429: components['responses']['RateLimited'];
       503: components['responses']['Unavailable'];
@@ -3011,6 +3042,7 @@ export interface operations {
       403: components['responses']['Forbidden'];
       404: components['responses']['NotFound'];
       409: components['responses']['Conflict'];
+      413: components['responses']['PayloadTooLarge'];
       422: components['responses']['IdempotencyKeyReused'];
       429: components['responses']['RateLimited'];
       503: components['responses']['Unavailable'];
@@ -3041,6 +3073,7 @@ export interface operations {
       403: components['responses']['Forbidden'];
       404: components['responses']['NotFound'];
       409: components['responses']['Conflict'];
+      413: components['responses']['PayloadTooLarge'];
       422: components['responses']['IdempotencyKeyReused'];
       429: components['responses']['RateLimited'];
       503: components['responses']['Unavailable'];
@@ -3071,6 +3104,7 @@ export interface operations {
       403: components['responses']['Forbidden'];
       404: components['responses']['NotFound'];
       409: components['responses']['Conflict'];
+      413: components['responses']['PayloadTooLarge'];
       422: components['responses']['IdempotencyKeyReused'];
       429: components['responses']['RateLimited'];
       503: components['responses']['Unavailable'];
@@ -3101,6 +3135,7 @@ export interface operations {
       403: components['responses']['Forbidden'];
       404: components['responses']['NotFound'];
       409: components['responses']['Conflict'];
+      413: components['responses']['PayloadTooLarge'];
       422: components['responses']['IdempotencyKeyReused'];
       429: components['responses']['RateLimited'];
       503: components['responses']['Unavailable'];
@@ -3180,6 +3215,7 @@ export interface operations {
       403: components['responses']['Forbidden'];
       404: components['responses']['NotFound'];
       409: components['responses']['Conflict'];
+      413: components['responses']['PayloadTooLarge'];
       422: components['responses']['IdempotencyKeyReused'];
       429: components['responses']['RateLimited'];
       503: components['responses']['Unavailable'];
@@ -3210,6 +3246,7 @@ export interface operations {
       403: components['responses']['Forbidden'];
       404: components['responses']['NotFound'];
       409: components['responses']['Conflict'];
+      413: components['responses']['PayloadTooLarge'];
       422: components['responses']['IdempotencyKeyReused'];
       429: components['responses']['RateLimited'];
       503: components['responses']['Unavailable'];
@@ -3350,6 +3387,7 @@ export interface operations {
       403: components['responses']['Forbidden'];
       404: components['responses']['NotFound'];
       409: components['responses']['Conflict'];
+      413: components['responses']['PayloadTooLarge'];
       422: components['responses']['IdempotencyKeyReused'];
       429: components['responses']['RateLimited'];
       503: components['responses']['Unavailable'];
@@ -3482,6 +3520,7 @@ export interface operations {
       403: components['responses']['Forbidden'];
       404: components['responses']['NotFound'];
       409: components['responses']['Conflict'];
+      413: components['responses']['PayloadTooLarge'];
       422: components['responses']['IdempotencyKeyReused'];
       429: components['responses']['RateLimited'];
       503: components['responses']['Unavailable'];
@@ -3512,6 +3551,7 @@ export interface operations {
       403: components['responses']['Forbidden'];
       404: components['responses']['NotFound'];
       409: components['responses']['Conflict'];
+      413: components['responses']['PayloadTooLarge'];
       422: components['responses']['IdempotencyKeyReused'];
       429: components['responses']['RateLimited'];
       503: components['responses']['Unavailable'];
@@ -3563,6 +3603,7 @@ export interface operations {
       403: components['responses']['Forbidden'];
       404: components['responses']['NotFound'];
       409: components['responses']['Conflict'];
+      413: components['responses']['PayloadTooLarge'];
       422: components['responses']['IdempotencyKeyReused'];
       429: components['responses']['RateLimited'];
       503: components['responses']['Unavailable'];
@@ -3593,6 +3634,7 @@ export interface operations {
       403: components['responses']['Forbidden'];
       404: components['responses']['NotFound'];
       409: components['responses']['Conflict'];
+      413: components['responses']['PayloadTooLarge'];
       422: components['responses']['IdempotencyKeyReused'];
       429: components['responses']['RateLimited'];
       503: components['responses']['Unavailable'];
@@ -3633,6 +3675,7 @@ export interface operations {
       403: components['responses']['Forbidden'];
       404: components['responses']['NotFound'];
       409: components['responses']['Conflict'];
+      413: components['responses']['PayloadTooLarge'];
       422: components['responses']['IdempotencyKeyReused'];
       429: components['responses']['RateLimited'];
       503: components['responses']['Unavailable'];
@@ -3663,6 +3706,7 @@ export interface operations {
       403: components['responses']['Forbidden'];
       404: components['responses']['NotFound'];
       409: components['responses']['Conflict'];
+      413: components['responses']['PayloadTooLarge'];
       422: components['responses']['IdempotencyKeyReused'];
       429: components['responses']['RateLimited'];
       503: components['responses']['Unavailable'];
@@ -3733,6 +3777,7 @@ export interface operations {
       403: components['responses']['Forbidden'];
       404: components['responses']['NotFound'];
       409: components['responses']['Conflict'];
+      413: components['responses']['PayloadTooLarge'];
       422: components['responses']['IdempotencyKeyReused'];
       429: components['responses']['RateLimited'];
       503: components['responses']['Unavailable'];
@@ -3763,6 +3808,7 @@ export interface operations {
       403: components['responses']['Forbidden'];
       404: components['responses']['NotFound'];
       409: components['responses']['Conflict'];
+      413: components['responses']['PayloadTooLarge'];
       422: components['responses']['IdempotencyKeyReused'];
       429: components['responses']['RateLimited'];
       503: components['responses']['Unavailable'];
@@ -3805,6 +3851,7 @@ export interface operations {
       403: components['responses']['Forbidden'];
       404: components['responses']['NotFound'];
       409: components['responses']['Conflict'];
+      413: components['responses']['PayloadTooLarge'];
       422: components['responses']['IdempotencyKeyReused'];
       429: components['responses']['RateLimited'];
       503: components['responses']['Unavailable'];
@@ -3847,6 +3894,7 @@ export interface operations {
       403: components['responses']['Forbidden'];
       404: components['responses']['NotFound'];
       409: components['responses']['Conflict'];
+      413: components['responses']['PayloadTooLarge'];
       422: components['responses']['IdempotencyKeyReused'];
       429: components['responses']['RateLimited'];
       503: components['responses']['Unavailable'];
@@ -3889,6 +3937,7 @@ export interface operations {
       403: components['responses']['Forbidden'];
       404: components['responses']['NotFound'];
       409: components['responses']['Conflict'];
+      413: components['responses']['PayloadTooLarge'];
       422: components['responses']['IdempotencyKeyReused'];
       429: components['responses']['RateLimited'];
       503: components['responses']['Unavailable'];
@@ -3932,6 +3981,7 @@ export interface operations {
       403: components['responses']['Forbidden'];
       404: components['responses']['NotFound'];
       409: components['responses']['Conflict'];
+      413: components['responses']['PayloadTooLarge'];
       422: components['responses']['IdempotencyKeyReused'];
       429: components['responses']['RateLimited'];
       503: components['responses']['Unavailable'];
@@ -3977,6 +4027,7 @@ export interface operations {
       403: components['responses']['Forbidden'];
       404: components['responses']['NotFound'];
       409: components['responses']['Conflict'];
+      413: components['responses']['PayloadTooLarge'];
       422: components['responses']['IdempotencyKeyReused'];
       429: components['responses']['RateLimited'];
       503: components['responses']['Unavailable'];
@@ -4074,6 +4125,7 @@ export interface operations {
       403: components['responses']['Forbidden'];
       404: components['responses']['NotFound'];
       409: components['responses']['Conflict'];
+      413: components['responses']['PayloadTooLarge'];
       422: components['responses']['IdempotencyKeyReused'];
       429: components['responses']['RateLimited'];
       503: components['responses']['Unavailable'];
@@ -4114,6 +4166,7 @@ export interface operations {
       403: components['responses']['Forbidden'];
       404: components['responses']['NotFound'];
       409: components['responses']['Conflict'];
+      413: components['responses']['PayloadTooLarge'];
       422: components['responses']['IdempotencyKeyReused'];
       429: components['responses']['RateLimited'];
       503: components['responses']['Unavailable'];
@@ -4148,6 +4201,7 @@ export interface operations {
       403: components['responses']['Forbidden'];
       404: components['responses']['NotFound'];
       409: components['responses']['Conflict'];
+      413: components['responses']['PayloadTooLarge'];
       422: components['responses']['IdempotencyKeyReused'];
       429: components['responses']['RateLimited'];
       503: components['responses']['Unavailable'];
@@ -4184,6 +4238,7 @@ export interface operations {
       403: components['responses']['Forbidden'];
       404: components['responses']['NotFound'];
       409: components['responses']['Conflict'];
+      413: components['responses']['PayloadTooLarge'];
       422: components['responses']['IdempotencyKeyReused'];
       429: components['responses']['RateLimited'];
       503: components['responses']['Unavailable'];
@@ -4223,6 +4278,7 @@ export interface operations {
       403: components['responses']['Forbidden'];
       404: components['responses']['NotFound'];
       409: components['responses']['Conflict'];
+      413: components['responses']['PayloadTooLarge'];
       422: components['responses']['IdempotencyKeyReused'];
       429: components['responses']['RateLimited'];
       503: components['responses']['Unavailable'];
@@ -4260,6 +4316,7 @@ export interface operations {
       403: components['responses']['Forbidden'];
       404: components['responses']['NotFound'];
       409: components['responses']['Conflict'];
+      413: components['responses']['PayloadTooLarge'];
       422: components['responses']['IdempotencyKeyReused'];
       429: components['responses']['RateLimited'];
       503: components['responses']['Unavailable'];
@@ -4288,6 +4345,7 @@ export interface operations {
       403: components['responses']['Forbidden'];
       404: components['responses']['NotFound'];
       409: components['responses']['Conflict'];
+      413: components['responses']['PayloadTooLarge'];
       422: components['responses']['IdempotencyKeyReused'];
       429: components['responses']['RateLimited'];
       503: components['responses']['Unavailable'];

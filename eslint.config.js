@@ -160,8 +160,14 @@ export default tseslint.config(
         'error',
         {
           patterns: [
-            { regex: '^@temporalio/(client|worker|activity)$', message: 'The API does not call Temporal: write to the outbox (db/outbox.ts).' },
-            { regex: '^(\\.\\./)+(activities|dispatch)(/|$)', message: 'The API does not import the worker side (activities/, dispatch/).' },
+            {
+              regex: '^@temporalio/(client|worker|activity)$',
+              message: 'The API does not call Temporal: write to the outbox (db/outbox.ts).',
+            },
+            {
+              regex: '^(\\.\\./)+(activities|dispatch)(/|$)',
+              message: 'The API does not import the worker side (activities/, dispatch/).',
+            },
           ],
         },
       ],

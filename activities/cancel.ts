@@ -88,7 +88,9 @@ export function createCancelActivities(db: Db, temporal: Client) {
               db
                 .select({ id: workflowOutbox.id })
                 .from(workflowOutbox)
-                .where(and(eq(workflowOutbox.operationId, operations.id), eq(workflowOutbox.action, 'start'))),
+                .where(
+                  and(eq(workflowOutbox.operationId, operations.id), eq(workflowOutbox.action, 'start')),
+                ),
             ),
           ),
         )

@@ -19,34 +19,36 @@ import { beginOperationRun } from './begin';
 type StepInput = { nodeId: string; operationId: string };
 
 /** What each clean-up step changes, in the step's transaction on the locked node. */
-const CLEANUP: Record<Exclude<DecommissionStep, 'finalizeDecommission'>, (tx: Tx, node: NodeRow) => Promise<void>> =
-  {
-    /** Every certificate and credential revoked; the old identity can never join again. */
-    async revokeNodeIdentity(tx, node) {
-      await revokeIdentity(tx, node.id, 'decommissioned');
-      await wakeNode(tx, node.id);
-    },
-    /** Accelerators marked `decommissioned`. */
-    async decommissionAccelerators(tx, node) {
-      await tx
-        .update(accelerators)
-        .set({ state: 'decommissioned', updatedAt: sql`now()` })
-        .where(and(eq(accelerators.nodeId, node.id), ne(accelerators.state, 'decommissioned')));
-    },
-    /** Storage roots no longer writable. */
-    async protectStorageRoots(tx, node) {
-      await tx
-        .update(storageRoots)
-        .set({ state: 'read_only', updatedAt: sql`now()` })
-        .where(and(eq(storageRoots.nodeId, node.id), eq(storageRoots.state, 'writable')));
-    },
-    /** The current scheduler, telemetry and inventory rows removed (history stays). */
-    async removeCurrentRows(tx, node) {
-      await tx.delete(schedulerEntries).where(eq(schedulerEntries.nodeId, node.id));
-      await tx.delete(telemetryCurrent).where(eq(telemetryCurrent.nodeId, node.id));
-      await tx.delete(inventoryCurrent).where(eq(inventoryCurrent.nodeId, node.id));
-    },
-  };
+const CLEANUP: Record<
+  Exclude<DecommissionStep, 'finalizeDecommission'>,
+  (tx: Tx, node: NodeRow) => Promise<void>
+> = {
+  /** Every certificate and credential revoked; the old identity can never join again. */
+  async revokeNodeIdentity(tx, node) {
+    await revokeIdentity(tx, node.id, 'decommissioned');
+    await wakeNode(tx, node.id);
+  },
+  /** Accelerators marked `decommissioned`. */
+  async decommissionAccelerators(tx, node) {
+    await tx
+      .update(accelerators)
+      .set({ state: 'decommissioned', updatedAt: sql`now()` })
+      .where(and(eq(accelerators.nodeId, node.id), ne(accelerators.state, 'decommissioned')));
+  },
+  /** Storage roots no longer writable. */
+  async protectStorageRoots(tx, node) {
+    await tx
+      .update(storageRoots)
+      .set({ state: 'read_only', updatedAt: sql`now()` })
+      .where(and(eq(storageRoots.nodeId, node.id), eq(storageRoots.state, 'writable')));
+  },
+  /** The current scheduler, telemetry and inventory rows removed (history stays). */
+  async removeCurrentRows(tx, node) {
+    await tx.delete(schedulerEntries).where(eq(schedulerEntries.nodeId, node.id));
+    await tx.delete(telemetryCurrent).where(eq(telemetryCurrent.nodeId, node.id));
+    await tx.delete(inventoryCurrent).where(eq(inventoryCurrent.nodeId, node.id));
+  },
+};
 
 export function createDecommissionActivities(db: Db) {
   /**
@@ -97,7 +99,11 @@ export function createDecommissionActivities(db: Db) {
         const node = await lockNode(tx, input.nodeId);
         const op = await operationOf(tx, input.operationId);
         if (op.status !== 'running') return progressOf(op) as DecommissionProgress;
-        const admitted = (op.result ?? {}) as { operator?: string; nodeGeneration?: number; dependencyDigest?: string };
+        const admitted = (op.result ?? {}) as {
+          operator?: string;
+          nodeGeneration?: number;
+          dependencyDigest?: string;
+        };
         await applyNodeChange(
           tx,
           node,

@@ -130,9 +130,15 @@ export function createPoolDrainActivities(db: Db) {
           const result: PoolDrainResult = {
             ...now,
             joined: [...new Set([...(now.joined ?? []), ...joined])],
-            refused: [...(now.refused ?? []), ...refused.filter((r) => !now.refused?.some((n) => n.nodeId === r.nodeId))],
+            refused: [
+              ...(now.refused ?? []),
+              ...refused.filter((r) => !now.refused?.some((n) => n.nodeId === r.nodeId)),
+            ],
           };
-          await tx.update(operations).set({ result: { ...result } }).where(eq(operations.id, op.id));
+          await tx
+            .update(operations)
+            .set({ result: { ...result } })
+            .where(eq(operations.id, op.id));
         });
       }
       return wave.length;

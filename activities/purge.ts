@@ -39,7 +39,10 @@ export function createPurgeActivities(db: Db) {
         const refused = command?.status === 'refused';
         const recorded = await recordProgress(tx, op.id, {
           phase: refused ? 'refused' : 'waiting-for-node',
-          waitingFor: { commandId: command?.id ?? null, refusedReason: refused ? command.refuseReason : null },
+          waitingFor: {
+            commandId: command?.id ?? null,
+            refusedReason: refused ? command.refuseReason : null,
+          },
           nextCheckAt: new Date(Date.now() + RECHECK_MS),
         });
         return progressOf(recorded!) as PurgeProgress;

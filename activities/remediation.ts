@@ -45,7 +45,12 @@ export function createRemediationActivities(db: Db, metrics?: WorkerMetrics) {
      * finds the rung's command and answers it. Null when the operation ended meanwhile.
      */
     async startAttempt(
-      input: OperationInput & { attempt: number; action: string; attempts: AttemptRecord[]; timeoutMs: number },
+      input: OperationInput & {
+        attempt: number;
+        action: string;
+        attempts: AttemptRecord[];
+        timeoutMs: number;
+      },
     ): Promise<{ commandId: string; progress: RemediationProgress } | null> {
       return db.transaction(async (tx) => {
         const node = await lockNode(tx, input.nodeId);
@@ -102,7 +107,9 @@ export function createRemediationActivities(db: Db, metrics?: WorkerMetrics) {
     },
 
     /** Where an attempt stands: the condition cleared, the command's answer, the operation ended. */
-    async checkAttempt(input: OperationInput & { commandId: string; condition: string }): Promise<AttemptCheck> {
+    async checkAttempt(
+      input: OperationInput & { commandId: string; condition: string },
+    ): Promise<AttemptCheck> {
       const [node] = await db.select().from(nodes).where(eq(nodes.id, input.nodeId));
       const [command] = await db.select().from(nodeCommands).where(eq(nodeCommands.id, input.commandId));
       const op = await operationOf(db, input.operationId);
@@ -118,7 +125,9 @@ export function createRemediationActivities(db: Db, metrics?: WorkerMetrics) {
      * Cleared, in one transaction: `node.remediation.succeeded`, the operation succeeded with its
      * attempts, the rung's command no longer needed; the node's next waiting condition requested.
      */
-    async succeedRemediation(input: OperationInput & { attempts: AttemptRecord[] }): Promise<RemediationProgress> {
+    async succeedRemediation(
+      input: OperationInput & { attempts: AttemptRecord[] },
+    ): Promise<RemediationProgress> {
       let succeeded = false;
       const progress = await db.transaction(async (tx) => {
         const node = await lockNode(tx, input.nodeId);
@@ -136,7 +145,10 @@ export function createRemediationActivities(db: Db, metrics?: WorkerMetrics) {
           type: 'node.remediation.succeeded',
           actor: 'system:remediation',
           operationId: op.id,
-          data: { attempts: input.attempts, ...(waitingFor.queued.length > 0 ? { queued: waitingFor.queued } : {}) },
+          data: {
+            attempts: input.attempts,
+            ...(waitingFor.queued.length > 0 ? { queued: waitingFor.queued } : {}),
+          },
         });
         succeeded = true;
         return requestNext(tx, node, finished!);

@@ -62,7 +62,10 @@ const PoolDrainProgressSchema = z
           })
           .openapi({ description: 'at most 20 of each (the counts are exact)' }),
         maxConcurrent: z.number().int(),
-        graceAfterStart: z.string().nullable().openapi({ description: "a deadline counted from each node's drain start" }),
+        graceAfterStart: z
+          .string()
+          .nullable()
+          .openapi({ description: "a deadline counted from each node's drain start" }),
       })
       .nullable(),
   })
@@ -73,7 +76,9 @@ const PurgeProgressSchema = z
     kind: z.literal('purge'),
     phase: z.enum(PROGRESS_PHASES.purge),
     ...common,
-    waitingFor: z.object({ commandId: z.string().nullable(), refusedReason: z.string().nullable() }).nullable(),
+    waitingFor: z
+      .object({ commandId: z.string().nullable(), refusedReason: z.string().nullable() })
+      .nullable(),
   })
   .openapi('PurgeProgress');
 

@@ -229,7 +229,7 @@ export const OperationSchema = z
     parentOperationId: z
       .string()
       .nullable()
-      .openapi({ description: "the pool drain a node drain belongs to; null for any other operation" }),
+      .openapi({ description: 'the pool drain a node drain belongs to; null for any other operation' }),
     status: z.enum(OPERATION_STATUSES),
     workflowId: z.string(),
     actor: z.string(),

@@ -158,7 +158,9 @@ async function measure(options: Options, teardown: Teardown, log: Log): Promise<
   for (let r = 0; r < options.rounds; r++) {
     // ── the pool: N nodes, nothing on them ─────────────────────────────────────────────────────
     const poolId = `bench-${r}-${randomBytes(3).toString('hex')}`;
-    await apiDb.db.insert(pools).values({ id: poolId, kind: 'bare-metal', siteId: 'fra1', tenantId: 'bench' });
+    await apiDb.db
+      .insert(pools)
+      .values({ id: poolId, kind: 'bare-metal', siteId: 'fra1', tenantId: 'bench' });
     const nodeIds = Array.from({ length: n }, () => newId('node'));
     for (let i = 0; i < n; i += 500) {
       await apiDb.db.insert(nodes).values(
@@ -259,8 +261,14 @@ async function measure(options: Options, teardown: Teardown, log: Log): Promise<
 
 /** Waits until the dispatcher has started the workflow (the request answers before it exists). */
 async function waitForWorkflow(describe: () => Promise<unknown>): Promise<void> {
-  for (const started = Date.now(); ; ) {
-    if (await describe().then(() => true, () => false)) return;
+  for (const started = Date.now(); ;) {
+    if (
+      await describe().then(
+        () => true,
+        () => false,
+      )
+    )
+      return;
     if (Date.now() - started > 60_000) throw new Error('the pool drain workflow never started');
     await new Promise((resolve) => setTimeout(resolve, 50));
   }

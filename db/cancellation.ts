@@ -211,7 +211,9 @@ async function cancelChildren(tx: Tx, pool: OperationRow): Promise<void> {
   const open = await tx
     .select({ id: operations.id })
     .from(operations)
-    .where(and(eq(operations.parentOperationId, pool.id), inArray(operations.status, OPEN_OPERATION_STATUSES)));
+    .where(
+      and(eq(operations.parentOperationId, pool.id), inArray(operations.status, OPEN_OPERATION_STATUSES)),
+    );
   for (const child of open) {
     await recordCancellation(tx, child.id, ask);
     await endCancelledOperation(tx, child.id, { actor: ask.by });
@@ -233,7 +235,8 @@ async function cancelDecommission(
     tx,
     node,
     {
-      patch: node.provisionState === 'decommissioning' && admittedFrom ? { provisionState: admittedFrom } : {},
+      patch:
+        node.provisionState === 'decommissioning' && admittedFrom ? { provisionState: admittedFrom } : {},
       event: { type: 'node.decommission.cancelled' },
     },
     context,

@@ -1,8 +1,4 @@
-import {
-  WorkflowExecutionAlreadyStartedError,
-  WorkflowNotFoundError,
-  type Client,
-} from '@temporalio/client';
+import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type Client } from '@temporalio/client';
 import type { SearchAttributePair, TypedSearchAttributes } from '@temporalio/common';
 import { eq } from 'drizzle-orm';
 import { OPERATION_WORKFLOWS } from '../domain/operation';
@@ -97,7 +93,10 @@ async function startPoint(db: Db, operationId: string): Promise<StartPoint | und
     .leftJoin(nodes, eq(nodes.id, operations.nodeId))
     .where(eq(operations.id, operationId));
   if (!row) return undefined;
-  return { op: row.op, node: row.hostname === null ? null : { hostname: row.hostname, tenantId: row.tenantId } };
+  return {
+    op: row.op,
+    node: row.hostname === null ? null : { hostname: row.hostname, tenantId: row.tenantId },
+  };
 }
 
 /** The search attributes of docs/architecture.md (rule 8), as the operation's record has them. */

@@ -127,9 +127,10 @@ async function pass(options: DispatcherOptions): Promise<number> {
 async function settle(options: DispatcherOptions, rows: OutboxRow[]): Promise<void> {
   const { db, log } = options;
   const [row] = rows as [OutboxRow];
-  const delivery = await deliver(options, row).catch(
-    (error: unknown): Delivery => ({ outcome: 'failed', error: (error as Error).message }),
-  );
+  const delivery = await deliver(options, row).catch((error: unknown): Delivery => ({
+    outcome: 'failed',
+    error: (error as Error).message,
+  }));
   const ids = rows.map((r) => r.id);
   if (delivery.outcome === 'done') {
     await db.delete(workflowOutbox).where(inArray(workflowOutbox.id, ids));
@@ -137,7 +138,10 @@ async function settle(options: DispatcherOptions, rows: OutboxRow[]): Promise<vo
   }
   const retryInMs = backoff(delivery.outcome, row.attempts);
   if (delivery.outcome === 'failed') {
-    log.warn({ workflowId: row.workflowId, action: row.action, attempts: row.attempts, err: delivery.error }, 'outbox delivery failed; trying again');
+    log.warn(
+      { workflowId: row.workflowId, action: row.action, attempts: row.attempts, err: delivery.error },
+      'outbox delivery failed; trying again',
+    );
   }
   await db
     .update(workflowOutbox)

@@ -14,15 +14,27 @@ const base = { startedAt: at('11:00'), deadline: null, nextCheckAt: null };
 describe('an operation in words', () => {
   it('says a recorded operation waits for a worker, whatever its kind', () => {
     for (const kind of ['drain', 'pool-drain', 'purge', 'decommission', 'remediation'] as const) {
-      const pending = { kind, phase: 'waiting-for-worker', startedAt: null, deadline: null, nextCheckAt: null, waitingFor: null };
-      expect(progressInWords(pending as OperationProgress, NOW)).toMatch(/^Waiting for a worker: the request is recorded/);
+      const pending = {
+        kind,
+        phase: 'waiting-for-worker',
+        startedAt: null,
+        deadline: null,
+        nextCheckAt: null,
+        waitingFor: null,
+      };
+      expect(progressInWords(pending as OperationProgress, NOW)).toMatch(
+        /^Waiting for a worker: the request is recorded/,
+      );
     }
   });
 
   it('says what a drain waits for, until when, and when it looks next', () => {
     const waitingFor = { allocations: 2, items: [], earliestEndsAt: at('13:00'), budget: null };
     expect(
-      progressInWords({ kind: 'drain', phase: 'waiting', ...base, nextCheckAt: at('12:05'), waitingFor }, NOW),
+      progressInWords(
+        { kind: 'drain', phase: 'waiting', ...base, nextCheckAt: at('12:05'), waitingFor },
+        NOW,
+      ),
     ).toBe('Waiting for 2 live allocations (the first ends 13:00Z) to end; no deadline. Next look 12:05Z.');
     expect(
       progressInWords({ kind: 'drain', phase: 'waiting', ...base, deadline: at('14:00'), waitingFor }, NOW),
@@ -32,7 +44,12 @@ describe('an operation in words', () => {
     const budget = { max: 1, used: 1, holders: ['node_a'] };
     expect(
       progressInWords(
-        { kind: 'drain', phase: 'waiting-for-budget', ...base, waitingFor: { ...waitingFor, allocations: 1, budget } },
+        {
+          kind: 'drain',
+          phase: 'waiting-for-budget',
+          ...base,
+          waitingFor: { ...waitingFor, allocations: 1, budget },
+        },
         NOW,
       ),
     ).toBe(
@@ -44,7 +61,12 @@ describe('an operation in words', () => {
   });
 
   it('names a day when a time is not within a day of now', () => {
-    const waitingFor = { allocations: 1, items: [], earliestEndsAt: '2026-01-05T09:30:00.000Z', budget: null };
+    const waitingFor = {
+      allocations: 1,
+      items: [],
+      earliestEndsAt: '2026-01-05T09:30:00.000Z',
+      budget: null,
+    };
     expect(progressInWords({ kind: 'drain', phase: 'waiting', ...base, waitingFor }, NOW)).toContain(
       'the first ends Jan 5 09:30Z',
     );
@@ -65,7 +87,12 @@ describe('an operation in words', () => {
   it('says what a purge, a decommission and a remediation are at', () => {
     expect(
       progressInWords(
-        { kind: 'purge', phase: 'refused', ...base, waitingFor: { commandId: 'cmd_1', refusedReason: 'bad signature' } },
+        {
+          kind: 'purge',
+          phase: 'refused',
+          ...base,
+          waitingFor: { commandId: 'cmd_1', refusedReason: 'bad signature' },
+        },
         NOW,
       ),
     ).toBe(
@@ -77,7 +104,10 @@ describe('an operation in words', () => {
           kind: 'decommission',
           phase: 'cleaning-up',
           ...base,
-          waitingFor: { step: 'protectStorageRoots', stepsDone: ['revokeNodeIdentity', 'decommissionAccelerators'] },
+          waitingFor: {
+            step: 'protectStorageRoots',
+            stepsDone: ['revokeNodeIdentity', 'decommissionAccelerators'],
+          },
         },
         NOW,
       ),

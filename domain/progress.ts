@@ -140,7 +140,10 @@ export function nextDrainCheck(
 ): string {
   const endsAt = earliestEndsAt ? Date.parse(earliestEndsAt) : Infinity;
   const deadlineAt = deadline && !waitingForBudget ? Date.parse(deadline) : Infinity;
-  const sleep = Math.min(Math.max(DRAIN_MIN_SLEEP_MS, Math.min(endsAt, deadlineAt) - now), DRAIN_MAX_SLEEP_MS);
+  const sleep = Math.min(
+    Math.max(DRAIN_MIN_SLEEP_MS, Math.min(endsAt, deadlineAt) - now),
+    DRAIN_MAX_SLEEP_MS,
+  );
   return new Date(now + sleep).toISOString();
 }
 

@@ -49,7 +49,6 @@ export function remediationPlan(type: string, policy: RemediationPolicy = {}): R
   };
 }
 
-
 /**
  * How an attempt ended: `cleared`; `acked` (the action ran, the condition did not clear in the
  * attempt timeout); `refused` (the node could not run it); `timed-out` (the node never answered);

@@ -202,7 +202,9 @@ describe('drain', () => {
     });
     expect(found.workflowId).toBe(drainWorkflowId(nodeId));
     const meta = await handle.query<{ currentDetails: string }>('__temporal_workflow_metadata');
-    expect(meta.currentDetails).toMatch(/^Waiting for 1 live allocation to end; no deadline\. Next look \d\d:\d\dZ\.$/);
+    expect(meta.currentDetails).toMatch(
+      /^Waiting for 1 live allocation to end; no deadline\. Next look \d\d:\d\dZ\.$/,
+    );
   });
 
   it('continues as new while it waits, and still finishes with one drained event', async () => {

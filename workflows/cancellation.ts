@@ -1,4 +1,9 @@
-import { CancellationScope, isCancellation, proxyLocalActivities, setCurrentDetails } from '@temporalio/workflow';
+import {
+  CancellationScope,
+  isCancellation,
+  proxyLocalActivities,
+  setCurrentDetails,
+} from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import type { AttemptRecord } from '../domain/remediation';
 

@@ -12,7 +12,10 @@ export const LifecycleOperationKey = defineSearchAttributeKey(
 export const HostnameKey = defineSearchAttributeKey('Hostname', SearchAttributeType.KEYWORD);
 export const OperationIdKey = defineSearchAttributeKey('OperationId', SearchAttributeType.KEYWORD);
 /** A node drain's pool drain: `ParentOperationId = "op_…"` lists the drains of one pool drain. */
-export const ParentOperationIdKey = defineSearchAttributeKey('ParentOperationId', SearchAttributeType.KEYWORD);
+export const ParentOperationIdKey = defineSearchAttributeKey(
+  'ParentOperationId',
+  SearchAttributeType.KEYWORD,
+);
 
 export const SEARCH_ATTRIBUTE_KEYS = [
   NodeIdKey,

@@ -31,7 +31,8 @@ const drainRoute = createRoute({
   path: '/v1/nodes/{id}/drain',
   operationId: 'drainNode',
   tags: ['drain'],
-  summary: 'Cordon a node and wait for it to empty (workflow drain/<nodeId>); recorded at once, run by a worker',
+  summary:
+    'Cordon a node and wait for it to empty (workflow drain/<nodeId>); recorded at once, run by a worker',
   request: { params: nodeIdParams, headers: idempotencyHeaders, ...jsonBody(drainBody) },
   responses: startResponses(NodeOperationSchema, 'the drain began', 'the drain already runs'),
 });

@@ -79,7 +79,12 @@ export function poolDrainRoutes(): OpenAPIHono<AppEnv> {
       maxConcurrent,
       deadline: parsedDeadline?.deadline ?? null,
       idempotencyKey: c.req.valid('header')['idempotency-key'],
-      binds: { selector: formatSelector(selector), maxConcurrent, deadline: body.deadline, reason: body.reason },
+      binds: {
+        selector: formatSelector(selector),
+        maxConcurrent,
+        deadline: body.deadline,
+        reason: body.reason,
+      },
     });
     return c.json({ operation: result.operation }, result.created ? 202 : 200);
   });

@@ -81,7 +81,8 @@ export async function releaseAllocation(
       .set({ releasedAt: sql`now()`, releasedBy: actorOf(principal) })
       .where(and(eq(allocations.id, id), isNull(allocations.releasedAt)))
       .returning();
-    if (isDraining(found)) await enqueueWake(tx, drainWorkflowId(found.allocation.nodeId), `allocation ${id} released`);
+    if (isDraining(found))
+      await enqueueWake(tx, drainWorkflowId(found.allocation.nodeId), `allocation ${id} released`);
     return released ?? found.allocation;
   });
 }

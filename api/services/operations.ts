@@ -1,11 +1,7 @@
 import { DrydockError } from '../../domain/errors';
 import { isFinished, type CancellationRequest } from '../../domain/operation';
 import { actorOf, type Principal } from '../../domain/principal';
-import {
-  decommissionCancellable,
-  endCancelledOperation,
-  recordCancellation,
-} from '../../db/cancellation';
+import { decommissionCancellable, endCancelledOperation, recordCancellation } from '../../db/cancellation';
 import { lockNode } from '../../db/nodes';
 import { operationOf, type OperationRow } from '../../db/operations';
 import { getVisibleOperation } from '../../db/queries/operations';

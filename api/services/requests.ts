@@ -31,7 +31,11 @@ function requestOf(kind: string, subject: Record<string, string>, asked: Asked) 
   return {
     actor: actorOf(asked.principal),
     reason: asked.reason,
-    idempotency: idempotencyOf(asked.principal, asked.idempotencyKey, { route: kind, ...subject, ...asked.binds }),
+    idempotency: idempotencyOf(asked.principal, asked.idempotencyKey, {
+      route: kind,
+      ...subject,
+      ...asked.binds,
+    }),
   };
 }
 
@@ -54,7 +58,11 @@ export function drainNode(
 }
 
 /** Purges a node (docs/lifecycle/purge.md): the signed command is queued in this transaction. */
-export function purgeNode(deps: Deps, node: NodeRow, asked: Asked & { force: boolean }): Promise<RequestedView> {
+export function purgeNode(
+  deps: Deps,
+  node: NodeRow,
+  asked: Asked & { force: boolean },
+): Promise<RequestedView> {
   return deps.db.transaction(async (tx) =>
     requestedView(
       tx,

@@ -15,6 +15,7 @@ export async function outboxBacklog(db: DbOrTx): Promise<{ waiting: number; olde
     .from(workflowOutbox);
   return {
     waiting: row?.waiting ?? 0,
-    oldestSeconds: row?.oldestSeconds === null || row?.oldestSeconds === undefined ? null : Math.round(row.oldestSeconds),
+    oldestSeconds:
+      row?.oldestSeconds === null || row?.oldestSeconds === undefined ? null : Math.round(row.oldestSeconds),
   };
 }

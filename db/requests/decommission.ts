@@ -21,7 +21,11 @@ export interface DecommissionRequest extends OperationRequest {
  * once), the operation `pending` (it remembers the state it was admitted from: a cancel before
  * the point of no return puts it back) and its workflow's start in the outbox.
  */
-export function requestDecommission(tx: Tx, nodeId: string, request: DecommissionRequest): Promise<Requested> {
+export function requestDecommission(
+  tx: Tx,
+  nodeId: string,
+  request: DecommissionRequest,
+): Promise<Requested> {
   let admittedFrom: NodeRow['provisionState'] | null = null;
   return requestOperation(tx, nodeId, request, {
     kind: 'decommission',
@@ -65,11 +69,18 @@ function refuseUnlessPreviewed(
       { confirmationIdentities: preview.confirmationIdentities },
     );
   }
-  if (request.nodeGeneration !== preview.nodeGeneration || request.dependencyDigest !== preview.dependencyDigest) {
-    throw new DrydockError('CONFLICT', 'the node or its dependencies changed since the preview: preview again', {
-      nodeGeneration: preview.nodeGeneration,
-      dependencyDigest: preview.dependencyDigest,
-    });
+  if (
+    request.nodeGeneration !== preview.nodeGeneration ||
+    request.dependencyDigest !== preview.dependencyDigest
+  ) {
+    throw new DrydockError(
+      'CONFLICT',
+      'the node or its dependencies changed since the preview: preview again',
+      {
+        nodeGeneration: preview.nodeGeneration,
+        dependencyDigest: preview.dependencyDigest,
+      },
+    );
   }
   if (preview.blockers.length > 0) {
     throw new DrydockError('INVALID_STATE', `${preview.blockers.length} blocker(s) remain`, {

@@ -126,7 +126,11 @@ export async function recordedBefore(
   if (mine) return { operation: mine, created: true };
   if (!request.idempotency) return undefined;
   const { scope, key, hash } = request.idempotency;
-  const retried = await operationOfKey(tx, { idempotencyScope: scope, idempotencyKey: key, requestHash: hash });
+  const retried = await operationOfKey(tx, {
+    idempotencyScope: scope,
+    idempotencyKey: key,
+    requestHash: hash,
+  });
   return retried ? { operation: retried, created: false } : undefined;
 }
 

@@ -91,9 +91,13 @@ async function requestRemediationOf(
     async admit(tx, node) {
       assertControllable(node);
       if (!condition) {
-        throw new DrydockError('INVALID_STATE', `condition ${request.condition} is not reported true on this node`, {
-          condition: request.condition,
-        });
+        throw new DrydockError(
+          'INVALID_STATE',
+          `condition ${request.condition} is not reported true on this node`,
+          {
+            condition: request.condition,
+          },
+        );
       }
       if (!node.poolId) return;
       // One automatic request per pool at a time: concurrent reports cannot all slip under the limit.

@@ -52,7 +52,9 @@ export const operations = pgTable(
       .where(sql`${t.status} in ('pending', 'running')`),
     index('operations_node_idx').on(t.nodeId, t.id),
     index('operations_pool_idx').on(t.poolId, t.id),
-    index('operations_parent_idx').on(t.parentOperationId).where(sql`${t.parentOperationId} is not null`),
+    index('operations_parent_idx')
+      .on(t.parentOperationId)
+      .where(sql`${t.parentOperationId} is not null`),
     // At most one unfinished pool drain per pool.
     uniqueIndex('operations_one_open_pool_drain_idx')
       .on(t.poolId)

@@ -28,7 +28,9 @@ export const workflowOutbox = pgTable(
   },
   (t) => [
     index('workflow_outbox_due_idx').on(t.nextAttemptAt, t.id),
-    index('workflow_outbox_operation_idx').on(t.operationId).where(sql`${t.operationId} is not null`),
+    index('workflow_outbox_operation_idx')
+      .on(t.operationId)
+      .where(sql`${t.operationId} is not null`),
     check(
       'workflow_outbox_action_fields',
       sql`case ${t.action} when 'signal' then ${t.signal} is not null else ${t.operationId} is not null end`,

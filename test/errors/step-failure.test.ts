@@ -17,7 +17,14 @@ import {
 } from '../../workflows/definitions';
 import { ensureLivenessSweep } from '../../workflows/liveness-client';
 import { joinedNode } from '../support/agents';
-import { joinedPoolNode, pollCommands, purge, seedPoolNode, setNode, workflowResult } from '../support/builders';
+import {
+  joinedPoolNode,
+  pollCommands,
+  purge,
+  seedPoolNode,
+  setNode,
+  workflowResult,
+} from '../support/builders';
 import { executeFromPreview, preview, retiredNode } from '../support/decommission';
 import { call, eventsOf, seedNode, seedPool } from '../support/fixtures';
 import { eventually, useHarness } from '../support/harness';

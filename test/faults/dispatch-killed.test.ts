@@ -28,7 +28,10 @@ async function recordedDrain(poolId: string) {
   const allocationId = await allocate(h, nodeId, 'acme');
   const reply = await call(h, 'POST', `/v1/nodes/${nodeId}/drain`, { body: { reason: 'dispatch test' } });
   expect(reply.status).toBe(202);
-  expect(reply.body.operation).toMatchObject({ status: 'pending', progress: { phase: 'waiting-for-worker' } });
+  expect(reply.body.operation).toMatchObject({
+    status: 'pending',
+    progress: { phase: 'waiting-for-worker' },
+  });
   return { nodeId, allocationId, operationId: reply.body.operation.id as string };
 }
 

@@ -20,7 +20,11 @@ describe('a remediation requested while the previous run of its workflow id is s
     // condition cleared and the success — after which the worker dies, before the workflow ends.
     const child = startWorkerProcess(h, { killAfterStep: { steps: 5, workflowId } });
     expect((await agent.report('GpuXidError', true)).status).toBe(200);
-    await eventually(async () => (await completedSteps(h, workflowId).catch(() => [])).length >= 3, 60_000, 100);
+    await eventually(
+      async () => (await completedSteps(h, workflowId).catch(() => [])).length >= 3,
+      60_000,
+      100,
+    );
     await agent.report('GpuXidError', false);
     expect(await workerExit(child)).toBe('SIGKILL');
     const operations = async () =>

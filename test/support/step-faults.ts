@@ -132,7 +132,14 @@ export function useStepFaults(h: Harness) {
       await polled(api);
       await flow.drive(api, context, (steps) => learned(api, workflowId, steps));
       const result = await bounded(
-        eventually(() => api.temporal.workflow.getHandle(workflowId).result().catch(() => undefined), RUN_TIMEOUT_MS),
+        eventually(
+          () =>
+            api.temporal.workflow
+              .getHandle(workflowId)
+              .result()
+              .catch(() => undefined),
+          RUN_TIMEOUT_MS,
+        ),
         `${name}: the workflow did not end (killed after step ${killAfter})`,
       );
       const alive = child !== null && child.exitCode === null && child.signalCode === null;

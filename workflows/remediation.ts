@@ -84,7 +84,10 @@ export async function remediation(input: NodeOperationInput): Promise<Remediatio
         return escalated(`${failure.step} failed: ${failure.reason}`);
       }
     },
-    () => ({ attempts }),
+    // The attempt cut short by the cancel ends `cancelled`, as the escalation lists it.
+    () => ({
+      attempts: attempts.map((a) => (a.outcome === null ? { ...a, outcome: 'cancelled' as const } : a)),
+    }),
   );
 }
 

@@ -1,7 +1,8 @@
 import { and, asc, eq } from 'drizzle-orm';
 import { nodeCommands } from '../../db/schema';
+import { operationWhen } from './builders';
 import { call } from './fixtures';
-import type { Harness } from './harness';
+import { eventually, type Harness } from './harness';
 
 /** The agent side of a remediation, spoken over the API with the node's credential. */
 export function agentOf(h: Harness, credential: string) {
@@ -30,4 +31,42 @@ export async function remediateCommands(h: Harness, nodeId: string) {
     .from(nodeCommands)
     .where(and(eq(nodeCommands.nodeId, nodeId), eq(nodeCommands.kind, 'remediate')))
     .orderBy(asc(nodeCommands.createdAt), asc(nodeCommands.id));
+}
+
+/** The node's remediation operations as `GET /v1/operations` lists them, oldest first (ids grow). */
+export async function remediationsOf(h: Harness, nodeId: string): Promise<any[]> {
+  const items = (await call(h, 'GET', `/v1/operations?nodeId=${nodeId}&kind=remediation`)).body
+    .items as any[];
+  return items.sort((a, b) => (a.id < b.id ? -1 : 1));
+}
+
+/** The node's remediation operation `opId` once its record matches `until` (by default: attempt 1 sent). */
+export function remediationWhen(
+  h: Harness,
+  opId: string,
+  until: (op: any) => boolean = (op) =>
+    op.progress.phase === 'attempting' && op.progress.waitingFor.attempt === 1,
+): Promise<any> {
+  return operationWhen(h, opId, until, 30_000);
+}
+
+/**
+ * The result of the workflow run that carries out the operation, once a worker's dispatcher started
+ * it: the run is found by its `OperationId` search attribute, since a remediation that ends requests
+ * the next one as a new run of the same workflow id (`remediation/<nodeId>`).
+ */
+export async function workflowResult(h: Harness, operationId: string): Promise<unknown> {
+  const { workflowId } = (await call(h, 'GET', `/v1/operations/${operationId}`)).body as {
+    workflowId: string;
+  };
+  const query = `WorkflowId = '${workflowId}' AND OperationId = '${operationId}'`;
+  const runId = await eventually(
+    async () => {
+      for await (const run of h.temporal.workflow.list({ query })) return run.runId;
+      return undefined;
+    },
+    30_000,
+    200,
+  );
+  return h.temporal.workflow.getHandle(workflowId, runId).result();
 }

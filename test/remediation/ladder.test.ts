@@ -6,7 +6,7 @@ import { createToken } from '../support/agents';
 import { call, eventsOf, seedPool } from '../support/fixtures';
 import { useHarness } from '../support/harness';
 import { recordHistory } from '../support/histories';
-import { remediateCommands } from '../support/remediation';
+import { remediateCommands, remediationsOf, workflowResult } from '../support/remediation';
 
 const h = useHarness();
 let simulator: Simulator;
@@ -66,7 +66,8 @@ afterAll(async () => {
   await stop?.();
 });
 
-const result = (name: Case) => h.temporal.workflow.getHandle(remediationWorkflowId(nodeOf[name])).result();
+/** The result of the node's remediation's run (its one remediation, requested by its report). */
+const result = async (name: Case) => workflowResult(h, (await operation(name)).id);
 const attempts = (event: { data: Record<string, unknown> } | undefined) =>
   (event!.data.attempts as { action: string; outcome: string; refuseReason?: string | null }[]).map((a) => [
     a.action,
@@ -74,8 +75,11 @@ const attempts = (event: { data: Record<string, unknown> } | undefined) =>
     a.refuseReason ?? null,
   ]);
 const node = async (name: Case) => (await call(h, 'GET', `/v1/nodes/${nodeOf[name]}`)).body;
-const operation = async (name: Case) =>
-  (await call(h, 'GET', `/v1/operations?nodeId=${nodeOf[name]}&kind=remediation`)).body.items[0];
+async function operation(name: Case) {
+  const [only, ...more] = await remediationsOf(h, nodeOf[name]);
+  expect(more).toEqual([]);
+  return only;
+}
 
 describe('the remediation ladder climbs', () => {
   it('reset-accelerator refused, reboot attempted at once and clears: succeeded, no escalation', async () => {

@@ -8,7 +8,7 @@ import { readNode } from '../support/builders';
 import { eventsOf } from '../support/fixtures';
 import { eventually, useHarness } from '../support/harness';
 import { recordedLines } from '../support/scripts';
-import { agentOf, remediateCommands as remediateCommandsOf } from '../support/remediation';
+import { agentOf, remediateCommands as remediateCommandsOf, remediationsOf } from '../support/remediation';
 import { useAgentBench, type Machine } from './agent-process';
 import {
   answeredCommands,
@@ -85,7 +85,15 @@ describe('drydock-agent carries out remediation', () => {
     expect((await readNode(h, m.nodeId)).conditions).toMatchObject([{ type: 'GpuXidError', status: true }]);
     expect(agent.stderr()).not.toMatch(/reported GpuXidError cleared/);
     expect(await eventsOf(h, m.nodeId, 'node.remediation.succeeded')).toEqual([]);
-    // The remediation still waits on its first attempt.
+    // The remediation still waits on its first attempt, the acked one.
+    const [operation] = await remediationsOf(h, m.nodeId);
+    expect(operation).toMatchObject({
+      status: 'running',
+      progress: {
+        phase: 'attempting',
+        waitingFor: { attempt: 1, attempts: [{ commandId: command.id, outcome: null }] },
+      },
+    });
     const handle = h.temporal.workflow.getHandle(remediationWorkflowId(m.nodeId));
     expect((await handle.describe()).status.name).toBe('RUNNING');
     expect(recordedLines(ran)).toHaveLength(1);

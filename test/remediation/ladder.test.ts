@@ -6,7 +6,7 @@ import { createToken } from '../support/agents';
 import { call, eventsOf, seedPool } from '../support/fixtures';
 import { useHarness } from '../support/harness';
 import { recordHistory } from '../support/histories';
-import { remediateCommands, remediationsOf, workflowResult } from '../support/remediation';
+import { remediateCommands, remediationsOf, operationRunResult } from '../support/remediation';
 
 const h = useHarness();
 let simulator: Simulator;
@@ -67,7 +67,7 @@ afterAll(async () => {
 });
 
 /** The result of the node's remediation's run (its one remediation, requested by its report). */
-const result = async (name: Case) => workflowResult(h, (await operation(name)).id);
+const result = async (name: Case) => operationRunResult(h, (await operation(name)).id);
 const attempts = (event: { data: Record<string, unknown> } | undefined) =>
   (event!.data.attempts as { action: string; outcome: string; refuseReason?: string | null }[]).map((a) => [
     a.action,

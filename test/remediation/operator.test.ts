@@ -8,7 +8,7 @@ import {
   remediateCommands,
   remediationsOf,
   remediationWhen,
-  workflowResult,
+  operationRunResult,
 } from '../support/remediation';
 
 const h = useHarness();
@@ -71,7 +71,7 @@ describe('a remediation an operator starts for a condition the node has not repo
     await eventually(async () => (await remediateCommands(h, nodeId)).length === 1);
 
     await agentOf(h, credential).report('GpuXidError', false);
-    expect(await workflowResult(h, opId)).toBe('succeeded');
+    expect(await operationRunResult(h, opId)).toBe('succeeded');
     const cleared = await readNode(h, nodeId);
     expect(cleared.conditions).toEqual([
       { type: 'GpuXidError', status: false, reason: null, since: expect.any(String) },
@@ -87,7 +87,7 @@ describe('a remediation an operator starts for a condition the node has not repo
     const reported = await agent.report('GpuXidError', true, 'xid-79');
     await remediationWhen(h, reported.body.remediation.id);
     expect((await call(h, 'DELETE', `/v1/operations/${reported.body.remediation.id}`)).status).toBe(200);
-    expect(await workflowResult(h, reported.body.remediation.id)).toBe('cancelled');
+    expect(await operationRunResult(h, reported.body.remediation.id)).toBe('cancelled');
     const tenant = await tenantKey(h, 'acme', ['compute:nodes:read', 'compute:nodes:remediate'], 'acme-op2');
     const started = await remediate(nodeId, { condition: 'GpuXidError' }, { token: tenant.secret });
     expect(started.status).toBe(202);
@@ -104,7 +104,7 @@ describe('a remediation an operator starts for a condition the node has not repo
     // Its workflow starts once the cancelled one's run closed (one run of remediation/<node> at a time).
     await remediationWhen(h, started.body.operation.id);
     await agent.report('GpuXidError', false);
-    expect(await workflowResult(h, started.body.operation.id)).toBe('succeeded');
+    expect(await operationRunResult(h, started.body.operation.id)).toBe('succeeded');
   });
 
   it('refused on a decommissioned node, and for a body out of shape, before anything is recorded', async () => {

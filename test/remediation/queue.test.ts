@@ -10,7 +10,7 @@ import {
   remediateCommands,
   remediationsOf,
   remediationWhen,
-  workflowResult,
+  operationRunResult,
 } from '../support/remediation';
 
 // Attempts wait the default 10 minutes: each remediation runs until the test answers it.
@@ -83,7 +83,7 @@ describe('a second condition while a remediation runs', () => {
       reason: 'queued behind the previous remediation',
       result: { condition: 'NicFlap', automatic: true },
     });
-    expect(await workflowResult(h, opId)).toBe('succeeded');
+    expect(await operationRunResult(h, opId)).toBe('succeeded');
     // The first run completed: the next is a run of its own (no continue-as-new), begun for it.
     const ended = await h.temporal.workflow.getHandle(remediationWorkflowId(nodeId), firstRun).describe();
     expect(ended.status.name).toBe('COMPLETED');
@@ -97,7 +97,7 @@ describe('a second condition while a remediation runs', () => {
     expect(await remediationWhen(h, next.id)).toMatchObject({ status: 'running' });
 
     await agent.report('NicFlap', false);
-    expect(await workflowResult(h, next.id)).toBe('succeeded');
+    expect(await operationRunResult(h, next.id)).toBe('succeeded');
     await recordHistory(h.temporal, remediationWorkflowId(nodeId), 'remediation-queued');
     expect((await remediationsOf(h, nodeId)).map((o) => o.status)).toEqual(['succeeded', 'succeeded']);
     const events = await eventsOf(h, nodeId, 'node.remediation.');
@@ -132,11 +132,11 @@ describe('a second condition while a remediation runs', () => {
       operationId: opId,
       data: { condition: 'GpuXidError', queued: ['NicFlap'] },
     });
-    expect(await workflowResult(h, opId)).toBe('escalated');
+    expect(await operationRunResult(h, opId)).toBe('escalated');
     await eventually(async () => (await commandsFor(nodeId, 'NicFlap')).length > 0);
     expect((await readNode(h, nodeId)).maintenance).toBe(true);
     await agent.report('NicFlap', false);
-    expect(await workflowResult(h, next.id)).toBe('succeeded');
+    expect(await operationRunResult(h, next.id)).toBe('succeeded');
     // GpuXidError is still reported, but it had its remediation: nothing begins for it again.
     expect((await remediationsOf(h, nodeId)).map((o) => [o.status, o.result.condition])).toEqual([
       ['failed', 'GpuXidError'],
@@ -167,7 +167,7 @@ describe('a second condition while a remediation runs', () => {
     expect(next).toMatchObject({ result: { condition: 'PsuFault', automatic: false } });
     await eventually(async () => (await commandsFor(nodeId, 'PsuFault')).length > 0);
     await agent.report('PsuFault', false);
-    expect(await workflowResult(h, next.id)).toBe('succeeded');
+    expect(await operationRunResult(h, next.id)).toBe('succeeded');
   });
 
   it.each(['with the clear', 'once the first succeeded'] as const)(
@@ -189,7 +189,7 @@ describe('a second condition while a remediation runs', () => {
       expect(first).toMatchObject({ id: opId, status: 'succeeded' });
       expect(next).toMatchObject({ status: 'running', result: { condition: 'NicFlap' } });
       await agent.report('NicFlap', false);
-      expect(await workflowResult(h, next.id)).toBe('succeeded');
+      expect(await operationRunResult(h, next.id)).toBe('succeeded');
       expect((await remediationsOf(h, nodeId)).map((o) => o.status)).toEqual(['succeeded', 'succeeded']);
     },
   );
@@ -212,7 +212,7 @@ describe('a second condition while a remediation runs', () => {
     await agent.report('GpuXidError', false);
     // The listing where it ended would hold anything its end requested: nothing.
     expect((await whenEnded(nodeId, opId)).map((o) => o.status)).toEqual(['succeeded']);
-    expect(await workflowResult(h, opId)).toBe('succeeded');
+    expect(await operationRunResult(h, opId)).toBe('succeeded');
     const [succeeded] = await eventsOf(h, nodeId, 'node.remediation.succeeded');
     expect(succeeded!.data.queued).toBeUndefined();
   });
@@ -230,7 +230,7 @@ describe('a second condition while a remediation runs', () => {
     // Ended in the DELETE's transaction, which requests nothing after it.
     expect((await remediationsOf(h, nodeId)).map((o) => o.status)).toEqual(['cancelled']);
     // Woken, the workflow finds its record ended and ends with it, requesting nothing either.
-    expect(await workflowResult(h, opId)).toBe('cancelled');
+    expect(await operationRunResult(h, opId)).toBe('cancelled');
     const [escalated] = await eventsOf(h, nodeId, 'node.remediation.escalated');
     expect(escalated).toMatchObject({
       actor: 'key:bootstrap-operator',

@@ -10,7 +10,7 @@ import {
   remediateCommands,
   remediationsOf,
   remediationWhen,
-  workflowResult,
+  operationRunResult,
 } from '../support/remediation';
 import { signalAndAwaitStep } from '../support/witnesses';
 
@@ -94,7 +94,7 @@ describe('remediation', () => {
       waitingFor: { attempt: 1 },
     });
     await agent.report('GpuXidError', false);
-    expect(await workflowResult(h, opId)).toBe('succeeded');
+    expect(await operationRunResult(h, opId)).toBe('succeeded');
     await recordHistory(h.temporal, remediationWorkflowId(nodeId), 'remediation');
     expect(
       (await eventsOf(h, nodeId, 'node.remediation.')).map((e) => [e.type, e.data.attempt ?? null]),
@@ -119,7 +119,7 @@ describe('remediation', () => {
     const { nodeId, credential } = await joinedNode(h, 'pool-r2');
     const agent = agentOf(h, credential);
     const reported = await agent.report('NicFlap', true);
-    expect(await workflowResult(h, reported.body.remediation.id)).toBe('escalated');
+    expect(await operationRunResult(h, reported.body.remediation.id)).toBe('escalated');
     const commands = await remediateCommands(h, nodeId);
     expect(commands.map((c) => c.action)).toEqual(['reset-nic', 'reboot']);
     const escalated = await eventsOf(h, nodeId, 'node.remediation.escalated');
@@ -158,7 +158,7 @@ describe('remediation', () => {
     await agent.refuse(await next('reset-accelerator'), 'nvidia-smi -r: device busy');
     // The next rung goes out without waiting for the attempt timeout (10 minutes by default).
     await agent.refuse(await next('reboot'), 'reboot: inhibited by a lock');
-    expect(await workflowResult(h, reported.body.remediation.id)).toBe('escalated');
+    expect(await operationRunResult(h, reported.body.remediation.id)).toBe('escalated');
     const escalated = await eventsOf(h, nodeId, 'node.remediation.escalated');
     expect(escalated).toHaveLength(1);
     expect(escalated[0]!.data.attempts).toEqual([
@@ -234,6 +234,6 @@ describe('remediation', () => {
       expect((await call(h, 'POST', '/v1/agent/conditions', { token: credential, body })).status).toBe(400);
     }
     await agent.report('GpuXidError', false);
-    expect(await workflowResult(h, reported.body.remediation.id)).toBe('succeeded');
+    expect(await operationRunResult(h, reported.body.remediation.id)).toBe('succeeded');
   });
 });

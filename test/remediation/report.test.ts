@@ -12,7 +12,7 @@ import {
   remediateCommands,
   remediationsOf,
   remediationWhen,
-  workflowResult,
+  operationRunResult,
 } from '../support/remediation';
 
 const h = useHarness();
@@ -78,7 +78,7 @@ describe('a condition report', () => {
     expect(await remediateCommands(h, nodeId)).toHaveLength(1);
 
     await agent.report('GpuXidError', false);
-    expect(await workflowResult(h, opId)).toBe('succeeded');
+    expect(await operationRunResult(h, opId)).toBe('succeeded');
     expect((await eventsOf(h, nodeId, 'node.remediation.')).map((e) => e.type)).toEqual([
       'node.remediation.attempted',
       'node.remediation.succeeded',
@@ -97,7 +97,7 @@ describe('a condition report', () => {
     };
     await refuse('reset-accelerator');
     await refuse('reboot');
-    expect(await workflowResult(h, operation.id)).toBe('escalated');
+    expect(await operationRunResult(h, operation.id)).toBe('escalated');
     const before = await eventsOf(h, nodeId);
 
     const again = await agent.report('GpuXidError', true, 'xid-79');

@@ -4,7 +4,7 @@ import { closeServer, listen } from '../../api/server';
 import { createToken } from '../support/agents';
 import { eventsOf, seedPool } from '../support/fixtures';
 import { useHarness } from '../support/harness';
-import { remediateCommands, remediationsOf, workflowResult } from '../support/remediation';
+import { remediateCommands, remediationsOf, operationRunResult } from '../support/remediation';
 
 const h = useHarness();
 let simulator: Simulator | undefined;
@@ -44,7 +44,7 @@ describe('simulated agents told to clear, fail or ignore a remediation', () => {
     const result = async (nodeId: string) => {
       const [only, ...more] = await remediationsOf(h, nodeId);
       expect(more).toEqual([]);
-      return workflowResult(h, only.id);
+      return operationRunResult(h, only.id);
     };
     expect(await result(clears)).toBe('succeeded');
     expect(await result(fails)).toBe('escalated');

@@ -52,10 +52,11 @@ export function remediationWhen(
 
 /**
  * The result of the workflow run that carries out the operation, once a worker's dispatcher started
- * it: the run is found by its `OperationId` search attribute, since a remediation that ends requests
- * the next one as a new run of the same workflow id (`remediation/<nodeId>`).
+ * it. The run is found through Temporal's visibility by its `OperationId` search attribute, not as
+ * the latest run of its workflow id (builders' `workflowResult`): a remediation that ends requests
+ * the next one, whose run of `remediation/<nodeId>` may begin before this one's result is asked.
  */
-export async function workflowResult(h: Harness, operationId: string): Promise<unknown> {
+export async function operationRunResult(h: Harness, operationId: string): Promise<unknown> {
   const { workflowId } = (await call(h, 'GET', `/v1/operations/${operationId}`)).body as {
     workflowId: string;
   };

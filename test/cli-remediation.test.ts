@@ -22,7 +22,7 @@ describe('drydock nodes remediate', () => {
     // Reported with a remediation of its own (automatic); the operator's call returns that one.
     await agent.report('GpuXidError', true, 'xid-79');
     const waiting = drydock(['nodes', 'remediate', nodeId, '--condition', 'GpuXidError', '--wait', '--json']);
-    await eventually(async () => (await agent.commands()).length > 0);
+    await agent.nextCommand();
     // Clear the fault only once the CLI has joined the running remediation.
     await eventually(async () => (await remediationCalls()) > 0, 30_000);
     await agent.report('GpuXidError', false);
@@ -72,7 +72,7 @@ describe('drydock nodes remediate', () => {
       ['reset-accelerator', 'exit status 3: device busy'],
       ['reboot', 'exit status 1: inhibited'],
     ] as const) {
-      const command = await eventually(async () => (await agent.commands()).find((c) => c.action === action));
+      const command = await agent.nextCommand(action);
       expect((await agent.refuse(command.id, why)).status).toBe(200);
     }
     const run = await waiting;

@@ -8,7 +8,12 @@ import { readNode } from '../support/builders';
 import { eventsOf } from '../support/fixtures';
 import { eventually, useHarness } from '../support/harness';
 import { recordedLines } from '../support/scripts';
-import { agentOf, remediateCommands as remediateCommandsOf, remediationsOf } from '../support/remediation';
+import {
+  agentOf,
+  remediateCommands as remediateCommandsOf,
+  remediationsOf,
+  WORKER_BOUND_MS,
+} from '../support/remediation';
 import { useAgentBench, type Machine } from './agent-process';
 import {
   answeredCommands,
@@ -124,7 +129,7 @@ describe('drydock-agent carries out remediation', () => {
     const [escalated] = await eventually(async () => {
       const events = await eventsOf(h, m.nodeId, 'node.remediation.escalated');
       return events.length > 0 ? events : undefined;
-    }, 20_000);
+    }, WORKER_BOUND_MS);
     expect(escalated!.data.attempts).toContainEqual(
       expect.objectContaining({ action: 'reset-accelerator', commandId: command.id, refuseReason: reason }),
     );
@@ -172,7 +177,7 @@ describe('drydock-agent carries out remediation', () => {
     const file = machineConfig(m, `actions:\n  reset-accelerator: { command: ["${slow}"], timeout: 1m }\n`);
     const first = await running(m, file);
     await agentOf(h, m.credential).report('GpuXidError', true, 'xid-79');
-    await eventually(async () => recordedLines(ran).length === 1, 20_000);
+    await eventually(async () => recordedLines(ran).length === 1, WORKER_BOUND_MS);
     first.child.kill('SIGKILL');
     await first.exited;
     killRecorded(ran);
@@ -211,7 +216,7 @@ describe('drydock-agent carries out remediation', () => {
     const file = machineConfig(m, `actions:\n  reset-accelerator: { command: ["${slow}"], timeout: 1m }\n`);
     const agent = await running(m, file);
     await agentOf(h, m.credential).report('GpuXidError', true, 'xid-79');
-    await eventually(async () => recordedLines(ran).length === 1, 20_000);
+    await eventually(async () => recordedLines(ran).length === 1, WORKER_BOUND_MS);
     const pid = Number(/pid=(\d+)/.exec(recordedLines(ran)[0]!)![1]);
     // Heartbeats go on while the action runs.
     const seen = await lastSeen(m.nodeId);
@@ -239,7 +244,7 @@ describe('drydock-agent carries out remediation', () => {
     );
     const first = await running(m, file);
     await agentOf(h, m.credential).report('GpuXidError', true, 'xid-79');
-    await eventually(async () => recordedLines(ran).length === 1, 20_000);
+    await eventually(async () => recordedLines(ran).length === 1, WORKER_BOUND_MS);
     const [command] = await remediateCommands(m.nodeId);
     // Acked before it ran: the API had the ack when the action started.
     expect(command).toMatchObject({ status: 'acked', action: 'reset-accelerator' });
@@ -296,7 +301,7 @@ describe('drydock-agent carries out remediation', () => {
     const [command] = await eventually(async () => {
       const commands = await remediateCommands(m.nodeId);
       return commands.length > 0 ? commands : undefined;
-    });
+    }, WORKER_BOUND_MS);
     // Journaled as acked, then the agent died before the ack reached the API.
     const entry = {
       id: command!.id,
@@ -309,7 +314,7 @@ describe('drydock-agent carries out remediation', () => {
     appendFileSync(join(m.dir, 'journal.jsonl'), `${JSON.stringify(entry)}\n`);
 
     const agent = await running(m, file);
-    await eventually(async () => recordedLines(ran).length === 1, 20_000);
+    await eventually(async () => recordedLines(ran).length === 1, WORKER_BOUND_MS);
     expect(await commandRow(command!.id)).toMatchObject({ status: 'acked' });
     expect((await bench.agent(['stop', '--data-dir', m.dir])).code).toBe(0);
     expect(await agent.exited).toBe(0);

@@ -9,6 +9,7 @@ import {
   remediationsOf,
   remediationWhen,
   operationRunResult,
+  WORKER_BOUND_MS,
 } from '../support/remediation';
 
 const h = useHarness();
@@ -68,7 +69,7 @@ describe('a remediation an operator starts for a condition the node has not repo
     expect(again.body.operation.id).toBe(opId);
     expect(await eventsOf(h, nodeId, 'node.condition.reported')).toHaveLength(1);
     expect(await remediationsOf(h, nodeId)).toHaveLength(1);
-    await eventually(async () => (await remediateCommands(h, nodeId)).length === 1);
+    await eventually(async () => (await remediateCommands(h, nodeId)).length === 1, WORKER_BOUND_MS);
 
     await agentOf(h, credential).report('GpuXidError', false);
     expect(await operationRunResult(h, opId)).toBe('succeeded');

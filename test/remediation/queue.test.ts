@@ -11,6 +11,7 @@ import {
   remediationsOf,
   remediationWhen,
   operationRunResult,
+  WORKER_BOUND_MS,
 } from '../support/remediation';
 
 // Attempts wait the default 10 minutes: each remediation runs until the test answers it.
@@ -44,7 +45,7 @@ const whenEnded = (nodeId: string, opId: string) =>
     return ['succeeded', 'failed', 'cancelled'].includes(listed.find((o) => o.id === opId)?.status)
       ? listed
       : undefined;
-  }, 30_000);
+  }, WORKER_BOUND_MS);
 
 describe('a second condition while a remediation runs', () => {
   it('joins the running one, waits in its record, and is requested by the ending one’s own transaction as an operation of its own', async () => {
@@ -92,7 +93,7 @@ describe('a second condition while a remediation runs', () => {
     const [command] = await eventually(async () => {
       const found = await commandsFor(nodeId, 'NicFlap');
       return found.length > 0 ? found : undefined;
-    });
+    }, WORKER_BOUND_MS);
     expect(command).toMatchObject({ action: 'reset-accelerator', status: 'pending', operationId: next.id });
     expect(await remediationWhen(h, next.id)).toMatchObject({ status: 'running' });
 
@@ -116,8 +117,10 @@ describe('a second condition while a remediation runs', () => {
     const { nodeId, agent, opId } = await remediating('pool-q2');
     await agent.report('NicFlap', true);
     const refuseRung = async (condition: string, action: string) => {
-      const command = await eventually(async () =>
-        (await commandsFor(nodeId, condition)).find((c) => c.action === action && c.status === 'pending'),
+      const command = await eventually(
+        async () =>
+          (await commandsFor(nodeId, condition)).find((c) => c.action === action && c.status === 'pending'),
+        WORKER_BOUND_MS,
       );
       await agent.refuse(command.id, `${action}: no`);
     };
@@ -133,7 +136,7 @@ describe('a second condition while a remediation runs', () => {
       data: { condition: 'GpuXidError', queued: ['NicFlap'] },
     });
     expect(await operationRunResult(h, opId)).toBe('escalated');
-    await eventually(async () => (await commandsFor(nodeId, 'NicFlap')).length > 0);
+    await eventually(async () => (await commandsFor(nodeId, 'NicFlap')).length > 0, WORKER_BOUND_MS);
     expect((await readNode(h, nodeId)).maintenance).toBe(true);
     await agent.report('NicFlap', false);
     expect(await operationRunResult(h, next.id)).toBe('succeeded');
@@ -165,7 +168,7 @@ describe('a second condition while a remediation runs', () => {
     await agent.report('GpuXidError', false);
     const [, next] = await whenEnded(nodeId, opId);
     expect(next).toMatchObject({ result: { condition: 'PsuFault', automatic: false } });
-    await eventually(async () => (await commandsFor(nodeId, 'PsuFault')).length > 0);
+    await eventually(async () => (await commandsFor(nodeId, 'PsuFault')).length > 0, WORKER_BOUND_MS);
     await agent.report('PsuFault', false);
     expect(await operationRunResult(h, next.id)).toBe('succeeded');
   });
@@ -183,7 +186,7 @@ describe('a second condition while a remediation runs', () => {
         const reported = await agent.report('NicFlap', true);
         expect(reported.body.remediation).toMatchObject({ status: 'pending' });
       }
-      await eventually(async () => (await commandsFor(nodeId, 'NicFlap')).length > 0);
+      await eventually(async () => (await commandsFor(nodeId, 'NicFlap')).length > 0, WORKER_BOUND_MS);
       const [first, next, ...more] = await remediationsOf(h, nodeId);
       expect(more).toEqual([]);
       expect(first).toMatchObject({ id: opId, status: 'succeeded' });

@@ -3,7 +3,7 @@ import { remediationProgressQuery, remediationWorkflowId, wakeSignal } from '../
 import { joinedNode } from '../support/agents';
 import { placeAllocation, readNode } from '../support/builders';
 import { call, eventsOf, seedPool, tenantKey } from '../support/fixtures';
-import { eventually, useHarness } from '../support/harness';
+import { useHarness } from '../support/harness';
 import { recordHistory } from '../support/histories';
 import {
   agentOf,
@@ -54,10 +54,7 @@ describe('remediation', () => {
       noScheduleReasons: ['condition:GpuXidError'],
       conditions: [{ type: 'GpuXidError', status: true, reason: 'xid-79' }],
     });
-    const [command] = await eventually(async () => {
-      const items = await agent.commands();
-      return items.length > 0 ? items : undefined;
-    });
+    const command = await agent.nextCommand();
     expect(command).toMatchObject({ kind: 'remediate', action: 'reset-accelerator' });
     // The record names the rung it waits on; the workflow's `progress` query answers the same.
     const attempting = await remediationWhen(h, opId);
@@ -148,13 +145,7 @@ describe('remediation', () => {
     const { nodeId, credential } = await joinedNode(h, 'pool-r3');
     const agent = agentOf(h, credential);
     const reported = await agent.report('GpuXidError', true);
-    const next = async (action: string) =>
-      (
-        await eventually(async () => {
-          const items = await agent.commands();
-          return items.find((c) => c.action === action);
-        })
-      ).id;
+    const next = async (action: string) => (await agent.nextCommand(action)).id;
     await agent.refuse(await next('reset-accelerator'), 'nvidia-smi -r: device busy');
     // The next rung goes out without waiting for the attempt timeout (10 minutes by default).
     await agent.refuse(await next('reboot'), 'reboot: inhibited by a lock');

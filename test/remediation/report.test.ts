@@ -6,7 +6,7 @@ import { remediationWorkflowId } from '../../workflows/definitions';
 import { joinedNode } from '../support/agents';
 import { readNode } from '../support/builders';
 import { eventsOf, seedPool } from '../support/fixtures';
-import { eventually, useHarness } from '../support/harness';
+import { useHarness } from '../support/harness';
 import {
   agentOf,
   remediateCommands,
@@ -64,10 +64,7 @@ describe('a condition report', () => {
     // A worker is back: its dispatcher starts the remediation, which sends the first rung.
     const running = await remediationWhen(h, opId);
     expect(running).toMatchObject({ status: 'running', progress: { startedAt: expect.any(String) } });
-    const [command] = await eventually(async () => {
-      const items = await agent.commands();
-      return items.length > 0 ? items : undefined;
-    });
+    const command = await agent.nextCommand();
     expect(command).toMatchObject({ kind: 'remediate', action: 'reset-accelerator' });
 
     // Said once more: the running remediation handles it; nothing new begins.
@@ -92,7 +89,7 @@ describe('a condition report', () => {
     const reported = await agent.report('GpuXidError', true, 'xid-79');
     const operation = reported.body.remediation as { id: string };
     const refuse = async (action: string) => {
-      const command = await eventually(async () => (await agent.commands()).find((c) => c.action === action));
+      const command = await agent.nextCommand(action);
       await agent.refuse(command.id, `${action} failed`);
     };
     await refuse('reset-accelerator');

@@ -4,20 +4,34 @@ import { operationWhen } from './builders';
 import { call } from './fixtures';
 import { eventually, type Harness } from './harness';
 
+/**
+ * How long a test waits for what a worker does after a request: its dispatcher starts the workflow,
+ * whose first steps send the rung. Seconds on a loaded machine; the alternative is a 10-minute
+ * attempt timeout.
+ */
+export const WORKER_BOUND_MS = 30_000;
+
 /** The agent side of a remediation, spoken over the API with the node's credential. */
 export function agentOf(h: Harness, credential: string) {
+  const commands = async () =>
+    (await call(h, 'GET', '/v1/agent/commands?wait=0', { token: credential })).body.items as {
+      id: string;
+      kind: string;
+      action: string;
+    }[];
   return {
     report: (type: string, status: boolean, reason?: string) =>
       call(h, 'POST', '/v1/agent/conditions', {
         token: credential,
         body: { type, status, ...(reason ? { reason } : {}) },
       }),
-    commands: async () =>
-      (await call(h, 'GET', '/v1/agent/commands?wait=0', { token: credential })).body.items as {
-        id: string;
-        kind: string;
-        action: string;
-      }[],
+    commands,
+    /** The first command the node's poll gets (of `action`, when given), once a worker sent it. */
+    nextCommand: (action?: string) =>
+      eventually(
+        async () => (await commands()).find((c) => action === undefined || c.action === action),
+        WORKER_BOUND_MS,
+      ),
     ack: (id: string) => call(h, 'POST', `/v1/agent/commands/${id}/ack`, { token: credential, body: {} }),
     refuse: (id: string, reason: string) =>
       call(h, 'POST', `/v1/agent/commands/${id}/refuse`, { token: credential, body: { reason } }),
@@ -47,7 +61,7 @@ export function remediationWhen(
   until: (op: any) => boolean = (op) =>
     op.progress.phase === 'attempting' && op.progress.waitingFor.attempt === 1,
 ): Promise<any> {
-  return operationWhen(h, opId, until, 30_000);
+  return operationWhen(h, opId, until, WORKER_BOUND_MS);
 }
 
 /**
@@ -66,7 +80,7 @@ export async function operationRunResult(h: Harness, operationId: string): Promi
       for await (const run of h.temporal.workflow.list({ query })) return run.runId;
       return undefined;
     },
-    30_000,
+    WORKER_BOUND_MS,
     200,
   );
   return h.temporal.workflow.getHandle(workflowId, runId).result();

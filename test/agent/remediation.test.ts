@@ -233,6 +233,7 @@ describe('drydock-agent carries out remediation', () => {
     );
   });
 
+  // Three agent starts and stops: a minute is short for that on a loaded machine.
   it('an action that restarts the machine is acked before it runs and outlives a stop; on the next start the agent reports it came back, once', async () => {
     const m = await machine('pool-rem-restarts');
     const ran = join(dirname(m.dir), 'reboot.log');
@@ -287,7 +288,7 @@ describe('drydock-agent carries out remediation', () => {
     expect(await eventsOf(h, m.nodeId, 'node.remediation.returned')).toHaveLength(1);
     expect(recordedLines(ran)).toHaveLength(1);
     expect((await commandRow(command!.id)).status).toBe('acked');
-  });
+  }, 120_000);
 
   it('a restarting action journaled as acked whose ack never reached the API runs once the ack gets through, once', async () => {
     const m = await machine('pool-rem-unsent-ack');

@@ -19,8 +19,11 @@ export interface AttemptCheck {
   cleared: boolean;
   command: 'pending' | 'delivered' | 'acked' | 'refused' | 'cancelled';
   refuseReason: string | null;
-  /** The operation ended without the workflow: cancelled, or its node deleted. */
-  ended: boolean;
+  /**
+   * The operation's record once it ended while this run waited (cancelled, its node deleted, or by
+   * a step of this very run in a workflow task Temporal discarded); null while it runs.
+   */
+  ended: RemediationProgress | null;
 }
 
 type OperationInput = { nodeId: string; operationId: string };
@@ -42,7 +45,8 @@ export function createRemediationActivities(db: Db, metrics?: WorkerMetrics) {
     /**
      * One rung: the action queued as a command to the node, `node.remediation.attempted`, and the
      * attempt (with the outcomes of those before it) on the operation, with its deadline. A retry
-     * finds the rung's command and answers it. Null when the operation ended meanwhile.
+     * finds the rung's command and answers it. No command when the operation ended meanwhile: its
+     * record as it ended.
      */
     async startAttempt(
       input: OperationInput & {
@@ -51,11 +55,12 @@ export function createRemediationActivities(db: Db, metrics?: WorkerMetrics) {
         attempts: AttemptRecord[];
         timeoutMs: number;
       },
-    ): Promise<{ commandId: string; progress: RemediationProgress } | null> {
+    ): Promise<{ commandId: string | null; progress: RemediationProgress }> {
       return db.transaction(async (tx) => {
         const node = await lockNode(tx, input.nodeId);
         const op = await operationOf(tx, input.operationId);
-        if (op.status !== 'running') return null;
+        if (op.status !== 'running')
+          return { commandId: null, progress: progressOf(op) as RemediationProgress };
         const [existing] = await tx
           .select()
           .from(nodeCommands)
@@ -117,7 +122,7 @@ export function createRemediationActivities(db: Db, metrics?: WorkerMetrics) {
         cleared: !node?.noScheduleReasons.includes(conditionReason(input.condition)),
         command: command?.status ?? 'cancelled',
         refuseReason: command?.refuseReason ?? null,
-        ended: op.status !== 'running',
+        ended: op.status === 'running' ? null : (progressOf(op) as RemediationProgress),
       };
     },
 

@@ -4,7 +4,7 @@ import { useCli } from './support/cli';
 import { readNode, setNode } from './support/builders';
 import { seedPool } from './support/fixtures';
 import { eventually, useHarness } from './support/harness';
-import { agentOf } from './support/remediation';
+import { agentOf, remediationsOf } from './support/remediation';
 import { answered } from './support/witnesses';
 
 const h = useHarness();
@@ -22,7 +22,7 @@ describe('drydock nodes remediate', () => {
     // Reported with a remediation of its own (automatic); the operator's call returns that one.
     await agent.report('GpuXidError', true, 'xid-79');
     const waiting = drydock(['nodes', 'remediate', nodeId, '--condition', 'GpuXidError', '--wait', '--json']);
-    await eventually(async () => (await agent.commands()).length > 0);
+    await agent.nextCommand();
     // Clear the fault only once the CLI has joined the running remediation.
     await eventually(async () => (await remediationCalls()) > 0, 30_000);
     await agent.report('GpuXidError', false);
@@ -72,7 +72,7 @@ describe('drydock nodes remediate', () => {
       ['reset-accelerator', 'exit status 3: device busy'],
       ['reboot', 'exit status 1: inhibited'],
     ] as const) {
-      const command = await eventually(async () => (await agent.commands()).find((c) => c.action === action));
+      const command = await agent.nextCommand(action);
       expect((await agent.refuse(command.id, why)).status).toBe(200);
     }
     const run = await waiting;
@@ -80,6 +80,8 @@ describe('drydock nodes remediate', () => {
     expect(run.code).toBe(1);
     expect(run.stdout).toContain('attempt 1 reset-accelerator: refused (exit status 3: device busy)');
     expect(run.stdout).toContain('attempt 2 reboot: refused (exit status 1: inhibited)');
+    // Recorded at once, pending until a worker begins it; then followed to its end.
+    expect(run.stderr).toMatch(new RegExp(`^${nodeId}: remediation op_\\w+ pending; waiting$`, 'm'));
     expect(run.stderr).toContain('failed');
     expect(await readNode(h, nodeId)).toMatchObject({
       maintenance: true,
@@ -102,7 +104,10 @@ describe('drydock nodes remediate', () => {
     const again = await drydock(keyed);
     expect(again.code, again.stderr).toBe(0);
     const [a, b] = [JSON.parse(first.stdout).operation, JSON.parse(again.stdout).operation];
-    expect(b).toMatchObject({ id: a.id, status: a.status, idempotencyKey: 'cli-remediate-0001' });
+    // Recorded and answered at once; the retry prints that operation, as it now stands.
+    expect(a).toMatchObject({ kind: 'remediation', status: 'pending', idempotencyKey: 'cli-remediate-0001' });
+    expect(b).toMatchObject({ id: a.id, kind: 'remediation', idempotencyKey: 'cli-remediate-0001' });
+    expect((await remediationsOf(h, nodeId)).map((o) => o.id)).toEqual([a.id]);
     const other = await drydock([...keyed, '--reason', 'another']);
     expect(other.code).toBe(1);
     expect(other.stderr).toContain('IDEMPOTENCY_KEY_REUSED');

@@ -41,8 +41,7 @@ export async function remediation(input: NodeOperationInput): Promise<Remediatio
     async (): Promise<RemediationOutcome> => {
       const begun = await steps.beginRemediation({ operationId: input.operationId });
       progress = begun.progress;
-      // Ended before any worker took it (cancelled, or its node deleted): escalated then.
-      if (progress.phase !== 'attempting') return progress.phase === 'escalated' ? 'escalated' : 'cancelled';
+      if (progress.phase !== 'attempting') return outcomeOf(progress);
       const { plan } = begun;
       const type = begun.progress.waitingFor!.condition;
       try {
@@ -55,16 +54,17 @@ export async function remediation(input: NodeOperationInput): Promise<Remediatio
             attempts: [...attempts],
             timeoutMs: plan.attemptTimeoutMs,
           });
-          if (!started) return 'cancelled';
           progress = started.progress;
+          if (!started.commandId) return outcomeOf(progress);
           show();
           const record: AttemptRecord = { attempt, action, commandId: started.commandId, outcome: null };
           attempts.push(record);
           const deadline = Date.parse(progress.waitingFor!.attemptDeadline!);
           const outcome = await attemptOutcome(ids, started.commandId, type, deadline, () => wakes);
-          if (outcome === 'ended') {
+          if ('ended' in outcome) {
             record.outcome = 'cancelled';
-            return 'cancelled';
+            progress = outcome.ended;
+            return outcomeOf(progress);
           }
           record.outcome = outcome.outcome;
           record.refuseReason = outcome.refuseReason;
@@ -84,13 +84,26 @@ export async function remediation(input: NodeOperationInput): Promise<Remediatio
         return escalated(`${failure.step} failed: ${failure.reason}`);
       }
     },
-    () => ({ attempts }),
+    // The attempt cut short by the cancel ends `cancelled`, as the escalation lists it.
+    () => ({
+      attempts: attempts.map((a) => (a.outcome === null ? { ...a, outcome: 'cancelled' as const } : a)),
+    }),
   );
 }
 
 /**
+ * How an operation this run found ended had ended: before any worker took it (cancelled, or its node
+ * deleted: escalated then), or by this run's own steps in a workflow task Temporal discarded (a
+ * signal came in as it completed) and that the run now replays: their effect stands.
+ */
+function outcomeOf(ended: RemediationProgress): RemediationOutcome {
+  return ended.phase === 'succeeded' || ended.phase === 'escalated' ? ended.phase : 'cancelled';
+}
+
+/**
  * Waits for the attempt to end: cleared, refused, or its deadline — `acked` when the node ran the
- * action by then, `timed-out` when it never answered; `ended` when the operation ended meanwhile.
+ * action by then, `timed-out` when it never answered; `ended` (the record) when the operation ended
+ * meanwhile.
  */
 async function attemptOutcome(
   ids: { nodeId: string; operationId: string },
@@ -98,11 +111,11 @@ async function attemptOutcome(
   type: string,
   deadline: number,
   wakes: () => number,
-): Promise<'ended' | { outcome: AttemptOutcome; refuseReason: string | null }> {
+): Promise<{ ended: RemediationProgress } | { outcome: AttemptOutcome; refuseReason: string | null }> {
   for (;;) {
     const seen = wakes();
     const check: AttemptCheck = await steps.checkAttempt({ ...ids, commandId, condition: type });
-    if (check.ended) return 'ended';
+    if (check.ended) return { ended: check.ended };
     if (check.cleared) return { outcome: 'cleared', refuseReason: null };
     if (check.command === 'refused') return { outcome: 'refused', refuseReason: check.refuseReason };
     const left = deadline - Date.now();

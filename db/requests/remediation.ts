@@ -143,10 +143,13 @@ async function requestRemediationOf(
   // Joined a running remediation: what waits behind it is every condition no remediation handles.
   const joined = requested.operation;
   if (!requested.created && !isFinished(joined.status) && joined.waitingFor) {
-    await tx
+    const [updated] = await tx
       .update(operations)
       .set({ waitingFor: { ...joined.waitingFor, queued: unhandled } as typeof joined.waitingFor })
-      .where(eq(operations.id, joined.id));
+      .where(eq(operations.id, joined.id))
+      .returning();
+    // The answer is the joined operation as it now is, what waits behind it listed.
+    return { ...requested, operation: updated ?? joined };
   }
   return requested;
 }

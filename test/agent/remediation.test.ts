@@ -8,7 +8,12 @@ import { readNode } from '../support/builders';
 import { eventsOf } from '../support/fixtures';
 import { eventually, useHarness } from '../support/harness';
 import { recordedLines } from '../support/scripts';
-import { agentOf, remediateCommands as remediateCommandsOf } from '../support/remediation';
+import {
+  agentOf,
+  remediateCommands as remediateCommandsOf,
+  remediationsOf,
+  WORKER_BOUND_MS,
+} from '../support/remediation';
 import { useAgentBench, type Machine } from './agent-process';
 import {
   answeredCommands,
@@ -85,7 +90,15 @@ describe('drydock-agent carries out remediation', () => {
     expect((await readNode(h, m.nodeId)).conditions).toMatchObject([{ type: 'GpuXidError', status: true }]);
     expect(agent.stderr()).not.toMatch(/reported GpuXidError cleared/);
     expect(await eventsOf(h, m.nodeId, 'node.remediation.succeeded')).toEqual([]);
-    // The remediation still waits on its first attempt.
+    // The remediation still waits on its first attempt, the acked one.
+    const [operation] = await remediationsOf(h, m.nodeId);
+    expect(operation).toMatchObject({
+      status: 'running',
+      progress: {
+        phase: 'attempting',
+        waitingFor: { attempt: 1, attempts: [{ commandId: command.id, outcome: null }] },
+      },
+    });
     const handle = h.temporal.workflow.getHandle(remediationWorkflowId(m.nodeId));
     expect((await handle.describe()).status.name).toBe('RUNNING');
     expect(recordedLines(ran)).toHaveLength(1);
@@ -116,7 +129,7 @@ describe('drydock-agent carries out remediation', () => {
     const [escalated] = await eventually(async () => {
       const events = await eventsOf(h, m.nodeId, 'node.remediation.escalated');
       return events.length > 0 ? events : undefined;
-    }, 20_000);
+    }, WORKER_BOUND_MS);
     expect(escalated!.data.attempts).toContainEqual(
       expect.objectContaining({ action: 'reset-accelerator', commandId: command.id, refuseReason: reason }),
     );
@@ -164,7 +177,7 @@ describe('drydock-agent carries out remediation', () => {
     const file = machineConfig(m, `actions:\n  reset-accelerator: { command: ["${slow}"], timeout: 1m }\n`);
     const first = await running(m, file);
     await agentOf(h, m.credential).report('GpuXidError', true, 'xid-79');
-    await eventually(async () => recordedLines(ran).length === 1, 20_000);
+    await eventually(async () => recordedLines(ran).length === 1, WORKER_BOUND_MS);
     first.child.kill('SIGKILL');
     await first.exited;
     killRecorded(ran);
@@ -203,7 +216,7 @@ describe('drydock-agent carries out remediation', () => {
     const file = machineConfig(m, `actions:\n  reset-accelerator: { command: ["${slow}"], timeout: 1m }\n`);
     const agent = await running(m, file);
     await agentOf(h, m.credential).report('GpuXidError', true, 'xid-79');
-    await eventually(async () => recordedLines(ran).length === 1, 20_000);
+    await eventually(async () => recordedLines(ran).length === 1, WORKER_BOUND_MS);
     const pid = Number(/pid=(\d+)/.exec(recordedLines(ran)[0]!)![1]);
     // Heartbeats go on while the action runs.
     const seen = await lastSeen(m.nodeId);
@@ -220,6 +233,7 @@ describe('drydock-agent carries out remediation', () => {
     );
   });
 
+  // Three agent starts and stops: a minute is short for that on a loaded machine.
   it('an action that restarts the machine is acked before it runs and outlives a stop; on the next start the agent reports it came back, once', async () => {
     const m = await machine('pool-rem-restarts');
     const ran = join(dirname(m.dir), 'reboot.log');
@@ -231,7 +245,7 @@ describe('drydock-agent carries out remediation', () => {
     );
     const first = await running(m, file);
     await agentOf(h, m.credential).report('GpuXidError', true, 'xid-79');
-    await eventually(async () => recordedLines(ran).length === 1, 20_000);
+    await eventually(async () => recordedLines(ran).length === 1, WORKER_BOUND_MS);
     const [command] = await remediateCommands(m.nodeId);
     // Acked before it ran: the API had the ack when the action started.
     expect(command).toMatchObject({ status: 'acked', action: 'reset-accelerator' });
@@ -274,7 +288,7 @@ describe('drydock-agent carries out remediation', () => {
     expect(await eventsOf(h, m.nodeId, 'node.remediation.returned')).toHaveLength(1);
     expect(recordedLines(ran)).toHaveLength(1);
     expect((await commandRow(command!.id)).status).toBe('acked');
-  });
+  }, 120_000);
 
   it('a restarting action journaled as acked whose ack never reached the API runs once the ack gets through, once', async () => {
     const m = await machine('pool-rem-unsent-ack');
@@ -288,7 +302,7 @@ describe('drydock-agent carries out remediation', () => {
     const [command] = await eventually(async () => {
       const commands = await remediateCommands(m.nodeId);
       return commands.length > 0 ? commands : undefined;
-    });
+    }, WORKER_BOUND_MS);
     // Journaled as acked, then the agent died before the ack reached the API.
     const entry = {
       id: command!.id,
@@ -301,7 +315,7 @@ describe('drydock-agent carries out remediation', () => {
     appendFileSync(join(m.dir, 'journal.jsonl'), `${JSON.stringify(entry)}\n`);
 
     const agent = await running(m, file);
-    await eventually(async () => recordedLines(ran).length === 1, 20_000);
+    await eventually(async () => recordedLines(ran).length === 1, WORKER_BOUND_MS);
     expect(await commandRow(command!.id)).toMatchObject({ status: 'acked' });
     expect((await bench.agent(['stop', '--data-dir', m.dir])).code).toBe(0);
     expect(await agent.exited).toBe(0);

@@ -6,7 +6,7 @@ import { createToken } from '../support/agents';
 import { call, eventsOf, seedPool } from '../support/fixtures';
 import { useHarness } from '../support/harness';
 import { recordHistory } from '../support/histories';
-import { remediateCommands } from '../support/remediation';
+import { remediateCommands, remediationsOf, operationRunResult } from '../support/remediation';
 
 const h = useHarness();
 let simulator: Simulator;
@@ -27,12 +27,19 @@ const nodeOf = {} as Record<Case, string>;
 const OWN_LADDER = ['drain-gpu', 'reset-accelerator', 'reboot', 'power-cycle'];
 
 beforeAll(async () => {
-  // Long enough for a loaded machine to deliver, ack and clear within one attempt.
+  // Long enough for a loaded machine to deliver and ack within one attempt.
   await seedPool(h, {
     id: 'pool-ladder',
     tenantId: 'acme',
     kind: 'provider',
     policy: { maxUnhealthy: 10, remediation: { GpuXidError: { attemptTimeout: '3s' } } },
+  });
+  // A minute per attempt: a refused rung's next one is sent far sooner, however loaded the machine.
+  await seedPool(h, {
+    id: 'pool-ladder-climb',
+    tenantId: 'acme',
+    kind: 'provider',
+    policy: { maxUnhealthy: 10, remediation: { GpuXidError: { attemptTimeout: '1m' } } },
   });
   await seedPool(h, {
     id: 'pool-own-ladder',
@@ -42,6 +49,9 @@ beforeAll(async () => {
   });
   const shared = await createToken(h, { poolId: 'pool-ladder' });
   const own = await createToken(h, { poolId: 'pool-own-ladder' });
+  const climb = await createToken(h, { poolId: 'pool-ladder-climb' });
+  const tokenOf = (name: Case) =>
+    name === 'ownLadder' ? own.secret : name === 'climbs' ? climb.secret : shared.secret;
   const { server, port } = await listen(h.deps, 0);
   stop = () => closeServer(server);
   const cases = Object.keys(CASES) as Case[];
@@ -49,7 +59,7 @@ beforeAll(async () => {
     api: `http://127.0.0.1:${port}`,
     machines: cases.map((name) => ({
       hostname: `sim-${name.toLowerCase()}`,
-      token: name === 'ownLadder' ? own.secret : shared.secret,
+      token: tokenOf(name),
     })),
     heartbeatEveryMs: 500,
     pollWaitSeconds: 2,
@@ -66,7 +76,8 @@ afterAll(async () => {
   await stop?.();
 });
 
-const result = (name: Case) => h.temporal.workflow.getHandle(remediationWorkflowId(nodeOf[name])).result();
+/** The result of the node's remediation's run (its one remediation, requested by its report). */
+const result = async (name: Case) => operationRunResult(h, (await operation(name)).id);
 const attempts = (event: { data: Record<string, unknown> } | undefined) =>
   (event!.data.attempts as { action: string; outcome: string; refuseReason?: string | null }[]).map((a) => [
     a.action,
@@ -74,8 +85,11 @@ const attempts = (event: { data: Record<string, unknown> } | undefined) =>
     a.refuseReason ?? null,
   ]);
 const node = async (name: Case) => (await call(h, 'GET', `/v1/nodes/${nodeOf[name]}`)).body;
-const operation = async (name: Case) =>
-  (await call(h, 'GET', `/v1/operations?nodeId=${nodeOf[name]}&kind=remediation`)).body.items[0];
+async function operation(name: Case) {
+  const [only, ...more] = await remediationsOf(h, nodeOf[name]);
+  expect(more).toEqual([]);
+  return only;
+}
 
 describe('the remediation ladder climbs', () => {
   it('reset-accelerator refused, reboot attempted at once and clears: succeeded, no escalation', async () => {
@@ -91,9 +105,9 @@ describe('the remediation ladder climbs', () => {
       ['reset-accelerator', 'refused', 'reset-accelerator failed (simulated)'],
       ['reboot', 'cleared', null],
     ]);
-    // The refused rung did not wait out its 3 s attempt.
+    // The refused rung did not wait out its minute-long attempt.
     const [first, second] = events.map((e) => Date.parse((e as unknown as { createdAt: string }).createdAt));
-    expect(second! - first!).toBeLessThan(3_000);
+    expect(second! - first!).toBeLessThan(30_000);
     expect(await node('climbs')).toMatchObject({ maintenance: false, noScheduleReasons: [] });
     expect(await operation('climbs')).toMatchObject({ status: 'succeeded' });
   });

@@ -1,13 +1,18 @@
 import { describe, expect, it } from 'vitest';
-import { remediationWorkflowId } from '../../workflows/definitions';
 import { joinedNode } from '../support/agents';
 import { readNode, setNode } from '../support/builders';
 import { call, eventsOf, seedPool, tenantKey } from '../support/fixtures';
 import { eventually, useHarness } from '../support/harness';
-import { agentOf, remediateCommands } from '../support/remediation';
+import {
+  agentOf,
+  remediateCommands,
+  remediationsOf,
+  remediationWhen,
+  operationRunResult,
+  WORKER_BOUND_MS,
+} from '../support/remediation';
 
 const h = useHarness();
-const result = (nodeId: string) => h.temporal.workflow.getHandle(remediationWorkflowId(nodeId)).result();
 const remediate = (nodeId: string, body: object, options: { token?: string; key?: string } = {}) =>
   call(h, 'POST', `/v1/nodes/${nodeId}/remediations`, {
     body,
@@ -16,7 +21,7 @@ const remediate = (nodeId: string, body: object, options: { token?: string; key?
   });
 
 describe('a remediation an operator starts for a condition the node has not reported', () => {
-  it('records the condition as operator-reported with the begin; the agent’s false report clears it', async () => {
+  it('records the condition as operator-reported with the request; the agent’s false report clears it', async () => {
     await seedPool(h, { id: 'pool-op1', tenantId: 'acme', kind: 'provider', policy: { maxUnhealthy: 5 } });
     const { nodeId, credential } = await joinedNode(h, 'pool-op1');
     const started = await remediate(
@@ -28,10 +33,12 @@ describe('a remediation an operator starts for a condition the node has not repo
     );
     expect(started.status).toBe(202);
     expect(started.body.operation).toMatchObject({
-      status: 'running',
+      status: 'pending',
       actor: 'key:bootstrap-operator',
       result: { condition: 'GpuXidError', automatic: false },
+      progress: { phase: 'waiting-for-worker', waitingFor: { condition: 'GpuXidError' } },
     });
+    const opId = started.body.operation.id as string;
     const node = await readNode(h, nodeId);
     expect(node.conditions).toEqual([
       {
@@ -59,12 +66,13 @@ describe('a remediation an operator starts for a condition the node has not repo
       },
     );
     expect(again.status).toBe(200);
-    expect(again.body.operation.id).toBe(started.body.operation.id);
+    expect(again.body.operation.id).toBe(opId);
     expect(await eventsOf(h, nodeId, 'node.condition.reported')).toHaveLength(1);
-    await eventually(async () => (await remediateCommands(h, nodeId)).length === 1);
+    expect(await remediationsOf(h, nodeId)).toHaveLength(1);
+    await eventually(async () => (await remediateCommands(h, nodeId)).length === 1, WORKER_BOUND_MS);
 
     await agentOf(h, credential).report('GpuXidError', false);
-    expect(await result(nodeId)).toBe('succeeded');
+    expect(await operationRunResult(h, opId)).toBe('succeeded');
     const cleared = await readNode(h, nodeId);
     expect(cleared.conditions).toEqual([
       { type: 'GpuXidError', status: false, reason: null, since: expect.any(String) },
@@ -78,18 +86,26 @@ describe('a remediation an operator starts for a condition the node has not repo
     const agent = agentOf(h, credential);
     // The agent's report starts one; stop it so the operator's call is the one that begins.
     const reported = await agent.report('GpuXidError', true, 'xid-79');
-    await call(h, 'DELETE', `/v1/operations/${reported.body.remediation.id}`);
-    expect(await result(nodeId)).toBe('cancelled');
+    await remediationWhen(h, reported.body.remediation.id);
+    expect((await call(h, 'DELETE', `/v1/operations/${reported.body.remediation.id}`)).status).toBe(200);
+    expect(await operationRunResult(h, reported.body.remediation.id)).toBe('cancelled');
     const tenant = await tenantKey(h, 'acme', ['compute:nodes:read', 'compute:nodes:remediate'], 'acme-op2');
     const started = await remediate(nodeId, { condition: 'GpuXidError' }, { token: tenant.secret });
     expect(started.status).toBe(202);
+    expect(started.body.operation).toMatchObject({
+      status: 'pending',
+      actor: 'key:acme-op2',
+      result: { condition: 'GpuXidError', automatic: false },
+    });
     expect(started.body.operation.id).not.toBe(reported.body.remediation.id);
     expect((await readNode(h, nodeId)).conditions).toEqual([
       { type: 'GpuXidError', status: true, reason: 'xid-79', since: expect.any(String) },
     ]);
     expect(await eventsOf(h, nodeId, 'node.condition.reported')).toEqual([]);
+    // Its workflow starts once the cancelled one's run closed (one run of remediation/<node> at a time).
+    await remediationWhen(h, started.body.operation.id);
     await agent.report('GpuXidError', false);
-    expect(await result(nodeId)).toBe('succeeded');
+    expect(await operationRunResult(h, started.body.operation.id)).toBe('succeeded');
   });
 
   it('refused on a decommissioned node, and for a body out of shape, before anything is recorded', async () => {
@@ -106,5 +122,6 @@ describe('a remediation an operator starts for a condition the node has not repo
     expect(refused.body.error.code).toBe('INVALID_STATE');
     expect(await readNode(h, nodeId)).toMatchObject({ conditions: [], noScheduleReasons: [] });
     expect(await eventsOf(h, nodeId, 'node.condition.reported')).toEqual([]);
+    expect(await remediationsOf(h, nodeId)).toEqual([]);
   });
 });

@@ -1,15 +1,17 @@
 import { describe, expect, it } from 'vitest';
-import {
-  remediationProgressQuery,
-  remediationWakeSignal,
-  remediationWorkflowId,
-} from '../../workflows/definitions';
+import { remediationProgressQuery, remediationWorkflowId, wakeSignal } from '../../workflows/definitions';
 import { joinedNode } from '../support/agents';
 import { placeAllocation, readNode } from '../support/builders';
 import { call, eventsOf, seedPool, tenantKey } from '../support/fixtures';
-import { eventually, useHarness } from '../support/harness';
+import { useHarness } from '../support/harness';
 import { recordHistory } from '../support/histories';
-import { agentOf, remediateCommands } from '../support/remediation';
+import {
+  agentOf,
+  remediateCommands,
+  remediationsOf,
+  remediationWhen,
+  operationRunResult,
+} from '../support/remediation';
 import { signalAndAwaitStep } from '../support/witnesses';
 
 const h = useHarness();
@@ -26,7 +28,6 @@ const poolOf = (id: string) =>
     },
   });
 
-const result = (nodeId: string) => h.temporal.workflow.getHandle(remediationWorkflowId(nodeId)).result();
 const node = (id: string) => readNode(h, id);
 
 describe('remediation', () => {
@@ -36,37 +37,61 @@ describe('remediation', () => {
     const agent = agentOf(h, credential);
     const reported = await agent.report('GpuXidError', true, 'xid-79');
     expect(reported.status).toBe(200);
-    expect(reported.body.remediation).toMatchObject({ kind: 'remediation', status: 'running' });
+    // Recorded with the report, before any worker took it: pending, waiting for a worker.
+    expect(reported.body.remediation).toMatchObject({
+      kind: 'remediation',
+      status: 'pending',
+      workflowId: remediationWorkflowId(nodeId),
+      progress: {
+        kind: 'remediation',
+        phase: 'waiting-for-worker',
+        startedAt: null,
+        waitingFor: { condition: 'GpuXidError', attempt: 0, action: null, queued: [] },
+      },
+    });
+    const opId = reported.body.remediation.id as string;
     expect(await node(nodeId)).toMatchObject({
       noScheduleReasons: ['condition:GpuXidError'],
       conditions: [{ type: 'GpuXidError', status: true, reason: 'xid-79' }],
     });
-    const [command] = await eventually(async () => {
-      const items = await agent.commands();
-      return items.length > 0 ? items : undefined;
-    });
+    const command = await agent.nextCommand();
     expect(command).toMatchObject({ kind: 'remediate', action: 'reset-accelerator' });
-    const progress = await h.temporal.workflow
-      .getHandle(remediationWorkflowId(nodeId))
-      .query(remediationProgressQuery);
-    expect(progress).toMatchObject({
-      phase: 'attempting',
-      attempt: 1,
-      action: 'reset-accelerator',
-      attemptDeadline: expect.any(String),
+    // The record names the rung it waits on; the workflow's `progress` query answers the same.
+    const attempting = await remediationWhen(h, opId);
+    expect(attempting).toMatchObject({
+      status: 'running',
+      progress: {
+        phase: 'attempting',
+        startedAt: expect.any(String),
+        nextCheckAt: attempting.progress.waitingFor.attemptDeadline,
+        waitingFor: {
+          condition: 'GpuXidError',
+          attempt: 1,
+          action: 'reset-accelerator',
+          attemptDeadline: expect.any(String),
+          ladder: ['reset-accelerator', 'reboot'],
+          attempts: [{ attempt: 1, action: 'reset-accelerator', commandId: command!.id, outcome: null }],
+        },
+      },
     });
+    const handle = h.temporal.workflow.getHandle(remediationWorkflowId(nodeId));
+    expect(await handle.query(remediationProgressQuery)).toEqual(attempting.progress);
+    // The Temporal UI's current details put it in the same words as the console and the CLI.
+    const meta = await handle.query<{ currentDetails: string }>('__temporal_workflow_metadata');
+    expect(meta.currentDetails).toMatch(
+      /^Remediating GpuXidError: attempt 1 of at most 2 \(ladder reset-accelerator → reboot\), reset-accelerator; waiting for GpuXidError to clear until \d\d:\d\dZ\.$/,
+    );
     // An ack means the action ran; the attempt still waits for the condition to clear.
     await agent.ack(command!.id);
     // Woken, the attempt looks at the acked command and the condition again, and goes on waiting.
-    await signalAndAwaitStep(h.temporal, remediationWorkflowId(nodeId), remediationWakeSignal.name);
-    expect((await h.temporal.workflow.getHandle(remediationWorkflowId(nodeId)).describe()).status.name).toBe(
-      'RUNNING',
-    );
-    expect(
-      await h.temporal.workflow.getHandle(remediationWorkflowId(nodeId)).query(remediationProgressQuery),
-    ).toMatchObject({ phase: 'attempting', attempt: 1 });
+    await signalAndAwaitStep(h.temporal, remediationWorkflowId(nodeId), wakeSignal.name);
+    expect((await handle.describe()).status.name).toBe('RUNNING');
+    expect(await handle.query(remediationProgressQuery)).toMatchObject({
+      phase: 'attempting',
+      waitingFor: { attempt: 1 },
+    });
     await agent.report('GpuXidError', false);
-    expect(await result(nodeId)).toBe('succeeded');
+    expect(await operationRunResult(h, opId)).toBe('succeeded');
     await recordHistory(h.temporal, remediationWorkflowId(nodeId), 'remediation');
     expect(
       (await eventsOf(h, nodeId, 'node.remediation.')).map((e) => [e.type, e.data.attempt ?? null]),
@@ -75,16 +100,23 @@ describe('remediation', () => {
       ['node.remediation.succeeded', null],
     ]);
     expect(await node(nodeId)).toMatchObject({ maintenance: false, noScheduleReasons: [] });
-    const [op] = (await call(h, 'GET', `/v1/operations?nodeId=${nodeId}&kind=remediation`)).body.items;
-    expect(op.status).toBe('succeeded');
+    const [op] = await remediationsOf(h, nodeId);
+    expect(op).toMatchObject({
+      id: opId,
+      status: 'succeeded',
+      progress: {
+        phase: 'succeeded',
+        waitingFor: { attempts: [expect.objectContaining({ outcome: 'cleared' })] },
+      },
+    });
   });
 
   it('not cleared in two attempts: both rungs tried, then maintenance and one escalation listing them', async () => {
     await poolOf('pool-r2');
     const { nodeId, credential } = await joinedNode(h, 'pool-r2');
     const agent = agentOf(h, credential);
-    await agent.report('NicFlap', true);
-    expect(await result(nodeId)).toBe('escalated');
+    const reported = await agent.report('NicFlap', true);
+    expect(await operationRunResult(h, reported.body.remediation.id)).toBe('escalated');
     const commands = await remediateCommands(h, nodeId);
     expect(commands.map((c) => c.action)).toEqual(['reset-nic', 'reboot']);
     const escalated = await eventsOf(h, nodeId, 'node.remediation.escalated');
@@ -97,8 +129,8 @@ describe('remediation', () => {
       ],
     });
     expect(await node(nodeId)).toMatchObject({ maintenance: true });
-    const [op] = (await call(h, 'GET', `/v1/operations?nodeId=${nodeId}&kind=remediation`)).body.items;
-    expect(op.status).toBe('failed');
+    const [op] = await remediationsOf(h, nodeId);
+    expect(op).toMatchObject({ status: 'failed', progress: { phase: 'escalated' } });
     // Placement refuses it; an operator clears maintenance.
     const placed = await placeAllocation(h, nodeId);
     expect(placed.body.error.details.reasons).toEqual(expect.arrayContaining(['maintenance']));
@@ -112,18 +144,12 @@ describe('remediation', () => {
     await poolOf('pool-r3');
     const { nodeId, credential } = await joinedNode(h, 'pool-r3');
     const agent = agentOf(h, credential);
-    await agent.report('GpuXidError', true);
-    const next = async (action: string) =>
-      (
-        await eventually(async () => {
-          const items = await agent.commands();
-          return items.find((c) => c.action === action);
-        })
-      ).id;
+    const reported = await agent.report('GpuXidError', true);
+    const next = async (action: string) => (await agent.nextCommand(action)).id;
     await agent.refuse(await next('reset-accelerator'), 'nvidia-smi -r: device busy');
     // The next rung goes out without waiting for the attempt timeout (10 minutes by default).
     await agent.refuse(await next('reboot'), 'reboot: inhibited by a lock');
-    expect(await result(nodeId)).toBe('escalated');
+    expect(await operationRunResult(h, reported.body.remediation.id)).toBe('escalated');
     const escalated = await eventsOf(h, nodeId, 'node.remediation.escalated');
     expect(escalated).toHaveLength(1);
     expect(escalated[0]!.data.attempts).toEqual([
@@ -150,15 +176,16 @@ describe('remediation', () => {
   it('a cancelled remediation escalates and ends cancelled', async () => {
     await poolOf('pool-r4');
     const { nodeId, credential } = await joinedNode(h, 'pool-r4');
-    await agentOf(h, credential).report('GpuXidError', true);
+    const reported = await agentOf(h, credential).report('GpuXidError', true);
+    await remediationWhen(h, reported.body.remediation.id);
+    // Cancelled from the Temporal UI ("Request Cancellation"): the workflow runs the clean-up itself.
     const handle = h.temporal.workflow.getHandle(remediationWorkflowId(nodeId));
-    await eventually(async () => (await handle.query(remediationProgressQuery)).phase === 'attempting');
     await handle.cancel();
     expect(await handle.result()).toBe('cancelled');
     const [escalated] = await eventsOf(h, nodeId, 'node.remediation.escalated');
     expect(escalated!.data.attempts).toEqual([expect.objectContaining({ attempt: 1, outcome: 'cancelled' })]);
-    const [op] = (await call(h, 'GET', `/v1/operations?nodeId=${nodeId}&kind=remediation`)).body.items;
-    expect(op.status).toBe('cancelled');
+    const [op] = await remediationsOf(h, nodeId);
+    expect(op).toMatchObject({ status: 'cancelled', progress: { phase: 'cancelled' } });
     expect((await remediateCommands(h, nodeId)).map((c) => c.status)).toEqual(['cancelled']);
   });
 
@@ -167,14 +194,13 @@ describe('remediation', () => {
     const { nodeId, credential } = await joinedNode(h, 'pool-r5');
     // A condition that arrives while a remediation runs joins it: still one operation.
     const agent = agentOf(h, credential);
-    await agent.report('GpuXidError', true);
+    const reported = await agent.report('GpuXidError', true);
     const again = await call(h, 'POST', `/v1/nodes/${nodeId}/remediations`, {
       body: { condition: 'GpuXidError', reason: 'ops' },
     });
     expect(again.status).toBe(200);
-    expect(
-      (await call(h, 'GET', `/v1/operations?nodeId=${nodeId}&kind=remediation`)).body.items,
-    ).toHaveLength(1);
+    expect(again.body.operation.id).toBe(reported.body.remediation.id);
+    expect(await remediationsOf(h, nodeId)).toHaveLength(1);
     for (const body of [{}, { condition: 'gpu xid' }, { condition: 'X', extra: 1 }]) {
       expect((await call(h, 'POST', `/v1/nodes/${nodeId}/remediations`, { body })).status).toBe(400);
     }
@@ -199,6 +225,6 @@ describe('remediation', () => {
       expect((await call(h, 'POST', '/v1/agent/conditions', { token: credential, body })).status).toBe(400);
     }
     await agent.report('GpuXidError', false);
-    expect(await result(nodeId)).toBe('succeeded');
+    expect(await operationRunResult(h, reported.body.remediation.id)).toBe('succeeded');
   });
 });

@@ -1,11 +1,10 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { createSimulator, type Simulator } from '../../agent/simulator';
 import { closeServer, listen } from '../../api/server';
-import { remediationWorkflowId } from '../../workflows/definitions';
 import { createToken } from '../support/agents';
 import { eventsOf, seedPool } from '../support/fixtures';
 import { useHarness } from '../support/harness';
-import { remediateCommands } from '../support/remediation';
+import { remediateCommands, remediationsOf, operationRunResult } from '../support/remediation';
 
 const h = useHarness();
 let simulator: Simulator | undefined;
@@ -41,7 +40,12 @@ describe('simulated agents told to clear, fail or ignore a remediation', () => {
     for (const nodeId of [clears, fails, ignores])
       await simulator.reportCondition(nodeId, 'GpuXidError', true, 'xid-79');
 
-    const result = (nodeId: string) => h.temporal.workflow.getHandle(remediationWorkflowId(nodeId)).result();
+    // Each node's one remediation, requested by its report; the result of its workflow's run.
+    const result = async (nodeId: string) => {
+      const [only, ...more] = await remediationsOf(h, nodeId);
+      expect(more).toEqual([]);
+      return operationRunResult(h, only.id);
+    };
     expect(await result(clears)).toBe('succeeded');
     expect(await result(fails)).toBe('escalated');
     expect(await result(ignores)).toBe('escalated');

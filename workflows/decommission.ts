@@ -26,8 +26,9 @@ export async function decommission(input: NodeOperationInput): Promise<Decommiss
   const ids = { nodeId: input.nodeId, operationId: input.operationId };
   const outcome = await cleanUpOnCancel(async () => {
     progress = await steps.beginDecommission({ operationId: input.operationId });
-    // Cancelled before any worker took it: the node is as it was.
-    if (progress.phase !== 'cleaning-up') return 'cancelled';
+    // It ended before this run got to it (a cancel before any worker took it, or, in a workflow
+    // task replayed after its steps ran, its own end): as the record says.
+    if (progress.phase !== 'cleaning-up') return outcomeOf(progress);
     return CancellationScope.nonCancellable(() =>
       unlessGivenUp(
         async (): Promise<DecommissionOutcome> => {
@@ -45,7 +46,7 @@ export async function decommission(input: NodeOperationInput): Promise<Decommiss
             if (progress.phase !== 'cleaning-up') break;
           }
           setCurrentDetails(progressInWords(progress, Date.now()));
-          return progress.phase === 'decommissioned' ? 'decommissioned' : 'cancelled';
+          return outcomeOf(progress);
         },
         (failure) => steps.failOperation({ ...ids, failure }),
       ),
@@ -53,4 +54,10 @@ export async function decommission(input: NodeOperationInput): Promise<Decommiss
   });
   if (outcome === 'failed') progress = { ...progress, phase: 'failed' };
   return outcome;
+}
+
+/** How the decommission ended, as its record says. */
+function outcomeOf(progress: DecommissionProgress): DecommissionOutcome {
+  if (progress.phase === 'decommissioned' || progress.phase === 'failed') return progress.phase;
+  return 'cancelled';
 }

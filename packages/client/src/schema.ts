@@ -2773,6 +2773,7 @@ export interface operations {
       403: components['responses']['Forbidden'];
       404: components['responses']['NotFound'];
       409: components['responses']['Conflict'];
+      413: components['responses']['PayloadTooLarge'];
       422: components['responses']['IdempotencyKeyReused'];
       429: components['responses']['RateLimited'];
       503: components['responses']['Unavailable'];
@@ -3347,6 +3348,7 @@ export interface operations {
       403: components['responses']['Forbidden'];
       404: components['responses']['NotFound'];
       409: components['responses']['Conflict'];
+      413: components['responses']['PayloadTooLarge'];
       422: components['responses']['IdempotencyKeyReused'];
       429: components['responses']['RateLimited'];
       503: components['responses']['Unavailable'];

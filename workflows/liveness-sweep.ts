@@ -1,6 +1,5 @@
 import {
   continueAsNew,
-  patched,
   proxyActivities,
   setCurrentDetails,
   setHandler,
@@ -48,7 +47,7 @@ export async function livenessSweep(input: LivenessSweepInput): Promise<void> {
       await sleep(input.settings.sweepEveryMs);
       continue;
     }
-    if (i % RECONCILE_EVERY === RECONCILE_EVERY - 1 && patched('reconcile-closed-operations')) {
+    if (i % RECONCILE_EVERY === RECONCILE_EVERY - 1) {
       // A pass that gave up is tried again with the next one; it must not stop the sweeps.
       await reconcileClosedOperations({}).catch((error: unknown) => {
         if (!stepFailure(error)) throw error;

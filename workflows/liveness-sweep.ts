@@ -1,10 +1,4 @@
-import {
-  continueAsNew,
-  proxyActivities,
-  setCurrentDetails,
-  setHandler,
-  sleep,
-} from '@temporalio/workflow';
+import { continueAsNew, proxyActivities, setCurrentDetails, setHandler, sleep } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import { stepFailure } from './refusal';
 import { livenessProgressQuery, type LivenessProgress, type LivenessSweepInput } from './definitions';

@@ -13,7 +13,6 @@ const UNIT_TESTS = [
   'test/api-client.test.ts',
   'test/client-schema.test.ts',
   'test/compose.test.ts',
-  'test/console/node-progress.test.ts',
   'test/docs.test.ts',
   'test/openapi-contract.test.ts',
 ];

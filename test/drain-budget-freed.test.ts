@@ -35,7 +35,7 @@ async function waitingBehind(poolId: string, holder: string): Promise<string> {
     const p = await progressOf(waiter);
     return p?.phase === 'waiting-for-budget' ? p : undefined;
   });
-  expect(waiting.budget).toEqual({ max: 1, used: 1, holders: [holder] });
+  expect(waiting.waitingFor?.budget).toEqual({ max: 1, used: 1, holders: [holder] });
   // Its own next look is far off: going sooner than that takes a wake-up.
   expect(Date.parse(waiting.nextCheckAt!) - Date.now()).toBeGreaterThan(WOKEN_WITHIN_MS * 2);
   expect(await disruptionOf(waiter)).toBe('waiting');

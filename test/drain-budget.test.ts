@@ -83,7 +83,10 @@ async function settled(nodeIds: string[], poolId: string) {
       const [op] = await h.db.select().from(operations).where(eq(operations.nodeId, nodeId));
       if (op?.status === 'succeeded') return 'drained' as const;
       const p = await progressOf(nodeId);
-      if (p?.phase === 'waiting-for-budget' && p.budget?.holders.every((n) => holding.includes(n))) {
+      if (
+        p?.phase === 'waiting-for-budget' &&
+        p.waitingFor?.budget?.holders.every((n: string) => holding.includes(n))
+      ) {
         return 'waiting-for-budget' as const;
       }
       // Its last look is older than a release when the node has no live allocation left: the

@@ -17,19 +17,12 @@ import { newId } from '../../domain/ids';
 import { encodePurgePayload, signPayload } from '../../domain/signing';
 import { nodeCommands } from '../../db/schema';
 import { wakeNode } from '../../db/wakeups';
-import { purgeAnsweredSignal, purgeWorkflowId } from '../../workflows/definitions';
+import { purgeWorkflowId, wakeSignal } from '../../workflows/definitions';
 import { createToken, joinedNode } from '../support/agents';
 import { call, eventsOf, seedPool } from '../support/fixtures';
 import { eventually, useHarness } from '../support/harness';
 import { signalAndAwaitStep } from '../support/witnesses';
-import {
-  AGENT_BIN,
-  joinedMachine,
-  runMachine,
-  useAgentBench,
-  type Machine,
-  type RunningAgent,
-} from './agent-process';
+import { AGENT_BIN, joinedMachine, runMachine, useAgentBench, type Machine } from './agent-process';
 
 const h = useHarness();
 const bench = useAgentBench(h);
@@ -47,22 +40,6 @@ async function purge(nodeId: string, reason?: string) {
   const reply = await call(h, 'POST', `/v1/nodes/${nodeId}/purge`, { body: { confirm: true, reason } });
   if (reply.status !== 202) throw new Error(`purge failed: ${JSON.stringify(reply.body)}`);
   return reply.body.operation.id as string;
-}
-
-/**
- * Requests the purge of a node whose agent runs, with the agent frozen (SIGSTOP) until the API has
- * answered. A running agent answers within milliseconds of the wake-up; an answer that lands while
- * the begin's workflow task is still open fails that task, and the begin (a local activity) runs
- * again: after an ack it then refuses the node it has just forgotten (409, workflow `refused`), after
- * a refusal it answers 200. That is a server-side race, reported; these tests are about the agent.
- */
-async function purgeLive(agent: RunningAgent, nodeId: string, reason?: string) {
-  agent.child.kill('SIGSTOP');
-  try {
-    return await purge(nodeId, reason);
-  } finally {
-    agent.child.kill('SIGCONT');
-  }
 }
 
 /**
@@ -113,7 +90,7 @@ describe('drydock-agent purge', () => {
     const agent = await running(m);
     const mark = agent.stderr().length;
 
-    const operationId = await purgeLive(agent, m.nodeId, 'machine returned to the vendor');
+    const operationId = await purge(m.nodeId, 'machine returned to the vendor');
     expect(await agent.exited).toBe(0);
     const log = agent.stderr().slice(mark);
     expect(log).toMatch(/command cmd_\w+ \(purge\) acked/);
@@ -138,7 +115,7 @@ describe('drydock-agent purge', () => {
     const agent = bench.spawnAgent(['run', '--data-dir', m.dir, '--heartbeat-every', '300ms']);
     await agent.waitForLog(/connected to .* as node_/, 15_000);
 
-    await purgeLive(agent, m.nodeId);
+    await purge(m.nodeId);
     expect(await agent.exited).toBe(0);
     expect(agent.stderr()).toMatch(/purged: data directory removed \(no binary to remove\)\n$/);
     expect(existsSync(m.dir)).toBe(false);
@@ -220,7 +197,7 @@ describe('drydock-agent purge', () => {
     symlinkSync(join(outside, 'models'), join(m.dir, 'tools', 'cache', 'models'));
     const agent = await running(m);
 
-    await purgeLive(agent, m.nodeId);
+    await purge(m.nodeId);
     expect(await agent.exited).toBe(0);
     expect(existsSync(m.dir)).toBe(false);
     expect(readFileSync(join(outside, 'precious.txt'), 'utf8')).toBe('not the agent’s');
@@ -236,13 +213,13 @@ describe('drydock-agent purge', () => {
     const agent = await running(m, link);
     const before = kept(m.dir);
 
-    const operationId = await purgeLive(agent, m.nodeId);
+    const operationId = await purge(m.nodeId);
     const reason = `the data directory ${link} is a symbolic link; nothing deleted`;
     await agent.waitForLog(new RegExp(`\\(purge\\) refused: the data directory .* is a symbolic link`));
     await eventually(async () => (await operation(operationId)).progress?.phase === 'refused');
     expect((await operation(operationId)).progress).toMatchObject({
       phase: 'refused',
-      refusedReason: reason,
+      waitingFor: { refusedReason: reason },
     });
     expect(await eventsOf(h, m.nodeId, 'node.purge.refused')).toMatchObject([{ reason, operationId }]);
     expect(await node(m.nodeId)).toMatchObject({ provisionState: 'purging', deletedAt: null });
@@ -268,7 +245,7 @@ describe('drydock-agent purge', () => {
     const operationId = await purge(m.nodeId);
     await eventually(async () => (await operation(operationId)).progress?.phase === 'waiting-for-node');
     // Woken, the purge looks at its command again and still waits: nothing answers for the node.
-    await signalAndAwaitStep(h.temporal, purgeWorkflowId(m.nodeId), purgeAnsweredSignal.name);
+    await signalAndAwaitStep(h.temporal, purgeWorkflowId(m.nodeId), wakeSignal.name);
     expect((await operation(operationId)).progress?.phase).toBe('waiting-for-node');
     expect(existsSync(join(m.dir, 'identity.json'))).toBe(true);
     expect((await operation(operationId)).status).toBe('running');
@@ -289,7 +266,7 @@ describe('drydock-agent purge', () => {
     await call(h, 'POST', `/v1/nodes/${m.nodeId}/block`, { body: { reason: 'stolen' } });
     await agent.waitForLog(/blocked by the control plane; retrying/, 5_000, mark);
 
-    await purgeLive(agent, m.nodeId, 'stolen: wipe it');
+    await purge(m.nodeId, 'stolen: wipe it');
     expect(await agent.exited).toBe(0);
     expect(existsSync(m.dir)).toBe(false);
     expect(existsSync(m.binary)).toBe(false);
@@ -362,10 +339,7 @@ describe('drydock-agent purge', () => {
       const [purged, kept] = sim.agents.map((a) => a.nodeId) as [string, string];
       const forged = await queueSigned(kept, {}, generateCa());
       h.deps.wakeups.wake(kept);
-      // Paused while the purge is requested, for the reason purgeLive gives.
-      await sim.pause(purged);
       await purge(purged);
-      sim.resume(purged);
       expect(await purgeResult(purged)).toBe('purged');
       expect(await sim.agent(purged).session.ended).toMatchObject({ reason: 'final', kind: 'purge' });
       await eventually(async () => (await commandRow(forged)).status === 'refused');

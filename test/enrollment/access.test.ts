@@ -27,9 +27,8 @@ async function otherApiProcess() {
   const services = createAppDeps({
     db,
     sql,
-    temporal: h.temporal,
-    taskQueue: h.taskQueue,
     clusterId: 'other',
+    caPrivateKey: h.ca.privateKey,
     caPublicKeyPem: h.ca.publicKeyPem,
   });
   await services.start();

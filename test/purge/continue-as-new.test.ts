@@ -1,16 +1,18 @@
 import { eq } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
-import { startOperation } from '../../api/workflows';
-import { nodes, operations } from '../../db/schema';
-import {
-  beginPurgeUpdate,
-  purgeAnsweredSignal,
-  purgeProgressQuery,
-  purgeWorkflow,
-  purgeWorkflowId,
-} from '../../workflows/definitions';
+import { operations } from '../../db/schema';
+import { progressInWords } from '../../domain/progress';
+import { purgeProgressQuery, purgeWorkflowId, wakeSignal } from '../../workflows/definitions';
 import { OperationIdKey } from '../../workflows/search-attributes';
-import { answerCommand, heartbeat, joinedPoolNode, pollCommands, purge, readNode } from '../support/builders';
+import {
+  answerCommand,
+  heartbeat,
+  joinedPoolNode,
+  operationWhen,
+  pollCommands,
+  purge,
+  readNode,
+} from '../support/builders';
 import { call, eventsOf } from '../support/fixtures';
 import { eventually, useHarness } from '../support/harness';
 import { recordHistory } from '../support/histories';
@@ -19,36 +21,34 @@ const h = useHarness();
 
 /** Looks per run in these tests (production: PURGE_CHECKS_PER_RUN), through the workflow's input. */
 const CHECKS_PER_RUN = 2;
-/** A run's history is this short or shorter: begin or resume, a few looks, continue-as-new. */
+/** A run's history is this short or shorter: a few looks, continue-as-new. */
 const SMALL_HISTORY = 60;
 
-const operator = { kind: 'operator', keyId: 'bootstrap', name: 'test' } as const;
-
 /**
- * An offline node whose purge, started with a small `continueAsNewAfter`, has continued as new at
- * least twice: the test wakes it (the answer signal, as a lost-and-sent-again one would) until
- * Temporal shows a third run.
+ * An offline node whose purge, restarted with a small `continueAsNewAfter`, has continued as new
+ * at least twice: the test wakes it (as a node's answer would) until Temporal shows a third run.
  */
 async function purgeContinuedTwice(poolId: string) {
   const { nodeId, credential } = await joinedPoolNode(h, poolId);
   await heartbeat(h, credential, 'offline');
-  const [node] = await h.db.select().from(nodes).where(eq(nodes.id, nodeId));
-  const began = await startOperation(h.deps, purgeWorkflow, {
-    node: node!,
-    principal: operator,
-    request: { reason: 'sold', force: false },
-    input: { continueAsNewAfter: CHECKS_PER_RUN },
-  });
-  expect(began.created).toBe(true);
+  const requested = await purge(h, nodeId, { reason: 'sold' });
+  expect(requested.status).toBe(202);
+  const operationId: string = requested.body.operation.id;
+  const first = (await operationWhen(h, operationId, (op) => op.progress.phase === 'waiting-for-node'))
+    .progress;
+  expect(first.waitingFor.commandId).toEqual(expect.any(String));
+  // The same workflow, restarted under a small continue-as-new budget: its record carries the rest.
   const handle = h.temporal.workflow.getHandle(purgeWorkflowId(nodeId));
-  const first = await eventually(async () => {
-    const progress = await handle.query(purgeProgressQuery);
-    return progress.commandId ? progress : undefined;
+  await handle.terminate('restart with a small continue-as-new budget');
+  await h.temporal.workflow.start('purge', {
+    workflowId: purgeWorkflowId(nodeId),
+    taskQueue: h.taskQueue,
+    args: [{ operationId, nodeId, continueAsNewAfter: CHECKS_PER_RUN }],
   });
   const runs = [(await handle.describe()).runId];
   await eventually(
     async () => {
-      await handle.signal(purgeAnsweredSignal);
+      await handle.signal(wakeSignal, 'test');
       const { runId } = await handle.describe();
       if (!runs.includes(runId)) runs.push(runId);
       return runs.length >= 3;
@@ -61,54 +61,49 @@ async function purgeContinuedTwice(poolId: string) {
     expect(run.status.name).toBe('CONTINUED_AS_NEW');
     expect(run.historyLength).toBeLessThanOrEqual(SMALL_HISTORY);
   }
-  return { nodeId, credential, handle, operationId: began.operation.id, first, runs };
+  return { nodeId, credential, handle, operationId, first, runs };
 }
 
 describe('a purge that waits long for an offline node', () => {
   it('continues as new, answers as before in the new run, and purges the node once when it comes back', async () => {
     const { nodeId, credential, handle, operationId, first, runs } = await purgeContinuedTwice('pool-can');
 
-    // The continued run answers as the first did: progress, current details, search attributes.
+    // The continued run answers as the record says, as the first did: progress, current details,
+    // search attributes.
     const progress = await eventually(async () => {
-      const now = await handle.query(purgeProgressQuery);
-      return now.phase === 'waiting-for-node' && now.commandId ? now : undefined;
+      const [queried, recorded] = await Promise.all([
+        handle.query(purgeProgressQuery).catch(() => undefined),
+        call(h, 'GET', `/v1/operations/${operationId}`),
+      ]);
+      return queried?.phase === 'waiting-for-node' &&
+        JSON.stringify(queried) === JSON.stringify(recorded.body.progress)
+        ? queried
+        : undefined;
     });
-    expect(progress).toEqual({ ...first, phase: 'waiting-for-node' });
-    expect((await call(h, 'GET', `/v1/operations/${operationId}`)).body.progress).toEqual(progress);
+    expect(progress).toMatchObject({
+      phase: 'waiting-for-node',
+      startedAt: first.startedAt,
+      waitingFor: first.waitingFor,
+    });
     const details = (await handle.query<{ currentDetails: string }>('__temporal_workflow_metadata'))
       .currentDetails;
-    expect(details).toBe(
-      `waiting for node ${nodeId} to acknowledge purge command ${first.commandId} ` +
-        `(since ${first.waitingSince!.slice(0, 19)}Z; it is delivered when the node polls)`,
-    );
+    expect(details).toBe(progressInWords(progress));
+    expect(details).toContain(`(command ${first.waitingFor.commandId})`);
     const description = await handle.describe();
     expect(description.typedSearchAttributes.get(OperationIdKey)).toBe(operationId);
 
-    // A second start joins the purge; a begin re-sent into the new run finds the operation it made.
+    // A second request joins the purge: the same operation, no new run.
     const again = await purge(h, nodeId, { reason: 'sold' });
     expect(again.status).toBe(200);
     expect(again.body.operation).toMatchObject({ id: operationId, status: 'running' });
-    const resent = await handle.executeUpdate(beginPurgeUpdate, {
-      args: [
-        {
-          actor: 'key:test',
-          reason: 'sold',
-          force: false,
-          idempotencyScope: null,
-          idempotencyKey: null,
-          requestHash: null,
-          operationId,
-        },
-      ],
-    });
-    expect(resent).toMatchObject({ created: true, operation: { id: operationId, status: 'running' } });
     expect((await handle.describe()).runId).toBe(runs.at(-1));
 
     // The node comes back, gets its command and acks: forgotten once.
     await heartbeat(h, credential);
     const delivered = (await pollCommands(h, credential)).body.items;
-    expect(delivered).toMatchObject([{ id: first.commandId, kind: 'purge' }]);
-    expect((await answerCommand(h, credential, first.commandId!)).status).toBe(200);
+    const commandId: string = first.waitingFor.commandId;
+    expect(delivered).toMatchObject([{ id: commandId, kind: 'purge' }]);
+    expect((await answerCommand(h, credential, commandId)).status).toBe(200);
     expect(await handle.result()).toBe('purged');
     const last = await handle.describe();
     expect(last.historyLength).toBeLessThanOrEqual(SMALL_HISTORY);
@@ -148,7 +143,7 @@ describe('a purge that waits long for an offline node', () => {
       { id: operationId, status: 'cancelled' },
     ]);
     expect(await eventsOf(h, nodeId, 'node.purge.cancelled')).toMatchObject([
-      { operationId, data: { commandId: first.commandId, withdrawn: true } },
+      { operationId, data: { commandId: first.waitingFor.commandId, withdrawn: true } },
     ]);
     expect(await readNode(h, nodeId)).toMatchObject({ provisionState: 'purging', deletedAt: null });
     await heartbeat(h, credential);

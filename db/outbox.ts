@@ -1,3 +1,4 @@
+import { context, propagation } from '@opentelemetry/api';
 import { sql } from 'drizzle-orm';
 import { WAKE_SIGNAL } from '../domain/operation';
 import { currentLogScope } from '../observability/request-id';
@@ -28,7 +29,14 @@ export function enqueueWake(tx: Tx, workflowId: string, why: string): Promise<vo
 }
 
 async function enqueue(tx: Tx, row: typeof workflowOutbox.$inferInsert): Promise<void> {
-  await tx.insert(workflowOutbox).values({ ...row, requestId: currentLogScope()?.requestId ?? null });
+  // What the request's trace is (nothing when tracing is off): the delivery continues it.
+  const carrier: { traceparent?: string } = {};
+  propagation.inject(context.active(), carrier);
+  await tx.insert(workflowOutbox).values({
+    ...row,
+    requestId: currentLogScope()?.requestId ?? null,
+    traceparent: carrier.traceparent ?? null,
+  });
   await tx.execute(sql`select pg_notify(${OUTBOX_CHANNEL}, '')`);
 }
 

@@ -1,3 +1,4 @@
+import { context, propagation, ROOT_CONTEXT } from '@opentelemetry/api';
 import type { Client } from '@temporalio/client';
 import { and, asc, eq, inArray, lte, min, sql } from 'drizzle-orm';
 import type { Sql } from 'postgres';
@@ -156,8 +157,13 @@ function deliver(options: DispatcherOptions, row: OutboxRow): Promise<Delivery> 
   };
   const send = () =>
     row.action === 'start' ? deliverStart(db, temporal, taskQueue, row, fault) : deliverSignal(temporal, row);
-  // The request that caused the row: its id follows the call into the workflow (observability/).
-  return row.requestId ? inLogScope({ requestId: row.requestId }, send) : send();
+  // The request that caused the row: its id and its trace follow the call into the workflow
+  // (observability/): the start or signal span is a child of the request's span.
+  const traced = () =>
+    row.traceparent
+      ? context.with(propagation.extract(ROOT_CONTEXT, { traceparent: row.traceparent }), send)
+      : send();
+  return row.requestId ? inLogScope({ requestId: row.requestId }, traced) : traced();
 }
 
 /**

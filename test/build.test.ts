@@ -224,7 +224,7 @@ describe('npm run build (dist/)', () => {
         expect(drain.status).toBe(202);
         expect(await h.temporal.workflow.getHandle(drainWorkflowId(idle)).result()).toBe('drained');
         await eventually(async () => collector.spanNames.has('RunWorkflow:drain'), 30_000);
-        expect(collector.spanNames).toContain('RunActivity:beginDrain');
+        expect(collector.spanNames).toContain('RunActivity:lookAtDrain');
       } finally {
         collector.server.close();
       }

@@ -21,6 +21,8 @@ export const workflowOutbox = pgTable(
     reason: text('reason'),
     /** The request that caused it: its id follows it into the workflow (observability/). */
     requestId: text('request_id'),
+    /** The request's W3C `traceparent` when tracing is on: the workflow's spans join its trace. */
+    traceparent: text('traceparent'),
     createdAt: tz('created_at').notNull().defaultNow(),
     attempts: integer('attempts').notNull().default(0),
     nextAttemptAt: tz('next_attempt_at').notNull().defaultNow(),

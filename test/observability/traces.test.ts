@@ -90,7 +90,7 @@ describe('tracing to an OTLP/HTTP collector', () => {
     await new Promise((resolve) => collector?.server.close(resolve));
   });
 
-  it('follows a drain request in one trace: HTTP span, update-with-start, the workflow and its activities', async () => {
+  it('follows a drain request in one trace: HTTP span, the outbox start, the workflow and its activities', async () => {
     const nodeId = await seedPoolNode(h, 'pool-a');
     // A traced caller: its span is the request's parent.
     const traceId = randomBytes(16).toString('hex');
@@ -106,9 +106,7 @@ describe('tracing to an OTLP/HTTP collector', () => {
       await tracing.provider.forceFlush();
       const ours = collector.spans.filter((s) => s.traceId === traceId);
       const names = ours.map((s) => s.name);
-      const complete = ['RunWorkflow:drain', 'RunActivity:beginDrain', 'RunActivity:checkDrain'].every((n) =>
-        names.includes(n),
-      );
+      const complete = ['RunWorkflow:drain', 'RunActivity:lookAtDrain'].every((n) => names.includes(n));
       return complete ? ours : undefined;
     }, 20_000);
     const named = (name: string) => {
@@ -119,15 +117,13 @@ describe('tracing to an OTLP/HTTP collector', () => {
 
     const server = named('POST /v1/nodes/:id/drain');
     expect(server).toMatchObject({ kind: SERVER_KIND, parentSpanId: callerSpanId, service: 'drydock-api' });
-    const updateWithStart = named('UpdateWithStartWorkflow:begin');
-    expect(updateWithStart.parentSpanId).toBe(server.spanId);
-    // Both halves of the update-with-start carry its context: the run and the begin update.
-    expect(named('RunWorkflow:drain').parentSpanId).toBe(updateWithStart.spanId);
-    expect(named('HandleUpdate:begin').parentSpanId).toBe(updateWithStart.spanId);
-    for (const step of ['beginDrain', 'checkDrain']) {
-      const scheduled = named(`StartActivity:${step}`);
-      expect(named(`RunActivity:${step}`).parentSpanId, step).toBe(scheduled.spanId);
-    }
+    // The request committed the start to the outbox with its trace; the dispatcher's start
+    // continues it, and the run hangs from the start.
+    const start = named('StartWorkflow:drain');
+    expect(start.parentSpanId).toBe(server.spanId);
+    expect(named('RunWorkflow:drain').parentSpanId).toBe(start.spanId);
+    const scheduled = named('StartActivity:lookAtDrain');
+    expect(named('RunActivity:lookAtDrain').parentSpanId).toBe(scheduled.spanId);
 
     // One tree: every span but the request's hangs from another span of the same trace.
     const ids = new Set(spans.map((s) => s.spanId));

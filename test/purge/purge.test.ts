@@ -56,7 +56,7 @@ describe('purge', () => {
       const op = await call(h, 'GET', `/v1/operations/${started.body.operation.id}`);
       return op.body.progress?.phase === 'waiting-for-node' ? op.body.progress : undefined;
     });
-    expect(progress.commandId).toBe(command.id);
+    expect(progress.waitingFor.commandId).toBe(command.id);
 
     expect((await answerCommand(h, credential, command.id)).status).toBe(200);
     expect(await h.temporal.workflow.getHandle(purgeWorkflowId(nodeId)).result()).toBe('purged');

@@ -5,7 +5,7 @@ import { Worker } from '@temporalio/worker';
 import { describe, expect, inject, it } from 'vitest';
 import { HISTORIES_DIR } from './support/histories';
 
-// Histories recorded from real runs (RECORD_HISTORIES=1 npx vitest run test/drain.test.ts).
+// Histories recorded from real runs (RECORD_HISTORIES=1 npx vitest run <the tests that record them>).
 // A workflow change that would break workflows already running fails here.
 const files = readdirSync(HISTORIES_DIR).filter((f) => f.endsWith('.json'));
 
@@ -17,27 +17,21 @@ describe('replay of recorded histories', () => {
         'drain-cancelled.json',
         'drain-forced-release.json',
         'drain-waited-for-budget.json',
+        'drain-deleted.json',
         'liveness-sweep.json',
         'decommission.json',
         'purge.json',
-        'remediation.json',
-        'drain-deleted.json',
         'purge-deleted.json',
-        'pool-drain.json',
-        'drain-child.json',
-        // A child drain recorded before children were followed by their result: it signals its parent.
-        'drain-child-signalled.json',
         // A purge that waited long: its first run continued as new; the run it continued as, purged.
         'purge-continued-as-new.json',
         'purge-continued.json',
+        'remediation.json',
         // A remediation whose refused rung climbed to the next, which cleared it.
         'remediation-climb.json',
-        // A remediation that ended with another condition waiting and continued as new for it,
-        // and the run that began that one itself.
-        'remediation-continued.json',
+        // A remediation that ended with another condition queued behind it.
         'remediation-queued.json',
-        // A remediation that a begin reached as it ended: it continued as new for that operation.
-        'remediation-late-begin.json',
+        // A pool drain whose nodes drained, were refused or were cancelled.
+        'pool-drain.json',
       ]),
     );
   });

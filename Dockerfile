@@ -28,7 +28,8 @@ COPY --from=build /app/dist ./dist
 USER node
 EXPOSE 8080
 # The slim image has no curl: Node's fetch asks the API's liveness endpoint. The worker serves no
-# /healthz; docker-compose.yml gives it a check on its /metrics port instead.
+# /healthz; docker-compose.yml gives it a check on its /readyz (200 once it polls its task queue),
+# served beside /metrics on DRYDOCK_WORKER_METRICS_PORT.
 HEALTHCHECK --interval=10s --timeout=3s --start-period=30s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.PORT || 8080) + '/healthz').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
 CMD ["node", "dist/api.js"]

@@ -42,8 +42,11 @@
  * builds, the driver. The issue calls the statement an `UPDATE … RETURNING`; the sweep sends none:
  * it reads its candidates with SELECT … FOR UPDATE and writes them with UPDATE … FROM.
  *
- * The captured candidate query is also run under EXPLAIN ANALYZE (rolled back) on the same state,
- * its plan summarized: sequential scan or index.
+ * Where the difference goes: per statement of the compared sweeps, the mean time from its dispatch
+ * (the debug hook) to the next statement's — its round trip plus what the activity did with its
+ * answer — beside pgbench's mean for the statement alone (`-r`). The captured candidate query is
+ * also run under EXPLAIN ANALYZE (rolled back) on the same state, its plan summarized: sequential
+ * scan or index.
  */
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
@@ -172,6 +175,11 @@ interface ScenarioRun {
   eventsPerSweep: number;
   /** What the last sweep sent, BEGIN to COMMIT. */
   sent: SentStatement[];
+  /**
+   * Per statement of the last sweep's shape, the mean ms from its dispatch (the debug hook) to the
+   * next one's (the last: to the call's end): its round trip and whatever the activity did after it.
+   */
+  gaps: number[];
 }
 
 interface PgbenchRun {
@@ -217,12 +225,16 @@ async function measure(options: Options, teardown: Teardown, log: Log): Promise<
   let statements = 0;
   let capturing = false;
   let sent: SentStatement[] = [];
+  let sentAt: number[] = [];
   const sql = postgres(services.databaseUrl, {
     max: 2,
     onnotice: () => {},
     debug: (_connection, query, params) => {
       statements++;
-      if (capturing) sent.push({ sql: query, params: [...params] });
+      if (capturing) {
+        sentAt.push(performance.now());
+        sent.push({ sql: query, params: [...params] });
+      }
     },
   });
   teardown.add('close the sweep pool', () => sql.end({ timeout: 5 }));
@@ -313,6 +325,8 @@ async function measure(options: Options, teardown: Teardown, log: Log): Promise<
     let disconnected = 0;
     let lost = 0;
     let counted = 0;
+    let gapSums: number[] = [];
+    let gapCount = 0;
     const eventsBefore = await countEvents();
     const started = performance.now();
     for (let k = 0; k < options.iterations; k++) {
@@ -324,11 +338,17 @@ async function measure(options: Options, teardown: Teardown, log: Log): Promise<
       await reset();
       const before = statements;
       sent = [];
+      sentAt = [];
       capturing = true;
       const t0 = performance.now();
       const result: SweepResult = await activities.sweepLiveness(DEFAULT_LIVENESS);
-      latencies.push(performance.now() - t0);
+      const t1 = performance.now();
+      latencies.push(t1 - t0);
       capturing = false;
+      const gaps = sentAt.map((at, i) => (sentAt[i + 1] ?? t1) - at);
+      if (gapSums.length !== gaps.length) [gapSums, gapCount] = [gaps.map(() => 0), 0];
+      gapSums = gapSums.map((sum, i) => sum + gaps[i]!);
+      gapCount++;
       counted += statements - before;
       reported.push(result.durationMs);
       if (result.graceUntil) throw new Error(`the sweep entered an outage grace (${result.graceUntil})`);
@@ -351,6 +371,7 @@ async function measure(options: Options, teardown: Teardown, log: Log): Promise<
       lost,
       eventsPerSweep: round(eventsPerSweep, 2),
       sent,
+      gaps: gapSums.map((sum) => round(sum / gapCount)),
     };
     log(
       `${size} nodes, ${scenario.name}: ${run.sweeps} sweeps, p50 ${run.latency.p50} ms, ` +
@@ -663,13 +684,23 @@ function report(input: {
       ]),
     ),
   ];
-  for (const b of baselines) {
+  for (const run of [input.aged, input.steady]) {
+    const b = baselineOf(run);
+    // The sweep's lines of the script: after `\else`, before `\set phase 0`.
+    const from = b.statements.findIndex((s) => s.sql.startsWith('\\else'));
+    const sweepLines = b.statements.slice(from + 1).filter((s) => !s.sql.startsWith('\\'));
     lines.push(
       '',
       formatTable(
-        [`pgbench -r, ${b.nodes} nodes, ${b.scenario} (reset, then sweep)`, 'avg ms'],
-        b.statements.filter((s) => !s.sql.startsWith('\\')).map((s) => [short(s.sql), s.ms]),
+        [`where a sweep's time goes, ${run.nodes} nodes, ${run.scenario}`, 'sweep: to next', 'pgbench -r'],
+        run.sent.map((s, i) => [
+          short(s.sql.replace(/\s+/g, ' ').trim()),
+          run.gaps[i] ?? '-',
+          sweepLines[i]?.ms ?? '-',
+        ]),
       ),
+      "(mean ms; sweep: from the statement's dispatch to the next one's, the last to the call's end — its " +
+        'round trip and the work the activity does after it; pgbench: the statement alone)',
     );
   }
   for (const plan of plans) {

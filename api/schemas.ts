@@ -320,7 +320,8 @@ export const ERROR_RESPONSES = {
   },
   503: {
     name: 'Unavailable',
-    description: 'UNAVAILABLE: Postgres or Temporal could not complete the request',
+    description:
+      'UNAVAILABLE: Postgres could not complete the request; the message says whether anything changed',
   },
 } as const;
 

@@ -25,7 +25,7 @@ export const EVENT_FEED_LOCK = 720_412_001;
  * Appends one event inside the transaction of the change it records. It also tells the event
  * feed's long-polls on every API process that there is something new (NOTIFY, delivered on commit).
  * The lock and the insert are sent together and run in the order sent (one connection), so the
- * event's id is taken under the lock; prepared (db/prepared.ts), that is one round trip, not two.
+ * event's id is taken under the lock, in one round trip with the statements pipelined.
  */
 export async function appendEvent(tx: Tx, event: NewEvent): Promise<void> {
   await Promise.all([

@@ -27,16 +27,20 @@ export function nodeRoutes(): Hono<ConsoleEnv> {
     const type = c.req.query('type') || undefined;
     const cursor = c.req.query('cursor') || undefined;
     const node = await api.GET('/v1/nodes/{id}', { params: { path: { id } } });
-    const [allocations, running, events] = await Promise.all([
+    const [allocations, pending, running, events] = await Promise.all([
       api.GET('/v1/allocations', { params: { query: { nodeId: id, live: 'true' } } }),
+      api.GET('/v1/operations', { params: { query: { nodeId: id, status: 'pending' } } }),
       api.GET('/v1/operations', { params: { query: { nodeId: id, status: 'running' } } }),
       api.GET('/v1/nodes/{id}/events', {
         params: { path: { id }, query: { type, cursor, order: 'newest', limit: 50 } },
       }),
     ]);
-    // The list has no progress: each running operation read on its own carries it.
+    // The open operations (a pending one waits for a worker); the list has no progress: each read
+    // on its own carries it.
     const operations = await Promise.all(
-      running.items.map((op) => api.GET('/v1/operations/{id}', { params: { path: { id: op.id } } })),
+      [...pending.items, ...running.items].map((op) =>
+        api.GET('/v1/operations/{id}', { params: { path: { id: op.id } } }),
+      ),
     );
     return c.html(
       <NodePage

@@ -27,16 +27,18 @@ export function poolRoutes(): Hono<ConsoleEnv> {
 
   router.get('/pools', async (c) => {
     const { api, session } = c.var;
-    const [pools, drains] = await Promise.all([
+    const [pools, pending, running] = await Promise.all([
       poolsWithCapacity(api),
+      api.GET('/v1/operations', { params: { query: { kind: 'pool-drain', status: 'pending' } } }),
       api.GET('/v1/operations', { params: { query: { kind: 'pool-drain', status: 'running' } } }),
     ]);
+    const drains = [...pending.items, ...running.items];
     return c.html(
       <PoolsPage
         session={session}
         flash={takeFlash(session)}
         pools={pools}
-        draining={new Map(drains.items.map((op) => [op.poolId ?? '', op]))}
+        draining={new Map(drains.map((op) => [op.poolId ?? '', op]))}
       />,
     );
   });

@@ -189,11 +189,10 @@ async function freeLowPort(taken: Set<number>): Promise<number> {
 }
 
 /**
- * Dynamic config: what Drydock relies on that the server leaves off by default — update-with-start
- * (the API's drain start) and activity eager execution (the tests' dev server sets it too).
+ * Dynamic config: what Drydock relies on that the server leaves off by default — activity eager
+ * execution (the tests' dev server sets it too).
  */
 const DYNAMIC_CONFIG = {
-  'frontend.enableExecuteMultiOperation': [{ value: true }],
   'system.enableActivityEagerExecution': [{ value: true }],
   'limit.maxIDLength': [{ value: 255 }],
 };

@@ -91,7 +91,10 @@ describe('nodes: security', () => {
   it('health and docs need no credentials; everything under /v1 does', async () => {
     expect((await call(h, 'GET', '/healthz', { token: null })).status).toBe(200);
     const ready = await call(h, 'GET', '/readyz', { token: null });
-    expect(ready).toMatchObject({ status: 200, body: { postgres: true, temporal: true } });
+    expect(ready).toMatchObject({
+      status: 200,
+      body: { status: 'ready', postgres: true, outbox: { waiting: expect.any(Number) } },
+    });
     const doc = await call(h, 'GET', '/openapi.json', { token: null });
     expect(doc.status).toBe(200);
     expect(Object.keys(doc.body.paths)).toEqual(

@@ -28,7 +28,9 @@ describe('operations', () => {
       reason: 'swap fans',
     });
     expect(op.progress).toMatchObject({
-      liveAllocationCount: 1,
+      kind: 'drain',
+      phase: 'waiting',
+      waitingFor: { allocations: 1, items: [{ id: expect.any(String), endsAt: null }] },
       deadline: null,
       nextCheckAt: expect.any(String),
       startedAt: expect.any(String),

@@ -39,11 +39,13 @@ async function purgeContinuedTwice(poolId: string) {
   expect(first.waitingFor.commandId).toEqual(expect.any(String));
   // The same workflow, restarted under a small continue-as-new budget: its record carries the rest.
   const handle = h.temporal.workflow.getHandle(purgeWorkflowId(nodeId));
+  const dispatched = await handle.describe();
   await handle.terminate('restart with a small continue-as-new budget');
   await h.temporal.workflow.start('purge', {
     workflowId: purgeWorkflowId(nodeId),
     taskQueue: h.taskQueue,
     args: [{ operationId, nodeId, continueAsNewAfter: CHECKS_PER_RUN }],
+    typedSearchAttributes: dispatched.typedSearchAttributes,
   });
   const runs = [(await handle.describe()).runId];
   await eventually(

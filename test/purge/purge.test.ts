@@ -2,21 +2,22 @@ import { eq } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { verifyPurgeCommand } from '../../domain/signing';
 import { nodeCommands, operations } from '../../db/schema';
-import { purgeProgressQuery, purgeWorkflowId } from '../../workflows/definitions';
+import { purgeWorkflowId } from '../../workflows/definitions';
 import { joinedNode } from '../support/agents';
 import {
   answerCommand,
   heartbeat,
   joinedPoolNode,
+  operationWhen,
   placeAllocation,
   pollCommands,
   purge,
   readNode,
+  workflowResult,
 } from '../support/builders';
 import { call, eventsOf, seedPool, tenantKey } from '../support/fixtures';
-import { eventually, useHarness } from '../support/harness';
+import { useHarness } from '../support/harness';
 import { recordHistory } from '../support/histories';
-import { longPollWaiting } from '../support/witnesses';
 
 const h = useHarness();
 
@@ -26,10 +27,12 @@ describe('purge', () => {
     const started = await purge(h, nodeId, { reason: 'laptop returned' });
     expect(started.status).toBe(202);
     expect(started.body.node).toMatchObject({ provisionState: 'purging' });
+    // Recorded, not yet begun: no worker has looked at it.
     expect(started.body.operation).toMatchObject({
       kind: 'purge',
-      status: 'running',
+      status: 'pending',
       workflowId: purgeWorkflowId(nodeId),
+      progress: { phase: 'waiting-for-worker' },
     });
     const again = await purge(h, nodeId);
     expect(again.status).toBe(200);
@@ -52,14 +55,15 @@ describe('purge', () => {
       ok: true,
       claims: { clusterId: h.clusterId, nodeId, commandId: command.id, kind: 'purge' },
     });
-    const progress = await eventually(async () => {
-      const op = await call(h, 'GET', `/v1/operations/${started.body.operation.id}`);
-      return op.body.progress?.phase === 'waiting-for-node' ? op.body.progress : undefined;
-    });
-    expect(progress.waitingFor.commandId).toBe(command.id);
+    const { progress } = await operationWhen(
+      h,
+      started.body.operation.id,
+      (op) => op.status === 'running' && op.progress?.phase === 'waiting-for-node',
+    );
+    expect(progress.waitingFor).toEqual({ commandId: command.id, refusedReason: null });
 
     expect((await answerCommand(h, credential, command.id)).status).toBe(200);
-    expect(await h.temporal.workflow.getHandle(purgeWorkflowId(nodeId)).result()).toBe('purged');
+    expect(await workflowResult(h, purgeWorkflowId(nodeId), started.body.operation.id)).toBe('purged');
     await recordHistory(h.temporal, purgeWorkflowId(nodeId), 'purge');
     const node = await readNode(h, nodeId);
     expect(node.deletedAt).toEqual(expect.any(String));
@@ -84,8 +88,15 @@ describe('purge', () => {
     expect(await eventsOf(h, nodeId, 'node.purge.refused')).toMatchObject([
       { reason: 'bad signature: not signed by this cluster CA', operationId: started.body.operation.id },
     ]);
-    const handle = h.temporal.workflow.getHandle(purgeWorkflowId(nodeId));
-    await eventually(async () => (await handle.query(purgeProgressQuery)).phase === 'refused');
+    const { progress } = await operationWhen(
+      h,
+      started.body.operation.id,
+      (op) => op.progress?.phase === 'refused',
+    );
+    expect(progress.waitingFor).toEqual({
+      commandId: command.id,
+      refusedReason: 'bad signature: not signed by this cluster CA',
+    });
     expect(await readNode(h, nodeId)).toMatchObject({
       provisionState: 'purging',
       deletedAt: null,
@@ -97,7 +108,7 @@ describe('purge', () => {
 
     const deleted = await call(h, 'DELETE', `/v1/nodes/${nodeId}`, { body: { reason: 'never coming back' } });
     expect(deleted.body).toEqual({ nodeId, deleted: true });
-    expect(await handle.result()).toBe('cancelled');
+    expect(await workflowResult(h, purgeWorkflowId(nodeId), started.body.operation.id)).toBe('cancelled');
     const [op] = await h.db.select().from(operations).where(eq(operations.id, started.body.operation.id));
     expect(op?.status).toBe('cancelled');
     expect(await eventsOf(h, nodeId, 'node.purged')).toEqual([]);
@@ -107,24 +118,30 @@ describe('purge', () => {
     const blocked = await joinedPoolNode(h, 'pool-p');
     await call(h, 'POST', `/v1/nodes/${blocked.nodeId}/block`, { body: { reason: 'stolen' } });
     expect((await pollCommands(h, blocked.credential)).status).toBe(403);
-    await purge(h, blocked.nodeId);
+    const blockedPurge = await purge(h, blocked.nodeId);
     const forBlocked = await pollCommands(h, blocked.credential, 5);
     expect(forBlocked.status).toBe(200);
     expect(forBlocked.body.items).toMatchObject([{ kind: 'purge' }]);
     expect((await heartbeat(h, blocked.credential)).status).toBe(403);
     await answerCommand(h, blocked.credential, forBlocked.body.items[0].id);
-    await h.temporal.workflow.getHandle(purgeWorkflowId(blocked.nodeId)).result();
+    expect(await workflowResult(h, purgeWorkflowId(blocked.nodeId), blockedPurge.body.operation.id)).toBe(
+      'purged',
+    );
 
     const offline = await joinedNode(h, 'pool-p');
     await heartbeat(h, offline.credential, 'offline');
     const purging = await purge(h, offline.nodeId);
     // The purge waits for the node while it is away; then it comes back.
-    await eventually(async () => {
-      const op = await call(h, 'GET', `/v1/operations/${purging.body.operation.id}`);
-      return op.body.progress?.phase === 'waiting-for-node';
-    });
+    await operationWhen(h, purging.body.operation.id, (op) => op.progress?.phase === 'waiting-for-node');
+    expect((await readNode(h, offline.nodeId)).deletedAt).toBeNull();
     await heartbeat(h, offline.credential);
-    expect((await pollCommands(h, offline.credential)).body.items).toMatchObject([{ kind: 'purge' }]);
+    const forOffline = (await pollCommands(h, offline.credential)).body.items;
+    expect(forOffline).toMatchObject([{ kind: 'purge' }]);
+    await answerCommand(h, offline.credential, forOffline[0].id);
+    expect(await workflowResult(h, purgeWorkflowId(offline.nodeId), purging.body.operation.id)).toBe(
+      'purged',
+    );
+    expect((await readNode(h, offline.nodeId)).deletedAt).toEqual(expect.any(String));
   });
 
   it('needs an operator and confirm: true; refuses deleted and decommissioned nodes', async () => {
@@ -149,21 +166,40 @@ describe('purge', () => {
     expect(gone.body.error.code).toBe('INVALID_STATE');
   });
 
-  it('an agent that acks while the begin is still settling does not turn the purge into a refusal', async () => {
+  it('an agent that acks before the workflow even started still ends the purge purged, once', async () => {
     await seedPool(h, { id: 'pool-fast', tenantId: 'acme' });
-    for (let round = 0; round < 8; round++) {
-      const { nodeId, credential } = await joinedNode(h, 'pool-fast');
-      // The agent's long-poll is already waiting: it gets the command and acks at once.
-      const acked = pollCommands(h, credential, 20).then(async (reply) => {
-        const [command] = reply.body.items;
-        return answerCommand(h, credential, command.id);
-      });
-      await longPollWaiting(h.deps.wakeups, nodeId);
+    const { nodeId, credential } = await joinedNode(h, 'pool-fast');
+    // No worker, no dispatcher: the request is answered, its workflow cannot start.
+    await h.stopWorker();
+    try {
       const started = await purge(h, nodeId);
-      expect(started.status, `round ${round}: ${JSON.stringify(started.body)}`).toBe(202);
-      expect((await acked).status).toBe(200);
-      expect(await h.temporal.workflow.getHandle(purgeWorkflowId(nodeId)).result()).toBe('purged');
+      expect(started.status).toBe(202);
+      const [command] = (await pollCommands(h, credential)).body.items;
+      expect(command).toMatchObject({ kind: 'purge' });
+      expect((await answerCommand(h, credential, command.id)).status).toBe(200);
+      // The same ack again is the same answer; it is still only acknowledged, nothing is forgotten.
+      expect((await answerCommand(h, credential, command.id)).status).toBe(200);
+      expect((await call(h, 'GET', `/v1/operations/${started.body.operation.id}`)).body).toMatchObject({
+        status: 'pending',
+        progress: { phase: 'waiting-for-worker' },
+      });
+      expect(await readNode(h, nodeId)).toMatchObject({ provisionState: 'purging', deletedAt: null });
+      expect(await eventsOf(h, nodeId, 'node.purged')).toEqual([]);
+      await expect(h.temporal.workflow.getHandle(purgeWorkflowId(nodeId)).describe()).rejects.toThrow();
+
+      await h.startWorker();
+      expect(await workflowResult(h, purgeWorkflowId(nodeId), started.body.operation.id)).toBe('purged');
+      expect(
+        await operationWhen(h, started.body.operation.id, (op) => op.status !== 'running'),
+      ).toMatchObject({
+        status: 'succeeded',
+        progress: { phase: 'purged' },
+      });
+      expect((await readNode(h, nodeId)).deletedAt).toEqual(expect.any(String));
       expect(await eventsOf(h, nodeId, 'node.purged')).toHaveLength(1);
+      expect(await eventsOf(h, nodeId, 'node.purge.refused')).toEqual([]);
+    } finally {
+      if (!h.worker) await h.startWorker();
     }
   });
 });

@@ -73,7 +73,18 @@ export async function endCancelledOperation(
   const context = { actor, reason: op.cancellation?.reason ?? null, operationId: op.id };
   if (op.kind === 'decommission' && !decommissionCancellable(op)) return op;
   await enqueueWake(tx, op.workflowId, `cancelled by ${actor}`);
-  const cancelled = () => finishOperation(tx, op.id, 'cancelled');
+  // Cancelled with no request recorded (the Temporal UI's cancel): the record says who it was.
+  const unrecorded = op.cancellation
+    ? {}
+    : {
+        cancellation: {
+          by: actor,
+          reason: null,
+          at: new Date().toISOString(),
+          ...(op.kind === 'pool-drain' ? { children: 'finish' as const } : {}),
+        },
+      };
+  const cancelled = () => finishOperation(tx, op.id, 'cancelled', unrecorded);
 
   if (!node) return cancelled();
   switch (op.kind) {

@@ -1,6 +1,6 @@
 import { and, eq, inArray, sql } from 'drizzle-orm';
 import { DrydockError } from '../domain/errors';
-import { OPERATION_KINDS } from '../domain/operation';
+import { OPERATION_KINDS, type CancellationRequest } from '../domain/operation';
 import { OPEN_OPERATION_STATUSES, type FinalOperationStatus } from '../domain/operation-status';
 import { finalPhase, type OperationProgress, type Phase } from '../domain/progress';
 import type { DbOrTx, Tx } from './client';
@@ -32,6 +32,7 @@ export async function finishOperation(
     result?: Record<string, unknown>;
     error?: Record<string, unknown>;
     waitingFor?: NonNullable<OperationProgress['waitingFor']>;
+    cancellation?: CancellationRequest;
   } = {},
 ): Promise<OperationRow | undefined> {
   const [op] = await tx

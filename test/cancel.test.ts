@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { createActivities } from '../activities';
 import { disruptions, nodeCommands, operations } from '../db/schema';
 import { drainWorkflowId, purgeWorkflowId, remediationWorkflowId } from '../workflows/definitions';
-import { purge, readNode, seedPoolNode, setNode } from './support/builders';
+import { operationWhen, purge, readNode, seedPoolNode, setNode } from './support/builders';
 import { allocate, call, eventsOf, tenantKey } from './support/fixtures';
 import { eventually, useHarness } from './support/harness';
 import { recordHistory } from './support/histories';
@@ -61,11 +61,15 @@ describe('DELETE /v1/operations/{id}', () => {
     await h.temporal.workflow.getHandle(drainWorkflowId(nodeId)).cancel();
     expect(await h.temporal.workflow.getHandle(drainWorkflowId(nodeId)).result()).toBe('cancelled');
     const op = await call(h, 'GET', `/v1/operations/${opId}`);
-    expect(op.body).toMatchObject({ status: 'cancelled', cancellation: null });
+    // No request was recorded: the record names the identity on the workflow's cancel request.
+    expect(op.body).toMatchObject({
+      status: 'cancelled',
+      cancellation: { by: expect.stringMatching(/^temporal:.+@/), reason: null },
+    });
     expect(await readNode(h, nodeId)).toMatchObject({ cordoned: true, noScheduleReasons: [] });
     const cancelledEvents = await eventsOf(h, nodeId, 'node.drain.cancelled');
     expect(cancelledEvents).toHaveLength(1);
-    expect(cancelledEvents[0]!.actor).toMatch(/^temporal:.+@/);
+    expect(cancelledEvents[0]!.actor).toBe(op.body.cancellation.by);
   });
 
   it('uncordon is the same cancel, naming the uncordoning key', async () => {
@@ -113,6 +117,8 @@ describe('DELETE /v1/operations/{id}', () => {
     const started = await purge(h, nodeId, { reason: 'EOL' });
     expect(started.status).toBe(202);
     const opId = started.body.operation.id as string;
+    // Its workflow waits for the node's answer (one cancelled before it started never starts).
+    await operationWhen(h, opId, (op) => op.progress.phase === 'waiting-for-node');
     const cancelled = await call(h, 'DELETE', `/v1/operations/${opId}`, { body: { reason: 'not this one' } });
     expect(cancelled.status).toBe(200);
     expect(cancelled.body).toMatchObject({

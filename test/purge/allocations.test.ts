@@ -1,7 +1,8 @@
 import { eq } from 'drizzle-orm';
+import { WorkflowNotFoundError } from '@temporalio/client';
 import { describe, expect, it } from 'vitest';
 import { newId } from '../../domain/ids';
-import { allocations, events, nodeCommands, operations } from '../../db/schema';
+import { allocations, events, nodeCommands, operations, workflowOutbox } from '../../db/schema';
 import { purgeWorkflowId } from '../../workflows/definitions';
 import {
   answerCommand,
@@ -10,6 +11,7 @@ import {
   pollCommands,
   purge,
   readNode,
+  workflowResult,
 } from '../support/builders';
 import { allocate, call, eventsOf } from '../support/fixtures';
 import { useHarness } from '../support/harness';
@@ -21,6 +23,11 @@ const allocationRows = (nodeId: string) =>
 const operationsOf = (nodeId: string) => h.db.select().from(operations).where(eq(operations.nodeId, nodeId));
 const commandsOf = (nodeId: string) =>
   h.db.select().from(nodeCommands).where(eq(nodeCommands.nodeId, nodeId));
+const outboxOf = (nodeId: string) =>
+  h.db
+    .select()
+    .from(workflowOutbox)
+    .where(eq(workflowOutbox.workflowId, purgeWorkflowId(nodeId)));
 const liveOn = async (nodeId: string) =>
   (await call(h, 'GET', `/v1/allocations?nodeId=${nodeId}&live=true`)).body.items as { id: string }[];
 
@@ -52,7 +59,11 @@ describe('purge of a node that holds allocations', () => {
           'to release them with the purge',
       );
     }
-    expect(await h.temporal.workflow.getHandle(purgeWorkflowId(nodeId)).result()).toBe('refused');
+    // Refused in the request's transaction: no operation, so no workflow to start.
+    expect(await outboxOf(nodeId)).toEqual([]);
+    await expect(h.temporal.workflow.getHandle(purgeWorkflowId(nodeId)).describe()).rejects.toThrow(
+      WorkflowNotFoundError,
+    );
     expect(await readNode(h, nodeId)).toEqual(before);
     expect(await eventsOf(h, nodeId)).toEqual(eventsBefore);
     expect(await operationsOf(nodeId)).toEqual([]);
@@ -67,7 +78,7 @@ describe('purge of a node that holds allocations', () => {
     expect(await eventsOf(h, nodeId, 'allocation.force-released')).toEqual([]);
   });
 
-  it('with force: true releases them in the transaction the purge begins in, then purges as usual', async () => {
+  it('with force: true releases them in the transaction the purge is requested in, then purges as usual', async () => {
     const { nodeId, credential, held } = await heldNode('pool-pf');
     const key = 'purge-force-0001';
     // Refused without force: the key is not used up by a refusal.
@@ -121,7 +132,7 @@ describe('purge of a node that holds allocations', () => {
 
     const [command] = (await pollCommands(h, credential)).body.items;
     expect((await answerCommand(h, credential, command.id)).status).toBe(200);
-    expect(await h.temporal.workflow.getHandle(purgeWorkflowId(nodeId)).result()).toBe('purged');
+    expect(await workflowResult(h, purgeWorkflowId(nodeId), opId)).toBe('purged');
     expect((await readNode(h, nodeId)).deletedAt).toEqual(expect.any(String));
     expect(await eventsOf(h, nodeId, 'node.purged')).toHaveLength(1);
     expect(await eventsOf(h, nodeId, 'allocation.force-released')).toHaveLength(2);
@@ -144,7 +155,7 @@ describe('purge of a node that holds allocations', () => {
 
     const [command] = (await pollCommands(h, credential)).body.items;
     await answerCommand(h, credential, command.id);
-    expect(await h.temporal.workflow.getHandle(purgeWorkflowId(nodeId)).result()).toBe('purged');
+    expect(await workflowResult(h, purgeWorkflowId(nodeId), started.body.operation.id)).toBe('purged');
     expect(await liveOn(nodeId)).toEqual([]);
     expect((await allocationRows(nodeId)).map((a) => ({ id: a.id, releasedBy: a.releasedBy }))).toEqual([
       { id: leftover, releasedBy: 'system:purge' },
@@ -159,10 +170,10 @@ describe('purge of a node that holds allocations', () => {
     ]);
   });
 
-  it('a placement racing the begin: the purge or the placement is refused, never neither', async () => {
+  it('a placement racing the purge request: the purge or the placement is refused, never neither', async () => {
     for (let round = 0; round < 12; round++) {
       const { nodeId } = await joinedPoolNode(h, 'pool-pr');
-      // The placement sent a little later each round, so it lands before, inside and after the begin.
+      // The placement sent a little later each round, so it lands before, inside and after the request's transaction.
       const later = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
       const [purged, placed] = await Promise.all([
         purge(h, nodeId),

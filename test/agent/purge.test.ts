@@ -19,6 +19,7 @@ import { nodeCommands } from '../../db/schema';
 import { wakeNode } from '../../db/wakeups';
 import { purgeWorkflowId, wakeSignal } from '../../workflows/definitions';
 import { createToken, joinedNode } from '../support/agents';
+import { workflowResult } from '../support/builders';
 import { call, eventsOf, seedPool } from '../support/fixtures';
 import { eventually, useHarness } from '../support/harness';
 import { signalAndAwaitStep } from '../support/witnesses';
@@ -31,7 +32,9 @@ const node = async (id: string) => (await call(h, 'GET', `/v1/nodes/${id}`)).bod
 const operation = async (id: string) => (await call(h, 'GET', `/v1/operations/${id}`)).body;
 const commandRow = async (id: string) =>
   (await h.db.select().from(nodeCommands).where(eq(nodeCommands.id, id)))[0]!;
-const purgeResult = (nodeId: string) => h.temporal.workflow.getHandle(purgeWorkflowId(nodeId)).result();
+/** The purge workflow's result, once the dispatcher has started it. */
+const purgeResult = (nodeId: string, operationId: string) =>
+  workflowResult(h, purgeWorkflowId(nodeId), operationId);
 
 const machine = (poolId: string) => joinedMachine(h, bench, poolId);
 const running = (m: Machine, dataDir?: string) => runMachine(bench, m, dataDir);
@@ -101,7 +104,7 @@ describe('drydock-agent purge', () => {
     expect(existsSync(m.binary)).toBe(false);
     expect(existsSync(dirname(m.dir))).toBe(true);
 
-    expect(await purgeResult(m.nodeId)).toBe('purged');
+    expect(await purgeResult(m.nodeId, operationId)).toBe('purged');
     expect(await node(m.nodeId)).toMatchObject({ deletedAt: expect.any(String), provisionState: 'purging' });
     expect(await eventsOf(h, m.nodeId, 'node.purged')).toHaveLength(1);
     expect(await eventsOf(h, m.nodeId, 'node.purge.refused')).toEqual([]);
@@ -115,13 +118,13 @@ describe('drydock-agent purge', () => {
     const agent = bench.spawnAgent(['run', '--data-dir', m.dir, '--heartbeat-every', '300ms']);
     await agent.waitForLog(/connected to .* as node_/, 15_000);
 
-    await purge(m.nodeId);
+    const operationId = await purge(m.nodeId);
     expect(await agent.exited).toBe(0);
     expect(agent.stderr()).toMatch(/purged: data directory removed \(no binary to remove\)\n$/);
     expect(existsSync(m.dir)).toBe(false);
     expect(existsSync(m.binary)).toBe(true);
     expect(existsSync(AGENT_BIN)).toBe(true);
-    expect(await purgeResult(m.nodeId)).toBe('purged');
+    expect(await purgeResult(m.nodeId, operationId)).toBe('purged');
   });
 
   it('refuses a forged signature, another cluster, another node, a replayed command: each audited with its reason, nothing deleted', async () => {
@@ -132,7 +135,7 @@ describe('drydock-agent purge', () => {
     const before = kept(m.dir);
 
     // A genuine command of node B, signed by the cluster CA, shows up in A's stream.
-    await purge(other.nodeId);
+    const otherPurge = await purge(other.nodeId);
     const [genuine] = await h.db.select().from(nodeCommands).where(eq(nodeCommands.nodeId, other.nodeId));
     const replayed = newId('cmd');
     await h.db.insert(nodeCommands).values({
@@ -182,7 +185,7 @@ describe('drydock-agent purge', () => {
     // Node B's purge is untouched by the replay, and ends when B is deleted.
     expect(await commandRow(genuine!.id)).toMatchObject({ status: 'pending' });
     await call(h, 'DELETE', `/v1/nodes/${other.nodeId}`);
-    expect(await purgeResult(other.nodeId)).toBe('cancelled');
+    expect(await purgeResult(other.nodeId, otherPurge)).toBe('cancelled');
   });
 
   it('follows no link out of the data directory: links inside are removed as links, their targets stay', async () => {
@@ -197,13 +200,13 @@ describe('drydock-agent purge', () => {
     symlinkSync(join(outside, 'models'), join(m.dir, 'tools', 'cache', 'models'));
     const agent = await running(m);
 
-    await purge(m.nodeId);
+    const operationId = await purge(m.nodeId);
     expect(await agent.exited).toBe(0);
     expect(existsSync(m.dir)).toBe(false);
     expect(readFileSync(join(outside, 'precious.txt'), 'utf8')).toBe('not the agent’s');
     expect(readFileSync(join(outside, 'models', 'weights.bin'), 'utf8')).toBe('weights');
     expect(listing(outside)).toEqual(['models/', 'models/weights.bin', 'precious.txt']);
-    expect(await purgeResult(m.nodeId)).toBe('purged');
+    expect(await purgeResult(m.nodeId, operationId)).toBe('purged');
   });
 
   it('refuses when the data directory is itself a link: node.purge.refused, the node stays purging, nothing deleted', async () => {
@@ -230,7 +233,7 @@ describe('drydock-agent purge', () => {
 
     // A refused purge waits for a DELETE, which ends it cancelled; the agent learns it is forgotten.
     await call(h, 'DELETE', `/v1/nodes/${m.nodeId}`);
-    expect(await purgeResult(m.nodeId)).toBe('cancelled');
+    expect(await purgeResult(m.nodeId, operationId)).toBe('cancelled');
     expect(await agent.exited).toBe(3);
     expect(kept(m.dir)).toEqual(before);
   });
@@ -255,7 +258,7 @@ describe('drydock-agent purge', () => {
     expect(back.stderr()).toMatch(/purged: data directory and binary removed/);
     expect(existsSync(m.dir)).toBe(false);
     expect(existsSync(m.binary)).toBe(false);
-    expect(await purgeResult(m.nodeId)).toBe('purged');
+    expect(await purgeResult(m.nodeId, operationId)).toBe('purged');
     expect(await operation(operationId)).toMatchObject({ status: 'succeeded' });
   });
 
@@ -266,11 +269,11 @@ describe('drydock-agent purge', () => {
     await call(h, 'POST', `/v1/nodes/${m.nodeId}/block`, { body: { reason: 'stolen' } });
     await agent.waitForLog(/blocked by the control plane; retrying/, 5_000, mark);
 
-    await purge(m.nodeId, 'stolen: wipe it');
+    const operationId = await purge(m.nodeId, 'stolen: wipe it');
     expect(await agent.exited).toBe(0);
     expect(existsSync(m.dir)).toBe(false);
     expect(existsSync(m.binary)).toBe(false);
-    expect(await purgeResult(m.nodeId)).toBe('purged');
+    expect(await purgeResult(m.nodeId, operationId)).toBe('purged');
     expect(await eventsOf(h, m.nodeId, 'node.purged')).toHaveLength(1);
   });
 
@@ -282,7 +285,7 @@ describe('drydock-agent purge', () => {
       nodeId: m.nodeId,
       deleted: true,
     });
-    expect(await purgeResult(m.nodeId)).toBe('cancelled');
+    expect(await purgeResult(m.nodeId, operationId)).toBe('cancelled');
     expect(await operation(operationId)).toMatchObject({ status: 'cancelled' });
     expect(await eventsOf(h, m.nodeId, 'node.purged')).toEqual([]);
     const before = kept(m.dir);
@@ -308,7 +311,7 @@ describe('drydock-agent purge', () => {
     expect(back.stderr).toMatch(/purged: data directory and binary removed/);
     expect(existsSync(m.dir)).toBe(false);
     expect(existsSync(m.binary)).toBe(false);
-    expect(await purgeResult(m.nodeId)).toBe('purged');
+    expect(await purgeResult(m.nodeId, operationId)).toBe('purged');
     expect(await operation(operationId)).toMatchObject({ status: 'succeeded' });
   });
 
@@ -339,8 +342,8 @@ describe('drydock-agent purge', () => {
       const [purged, kept] = sim.agents.map((a) => a.nodeId) as [string, string];
       const forged = await queueSigned(kept, {}, generateCa());
       h.deps.wakeups.wake(kept);
-      await purge(purged);
-      expect(await purgeResult(purged)).toBe('purged');
+      const operationId = await purge(purged);
+      expect(await purgeResult(purged, operationId)).toBe('purged');
       expect(await sim.agent(purged).session.ended).toMatchObject({ reason: 'final', kind: 'purge' });
       await eventually(async () => (await commandRow(forged)).status === 'refused');
       expect(await commandRow(forged)).toMatchObject({

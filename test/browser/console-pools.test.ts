@@ -43,11 +43,13 @@ describe('pools, join tokens and operations in a browser, with the outside netwo
 
     await page.getByRole('link', { name: 'pool-h100-east' }).click();
     await page.getByRole('heading', { name: /Pool pool-h100-east/ }).waitFor();
-    await page.getByLabel('nodes with labels').fill('rack=b7');
-    await page.getByLabel('at most at once').fill('2');
-    await page.getByLabel('deadline').fill('2h');
-    await page.getByLabel('reason').fill('driver 580 roll-out');
-    await page.getByRole('button', { name: 'Drain pool' }).click();
+    // The drain form (the page's policy form has a reason too).
+    const drainForm = page.locator('form', { has: page.getByRole('button', { name: 'Drain pool' }) });
+    await drainForm.getByLabel('nodes with labels').fill('rack=b7');
+    await drainForm.getByLabel('at most at once').fill('2');
+    await drainForm.getByLabel('deadline').fill('2h');
+    await drainForm.getByLabel('reason').fill('driver 580 roll-out');
+    await drainForm.getByRole('button', { name: 'Drain pool' }).click();
     await page.getByText(/^Pool pool-h100-east draining the nodes with rack=b7: operation op_/).waitFor();
 
     const drains = (await call(h, 'GET', '/v1/operations?kind=pool-drain')).body.items;

@@ -54,7 +54,7 @@ describe('node page controls', () => {
     // While the allocation holds the node, the page lists the drain with what it waits for.
     const page = await eventually(async () => {
       const p = await browser.get(`/console/nodes/${nodeId}`);
-      return /Waiting for 1 live allocation until [^<]+; then they are force-released within the pool&#39;s disruption budget\./.test(
+      return /Waiting for 1 live allocation until \d\d:\d\dZ, then what is left is released by force within the pool&#39;s disruption budget\./.test(
         p.html,
       )
         ? p

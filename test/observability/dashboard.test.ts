@@ -5,7 +5,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { closeServer, listen } from '../../api/server';
 import { ensureLivenessSweep } from '../../workflows/liveness-client';
 import { freePort } from '../../scripts/services/process';
-import { heartbeat } from '../support/builders';
+import { heartbeat, operationWhen } from '../support/builders';
+import { executeFromPreview, retiredNode } from '../support/decommission';
 import { joinedNode } from '../support/agents';
 import { call, eventsOf, seedPool } from '../support/fixtures';
 import { eventually, useHarness } from '../support/harness';
@@ -52,9 +53,8 @@ describe('metrics, as Prometheus scrapes them', () => {
   });
 
   it('serves every metric the Grafana dashboard names, from the API and the worker, after a little traffic', async () => {
-    // One request, one heartbeat (flushed), one drain through to drained. The drain is a pool's:
-    // its node's drain runs in local activities, the pool's step in a regular one, so the SDK's
-    // metrics of both appear.
+    // One request, one heartbeat (flushed), one pool drain through to drained (local activities)
+    // and one decommission (regular activities), so the SDK's metrics of both appear.
     expect((await fetch(`${api.url}/healthz`)).status).toBe(200);
     await seedPool(h, { id: 'pool-m', tenantId: 'acme' });
     const { nodeId, credential } = await joinedNode(h, 'pool-m');
@@ -63,12 +63,17 @@ describe('metrics, as Prometheus scrapes them', () => {
     const drain = await call(h, 'POST', '/v1/pools/pool-m/drain', { body: { reason: 'metrics' } });
     expect(drain.status).toBe(202);
     await eventually(async () => (await eventsOf(h, nodeId, 'node.drained')).length > 0, 30_000);
+    // The API's figures before the decommission's node joins and beats.
+    const fromApi = await scrape(`${api.url}/metrics`);
+    const retired = await retiredNode(h, 'pool-m');
+    const { reply: decommission } = await executeFromPreview(h, retired.nodeId);
+    expect(decommission.status).toBe(202);
+    await operationWhen(h, decommission.body.id, (op) => op.status === 'succeeded', 30_000);
 
     const fromWorker = await eventually(async () => {
       const samples = await scrape(`${worker.url}/metrics`);
       return valueOf(samples, 'drydock_drain_wait_seconds_count') === 1 ? samples : undefined;
     });
-    const fromApi = await scrape(`${api.url}/metrics`);
     const served = new Set([...fromApi, ...fromWorker].map((s: Sample) => s.name));
 
     expect(dashboard.schemaVersion).toBeGreaterThanOrEqual(39);

@@ -1,7 +1,7 @@
 import { newId } from '../../domain/ids';
 import { ACTIONS, type Action } from '../../domain/principal';
-import { inArray } from 'drizzle-orm';
-import { nodeCommands, nodes, operations } from '../../db/schema';
+import { count, inArray } from 'drizzle-orm';
+import { nodeCommands, nodes, operations, workflowOutbox } from '../../db/schema';
 import { createToken, join, newPublicKey } from './agents';
 import { preview, retiredNode } from './decommission';
 import { call, seedPool, tenantKey, type Reply } from './fixtures';
@@ -471,7 +471,14 @@ export const EXEMPLARS: Record<string, Exemplar> = {
         201,
       );
       const drain = await must(call(w.h, 'POST', `/v1/nodes/${nodeId}/drain`, { body: {} }), 202);
-      return { params: { id: drain.body.operation.id }, body: { reason: REASON } };
+      // Begun and asleep until its next look, minutes off: the refusals meet a record at rest.
+      const id: string = drain.body.operation.id;
+      await eventually(async () => {
+        const op = await call(w.h, 'GET', `/v1/operations/${id}`);
+        const [outbox] = await w.h.db.select({ rows: count() }).from(workflowOutbox);
+        return op.body.progress?.phase === 'waiting' && outbox!.rows === 0 ? true : undefined;
+      });
+      return { params: { id }, body: { reason: REASON } };
     },
   },
   'POST /v1/allocations': {
@@ -726,7 +733,9 @@ export async function settle(h: Harness): Promise<void> {
           await call(h, 'DELETE', `/v1/operations/${op.id}`, { body: { reason: 'the test is over' } });
         }
       }
-      return open.length === 0;
+      // And what they asked of Temporal delivered: the outbox changes as its dispatcher works.
+      const [outbox] = await h.db.select({ rows: count() }).from(workflowOutbox);
+      return open.length === 0 && outbox!.rows === 0;
     },
     60_000,
     100,

@@ -8,6 +8,7 @@ import { caFingerprint, encodePurgePayload, endorseCaKey, signPayload } from '..
 import { nodeCommands } from '../../db/schema';
 import { wakeNode } from '../../db/wakeups';
 import { purgeWorkflowId } from '../../workflows/definitions';
+import { workflowResult } from '../support/builders';
 import { call, eventsOf } from '../support/fixtures';
 import { eventually, useHarness } from '../support/harness';
 import { joinedMachine, runMachine, useAgentBench, type RunningAgent } from './agent-process';
@@ -21,7 +22,8 @@ const [second, third, forged] = [generateCa(), generateCa(), generateCa()];
 
 /**
  * The API as it is after a restart with DRYDOCK_CA_KEY_FILE = `current` and
- * DRYDOCK_CA_PREVIOUS_KEY_FILES = `previous` (newest first): the same `caOffer` the server runs.
+ * DRYDOCK_CA_PREVIOUS_KEY_FILES = `previous` (newest first): the same `caOffer` the server runs,
+ * and purge requests signed with `current` (the API signs them; workers hold no CA key).
  */
 function configureApi(current: ClusterCa, previous: ClusterCa[]): void {
   const files = previous.map((ca) => {
@@ -32,19 +34,15 @@ function configureApi(current: ClusterCa, previous: ClusterCa[]): void {
   const offer = caOffer(current, files, h.clusterId);
   h.deps.caPublicKeyPem = offer.publicKey;
   h.deps.caEndorsements = offer.endorsements;
-}
-
-/** The workers restarted with DRYDOCK_CA_KEY_FILE = `ca`: purges are signed with it. */
-async function configureWorker(ca: ClusterCa): Promise<void> {
-  await h.stopWorker();
-  h.ca = ca;
-  await h.startWorker();
+  h.deps.purgeSigner = { clusterId: h.clusterId, privateKey: current.privateKey };
 }
 
 const identityOf = (dir: string) => JSON.parse(readFileSync(join(dir, 'identity.json'), 'utf8'));
 const commandRow = async (id: string) =>
   (await h.db.select().from(nodeCommands).where(eq(nodeCommands.id, id)))[0]!;
-const purgeResult = (nodeId: string) => h.temporal.workflow.getHandle(purgeWorkflowId(nodeId)).result();
+/** The purge workflow's result, once the dispatcher has started it. */
+const purgeResult = (nodeId: string, operationId: string) =>
+  workflowResult(h, purgeWorkflowId(nodeId), operationId);
 
 async function purge(nodeId: string) {
   const reply = await call(h, 'POST', `/v1/nodes/${nodeId}/purge`, { body: { confirm: true } });
@@ -114,11 +112,10 @@ describe('CA key rotation with real agents', () => {
     });
     expect(existsSync(join(m.dir, 'node.key'))).toBe(true);
 
-    await configureWorker(second);
     const operationId = await purgeLive(agent, m.nodeId);
     expect(await agent.exited).toBe(0);
     expect(existsSync(m.dir)).toBe(false);
-    expect(await purgeResult(m.nodeId)).toBe('purged');
+    expect(await purgeResult(m.nodeId, operationId)).toBe('purged');
     expect((await call(h, 'GET', `/v1/operations/${operationId}`)).body.status).toBe('succeeded');
     expect(await eventsOf(h, m.nodeId, 'node.purged')).toHaveLength(1);
   });
@@ -163,18 +160,16 @@ describe('CA key rotation with real agents', () => {
   });
 
   it('an agent that missed two rotations, blocked meanwhile, follows the chain from its command poll and obeys the purge', async () => {
-    await configureWorker(joined);
     configureApi(joined, []);
     const m = await joinedMachine(h, bench, 'pool-missed');
     expect(identityOf(m.dir).caPublicKey).toBe(joined.publicKeyPem);
 
     // While the machine is off: two rotations, a block (no heartbeat is accepted), a purge.
     configureApi(third, [second, joined]);
-    await configureWorker(third);
     expect(
       (await call(h, 'POST', `/v1/nodes/${m.nodeId}/block`, { body: { reason: 'stolen' } })).status,
     ).toBe(200);
-    await purge(m.nodeId);
+    const operationId = await purge(m.nodeId);
 
     const agent = bench.spawnAgent([
       'run',
@@ -191,6 +186,6 @@ describe('CA key rotation with real agents', () => {
     expect(rotated).toBeGreaterThan(-1);
     expect(log.indexOf('(purge) acked')).toBeGreaterThan(rotated);
     expect(existsSync(m.dir)).toBe(false);
-    expect(await purgeResult(m.nodeId)).toBe('purged');
+    expect(await purgeResult(m.nodeId, operationId)).toBe('purged');
   });
 });

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { disruptions } from '../db/schema';
 import { drainWorkflowId, purgeWorkflowId } from '../workflows/definitions';
 import { joinedNode } from './support/agents';
-import { answerCommand, pollCommands, purge, drainProgress } from './support/builders';
+import { answerCommand, drainProgress, operationWhen, pollCommands, purge } from './support/builders';
 import { decommissioned, executeFromPreview, retiredNode } from './support/decommission';
 import { allocate, call, eventsOf, seedNode, seedPool } from './support/fixtures';
 import { eventually, useHarness } from './support/harness';
@@ -79,17 +79,23 @@ describe('a budget slot freed by a workflow wakes the waiting drains', () => {
     const { nodeId: holder, credential } = await joinedNode(h, 'pool-bf3');
     const waiter = await waitingBehind('pool-bf3', holder);
     const started = await purge(h, holder);
+    const opId = started.body.operation.id;
     const [command] = (await pollCommands(h, credential)).body.items;
-    // Its workflow gone before the ack reached it: only the DELETE's own clean-up forgets the node.
+    // Its workflow (begun: its first look ran) gone before the ack reached it: only the DELETE's
+    // own clean-up forgets the node.
+    await operationWhen(h, opId);
     await h.temporal.workflow.getHandle(purgeWorkflowId(holder)).terminate('gone before the ack');
     expect((await answerCommand(h, credential, command.id)).status).toBe(200);
     expect(await disruptionOf(holder)).toBe('holding');
+    expect((await call(h, 'GET', `/v1/operations/${opId}`)).body.status).toBe('running');
 
     const freedAt = Date.now();
-    const cancelled = await call(h, 'DELETE', `/v1/operations/${started.body.operation.id}`);
+    const cancelled = await call(h, 'DELETE', `/v1/operations/${opId}`);
     // Past cancelling: the purge succeeded, the node forgotten.
     expect(cancelled.status).toBe(409);
     expect(cancelled.body.error).toMatchObject({ code: 'INVALID_STATE' });
+    expect((await call(h, 'GET', `/v1/operations/${opId}`)).body.status).toBe('succeeded');
+    expect((await call(h, 'GET', `/v1/nodes/${holder}`)).body.deletedAt).toEqual(expect.any(String));
     await proceedsSoonAfter(waiter, freedAt);
     expect(await disruptionOf(holder)).toBeUndefined();
     expect(await eventsOf(h, holder, 'node.purged')).toHaveLength(1);
@@ -119,7 +125,7 @@ describe('a budget slot freed by a workflow wakes the waiting drains', () => {
     const freedAt = Date.now();
     const { reply } = await executeFromPreview(h, holder);
     expect(reply.status).toBe(202);
-    expect(await decommissioned(h, holder)).toBe('decommissioned');
+    expect(await decommissioned(h, holder, reply.body.id)).toBe('decommissioned');
     await proceedsSoonAfter(waiter, freedAt);
     expect(await disruptionOf(holder)).toBeUndefined();
     expect(await eventsOf(h, holder, 'node.decommissioned')).toHaveLength(1);

@@ -1,5 +1,6 @@
 import { decommissionWorkflowId } from '../../workflows/definitions';
 import { createToken, join } from './agents';
+import { workflowResult } from './builders';
 import { call } from './fixtures';
 import type { Harness } from './harness';
 
@@ -68,6 +69,10 @@ export function executeBody(shown: Record<string, any>, extra: Record<string, un
   };
 }
 
-export async function decommissioned(h: Harness, nodeId: string) {
-  return h.temporal.workflow.getHandle(decommissionWorkflowId(nodeId)).result();
+/**
+ * The decommission workflow's result (of the run of `operationId` when given), once the
+ * dispatcher has started it: the request is answered before its workflow exists.
+ */
+export async function decommissioned(h: Harness, nodeId: string, operationId?: string) {
+  return workflowResult(h, decommissionWorkflowId(nodeId), operationId);
 }

@@ -78,13 +78,19 @@ describe('decommission: the runbook Confirm list', () => {
       'eol-gpu-b7-03-0001',
     );
     expect(started.status).toBe(202);
+    // Recorded, not yet begun: a worker's dispatcher starts its workflow after the answer.
     expect(started.body).toMatchObject({
       kind: 'decommission',
-      status: 'running',
+      status: 'pending',
       nodeId,
       idempotencyKey: 'eol-gpu-b7-03-0001',
+      progress: { phase: 'waiting-for-worker' },
     });
-    expect(await decommissioned(h, nodeId)).toBe('decommissioned');
+    expect(await decommissioned(h, nodeId, started.body.id)).toBe('decommissioned');
+    expect((await call(h, 'GET', `/v1/operations/${started.body.id}`)).body).toMatchObject({
+      status: 'succeeded',
+      progress: { phase: 'decommissioned' },
+    });
     await recordHistory(h.temporal, decommissionWorkflowId(nodeId), 'decommission');
 
     // Node status and liveness decommissioned; all eligibility false; current inventory empty.
@@ -191,7 +197,7 @@ describe('decommission: idempotency', () => {
     expect(replies.filter((r) => r.status === 202)).toHaveLength(1);
     expect(replies.filter((r) => r.status === 200)).toHaveLength(19);
     expect(new Set(replies.map((r) => r.body.id)).size).toBe(1);
-    await decommissioned(h, nodeId);
+    expect(await decommissioned(h, nodeId, replies[0]!.body.id)).toBe('decommissioned');
     expect(await eventsOf(h, nodeId, 'node.decommissioned')).toHaveLength(1);
     const ops = await h.db.select().from(operations).where(eq(operations.nodeId, nodeId));
     expect(ops.filter((o) => o.kind === 'decommission')).toHaveLength(1);

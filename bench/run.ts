@@ -2,7 +2,8 @@
  * `npm run bench -- <name> [options]`: runs `bench/<name>.ts`. A benchmark is one file in `bench/`
  * whose default export comes from `defineBenchmark` (bench/support/benchmark.ts); adding a file is
  * all it takes to add one. `npm run bench` alone runs every one in its quick mode and writes
- * docs/benchmarks.md (bench/support/run-all.ts); `list` (or an unknown name) lists what there is.
+ * docs/benchmarks.md (bench/support/run-all.ts), `--before FILE` keeping an earlier commit's page
+ * below it; `list` (or an unknown name) lists what there is.
  */
 import { readdirSync } from 'node:fs';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -32,6 +33,8 @@ async function list(): Promise<string> {
   const lines = await Promise.all(names.map(async (n) => `  ${n.padEnd(width)}  ${(await load(n)).summary}`));
   return [
     'usage: npm run bench                        every benchmark, quick, then docs/benchmarks.md',
+    '       npm run bench -- --before FILE       the same, with FILE (the page an earlier commit',
+    '                                            wrote) kept under "Before" for comparison',
     '       npm run bench -- <name> [options]    one (--help after a name lists its options)',
     '',
     'benchmarks:',
@@ -41,9 +44,17 @@ async function list(): Promise<string> {
 
 async function main(argv: string[]): Promise<number> {
   const [name, ...args] = argv;
-  if (!name) {
+  if (!name || name === '--before') {
     const names = available();
-    return runAll(await Promise.all(names.map(async (n) => ({ name: n, quick: (await load(n)).quick }))));
+    const earlier = name === '--before' ? args[0] : undefined;
+    if (name === '--before' && !earlier) {
+      console.error('--before needs the docs/benchmarks.md an earlier commit wrote');
+      return 2;
+    }
+    return runAll(
+      await Promise.all(names.map(async (n) => ({ name: n, quick: (await load(n)).quick }))),
+      earlier,
+    );
   }
   if (name === '--help' || name === '-h' || name === 'list') {
     console.log(await list());

@@ -21,7 +21,12 @@ interface Row extends Figure {
  * process of its own (`tsx bench/run.ts <name> ...quick`), then docs/benchmarks.md from the
  * `figures` of each run's result. A benchmark that fails, or writes no figures, still has a row.
  */
-export async function runAll(benchmarks: { name: string; quick: string[] }[]): Promise<number> {
+export async function runAll(
+  benchmarks: { name: string; quick: string[] }[],
+  earlierPage?: string,
+): Promise<number> {
+  // Read first: a missing file fails before minutes of benchmarks.
+  const earlier = earlierPage === undefined ? undefined : earlierRun(readFileSync(earlierPage, 'utf8'));
   const before = environment();
   const began = Date.now();
   const rows: Row[] = [];
@@ -40,7 +45,7 @@ export async function runAll(benchmarks: { name: string; quick: string[] }[]): P
     rmSync(notes, { recursive: true, force: true });
   }
   const after = environment();
-  const text = document(rows, before, after, Math.round((Date.now() - began) / 1000));
+  const text = document(rows, before, after, Math.round((Date.now() - began) / 1000), earlier);
   // In the project's style, as `prettier --check .` wants every committed file.
   const style = await resolveConfig(docPath);
   writeFileSync(docPath, await format(text, { ...style, filepath: docPath }));
@@ -85,11 +90,27 @@ function figuresOf(benchmark: string, exit: number | string, note: string): Row[
   return result.figures.map((f) => ({ benchmark, ...f, met: f.met && exit === 0 }));
 }
 
+/**
+ * What an earlier commit's page says of its run: from its run line to its end, its headings one
+ * level down. The comparison is the reader's: the benchmarks and their goals may differ.
+ */
+function earlierRun(page: string): string {
+  const lines = page.split('\n');
+  const start = lines.findIndex((line) => line.startsWith('- Run:'));
+  if (start < 0) throw new Error('--before: not a page `npm run bench` wrote (no "- Run:" line)');
+  return lines
+    .slice(start)
+    .map((line) => (line.startsWith('#') ? `#${line}` : line))
+    .join('\n')
+    .trim();
+}
+
 function document(
   rows: Row[],
   before: ReturnType<typeof environment>,
   after: ReturnType<typeof environment>,
   seconds: number,
+  earlier?: string,
 ): string {
   const cell = (value: string | number) => String(value).replace(/\|/g, '\\|').replace(/\n/g, ' ');
   const commit = before.commit
@@ -126,6 +147,17 @@ function document(
           .map(cell)
           .join(' | ')} |`,
     ),
+    ...(earlier
+      ? [
+          '',
+          '## Before',
+          '',
+          'The same `npm run bench` on an earlier commit, on this machine just before this run, as that',
+          "commit's page had it (its benchmarks and goals were that commit's own):",
+          '',
+          earlier,
+        ]
+      : []),
     '',
   ].join('\n');
 }

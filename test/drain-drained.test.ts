@@ -1,6 +1,8 @@
+import { eq } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
+import { workflowOutbox } from '../db/schema';
 import { drainWorkflowId } from '../workflows/definitions';
-import { readNode } from './support/builders';
+import { readNode, workflowResult } from './support/builders';
 import { call, eventsOf, seedNode, seedPool } from './support/fixtures';
 import { eventually, useHarness } from './support/harness';
 
@@ -47,15 +49,27 @@ describe('a drain of a drained node', () => {
     const first = await drain(nodeId);
     expect(first.status).toBe(202);
     const opId = first.body.operation.id as string;
-    await eventually(() => drainedBy(nodeId, opId), 5_000);
+    expect(await workflowResult(h, drainWorkflowId(nodeId), opId)).toBe('drained');
+    const { runId } = await h.temporal.workflow.getHandle(drainWorkflowId(nodeId)).describe();
     const before = await readNode(h, nodeId);
 
     const again = await drain(nodeId);
     expect(again.status).toBe(200);
-    expect(again.body.operation).toMatchObject({ id: opId, status: 'succeeded' });
+    expect(again.body.operation).toMatchObject({
+      id: opId,
+      status: 'succeeded',
+      progress: { phase: 'drained' },
+    });
     expect(again.body.node).toEqual(before);
-    // The run that took this begin ended at once, with nothing done.
-    expect(await h.temporal.workflow.getHandle(drainWorkflowId(nodeId)).result()).toBe('already-done');
+    // Answered from the record: no start for a worker (none queued, and none delivered: the
+    // workflow's latest run is still the first drain's).
+    expect(
+      await h.db
+        .select()
+        .from(workflowOutbox)
+        .where(eq(workflowOutbox.workflowId, drainWorkflowId(nodeId))),
+    ).toEqual([]);
+    expect((await h.temporal.workflow.getHandle(drainWorkflowId(nodeId)).describe()).runId).toBe(runId);
     expect(await readNode(h, nodeId)).toEqual(before);
     expect((await eventsOf(h, nodeId)).map((e) => e.type)).toEqual(['node.draining', 'node.drained']);
     expect((await drainOperations(nodeId)).map((o) => o.id)).toEqual([opId]);

@@ -4,11 +4,12 @@ import { eq } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { nodeCommands, operations } from '../db/schema';
 import { purgeWorkflowId } from '../workflows/definitions';
-import { joinedMachine, runMachine, useAgentBench, type RunningAgent } from './agent/agent-process';
+import { joinedMachine, runMachine, useAgentBench } from './agent/agent-process';
 import { joinedNode } from './support/agents';
+import { operationWhen } from './support/builders';
 import { OPERATION_READ, readNode, useCli } from './support/cli';
 import { allocate, call, eventsOf, seedPool } from './support/fixtures';
-import { eventually, useHarness } from './support/harness';
+import { useHarness } from './support/harness';
 import { answered, answeredMore } from './support/witnesses';
 
 const h = useHarness();
@@ -18,27 +19,6 @@ const { drydock } = cli;
 
 const purgeOperations = async (nodeId: string) =>
   h.db.select().from(operations).where(eq(operations.nodeId, nodeId));
-
-/**
- * Runs `drydock ARGS` (a purge) with the node's agent frozen until the purge has begun: an answer
- * landing inside the begin's workflow task makes the begin run again, a server-side race reported
- * with test/agent/purge.test.ts (purgeLive). The agent runs before and after.
- */
-async function withAgentFrozen(agent: RunningAgent, nodeId: string, args: string[]) {
-  agent.child.kill('SIGSTOP');
-  try {
-    const run = drydock(args);
-    await eventually(async () => {
-      const [op] = await purgeOperations(nodeId);
-      if (!op) return false;
-      // The workflow answers its progress query only once the begin's workflow task completed.
-      return (await call(h, 'GET', `/v1/operations/${op.id}`)).body.progress?.phase === 'waiting-for-node';
-    }, 15_000);
-    return run;
-  } finally {
-    agent.child.kill('SIGCONT');
-  }
-}
 
 describe('drydock nodes purge', () => {
   it('without --yes, or with a bad line, is a usage error (exit 2) and sends nothing', async () => {
@@ -106,18 +86,15 @@ describe('drydock nodes purge', () => {
   it('--yes --wait on a node whose agent runs: exit 0 once the node purged itself', async () => {
     const m = await joinedMachine(h, bench, 'pool-cp-wait');
     const agent = await runMachine(bench, m);
-    const run = await withAgentFrozen(agent, m.nodeId, [
-      'nodes',
-      'purge',
-      m.nodeId,
-      '--yes',
-      '--wait',
-      '--reason',
-      'returned',
-    ]);
+    // The agent runs throughout: it may take and answer the command (signed and stored by the
+    // request) before a worker has begun the purge.
+    const run = await drydock(['nodes', 'purge', m.nodeId, '--yes', '--wait', '--reason', 'returned']);
     expect(run.code, run.stderr).toBe(0);
     expect(run.stdout).toMatch(/^purge op_\w+ succeeded at \S+\n$/);
-    expect(run.stderr).toMatch(new RegExp(`${m.nodeId}\\): purge op_\\w+ running; waiting for the node\\n$`));
+    // The 202's operation is recorded, not yet begun; no progress lines (no terminal).
+    expect(run.stderr).toMatch(
+      new RegExp(`^\\S+ \\(${m.nodeId}\\): purge op_\\w+ pending; waiting for the node\\n$`),
+    );
     expect(await agent.exited).toBe(0);
     expect(existsSync(m.dir)).toBe(false);
     expect(existsSync(m.binary)).toBe(false);
@@ -134,23 +111,31 @@ describe('drydock nodes purge', () => {
     expect(started.code, started.stderr).toBe(0);
     expect(started.stdout).toMatch(
       new RegExp(
-        `^host-\\w+ \\(${nodeId}\\): purge (op_\\w+) running; the node deletes itself when it next asks for commands\\n$`,
+        `^host-\\w+ \\(${nodeId}\\): purge (op_\\w+) pending; the node deletes itself when it next asks for commands\\n$`,
       ),
     );
+    const [op] = await purgeOperations(nodeId);
+    expect(started.stdout).toContain(op!.id);
+    await operationWhen(h, op!.id, (read) => read.progress.phase === 'waiting-for-node');
     // A purge already running is the same purge.
     const again = await drydock(['nodes', 'purge', nodeId, '--yes', '--json']);
     expect(again.code).toBe(0);
-    const [op] = await purgeOperations(nodeId);
     expect(JSON.parse(again.stdout)).toMatchObject({
       node: { id: nodeId, provisionState: 'purging' },
       operation: { id: op!.id, kind: 'purge', status: 'running' },
     });
-    expect(started.stdout).toContain(op!.id);
+    expect(await purgeOperations(nodeId)).toHaveLength(1);
 
     // No agent answers: --timeout gives up waiting (exit 1) and the purge goes on.
     const waited = await drydock(['nodes', 'purge', nodeId, '--yes', '--wait', '--timeout', '2s']);
     expect(waited.code).toBe(1);
-    expect(waited.stderr).toMatch(/error: TIMEOUT: purge op_\w+ still running after 2s; it goes on/);
+    // The same purge, now running: said on the first line, then where the wait gave up.
+    const name = started.stdout.slice(0, started.stdout.indexOf(': purge'));
+    expect(waited.stderr).toBe(
+      `${name}: purge ${op!.id} running; waiting for the node\n` +
+        `error: TIMEOUT: purge ${op!.id} still running after 2s; it goes on — ` +
+        `follow it with: drydock operations show ${op!.id} --wait\n`,
+    );
 
     // Deleted while someone waits: the purge ends cancelled (exit 1).
     const reads = await answered(cli.api, OPERATION_READ);
@@ -187,7 +172,7 @@ describe('drydock nodes purge', () => {
     const forced = await drydock(['nodes', 'purge', nodeId, '--yes', '--force', '--reason', 'rma', '--json']);
     expect(forced.code, forced.stderr).toBe(0);
     const { operation } = JSON.parse(forced.stdout);
-    expect(operation).toMatchObject({ kind: 'purge', status: 'running' });
+    expect(operation).toMatchObject({ kind: 'purge', status: 'pending' });
     expect(await eventsOf(h, nodeId, 'allocation.force-released')).toMatchObject(
       [first, second].map((id) => ({
         actor: 'system:purge',
@@ -205,7 +190,7 @@ describe('drydock nodes purge', () => {
     const agent = await runMachine(bench, m, link);
     const reason = `the data directory ${link} is a symbolic link; nothing deleted`;
 
-    const run = await withAgentFrozen(agent, m.nodeId, ['nodes', 'purge', m.nodeId, '--yes', '--wait']);
+    const run = await drydock(['nodes', 'purge', m.nodeId, '--yes', '--wait']);
     expect(run.code).toBe(1);
     expect(run.stdout).toMatch(/^purge op_\w+ running: the node refused it\n$/);
     expect(run.stderr).toMatch(
@@ -224,7 +209,7 @@ describe('drydock nodes purge', () => {
     expect(again.code).toBe(1);
     expect(JSON.parse(again.stdout)).toMatchObject({
       status: 'running',
-      progress: { phase: 'refused', refusedReason: reason },
+      progress: { phase: 'refused', waitingFor: { refusedReason: reason } },
     });
     expect(await purgeOperations(m.nodeId)).toHaveLength(1);
   });

@@ -14,6 +14,7 @@ import { freePort } from '../scripts/services/process';
 import { drainWorkflowId } from '../workflows/definitions';
 import { ensureLivenessSweep } from '../workflows/liveness-client';
 import { useEmptyDatabases } from './support/empty-databases';
+import { workflowResult } from './support/builders';
 import { seedNode, seedPool } from './support/fixtures';
 import { apiProcessEnv, eventually, useHarness } from './support/harness';
 import { runNode } from './support/run-process';
@@ -201,7 +202,7 @@ describe('npm run build (dist/)', () => {
         return op.status === 'succeeded' ? op : undefined;
       }, 30_000);
       expect(done.status).toBe('succeeded');
-      expect(await h.temporal.workflow.getHandle(drainWorkflowId(nodeId)).result()).toBe('drained');
+      expect(await workflowResult(h, drainWorkflowId(nodeId), opId)).toBe('drained');
       const node = (await (await api(`/v1/nodes/${nodeId}`)).json()) as { noScheduleReasons: string[] };
       expect(node.noScheduleReasons).toEqual([]);
 
@@ -222,7 +223,13 @@ describe('npm run build (dist/)', () => {
           body: JSON.stringify({ reason: 'traced' }),
         });
         expect(drain.status).toBe(202);
-        expect(await h.temporal.workflow.getHandle(drainWorkflowId(idle)).result()).toBe('drained');
+        const idleOpId = ((await drain.json()) as { operation: { id: string } }).operation.id;
+        // Started by the traced worker's dispatcher once it is up (a fresh process: give it time).
+        await eventually(async () => {
+          const op = (await (await api(`/v1/operations/${idleOpId}`)).json()) as { status: string };
+          return op.status === 'succeeded';
+        }, 60_000);
+        expect(await workflowResult(h, drainWorkflowId(idle), idleOpId)).toBe('drained');
         await eventually(async () => collector.spanNames.has('RunWorkflow:drain'), 30_000);
         expect(collector.spanNames).toContain('RunActivity:lookAtDrain');
       } finally {

@@ -113,7 +113,9 @@ describe('docs/runbooks/drain-a-rack.md', () => {
     );
     const result = await running;
     expect(result.code, `stdout:\n${result.stdout}\nstderr:\n${result.stderr}`).toBe(0);
-    expect(result.stdout).toMatch(/^pool-h100-east: 5 drained, 0 draining, 0 pending, 0 failed$/m);
+    expect(result.stdout).toMatch(
+      /^pool-h100-east: Succeeded: 5 drained, 0 draining, 0 pending, 0 failed\.$/m,
+    );
     expect(result.stdout).toMatch(/^5 nodes drained$/m);
     expect(result.stdout).toMatch(/^rack b7 of pool-h100-east back in service: 5 nodes, CHG-1234$/m);
 

@@ -323,7 +323,8 @@ describe('drydock decommission execute', () => {
     expect(done.code).toBe(0);
     const opId = /^decommission (op_[0-9a-z]{26}) succeeded at \S+\n$/.exec(done.stdout)?.[1];
     expect(opId, done.stdout).toBeDefined();
-    expect(done.stderr).toBe(`${nodeId}: decommission ${opId} running; waiting\n`);
+    // The 202's operation: recorded, not yet begun by a worker; no progress lines (no terminal).
+    expect(done.stderr).toBe(`${nodeId}: decommission ${opId} pending; waiting\n`);
 
     // The operator runs the very same line again: same derived key, same operation.
     const [again, againJson, againWait] = await Promise.all([

@@ -92,7 +92,12 @@ export async function stopWaiting(tx: Tx, nodeId: string): Promise<void> {
 export async function freeDisruption(tx: Tx, before: NodeRow, after: NodeRow): Promise<void> {
   const stillOut = after.cordoned && !after.deletedAt && after.poolId === before.poolId;
   if (stillOut && !isTerminal(after.provisionState)) return;
-  const [row] = await tx.select().from(disruptions).where(eq(disruptions.nodeId, after.id));
+  const [row] = await tx
+    .select()
+    .from(disruptions)
+    .where(eq(disruptions.nodeId, after.id))
+    .prepare('disruption_of')
+    .execute();
   if (!row) return;
   // Under the pool's lock, so a drain counting the budget either sees the slot held and is woken
   // once this commits, or counts after it and takes the slot.

@@ -32,7 +32,7 @@ export async function appendEvent(tx: Tx, event: NewEvent): Promise<void> {
     tx.execute(
       sql`select pg_advisory_xact_lock_shared(${EVENT_FEED_LOCK}), pg_notify(${EVENTS_CHANNEL}, '')`,
     ),
-    tx.insert(events).values(event),
+    tx.insert(events).values(event).prepare('append_event').execute(),
   ]);
 }
 

@@ -27,7 +27,9 @@ export async function lockNode(tx: Tx, nodeId: string, principal?: Principal): P
     .select()
     .from(nodes)
     .where(and(eq(nodes.id, nodeId), visible))
-    .for('update');
+    .for('update')
+    .prepare('lock_node')
+    .execute();
   if (!node) throw nodeNotFound(nodeId);
   return node;
 }
@@ -54,6 +56,11 @@ export interface ChangeContext {
 /**
  * Writes a change to a locked node: its axes and labels, version + 1, and its one event; a node it
  * puts back into service (or out of its pool) gives back its disruption-budget slot.
+ *
+ * The statements every node change sends (here, `lockNode`, `labelsOf`, `freeDisruption`,
+ * `appendEvent`) are prepared through drizzle's `.prepare()`: each connection parses them once,
+ * then only binds and executes them — what the cordon and label benchmarks need to reach half of
+ * pgbench (docs/benchmarks.md; docs/production.md says what it means behind a pooler).
  */
 export async function applyNodeChange(
   tx: Tx,
@@ -65,7 +72,9 @@ export async function applyNodeChange(
     .update(nodes)
     .set({ ...change.patch, version: node.version + 1, updatedAt: sql`now()` })
     .where(eq(nodes.id, node.id))
-    .returning();
+    .returning()
+    .prepare('apply_node_change')
+    .execute();
   if (change.labels) await writeOperatorLabels(tx, node.id, change.labels);
   await freeDisruption(tx, node, updated!);
   await appendEvent(tx, { nodeId: node.id, tenantId: node.tenantId, ...change.event, ...context });
@@ -97,7 +106,9 @@ async function writeOperatorLabels(tx: Tx, nodeId: string, labels: NonNullable<N
       .onConflictDoUpdate({
         target: [nodeLabels.nodeId, nodeLabels.key],
         set: { value: sql`excluded.value`, updatedAt: sql`now()` },
-      });
+      })
+      .prepare('write_operator_labels')
+      .execute();
   }
 }
 

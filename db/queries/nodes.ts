@@ -60,7 +60,13 @@ export function nodeNotFound(nodeId: string): DrydockError {
 }
 
 export async function labelsOf(db: DbOrTx, nodeId: string): Promise<LabelRow[]> {
-  return db.select().from(nodeLabels).where(eq(nodeLabels.nodeId, nodeId)).orderBy(asc(nodeLabels.key));
+  return db
+    .select()
+    .from(nodeLabels)
+    .where(eq(nodeLabels.nodeId, nodeId))
+    .orderBy(asc(nodeLabels.key))
+    .prepare('labels_of')
+    .execute();
 }
 
 /** The node as the principal sees it, or NOT_FOUND. */

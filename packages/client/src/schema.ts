@@ -1274,7 +1274,7 @@ export interface components {
         'application/json': components['schemas']['Error'];
       };
     };
-    /** @description UNAVAILABLE: Postgres or Temporal could not complete the request */
+    /** @description UNAVAILABLE: Postgres could not complete the request; the message says whether anything changed */
     Unavailable: {
       headers: {
         [name: string]: unknown;

@@ -180,8 +180,9 @@ describe('packages/client/examples/decommission.ts', () => {
     const [preview, operation] = lines.map((l) => JSON.parse(l));
     expect(preview).toMatchObject({ nodeId, ready: true, blockers: [] });
     expect(operation).toMatchObject({ kind: 'decommission', nodeId, status: 'succeeded' });
-    // Admitted, the operation runs: the wait says so on stderr, stdout stays JSON.
-    expect(run.stderr).toMatch(new RegExp(`^decommission ${operation.id} running: \\S`, 'm'));
+    // Admitted, the operation waits for a worker, then runs: the wait says so on stderr, stdout
+    // stays JSON.
+    expect(run.stderr).toMatch(new RegExp(`^decommission ${operation.id} (pending|running): \\S`, 'm'));
     expect(await decommissions(nodeId)).toMatchObject([{ id: operation.id, status: 'succeeded' }]);
   });
 

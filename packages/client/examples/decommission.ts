@@ -150,9 +150,10 @@ function previewText(p: Preview): string {
 
 /** The workflow's answer to its `progress` query, which the API types per operation kind as `unknown`. */
 function progressOf(op: Operation): string {
-  const progress = op.progress as { phase?: string; step?: string | null } | null | undefined;
-  if (!progress?.phase) return 'starting';
-  return progress.step ? `${progress.phase} (${progress.step})` : progress.phase;
+  const progress = op.progress;
+  if (!progress) return 'starting';
+  const step = progress.kind === 'decommission' ? progress.waitingFor?.step : null;
+  return step ? `${progress.phase} (${step})` : progress.phase;
 }
 
 const print = (text: string) => process.stdout.write(`${text}\n`);

@@ -28,8 +28,15 @@ const remediate = (nodeId: string, key: string, condition = 'GpuXidError', token
   });
 
 /** Resolves once the operation's workflow has done its first steps: nothing more changes by itself. */
+/**
+ * The operation at rest in `phase`: a purge waiting for its node, or a remediation whose attempt
+ * has begun (its command and event written: its begin says `attempting` a step before that).
+ */
 const settled = (id: string, phase: string) =>
-  eventually(async () => (await call(h, 'GET', `/v1/operations/${id}`)).body.progress?.phase === phase);
+  eventually(async () => {
+    const progress = (await call(h, 'GET', `/v1/operations/${id}`)).body.progress;
+    return progress?.phase === phase && (phase !== 'attempting' || progress.waitingFor?.action != null);
+  });
 
 /** The request is refused as a reused key, and the node and its events stay as they were. */
 async function refusedWithoutChange(nodeId: string, request: () => Promise<Reply>) {

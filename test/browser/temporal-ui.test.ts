@@ -1,18 +1,14 @@
-import { Client, Connection } from '@temporalio/client';
-import { DefaultLogger, NativeConnection, Runtime, type Worker } from '@temporalio/worker';
-import { afterAll, describe, expect, inject, it } from 'vitest';
+import { DefaultLogger, Runtime } from '@temporalio/worker';
+import { afterAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../config';
-import { startDispatcher, type Dispatcher } from '../../dispatch/dispatcher';
-import { silentLogger } from '../../observability/log';
-import { clientInterceptors } from '../../observability/temporal-interceptors';
 import { freePort } from '../../scripts/services/process';
 import { startTemporal, type TemporalServer } from '../../scripts/services/temporal';
-import { createWorker, registerSearchAttributes } from '../../worker';
 import { drainWorkflowId } from '../../workflows/definitions';
 import { screenshot, useBrowser } from '../support/browser';
 import { operationWhen, seedPoolNode } from '../support/builders';
 import { allocate, call } from '../support/fixtures';
 import { useHarness } from '../support/harness';
+import { startOwnWorker } from '../support/own-worker';
 
 // The run's Temporal server has no Web UI: this file starts one of its own that has.
 const h = useHarness({ worker: false });
@@ -37,34 +33,8 @@ describe('a running drain in the Temporal Web UI', () => {
       log: () => {},
     });
     Runtime.install({ shutdownSignals: [], logger: new DefaultLogger('WARN') });
-    const workerConnection = await NativeConnection.connect({ address: server.address });
-    await registerSearchAttributes(workerConnection, 'default');
-    const clientConnection = await Connection.connect({ address: server.address });
-    const temporal = new Client({ connection: clientConnection, interceptors: clientInterceptors(null) });
-    const worker: Worker = await createWorker({
-      connection: workerConnection,
-      db: h.db,
-      namespace: 'default',
-      taskQueue: h.taskQueue,
-      workflowBundle: { codePath: inject('workflowBundlePath') },
-    });
-    const running = worker.run();
-    const dispatcher: Dispatcher = await startDispatcher({
-      db: h.db,
-      sql: h.sql,
-      temporal,
-      taskQueue: h.taskQueue,
-      log: silentLogger(),
-    });
-    stops.push(
-      () => workerConnection.close(),
-      () => clientConnection.close(),
-      async () => {
-        if (worker.getState() === 'RUNNING') worker.shutdown();
-        await running;
-      },
-      () => dispatcher.stop(),
-    );
+    const own = await startOwnWorker(h, server.address);
+    stops.push(own.stop);
 
     const nodeId = await seedPoolNode(h, 'pool-ui');
     await allocate(h, nodeId, 'acme');

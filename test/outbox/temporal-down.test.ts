@@ -1,28 +1,18 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Client, Connection } from '@temporalio/client';
-import {
-  DefaultLogger,
-  makeTelemetryFilterString,
-  NativeConnection,
-  Runtime,
-  type Worker,
-} from '@temporalio/worker';
+import { DefaultLogger, makeTelemetryFilterString, Runtime } from '@temporalio/worker';
 import { eq } from 'drizzle-orm';
-import { afterAll, describe, expect, inject, it } from 'vitest';
-import { startDispatcher, type Dispatcher } from '../../dispatch/dispatcher';
+import { afterAll, describe, expect, it } from 'vitest';
 import { workflowOutbox } from '../../db/schema';
 import { loadConfig } from '../../config';
-import { silentLogger } from '../../observability/log';
-import { clientInterceptors } from '../../observability/temporal-interceptors';
 import { freePort } from '../../scripts/services/process';
 import { startTemporal, type TemporalServer } from '../../scripts/services/temporal';
-import { createWorker, registerSearchAttributes } from '../../worker';
 import { drainWorkflowId } from '../../workflows/definitions';
 import { operationWhen, seedPoolNode } from '../support/builders';
 import { allocate, call, eventsOf } from '../support/fixtures';
 import { eventually, useHarness } from '../support/harness';
+import { startOwnWorker } from '../support/own-worker';
 
 // A Temporal server of this file's own, so it can be stopped and started again without touching
 // the run's: its data in a file, so it comes back with what it had.
@@ -59,25 +49,7 @@ describe('a drain requested while Temporal is down', () => {
       telemetryOptions: { logging: { filter: makeTelemetryFilterString({ core: 'ERROR' }) } },
     });
     const address = `127.0.0.1:${port}`;
-    const workerConnection = await NativeConnection.connect({ address });
-    await registerSearchAttributes(workerConnection, 'default');
-    const clientConnection = await Connection.connect({ address });
-    const temporal = new Client({ connection: clientConnection, interceptors: clientInterceptors(null) });
-    const worker: Worker = await createWorker({
-      connection: workerConnection,
-      db: h.db,
-      namespace: 'default',
-      taskQueue: h.taskQueue,
-      workflowBundle: { codePath: inject('workflowBundlePath') },
-    });
-    const running = worker.run();
-    const dispatcher: Dispatcher = await startDispatcher({
-      db: h.db,
-      sql: h.sql,
-      temporal,
-      taskQueue: h.taskQueue,
-      log: silentLogger(),
-    });
+    const { temporal, stop } = await startOwnWorker(h, address);
     try {
       const nodeId = await seedPoolNode(h, 'pool-down');
       const allocationId = await allocate(h, nodeId, 'acme');
@@ -105,11 +77,7 @@ describe('a drain requested while Temporal is down', () => {
       expect((await eventsOf(h, nodeId)).map((e) => e.type)).toEqual(['node.draining', 'node.drained']);
       expect(await temporal.workflow.getHandle(drainWorkflowId(nodeId)).result()).toBe('drained');
     } finally {
-      await dispatcher.stop();
-      worker.shutdown();
-      await running;
-      await clientConnection.close();
-      await workerConnection.close();
+      await stop();
     }
   }, 180_000);
 });

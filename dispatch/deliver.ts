@@ -1,6 +1,6 @@
 import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type Client } from '@temporalio/client';
 import type { SearchAttributePair, TypedSearchAttributes } from '@temporalio/common';
-import { eq } from 'drizzle-orm';
+import { eq, inArray } from 'drizzle-orm';
 import { OPERATION_WORKFLOWS } from '../domain/operation';
 import type { Db } from '../db/client';
 import { nodes, operations, type workflowOutbox } from '../db/schema';
@@ -26,7 +26,7 @@ export type Delivery = { outcome: 'done' } | { outcome: 'blocked' | 'failed'; er
 const CALL_TIMEOUT_MS = 10_000;
 
 /** What a start needs to know beyond the row: the operation and the node or pool it runs on. */
-interface StartPoint {
+export interface StartPoint {
   op: typeof operations.$inferSelect;
   node: { hostname: string; tenantId: string | null } | null;
 }
@@ -34,18 +34,17 @@ interface StartPoint {
 /**
  * Starts the workflow of a recorded operation: its type and id from its kind, its argument the
  * operation and its subject, the search attributes the Temporal UI filters by, and a summary that
- * names the subject and the reason. An operation no longer pending needs no start (it began, or
- * ended before any worker took it). A workflow id already running is this operation's own start
- * (done) or the previous operation's run, which was woken and is closing (blocked: try again).
+ * names the subject and the reason. `point` is the operation as read when its row was claimed (see
+ * `startPoints`): one no longer pending needs no start (it began, or ended before any worker took
+ * it). A workflow id already running is this operation's own start (done) or the previous
+ * operation's run, which was woken and is closing (blocked: try again).
  */
 export async function deliverStart(
-  db: Db,
   temporal: Client,
   taskQueue: string,
-  row: OutboxRow,
+  point: StartPoint | undefined,
   fault?: (point: 'before-start' | 'after-start') => void,
 ): Promise<Delivery> {
-  const point = await startPoint(db, row.operationId!);
   if (!point || point.op.status !== 'pending') return { outcome: 'done' };
   const { op } = point;
   const workflow = OPERATION_WORKFLOWS[op.kind];
@@ -86,17 +85,23 @@ export async function deliverSignal(temporal: Client, row: OutboxRow): Promise<D
   return { outcome: 'done' };
 }
 
-async function startPoint(db: Db, operationId: string): Promise<StartPoint | undefined> {
-  const [row] = await db
+/** The operations that claimed start rows name, with their nodes, in one query: by operation id. */
+export async function startPoints(db: Db, operationIds: string[]): Promise<Map<string, StartPoint>> {
+  if (operationIds.length === 0) return new Map();
+  const rows = await db
     .select({ op: operations, hostname: nodes.hostname, tenantId: nodes.tenantId })
     .from(operations)
     .leftJoin(nodes, eq(nodes.id, operations.nodeId))
-    .where(eq(operations.id, operationId));
-  if (!row) return undefined;
-  return {
-    op: row.op,
-    node: row.hostname === null ? null : { hostname: row.hostname, tenantId: row.tenantId },
-  };
+    .where(inArray(operations.id, operationIds));
+  return new Map(
+    rows.map((row) => [
+      row.op.id,
+      {
+        op: row.op,
+        node: row.hostname === null ? null : { hostname: row.hostname, tenantId: row.tenantId },
+      },
+    ]),
+  );
 }
 
 /** The search attributes of docs/architecture.md (rule 8), as the operation's record has them. */

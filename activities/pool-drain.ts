@@ -12,7 +12,7 @@ import {
 import { derivedUlid } from '../domain/ulid';
 import type { Db, DbOrTx } from '../db/client';
 import { classifyDatabaseError } from '../db/errors';
-import { finishOperation, operationOf, recordProgress, type OperationRow } from '../db/operations';
+import { finishOperation, recordProgress, type OperationRow } from '../db/operations';
 import { progressOf } from '../db/queries/operations';
 import { requestDrain } from '../db/requests/drain';
 import type { PoolDrainRecord } from '../db/requests/pool-drain';
@@ -36,6 +36,9 @@ interface PoolDrainState {
   drained: string[];
   failed: FailedNode[];
 }
+
+/** Node drains requested in one transaction of a wave (its nodes and the record locked until it commits). */
+const SHARE = 25;
 
 /** How often a pool drain looks at its node drains without a wake-up (budget waits, lost wakes). */
 const DEFAULT_POLL_MS = 10_000;
@@ -87,61 +90,71 @@ export function createPoolDrainActivities(db: Db) {
     },
 
     /**
-     * The next node drains, up to `count` (at most `POOL_DRAIN_WAVE`): each requested as any drain
-     * is (one transaction per node, its start in the outbox), under an operation id derived from
-     * the pool drain's and the node's, so a wave requested again finds what it recorded. A node
-     * already draining joins its drain; one still drained by an earlier drain counts as drained; a
-     * refused one as failed, with the refusal. The joins and refusals are kept on the record.
+     * The next node drains, up to `count` (at most `POOL_DRAIN_WAVE`), requested in shares of
+     * `SHARE` nodes: one transaction each, with the pool drain's record locked, that requests no
+     * more than `maxConcurrent` allows at that moment (so a wave of an earlier run, still being
+     * recorded, counts too). Each node's drain is requested as any drain is (its start in the
+     * outbox), under a savepoint of its own and an operation id derived from the pool drain's and
+     * the node's, so a wave requested again finds what it recorded. A node already draining joins
+     * its drain; one still drained by an earlier drain counts as drained; a refused one (its
+     * savepoint rolled back) as failed, with the refusal; the joins and refusals are kept on the
+     * record in the share's transaction. Each share commits on its own: the first node drains
+     * start while later shares are being recorded. Answers how many nodes it requested.
      */
     async requestNodeDrains(input: { operationId: string; count: number }): Promise<number> {
-      const op = await operationOf(db, input.operationId);
-      if (op.status !== 'running') return 0;
-      const record = op.result as unknown as PoolDrainResult;
-      const wave = (await stateOf(db, op)).pending.slice(0, Math.min(input.count, POOL_DRAIN_WAVE));
-      const now = Date.now();
-      const deadline = record.deadline ? deadlineOf(record.deadline, now) : null;
-      const outcomes = await Promise.all(
-        wave.map(async (nodeId): Promise<{ joined?: string; refused?: FailedNode }> => {
-          try {
-            const requested = await db.transaction((tx) =>
-              requestDrain(tx, nodeId, {
-                actor: op.actor,
-                reason: op.reason,
-                deadline,
-                operationId: `op_${derivedUlid(op.id.slice('op_'.length), nodeId)}`,
-                parentOperationId: op.id,
-              }),
-            );
-            const child = requested.operation.parentOperationId === op.id;
-            return child ? {} : { joined: requested.operation.id };
-          } catch (error) {
-            const refusal = error instanceof DrydockError ? error : classifyDatabaseError(error);
-            if (!(refusal instanceof DrydockError)) throw error;
-            return { refused: { nodeId, operationId: null, code: refusal.code, message: refusal.message } };
+      const wave = Math.min(input.count, POOL_DRAIN_WAVE);
+      let requested = 0;
+      while (requested < wave) {
+        const share = await db.transaction(async (tx) => {
+          const [op] = await tx
+            .select()
+            .from(operations)
+            .where(eq(operations.id, input.operationId))
+            .for('update');
+          if (op?.status !== 'running') return 0;
+          const record = op.result as unknown as PoolDrainResult;
+          const state = await stateOf(tx, op);
+          const running = state.draining.length + state.waitingForBudget.length;
+          const room = Math.min(SHARE, wave - requested, record.maxConcurrent - running);
+          const nodeIds = state.pending.slice(0, Math.max(0, room));
+          const deadline = record.deadline ? deadlineOf(record.deadline, Date.now()) : null;
+          const joined: string[] = [];
+          const refused: FailedNode[] = [];
+          for (const nodeId of nodeIds) {
+            try {
+              const drain = await tx.transaction((savepoint) =>
+                requestDrain(savepoint, nodeId, {
+                  actor: op.actor,
+                  reason: op.reason,
+                  deadline,
+                  operationId: `op_${derivedUlid(op.id.slice('op_'.length), nodeId)}`,
+                  parentOperationId: op.id,
+                }),
+              );
+              if (drain.operation.parentOperationId !== op.id) joined.push(drain.operation.id);
+            } catch (error) {
+              const refusal = error instanceof DrydockError ? error : classifyDatabaseError(error);
+              if (!(refusal instanceof DrydockError)) throw error;
+              refused.push({ nodeId, operationId: null, code: refusal.code, message: refusal.message });
+            }
           }
-        }),
-      );
-      const joined = outcomes.flatMap((o) => (o.joined ? [o.joined] : []));
-      const refused = outcomes.flatMap((o) => (o.refused ? [o.refused] : []));
-      if (joined.length > 0 || refused.length > 0) {
-        await db.transaction(async (tx) => {
-          const [locked] = await tx.select().from(operations).where(eq(operations.id, op.id)).for('update');
-          const now = locked!.result as unknown as PoolDrainResult;
-          const result: PoolDrainResult = {
-            ...now,
-            joined: [...new Set([...(now.joined ?? []), ...joined])],
-            refused: [
-              ...(now.refused ?? []),
-              ...refused.filter((r) => !now.refused?.some((n) => n.nodeId === r.nodeId)),
-            ],
-          };
-          await tx
-            .update(operations)
-            .set({ result: { ...result } })
-            .where(eq(operations.id, op.id));
+          if (joined.length > 0 || refused.length > 0) {
+            const result: PoolDrainResult = {
+              ...record,
+              joined: [...(record.joined ?? []), ...joined],
+              refused: [...(record.refused ?? []), ...refused],
+            };
+            await tx
+              .update(operations)
+              .set({ result: { ...result } })
+              .where(eq(operations.id, op.id));
+          }
+          return nodeIds.length;
         });
+        if (share === 0) break;
+        requested += share;
       }
-      return wave.length;
+      return requested;
     },
   };
 }

@@ -62,10 +62,12 @@ export const remediationProgressQuery = defineQuery<RemediationProgress>('progre
 export const PURGE_CHECKS_PER_RUN = 500;
 
 /**
- * How many node drains a pool drain requests in one activity (each its own transaction). 100
- * rather than 50: fewer activity and workflow-task round trips per node (bench pool-drain).
+ * How many node drains a pool drain requests in one activity: committed in shares of 25 nodes
+ * (activities/pool-drain.ts), so the first start out of a wave does not wait for its last. 500,
+ * not 100: a wave no longer waits for the pool drain's next workflow task, which queues behind
+ * those of the node drains just started (bench pool-drain).
  */
-export const POOL_DRAIN_WAVE = 100;
+export const POOL_DRAIN_WAVE = 500;
 
 // ── liveness ─────────────────────────────────────────────────────────────────────────────────
 

@@ -1,6 +1,7 @@
 import { createHash, createPublicKey, randomBytes, type KeyObject } from 'node:crypto';
 import { and, eq, inArray, isNull, sql } from 'drizzle-orm';
 import { OPEN_COMMAND_STATUSES } from '../domain/command-status';
+import type { RevokedIdentity } from '../domain/controls';
 import { DrydockError } from '../domain/errors';
 import { newId } from '../domain/ids';
 import { hashSecret, newSecret } from '../domain/secrets';
@@ -72,20 +73,21 @@ export async function issueIdentity(
 }
 
 /**
- * Revokes every live certificate and credential of a node with `reason`; returns how many
- * certificates it revoked. Call inside the transaction of the change that revokes them.
+ * Revokes every live certificate and credential of a node with `reason`; returns how many of each
+ * it revoked. Call inside the transaction of the change that revokes them.
  */
-export async function revokeIdentity(tx: Tx, nodeId: string, reason: string): Promise<number> {
-  const revoked = await tx
+export async function revokeIdentity(tx: Tx, nodeId: string, reason: string): Promise<RevokedIdentity> {
+  const certificates = await tx
     .update(nodeCertificates)
     .set({ revokedAt: sql`now()`, revokedReason: reason })
     .where(and(eq(nodeCertificates.nodeId, nodeId), isNull(nodeCertificates.revokedAt)))
     .returning({ serial: nodeCertificates.serial });
-  await tx
+  const credentials = await tx
     .update(nodeCredentials)
     .set({ revokedAt: sql`now()`, revokedReason: reason })
-    .where(and(eq(nodeCredentials.nodeId, nodeId), isNull(nodeCredentials.revokedAt)));
-  return revoked.length;
+    .where(and(eq(nodeCredentials.nodeId, nodeId), isNull(nodeCredentials.revokedAt)))
+    .returning({ id: nodeCredentials.id });
+  return { certificates: certificates.length, credentials: credentials.length };
 }
 
 /** Cancels the node's open commands (delete, purge completion). */

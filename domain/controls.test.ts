@@ -67,7 +67,7 @@ const controlArb: fc.Arbitrary<{ name: string; control: Control }> = fc.oneof(
     { name: 'block', control: block },
     { name: 'unblock', control: unblock },
     { name: 'approve', control: approve({ id: 'pool-b', tenantId: 'acme', siteId: 'site-1' }) },
-    { name: 'revokeIdentity', control: revokeIdentityOf(3, 1) },
+    { name: 'revokeIdentity', control: revokeIdentityOf(3, { certificates: 1, credentials: 1 }) },
     { name: 'label', control: label({ zone: 'z1' }, ['rack']) },
   ),
   taintArb.map(([add, remove]) => ({

@@ -194,13 +194,25 @@ export const block: Control = (node) =>
 export const unblock: Control = (node) =>
   node.access === 'allowed' ? null : { patch: { access: 'allowed' }, event: { type: 'node.unblocked' } };
 
-/** A new identity generation: no credential or certificate of the old one is accepted again. */
-export function revokeIdentityOf(generation: number, revokedCertificates: number): Control {
-  return () => ({
-    patch: { identityGeneration: generation + 1 },
-    event: {
-      type: 'security.node.identity-revoked',
-      data: { revokedCertificates, identityGeneration: generation + 1 },
-    },
-  });
+/**
+ * A new identity generation: no credential or certificate of the old one is accepted again. With
+ * nothing live left to revoke (it was revoked already), nothing changes and no event is written.
+ */
+export function revokeIdentityOf(generation: number, revoked: RevokedIdentity): Control {
+  return () =>
+    revoked.certificates + revoked.credentials === 0
+      ? null
+      : {
+          patch: { identityGeneration: generation + 1 },
+          event: {
+            type: 'security.node.identity-revoked',
+            data: { revokedCertificates: revoked.certificates, identityGeneration: generation + 1 },
+          },
+        };
+}
+
+/** What revoking a node's identity found live: certificates and credentials. */
+export interface RevokedIdentity {
+  certificates: number;
+  credentials: number;
 }

@@ -304,6 +304,8 @@ describe('drydock nodes block, unblock and revoke-identity', () => {
 
     const again = await drydock(['nodes', 'revoke-identity', first.nodeId]);
     expect(again).toMatchObject({ code: 0, stderr: '' });
-    expect(again.stdout).toContain('identity revoked, 0 certificates revoked, identity generation 3');
+    // Nothing live is left: the same generation, and no second event.
+    expect(again.stdout).toContain('identity revoked, 0 certificates revoked, identity generation 2');
+    expect(await eventsOf(h, first.nodeId, 'security.')).toHaveLength(1);
   });
 });

@@ -64,7 +64,7 @@ export async function revokeNodeIdentity(deps: Deps, target: NodeTarget) {
     const node = await lockNode(tx, target.nodeId, target.principal);
     const revoked = await revokeIdentity(tx, target.nodeId, target.reason ?? 'identity revoked');
     const control = revokeIdentityOf(node.identityGeneration, revoked);
-    return { ...(await changeNodeIn(tx, { ...target, control })), revokedCertificates: revoked };
+    return { ...(await changeNodeIn(tx, { ...target, control })), revokedCertificates: revoked.certificates };
   });
   return { node: view, revokedCertificates };
 }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { newId } from '../../domain/ids';
-import { readNode, setNode } from '../support/builders';
+import { joinedPoolNode, readNode, setNode } from '../support/builders';
 import { allocate, call, eventsOf, seedNode, seedPool, tenantKey } from '../support/fixtures';
 import { eventually, useHarness } from '../support/harness';
 import { Browser, csrfOf, flashOf, unescapeHtml, useConsole, type Page } from './console-client';
@@ -315,8 +315,8 @@ describe('adopt, revoke identity, remediate', () => {
   });
 
   it('revoke identity only through its confirmation page: every certificate revoked, the generation raised', async () => {
-    await seedPool(h, { id: 'pool-revoke', tenantId: 'acme' });
-    const nodeId = await seedNode(h, { poolId: 'pool-revoke', tenantId: 'acme', hostname: 'gpu-rv-1' });
+    const { nodeId } = await joinedPoolNode(h, 'pool-revoke');
+    const { hostname } = await readNode(h, nodeId);
     const op = await operator();
     const page = await op.get(`/console/nodes/${nodeId}`);
     expect(page.html).toContain(`action="/console/nodes/${nodeId}/revoke-identity"`);
@@ -333,7 +333,7 @@ describe('adopt, revoke identity, remediate', () => {
       reason: 'key leaked',
     });
     shown = await op.get(answer.location!);
-    expect(flashOf(shown)).toEqual(['ok', 'gpu-rv-1: identity revoked (0 certificates).']);
+    expect(flashOf(shown)).toEqual(['ok', `${hostname}: identity revoked (1 certificate).`]);
     expect(await eventsOf(h, nodeId, 'security.node.identity-revoked')).toMatchObject([
       { actor: 'key:bootstrap-operator', reason: 'key leaked', data: { identityGeneration: 2 } },
     ]);

@@ -102,9 +102,18 @@ describe('revoke identity', () => {
     expect(await eventsOf(h, nodeId, 'security.')).toMatchObject([
       { type: 'security.node.identity-revoked', reason: 'key leaked', data: { revokedCertificates: 1 } },
     ]);
-    // Revoking again revokes nothing new but still raises the generation.
-    const again = await call(h, 'POST', `/v1/nodes/${nodeId}/revoke-identity`);
-    expect(again.body).toMatchObject({ revokedCertificates: 0, node: { identityGeneration: 3 } });
+    // Revoking again finds nothing live: it changes nothing and writes no event.
+    const again = await call(h, 'POST', `/v1/nodes/${nodeId}/revoke-identity`, {
+      body: { reason: 'asked twice' },
+    });
+    expect(again.status).toBe(200);
+    expect(again.body).toMatchObject({
+      revokedCertificates: 0,
+      node: { identityGeneration: 2, version: revoked.body.node.version },
+    });
+    expect(await eventsOf(h, nodeId, 'security.')).toHaveLength(1);
+    const reasons = await h.db.select().from(nodeCertificates).where(eq(nodeCertificates.nodeId, nodeId));
+    expect(reasons).toMatchObject([{ revokedReason: 'key leaked' }]);
   });
 
   it('the revoked key cannot join again; a fresh key can', async () => {

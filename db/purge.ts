@@ -14,6 +14,22 @@ export const PURGE_ACTOR = 'system:purge';
 const NAMED_ALLOCATIONS = 20;
 
 /**
+ * A purge of a node whose identity was revoked is refused (INVALID_STATE) before anything changes:
+ * no agent can fetch or acknowledge the signed command any more, so it would wait until someone
+ * deleted the node. The message says what to do instead. A revoke raises the identity generation,
+ * and nothing of a later generation is ever issued (the machine joins again as a new node).
+ */
+export function refuseWithoutIdentity(node: NodeRow): void {
+  if (node.identityGeneration <= 1) return;
+  throw new DrydockError(
+    'INVALID_STATE',
+    `node ${node.id}'s identity was revoked, so no agent can acknowledge a purge; ` +
+      `delete the node (DELETE /v1/nodes/${node.id}) to forget it, or decommission it`,
+    { identityGeneration: node.identityGeneration, instead: ['delete', 'decommission'] },
+  );
+}
+
+/**
  * A purge without `force` of a node that still holds work is refused (INVALID_STATE) before
  * anything changes, naming the open allocations (ids and tenants): forgetting the node would leave
  * them pointing at a node that is gone. Called under the node's lock, so no placement slips in.

@@ -7,7 +7,7 @@ import { forceReleaseOpenAllocations } from '../allocations';
 import { supersedeDrain } from '../cancellation';
 import type { Tx } from '../client';
 import { applyNodeChange, checkVersion } from '../nodes';
-import { PURGE_ACTOR, refuseWhileHeld } from '../purge';
+import { PURGE_ACTOR, refuseWhileHeld, refuseWithoutIdentity } from '../purge';
 import { nodeCommands } from '../schema';
 import { wakeNode } from '../wakeups';
 import { requestOperation, type OperationRequest, type Requested } from './record';
@@ -46,6 +46,7 @@ export function requestPurge(
     async admit(tx, node) {
       assertControllable(node);
       checkVersion(node, request.version);
+      refuseWithoutIdentity(node);
       if (!request.force) await refuseWhileHeld(tx, node);
     },
     record: () => ({ waitingFor: { commandId, refusedReason: null } }),

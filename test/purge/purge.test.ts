@@ -144,6 +144,28 @@ describe('purge', () => {
     expect((await readNode(h, offline.nodeId)).deletedAt).toEqual(expect.any(String));
   });
 
+  it('refuses a node whose identity was revoked, saying to delete or decommission it instead', async () => {
+    const { nodeId, credential } = await joinedPoolNode(h, 'pool-p');
+    const revoked = await call(h, 'POST', `/v1/nodes/${nodeId}/revoke-identity`, {
+      body: { reason: 'leaked' },
+    });
+    expect(revoked.status).toBe(200);
+    const before = await readNode(h, nodeId);
+    const refused = await purge(h, nodeId);
+    expect(refused.status).toBe(409);
+    expect(refused.body.error).toMatchObject({
+      code: 'INVALID_STATE',
+      details: { identityGeneration: 2, instead: ['delete', 'decommission'] },
+    });
+    expect(refused.body.error.message).toContain(`DELETE /v1/nodes/${nodeId}`);
+    // Nothing changed: the node is as it was, no operation, no command, no event.
+    expect(await readNode(h, nodeId)).toEqual(before);
+    expect(await h.db.select().from(operations).where(eq(operations.nodeId, nodeId))).toEqual([]);
+    expect(await h.db.select().from(nodeCommands).where(eq(nodeCommands.nodeId, nodeId))).toEqual([]);
+    expect(await eventsOf(h, nodeId, 'node.purge')).toEqual([]);
+    expect((await pollCommands(h, credential)).status).toBe(401);
+  });
+
   it('needs an operator and confirm: true; refuses deleted and decommissioned nodes', async () => {
     const { nodeId, credential } = await joinedPoolNode(h, 'pool-q');
     for (const body of [{}, { confirm: false }, { confirm: 'true' }, { confirm: true, extra: 1 }]) {

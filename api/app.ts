@@ -33,6 +33,7 @@ import { consoleRoutes } from '../console/app';
 import { consoleSessionStore } from '../db/console-sessions';
 import { outboxBacklog } from '../db/queries/outbox';
 import { limitFailedAuthentications } from './rate-limit';
+import { refuseAmbiguousPath } from './request-path';
 import { newRequestId } from './request-id';
 import { refuseInvalid } from './schemas';
 
@@ -88,6 +89,8 @@ export function createApp(deps: AppDeps) {
     deps.metrics.request(c.req.method, route, c.res.status, started);
     if (!page) logAccess(deps.log, c, route, started);
   });
+  // A path that could mean another one is refused before anything else reads it.
+  app.use('*', refuseAmbiguousPath);
   // The body's limit, then the body read once, as UTF-8.
   app.use('*', limitBody);
   app.onError(toResponse);

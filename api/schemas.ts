@@ -33,7 +33,7 @@ export const text = ({ max, description }: { max: number; description: string })
     .refine((value) => textFault(value) === null, { error: (issue) => textFault(issue.input as string) })
     .openapi({
       pattern: TEXT_PATTERN.source,
-      description: `${description}; free text: no control characters (U+0000–U+001F, U+007F–U+009F), no lone surrogates`,
+      description: `${description}; free text: no control characters (U+0000–U+001F, U+007F–U+009F), no format characters that hide or reorder text (bidi controls, zero-width and tag characters; U+200C and U+200D allowed), no lone surrogates`,
     });
 
 export const reason = text({ max: 256, description: 'why, recorded on the event' });

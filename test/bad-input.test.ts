@@ -223,8 +223,16 @@ function chunksOf(body: Body, n: number): Body {
 // ---------------------------------------------------------------------------------------------
 // Values no field takes.
 
-/** Control characters and lone surrogates; `\n` only where anything goes (a PEM key takes it). */
+/**
+ * Control characters, lone surrogates and format characters that hide or reorder text; `\n` only
+ * where anything goes (a PEM key takes it).
+ */
 const NEVER_TEXT = [
+  '\u202e',
+  '\u2066',
+  '\u200b',
+  '\ufeff',
+  '\u{e0041}',
   '\u0000',
   '\ud800',
   '\udbff',
@@ -584,7 +592,7 @@ function spoils(target: Target): fc.Arbitrary<Spoil>[] {
 // ---------------------------------------------------------------------------------------------
 
 describe('bad input', () => {
-  it('NUL and a lone surrogate in every free-text field of every route answer 400 INVALID_INPUT and change nothing', async () => {
+  it('NUL, a lone surrogate and a bidi control in every free-text field of every route answer 400 INVALID_INPUT and change nothing', async () => {
     const before = await snapshot(h);
     const fields: string[] = [];
     for (const target of targets) {
@@ -605,7 +613,12 @@ describe('bad input', () => {
         fields.push(label);
         const real = part === 'body' ? get(target.call.body, path) : target.call.query?.[path[0] as string];
         expect(real, `${label}: the exemplar fills every free-text field`).toEqual(expect.any(String));
-        for (const bad of [`${real as string}\u0000`, `\ud800${real as string}`]) {
+        for (const bad of [
+          `${real as string}\u0000`,
+          `\ud800${real as string}`,
+          `\u202e${real as string}`,
+          `${real as string}\u{e0041}`,
+        ]) {
           const shape = shapeOf(target);
           if (part === 'body') set((shape.body as { json: unknown }).json, path, bad);
           else shape.query[path[0] as string] = bad;

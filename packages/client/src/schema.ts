@@ -1504,7 +1504,7 @@ export interface operations {
     requestBody?: {
       content: {
         'application/json': {
-          /** @description why, recorded on the event; free text: no control characters (U+0000–U+001F, U+007F–U+009F), no lone surrogates */
+          /** @description why, recorded on the event; free text: no control characters (U+0000–U+001F, U+007F–U+009F), no format characters that hide or reorder text (bidi controls, zero-width and tag characters; U+200C and U+200D allowed), no lone surrogates */
           reason?: string;
           /** @description the node version the caller read */
           version?: number;
@@ -1640,7 +1640,7 @@ export interface operations {
          *     }
          */
         'application/json': {
-          /** @description why, recorded on the event; free text: no control characters (U+0000–U+001F, U+007F–U+009F), no lone surrogates */
+          /** @description why, recorded on the event; free text: no control characters (U+0000–U+001F, U+007F–U+009F), no format characters that hide or reorder text (bidi controls, zero-width and tag characters; U+200C and U+200D allowed), no lone surrogates */
           reason?: string;
           /** @description the node version the caller read */
           version?: number;
@@ -1735,7 +1735,7 @@ export interface operations {
     requestBody?: {
       content: {
         'application/json': {
-          /** @description why, recorded on the event; free text: no control characters (U+0000–U+001F, U+007F–U+009F), no lone surrogates */
+          /** @description why, recorded on the event; free text: no control characters (U+0000–U+001F, U+007F–U+009F), no format characters that hide or reorder text (bidi controls, zero-width and tag characters; U+200C and U+200D allowed), no lone surrogates */
           reason?: string;
           /** @description the node version the caller read */
           version?: number;
@@ -1788,7 +1788,7 @@ export interface operations {
         'application/json': {
           add?: string[];
           remove?: string[];
-          /** @description why, recorded on the event; free text: no control characters (U+0000–U+001F, U+007F–U+009F), no lone surrogates */
+          /** @description why, recorded on the event; free text: no control characters (U+0000–U+001F, U+007F–U+009F), no format characters that hide or reorder text (bidi controls, zero-width and tag characters; U+200C and U+200D allowed), no lone surrogates */
           reason?: string;
           /** @description the node version the caller read */
           version?: number;
@@ -1896,7 +1896,7 @@ export interface operations {
             [key: string]: string;
           };
           remove?: string[];
-          /** @description why, recorded on the event; free text: no control characters (U+0000–U+001F, U+007F–U+009F), no lone surrogates */
+          /** @description why, recorded on the event; free text: no control characters (U+0000–U+001F, U+007F–U+009F), no format characters that hide or reorder text (bidi controls, zero-width and tag characters; U+200C and U+200D allowed), no lone surrogates */
           reason?: string;
           /** @description the node version the caller read */
           version?: number;
@@ -1991,7 +1991,7 @@ export interface operations {
         'application/json': {
           /** @enum {boolean} */
           maintenance: false;
-          /** @description why, recorded on the event; free text: no control characters (U+0000–U+001F, U+007F–U+009F), no lone surrogates */
+          /** @description why, recorded on the event; free text: no control characters (U+0000–U+001F, U+007F–U+009F), no format characters that hide or reorder text (bidi controls, zero-width and tag characters; U+200C and U+200D allowed), no lone surrogates */
           reason?: string;
           /** @description the node version the caller read */
           version?: number;
@@ -2034,7 +2034,7 @@ export interface operations {
     requestBody?: {
       content: {
         'application/json': {
-          /** @description why, recorded on the event; free text: no control characters (U+0000–U+001F, U+007F–U+009F), no lone surrogates */
+          /** @description why, recorded on the event; free text: no control characters (U+0000–U+001F, U+007F–U+009F), no format characters that hide or reorder text (bidi controls, zero-width and tag characters; U+200C and U+200D allowed), no lone surrogates */
           reason?: string;
           /** @description the node version the caller read */
           version?: number;
@@ -2085,7 +2085,7 @@ export interface operations {
          *     }
          */
         'application/json': {
-          /** @description why, recorded on the event; free text: no control characters (U+0000–U+001F, U+007F–U+009F), no lone surrogates */
+          /** @description why, recorded on the event; free text: no control characters (U+0000–U+001F, U+007F–U+009F), no format characters that hide or reorder text (bidi controls, zero-width and tag characters; U+200C and U+200D allowed), no lone surrogates */
           reason?: string;
           /** @description the node version the caller read */
           version?: number;
@@ -2332,13 +2332,13 @@ export interface operations {
          *     }
          */
         'application/json': {
-          /** @description one of the confirmation identities of the preview; free text: no control characters (U+0000–U+001F, U+007F–U+009F), no lone surrogates */
+          /** @description one of the confirmation identities of the preview; free text: no control characters (U+0000–U+001F, U+007F–U+009F), no format characters that hide or reorder text (bidi controls, zero-width and tag characters; U+200C and U+200D allowed), no lone surrogates */
           confirm: string;
           nodeGeneration: number;
           dependencyDigest: string;
-          /** @description who runs the decommission; free text: no control characters (U+0000–U+001F, U+007F–U+009F), no lone surrogates */
+          /** @description who runs the decommission; free text: no control characters (U+0000–U+001F, U+007F–U+009F), no format characters that hide or reorder text (bidi controls, zero-width and tag characters; U+200C and U+200D allowed), no lone surrogates */
           operator: string;
-          /** @description why, recorded on the event; free text: no control characters (U+0000–U+001F, U+007F–U+009F), no lone surrogates */
+          /** @description why, recorded on the event; free text: no control characters (U+0000–U+001F, U+007F–U+009F), no format characters that hide or reorder text (bidi controls, zero-width and tag characters; U+200C and U+200D allowed), no lone surrogates */
           reason: string;
         };
       };
@@ -2432,7 +2432,7 @@ export interface operations {
         'application/json': {
           /** @enum {boolean} */
           confirm: true;
-          /** @description why, recorded on the event; free text: no control characters (U+0000–U+001F, U+007F–U+009F), no lone surrogates */
+          /** @description why, recorded on the event; free text: no control characters (U+0000–U+001F, U+007F–U+009F), no format characters that hide or reorder text (bidi controls, zero-width and tag characters; U+200C and U+200D allowed), no lone surrogates */
           reason?: string;
           /** @description release the open allocations of the node (allocation.force-released each) in the transaction the purge begins in; without it a node that holds any is refused INVALID_STATE, naming them. false is the same as leaving it out */
           force?: boolean;
@@ -2547,7 +2547,7 @@ export interface operations {
         'application/json': {
           type: string;
           status: boolean;
-          /** @description why, recorded on the event; free text: no control characters (U+0000–U+001F, U+007F–U+009F), no lone surrogates */
+          /** @description why, recorded on the event; free text: no control characters (U+0000–U+001F, U+007F–U+009F), no format characters that hide or reorder text (bidi controls, zero-width and tag characters; U+200C and U+200D allowed), no lone surrogates */
           reason?: string;
         };
       };
@@ -2601,7 +2601,7 @@ export interface operations {
          */
         'application/json': {
           condition: string;
-          /** @description why, recorded on the event; free text: no control characters (U+0000–U+001F, U+007F–U+009F), no lone surrogates */
+          /** @description why, recorded on the event; free text: no control characters (U+0000–U+001F, U+007F–U+009F), no format characters that hide or reorder text (bidi controls, zero-width and tag characters; U+200C and U+200D allowed), no lone surrogates */
           reason?: string;
         };
       };
@@ -2714,7 +2714,7 @@ export interface operations {
          *     }
          */
         'application/json': {
-          /** @description why, recorded on the event; free text: no control characters (U+0000–U+001F, U+007F–U+009F), no lone surrogates */
+          /** @description why, recorded on the event; free text: no control characters (U+0000–U+001F, U+007F–U+009F), no format characters that hide or reorder text (bidi controls, zero-width and tag characters; U+200C and U+200D allowed), no lone surrogates */
           reason: string;
           /** @description the node version the caller read */
           version?: number;
@@ -2857,7 +2857,7 @@ export interface operations {
     requestBody?: {
       content: {
         'application/json': {
-          /** @description why, recorded on the event; free text: no control characters (U+0000–U+001F, U+007F–U+009F), no lone surrogates */
+          /** @description why, recorded on the event; free text: no control characters (U+0000–U+001F, U+007F–U+009F), no format characters that hide or reorder text (bidi controls, zero-width and tag characters; U+200C and U+200D allowed), no lone surrogates */
           reason?: string;
           /**
            * @description pool drains only: leave the node drains already running to finish (default), or cancel them too
@@ -3306,7 +3306,7 @@ export interface operations {
               } | null;
             } | null;
           };
-          /** @description why, recorded on the event; free text: no control characters (U+0000–U+001F, U+007F–U+009F), no lone surrogates */
+          /** @description why, recorded on the event; free text: no control characters (U+0000–U+001F, U+007F–U+009F), no format characters that hide or reorder text (bidi controls, zero-width and tag characters; U+200C and U+200D allowed), no lone surrogates */
           reason?: string;
         };
       };
@@ -3430,7 +3430,7 @@ export interface operations {
            * @example 2h
            */
           deadline?: string;
-          /** @description why, recorded on the event; free text: no control characters (U+0000–U+001F, U+007F–U+009F), no lone surrogates */
+          /** @description why, recorded on the event; free text: no control characters (U+0000–U+001F, U+007F–U+009F), no format characters that hide or reorder text (bidi controls, zero-width and tag characters; U+200C and U+200D allowed), no lone surrogates */
           reason: string;
         };
       };
@@ -3740,7 +3740,7 @@ export interface operations {
           labels?: {
             [key: string]: string;
           };
-          /** @description what the token is for; free text: no control characters (U+0000–U+001F, U+007F–U+009F), no lone surrogates */
+          /** @description what the token is for; free text: no control characters (U+0000–U+001F, U+007F–U+009F), no format characters that hide or reorder text (bidi controls, zero-width and tag characters; U+200C and U+200D allowed), no lone surrogates */
           description?: string;
         };
       };
@@ -3831,7 +3831,7 @@ export interface operations {
     requestBody: {
       content: {
         'application/json': {
-          /** @description why, recorded on the event; free text: no control characters (U+0000–U+001F, U+007F–U+009F), no lone surrogates */
+          /** @description why, recorded on the event; free text: no control characters (U+0000–U+001F, U+007F–U+009F), no format characters that hide or reorder text (bidi controls, zero-width and tag characters; U+200C and U+200D allowed), no lone surrogates */
           reason: string;
           /** @description the node version the caller read */
           version?: number;
@@ -3874,7 +3874,7 @@ export interface operations {
     requestBody?: {
       content: {
         'application/json': {
-          /** @description why, recorded on the event; free text: no control characters (U+0000–U+001F, U+007F–U+009F), no lone surrogates */
+          /** @description why, recorded on the event; free text: no control characters (U+0000–U+001F, U+007F–U+009F), no format characters that hide or reorder text (bidi controls, zero-width and tag characters; U+200C and U+200D allowed), no lone surrogates */
           reason?: string;
           /** @description the node version the caller read */
           version?: number;
@@ -3917,7 +3917,7 @@ export interface operations {
     requestBody?: {
       content: {
         'application/json': {
-          /** @description why, recorded on the event; free text: no control characters (U+0000–U+001F, U+007F–U+009F), no lone surrogates */
+          /** @description why, recorded on the event; free text: no control characters (U+0000–U+001F, U+007F–U+009F), no format characters that hide or reorder text (bidi controls, zero-width and tag characters; U+200C and U+200D allowed), no lone surrogates */
           reason?: string;
           /** @description the node version the caller read */
           version?: number;
@@ -3961,7 +3961,7 @@ export interface operations {
       content: {
         'application/json': {
           poolId?: string;
-          /** @description why, recorded on the event; free text: no control characters (U+0000–U+001F, U+007F–U+009F), no lone surrogates */
+          /** @description why, recorded on the event; free text: no control characters (U+0000–U+001F, U+007F–U+009F), no format characters that hide or reorder text (bidi controls, zero-width and tag characters; U+200C and U+200D allowed), no lone surrogates */
           reason?: string;
           /** @description the node version the caller read */
           version?: number;
@@ -4004,7 +4004,7 @@ export interface operations {
     requestBody?: {
       content: {
         'application/json': {
-          /** @description why, recorded on the event; free text: no control characters (U+0000–U+001F, U+007F–U+009F), no lone surrogates */
+          /** @description why, recorded on the event; free text: no control characters (U+0000–U+001F, U+007F–U+009F), no format characters that hide or reorder text (bidi controls, zero-width and tag characters; U+200C and U+200D allowed), no lone surrogates */
           reason?: string;
           /** @description the node version the caller read */
           version?: number;
@@ -4073,7 +4073,7 @@ export interface operations {
           token?: string;
           publicKey: string;
           hostname: string;
-          /** @description a name for people; free text: no control characters (U+0000–U+001F, U+007F–U+009F), no lone surrogates */
+          /** @description a name for people; free text: no control characters (U+0000–U+001F, U+007F–U+009F), no format characters that hide or reorder text (bidi controls, zero-width and tag characters; U+200C and U+200D allowed), no lone surrogates */
           displayName?: string;
           poolId?: string;
           /**
@@ -4085,11 +4085,11 @@ export interface operations {
           inventory?: {
             accelerators: {
               model: string;
-              /** @description the accelerator's serial number; free text: no control characters (U+0000–U+001F, U+007F–U+009F), no lone surrogates */
+              /** @description the accelerator's serial number; free text: no control characters (U+0000–U+001F, U+007F–U+009F), no format characters that hide or reorder text (bidi controls, zero-width and tag characters; U+200C and U+200D allowed), no lone surrogates */
               serial: string;
             }[];
             storageRoots: {
-              /** @description an absolute path; free text: no control characters (U+0000–U+001F, U+007F–U+009F), no lone surrogates */
+              /** @description an absolute path; free text: no control characters (U+0000–U+001F, U+007F–U+009F), no format characters that hide or reorder text (bidi controls, zero-width and tag characters; U+200C and U+200D allowed), no lone surrogates */
               path: string;
               bytes: number;
             }[];
@@ -4258,7 +4258,7 @@ export interface operations {
     requestBody: {
       content: {
         'application/json': {
-          /** @description why, recorded on the event; free text: no control characters (U+0000–U+001F, U+007F–U+009F), no lone surrogates */
+          /** @description why, recorded on the event; free text: no control characters (U+0000–U+001F, U+007F–U+009F), no format characters that hide or reorder text (bidi controls, zero-width and tag characters; U+200C and U+200D allowed), no lone surrogates */
           reason: string;
         };
       };

@@ -93,8 +93,9 @@ export class Heartbeats {
       times.set(id, session.at);
     }
     const started = performance.now();
+    let closed: string[];
     try {
-      await flushLastSeen(this.db, times);
+      closed = await flushLastSeen(this.db, times);
     } catch (error) {
       // Keep them for the next flush; a node that beat meanwhile is queued already, at its newer time.
       for (const [id, session] of batch) {
@@ -104,6 +105,9 @@ export class Heartbeats {
       }
       throw error;
     }
+    // Sessions a sweep closed while this process could not write their beats: the next beat of
+    // each starts a new one (`node.connected`), or the node would stay unreachable while it beats.
+    for (const id of closed) this.forget(id);
     this.options.onFlush?.({ rows: times.size, durationMs: performance.now() - started });
   }
 

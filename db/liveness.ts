@@ -9,12 +9,14 @@ import { events, nodes, telemetryCurrent } from './schema';
 
 /**
  * Writes last-seen times (node id → epoch ms) in one statement (the heartbeat flush). Never moves a
- * time backwards and never touches a deleted node; returns nothing, as no control changed.
+ * time backwards and never touches a deleted node. Returns the nodes it wrote that are not
+ * connected and alive: a sweep closed their sessions while their beats could not be written (the
+ * database away longer than a session lasts), and only a new session brings them back.
  */
-export async function flushLastSeen(db: Db, seen: Map<string, number>): Promise<void> {
-  if (seen.size === 0) return;
+export async function flushLastSeen(db: Db, seen: Map<string, number>): Promise<string[]> {
+  if (seen.size === 0) return [];
   const rows = JSON.stringify([...seen].map(([id, at]) => ({ id, seen: new Date(at).toISOString() })));
-  await db.execute(sql`
+  const closed = await db.execute<{ id: string }>(sql`
     with seen as (select * from jsonb_to_recordset(${rows}::jsonb) as v(id text, seen timestamptz)),
     touched as (
       update ${nodes} set last_seen_at = seen.seen
@@ -22,11 +24,16 @@ export async function flushLastSeen(db: Db, seen: Map<string, number>): Promise<
       where ${nodes.id} = seen.id and ${nodes.deletedAt} is null
         and ${nodes.provisionState} <> 'decommissioned'
         and (${nodes.lastSeenAt} is null or ${nodes.lastSeenAt} <= seen.seen)
-      returning ${nodes.id} as id, seen.seen as seen
+      returning ${nodes.id} as id, seen.seen as seen, ${nodes.connectivity} as connectivity,
+        ${nodes.liveness} as liveness
+    ),
+    telemetry as (
+      insert into ${telemetryCurrent} (node_id, last_heartbeat_at, updated_at)
+      select id, seen, now() from touched
+      on conflict (node_id) do update set last_heartbeat_at = excluded.last_heartbeat_at, updated_at = now()
     )
-    insert into ${telemetryCurrent} (node_id, last_heartbeat_at, updated_at)
-    select id, seen, now() from touched
-    on conflict (node_id) do update set last_heartbeat_at = excluded.last_heartbeat_at, updated_at = now()`);
+    select id from touched where connectivity <> 'connected' or liveness <> 'alive'`);
+  return closed.map((row) => row.id);
 }
 
 /** What a liveness sweep changes on one node: its liveness columns, and its one event. */

@@ -115,6 +115,37 @@ describe('heartbeats and liveness', () => {
     }
   });
 
+  it('a node a sweep closed while its beats could not be written comes back with its next beat', async () => {
+    const a = await joinedPoolNode(h, 'pool-hc');
+    const heartbeats = new Heartbeats(h.db, { sessionTimeoutMs: 60_000 });
+    const first = Date.now();
+    await heartbeats.beat(a.nodeId, 'running', first);
+    expect(await node(a.nodeId)).toMatchObject({ connectivity: 'connected', liveness: 'alive' });
+    // As a sweep leaves it after an outage that held this process's flushes back: session closed,
+    // unreachable, out of placement — while the agent goes on beating here, its session live.
+    await setNode(h, a.nodeId, {
+      connectivity: 'disconnected',
+      liveness: 'unreachable',
+      unreachableSince: new Date(),
+      noScheduleReasons: ['unreachable'],
+    });
+    expect(heartbeats.beat(a.nodeId, 'running', first + 1_000)).toBeUndefined();
+    await heartbeats.flush();
+    // The flush writes the time only; the next beat starts a new session and the node is back.
+    expect(await node(a.nodeId)).toMatchObject({ liveness: 'unreachable' });
+    await heartbeats.beat(a.nodeId, 'running', first + 2_000);
+    expect(await node(a.nodeId)).toMatchObject({
+      connectivity: 'connected',
+      liveness: 'alive',
+      noScheduleReasons: [],
+    });
+    expect(await eventsOf(h, a.nodeId, 'node.connected')).toHaveLength(2);
+    // A node connected and alive is left to its session: its next beats connect nothing.
+    expect(heartbeats.beat(a.nodeId, 'running', first + 3_000)).toBeUndefined();
+    await heartbeats.flush();
+    expect(heartbeats.beat(a.nodeId, 'running', first + 4_000)).toBeUndefined();
+  });
+
   it('a silent node is disconnected, then unreachable after the lease; a heartbeat brings it back', async () => {
     const { nodeId, credential } = await joinedPoolNode(h, 'pool-lv');
     const alloc = await allocate(h, nodeId, 'acme');

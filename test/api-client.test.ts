@@ -2,7 +2,6 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Connections } from '../agent/connections';
-import { freePort } from '../scripts/services/process';
 import { ApiError, createApiClient, Unreachable, type Fetch } from '@drydock/client';
 
 const NODE = 'node_01k5w8v3x9q2m4n6p8r0s2t4v6';
@@ -103,7 +102,10 @@ describe.each<[string, () => Fetch | undefined]>([
   });
 
   it('throws Unreachable when nothing listens, when no answer comes in time, or when cancelled', async () => {
-    const dead = `http://127.0.0.1:${await freePort()}`;
+    // Port 2: below the ephemeral range (no server on port 0 gets it), not one fetch blocks, and
+    // nothing here listens there. A port found free a moment ago may be taken by another test's
+    // server before the connect, which then meets a reset, not a refusal.
+    const dead = 'http://127.0.0.1:2';
     const refused = await createApiClient({ baseUrl: dead, timeoutMs: 5_000, fetch: fetchOf() })
       .GET('/v1/keys')
       .catch((e: unknown) => e);

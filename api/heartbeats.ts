@@ -12,6 +12,9 @@ export interface HeartbeatOptions {
   log?: Logger;
 }
 
+/** How soon a timed flush that failed is tried again. */
+const FLUSH_RETRY_MS = 1_000;
+
 /** A node's session in this process: its last beat (epoch ms), and whether the next flush owes it. */
 interface Session {
   at: number;
@@ -28,6 +31,8 @@ export class Heartbeats {
   /** The sessions whose last beat is not written yet, each once: what the next flush writes. */
   private pending = new Map<string, Session>();
   private timer: NodeJS.Timeout | null = null;
+  /** A flush that failed is tried again this soon, not a whole interval later. */
+  private retry: NodeJS.Timeout | null = null;
 
   constructor(
     private readonly db: Db,
@@ -36,15 +41,39 @@ export class Heartbeats {
 
   start(): void {
     this.timer ??= setInterval(
-      () => void this.flush().catch((error: unknown) => this.logFlushFailure(error)),
+      () => this.flushOrRetry(),
       this.options.flushEveryMs ?? HEARTBEAT_FLUSH_EVERY_MS,
     );
   }
 
   async stop(): Promise<void> {
     if (this.timer) clearInterval(this.timer);
-    this.timer = null;
+    if (this.retry) clearTimeout(this.retry);
+    this.timer = this.retry = null;
     await this.flush().catch((error: unknown) => this.logFlushFailure(error));
+  }
+
+  /**
+   * A timed flush. One that fails (Postgres away, a connection it closed) is tried again every
+   * `FLUSH_RETRY_MS` until one goes through: waiting a whole interval would leave the nodes' times
+   * two intervals old, and a sweep could take them for silent.
+   */
+  private flushOrRetry(): void {
+    void this.flush().then(
+      () => {
+        if (this.retry) clearTimeout(this.retry);
+        this.retry = null;
+      },
+      (error: unknown) => {
+        this.logFlushFailure(error);
+        if (this.timer && !this.retry) {
+          this.retry = setTimeout(() => {
+            this.retry = null;
+            this.flushOrRetry();
+          }, FLUSH_RETRY_MS);
+        }
+      },
+    );
   }
 
   /**

@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { createLivenessActivities } from '../../activities/liveness';
 import { Heartbeats } from '../../api/heartbeats';
 import { createDb } from '../../db/client';
+import { silentLogger } from '../../observability/log';
 import { newId } from '../../domain/ids';
 import type { LivenessSettings } from '../../domain/liveness';
 import { controllerState, nodeCommands, nodes } from '../../db/schema';
@@ -111,6 +112,37 @@ describe('heartbeats and liveness', () => {
         .where(eq(nodes.id, a.nodeId));
       expect(row!.lastSeenAt).toEqual(new Date(first + 500));
     } finally {
+      await pool.close();
+    }
+  });
+
+  it('a timed flush that fails is tried again within a second, not a whole interval later', async () => {
+    const a = await joinedPoolNode(h, 'pool-hretry');
+    const separator = h.databaseUrl.includes('?') ? '&' : '?';
+    const pool = createDb(`${h.databaseUrl}${separator}lock_timeout=200`, { max: 1 });
+    const failed: number[] = [];
+    const flushed: number[] = [];
+    const log = silentLogger();
+    log.warn = (() => void failed.push(Date.now())) as typeof log.warn;
+    const heartbeats = new Heartbeats(pool.db, {
+      flushEveryMs: 3_000,
+      log,
+      onFlush: () => void flushed.push(Date.now()),
+    });
+    try {
+      await heartbeats.beat(a.nodeId, 'running');
+      expect(heartbeats.beat(a.nodeId, 'running')).toBeUndefined();
+      // The node's row held past the pool's lock timeout: the first timed flush fails.
+      await h.db.transaction(async (tx) => {
+        await tx.execute(sql`select 1 from nodes where id = ${a.nodeId} for update`);
+        heartbeats.start();
+        await eventually(async () => failed.length > 0, 10_000);
+      });
+      await eventually(async () => flushed.length > 0, 10_000);
+      // Written by the retry a second later; the next interval would have come round ~2.8 s later.
+      expect(flushed[0]! - failed[0]!).toBeLessThan(2_000);
+    } finally {
+      await heartbeats.stop();
       await pool.close();
     }
   });

@@ -1,4 +1,4 @@
-import type { ApiClient } from '@drydock/client';
+import type { ApiClient, Schemas } from '@drydock/client';
 
 /** A POST's form fields (its CSRF token already checked). */
 export type Fields = Record<string, string | File>;
@@ -22,6 +22,8 @@ export interface Confirmation {
   says: string[];
   /** A refusal goes back to the confirmation page (it offers what the refusal asks for). */
   refusalBack?: boolean;
+  /** Who the node page offers the control to: the action it takes, or operator keys only. */
+  offeredTo: Schemas['Caller']['actions'][number] | 'operator';
 }
 
 /** The node controls a console form may post, by the last segment of its action. */
@@ -127,6 +129,7 @@ export const CONTROLS: Record<string, Control> = {
     back: 'node',
     confirm: {
       title: 'Revoke identity',
+      offeredTo: 'compute:nodes:revoke-identity',
       says: [
         'Every certificate and credential of this node is revoked at once and its identity generation goes up.',
         'Its agent is cut off: the machine must join again to come back.',
@@ -167,6 +170,7 @@ export const CONTROLS: Record<string, Control> = {
     back: 'node',
     confirm: {
       title: 'Purge',
+      offeredTo: 'operator',
       says: [
         "Purge sends the node's agent a signed command to remove Drydock from the machine: it deletes its data directory and its own binary, and the control plane then forgets the node.",
         'The node cannot come back under this identity: the machine comes back only by being set up again and joining as a new node.',
@@ -187,6 +191,7 @@ export const CONTROLS: Record<string, Control> = {
     back: 'fleet',
     confirm: {
       title: 'Delete',
+      offeredTo: 'operator',
       says: [
         'Deleting leaves a tombstone: the node leaves every list and its identity is revoked, its history (events, allocations, operations) stays.',
         'A deleted node takes no controls any more. This cannot be undone.',

@@ -1,7 +1,7 @@
 import { and, eq, inArray, sql } from 'drizzle-orm';
 import { assertControllable, type Control, type NodeChange } from '../domain/controls';
 import { DrydockError } from '../domain/errors';
-import { actorOf, type Principal } from '../domain/principal';
+import { actorOf, requireOwner, type Principal } from '../domain/principal';
 import type { Db, Tx } from './client';
 import { freeDisruption } from './disruptions';
 import { appendEvent } from './events';
@@ -20,7 +20,10 @@ export {
   type NodeView,
 } from './queries/nodes';
 
-/** Locks the node row for the rest of the transaction; NOT_FOUND when the principal cannot see it. */
+/**
+ * Locks the node row for the rest of the transaction; NOT_FOUND when the principal cannot see it,
+ * FORBIDDEN when it sees it only through a grant (`requireOwner`).
+ */
 export async function lockNode(tx: Tx, nodeId: string, principal?: Principal): Promise<NodeRow> {
   const visible = principal ? visibleTo(principal) : sql`true`;
   const [node] = await tx
@@ -31,6 +34,7 @@ export async function lockNode(tx: Tx, nodeId: string, principal?: Principal): P
     .prepare('lock_node')
     .execute();
   if (!node) throw nodeNotFound(nodeId);
+  if (principal) requireOwner(principal, node, `node ${nodeId}`);
   return node;
 }
 

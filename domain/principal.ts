@@ -1,3 +1,5 @@
+import { DrydockError } from './errors';
+
 /**
  * Who is calling: an operator key; a tenant key bound to one tenant and a list of actions; or a
  * node credential, bound to one node and accepted only on `/v1/agent/*`.
@@ -32,6 +34,26 @@ export function may(principal: Principal, action: Action): boolean {
     case 'node':
       return false;
   }
+}
+
+/**
+ * 403 unless the principal may operate what belongs to `owned`'s tenant: operators every node and
+ * pool; a tenant key only its own tenant's. A tenant sees another tenant's pool it was granted,
+ * but a grant is a right to place work there, not to operate it: node controls, lifecycle
+ * operations, join tokens and pool drains stay the owner's and the operators' (docs/security.md).
+ */
+export function requireOwner(
+  principal: Principal,
+  owned: { tenantId: string | null; poolId: string | null },
+  what: string,
+): void {
+  if (principal.kind !== 'tenant' || owned.tenantId === principal.tenantId) return;
+  throw new DrydockError(
+    'FORBIDDEN',
+    `${what} belongs to ${owned.tenantId ?? 'the operators'}: a grant of pool ${owned.poolId} lets ` +
+      `${principal.tenantId} place work there, not operate it`,
+    { poolId: owned.poolId, grant: 'placement' },
+  );
 }
 
 /** The name recorded as `actor` on events and operations. */

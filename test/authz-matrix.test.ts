@@ -24,6 +24,7 @@ const CALLERS = [
   'garbage',
   'revoked',
   'stranger',
+  'grantee',
   'withoutAction',
   'pendingNode',
   'adoptedNode',
@@ -49,6 +50,7 @@ function expected(access: Access, exemplar: Exemplar, caller: Caller): Expected 
   if (caller === 'operator') return 'allowed';
   if (caller === 'pendingNode' || caller === 'adoptedNode' || caller === 'withoutAction') return FORBIDDEN;
   if (access.kind === 'operator') return FORBIDDEN;
+  if (caller === 'grantee') return access.grantee === 'forbidden' ? FORBIDDEN : access.grantee;
   return exemplar.named ? 'hidden' : 'filtered';
 }
 
@@ -62,6 +64,8 @@ function token(world: World, access: Access, caller: Caller): Promise<string | n
       return world.revokedKey;
     case 'stranger':
       return world.strangerKey;
+    case 'grantee':
+      return world.granteeKey;
     case 'withoutAction':
       return access.kind === 'tenant' ? world.keyWithout(access.action) : world.ownerKey;
     case 'pendingNode':

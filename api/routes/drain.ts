@@ -1,5 +1,5 @@
 import { createRoute, OpenAPIHono, z } from '@hono/zod-openapi';
-import { getVisibleNode } from '../../db/queries/nodes';
+import { getOperableNode } from '../../db/queries/nodes';
 import { resolveDeadline } from '../../domain/deadline';
 import { requireAction } from '../auth';
 import type { AppEnv } from '../env';
@@ -48,7 +48,7 @@ export function drainRoutes(): OpenAPIHono<AppEnv> {
     const version = expectedVersion(body.version, headers['if-match']);
     // Fixed here, once: a retry of the same request (Idempotency-Key) answers the drain it began.
     const deadline = body.deadline === undefined ? null : resolveDeadline(body.deadline, Date.now());
-    const node = await getVisibleNode(deps.db, c.req.valid('param').id, principal);
+    const node = await getOperableNode(deps.db, c.req.valid('param').id, principal);
     const result = await drainNode(deps, node, {
       principal,
       reason: body.reason ?? null,

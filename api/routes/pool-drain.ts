@@ -2,7 +2,7 @@ import { createRoute, OpenAPIHono, z } from '@hono/zod-openapi';
 import { parseDeadline } from '../../domain/deadline';
 import { DrydockError } from '../../domain/errors';
 import { formatSelector } from '../../domain/selector';
-import { getVisiblePool } from '../../db/queries/pools';
+import { getOperablePool } from '../../db/queries/pools';
 import { requireAction } from '../auth';
 import type { AppEnv } from '../env';
 import {
@@ -70,7 +70,7 @@ export function poolDrainRoutes(): OpenAPIHono<AppEnv> {
     if (parsedDeadline && !('deadline' in parsedDeadline)) {
       throw new DrydockError('INVALID_INPUT', `deadline ${parsedDeadline.problem}`);
     }
-    const pool = await getVisiblePool(deps.db, c.req.valid('param').id, principal);
+    const pool = await getOperablePool(deps.db, c.req.valid('param').id, principal);
     const maxConcurrent = body.maxConcurrent ?? DEFAULT_MAX_CONCURRENT;
     const result = await drainPool(deps, pool, {
       principal,

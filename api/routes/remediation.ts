@@ -1,6 +1,6 @@
 import { createRoute, OpenAPIHono, z } from '@hono/zod-openapi';
 import { CONDITION_TYPE } from '../../domain/remediation';
-import { getVisibleNode } from '../../db/queries/nodes';
+import { getOperableNode } from '../../db/queries/nodes';
 import { requireAction, requireAgent } from '../auth';
 import type { AppEnv } from '../env';
 import {
@@ -91,7 +91,7 @@ export function remediationRoutes(): OpenAPIHono<AppEnv> {
     requireAction(principal, 'compute:nodes:remediate');
     const deps = c.get('deps');
     const body = c.req.valid('json');
-    const node = await getVisibleNode(deps.db, c.req.valid('param').id, principal);
+    const node = await getOperableNode(deps.db, c.req.valid('param').id, principal);
     const result = await remediateNode(deps, node, {
       principal,
       condition: body.condition,

@@ -4,7 +4,7 @@ import { DrydockError } from '../../domain/errors';
 import { LABEL_KEY, LABEL_VALUE, MAX_LABELS, RESERVED_LABEL_PREFIX } from '../../domain/labels';
 import { actorOf } from '../../domain/principal';
 import { tokenExpiry, usesLeft } from '../../domain/tokens';
-import { findPool } from '../../db/queries/pools';
+import { getOperablePool } from '../../db/queries/pools';
 import { listTokens, managedPoolIds, type JoinTokenRow } from '../../db/queries/tokens';
 import { requireAction } from '../auth';
 import type { AppEnv } from '../env';
@@ -108,11 +108,8 @@ export function tokensRoutes(): OpenAPIHono<AppEnv> {
     const body = c.req.valid('json');
     const expiresAt = tokenExpiry(body.ttl, new Date());
     const { db } = c.get('deps');
-    const managed = await managedPoolIds(db, principal);
-    const pool = await findPool(db, body.poolId);
-    if (!pool || (managed !== 'all' && !managed.includes(pool.id))) {
-      throw new DrydockError('NOT_FOUND', `pool ${body.poolId} not found`, { poolId: body.poolId });
-    }
+    // A pool it was only granted answers 403: joining machines into a pool is its owner's.
+    const pool = await getOperablePool(db, body.poolId, principal);
     if (body.tenantId !== undefined && body.tenantId !== pool.tenantId) {
       throw new DrydockError(
         'INVALID_INPUT',

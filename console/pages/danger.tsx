@@ -1,22 +1,16 @@
 import type { Schemas } from '@drydock/client';
-import { controlRefusal } from '../../domain/node';
 import { canMove, provisionRules } from '../../domain/provision';
 import type { Confirmation } from '../controls';
 import { Csrf, Layout, Table } from '../layout';
 import type { Flash, Session } from '../sessions';
+import { mayUse } from '../permissions';
 
 type Node = Schemas['Node'];
 export type Preview = Schemas['DecommissionPreview'];
 
 /** Whether the key may see the danger zone of this node at all: operator keys, nodes that take controls. */
 export function dangerZoneShown(node: Node, session: Session): boolean {
-  return (
-    session.caller.kind === 'operator' &&
-    controlRefusal({
-      provisionState: node.provisionState,
-      deletedAt: node.deletedAt ? new Date(node.deletedAt) : null,
-    }) === null
-  );
+  return mayUse(node, session, 'operator');
 }
 
 /**

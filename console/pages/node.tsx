@@ -1,7 +1,7 @@
 import type { Schemas } from '@drydock/client';
 import type { Child } from 'hono/jsx';
 import { NODE_UNREACHABLE } from '../../domain/liveness';
-import { controlRefusal, isDraining } from '../../domain/node';
+import { isDraining } from '../../domain/node';
 import { TAINT_PREFIX } from '../../domain/taints';
 import { canMove } from '../../domain/provision';
 import { Csrf, Layout, Table } from '../layout';
@@ -9,6 +9,7 @@ import { DangerZone } from './danger';
 import { LiveRegion } from '../live';
 import { Progress } from '../progress';
 import type { Flash, Session } from '../sessions';
+import { mayUse, refusalOf } from '../permissions';
 
 type Node = Schemas['Node'];
 
@@ -206,13 +207,9 @@ type ActionName = Schemas['Caller']['actions'][number];
 
 /** Which controls this key may use on this node as it is now; none for a deleted or retired node. */
 function allowed(node: Node, session: Session) {
-  const refusal = controlRefusal({
-    provisionState: node.provisionState,
-    deletedAt: node.deletedAt ? new Date(node.deletedAt) : null,
-  });
-  const may = (action: ActionName) => refusal === null && session.caller.actions.includes(action);
+  const may = (action: ActionName) => mayUse(node, session, action);
   return {
-    refusal,
+    refusal: refusalOf(node),
     cordon: may('compute:nodes:cordon'),
     drain: may('compute:nodes:drain'),
     block: may('compute:nodes:block'),

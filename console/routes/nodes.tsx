@@ -13,6 +13,7 @@ import {
 import { CONTROLS, field } from '../controls';
 import { ConfirmPage, DecommissionPage } from '../pages/danger';
 import { NodePage } from '../pages/node';
+import { mayUse } from '../permissions';
 
 type ConsoleControl = (typeof CONTROLS)[string];
 
@@ -61,6 +62,8 @@ export function nodeRoutes(): Hono<ConsoleEnv> {
     const id = nodeIdOf(c);
     if (!id) return notFound(c);
     const node = await api.GET('/v1/nodes/{id}', { params: { path: { id } } });
+    // Offered in the danger zone, to operator keys: any other key gets the page an unknown path gets.
+    if (!mayUse(node, session, 'operator')) return notFound(c);
     const preview = await api.POST('/v1/nodes/{id}/decommission/preview', { params: { path: { id } } });
     return c.html(
       <DecommissionPage
@@ -139,6 +142,8 @@ async function confirmPage(c: Ctx, control: string, chosen: ConsoleControl) {
     api.GET('/v1/nodes/{id}', { params: { path: { id } } }),
     api.GET('/v1/allocations', { params: { query: { nodeId: id, live: 'true' } } }),
   ]);
+  // A key the node page offers no such control gets the page any unknown path gets.
+  if (!mayUse(node, session, confirmation.offeredTo)) return notFound(c);
   return c.html(
     <ConfirmPage
       session={session}
@@ -169,7 +174,8 @@ async function runControl(c: Ctx, control: string, chosen: ConsoleControl) {
   } catch (error) {
     if (!(error instanceof ApiError) || error.status === 401) throw error;
     session.flash = { kind: 'error', text: `${control} refused: ${error.message} (${error.code})` };
-    if (chosen.confirm?.refusalBack) return c.redirect(confirmPath, 303);
+    // A key the control is not offered to has no confirmation page to go back to.
+    if (chosen.confirm?.refusalBack && error.status !== 403) return c.redirect(confirmPath, 303);
   }
   return c.redirect(chosen.back === 'node' ? `${CONSOLE_PATH}/nodes/${id}` : CONSOLE_PATH, 303);
 }

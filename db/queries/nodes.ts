@@ -3,7 +3,7 @@ import type { NodeState } from '../../domain/controls';
 import { DrydockError } from '../../domain/errors';
 import type { Label } from '../../domain/labels';
 import type { Access, Liveness, ProvisionState } from '../../domain/node';
-import type { Principal } from '../../domain/principal';
+import { requireOwner, type Principal } from '../../domain/principal';
 import type { Selector } from '../../domain/selector';
 import type { DbOrTx } from '../client';
 import { nodeLabels, nodes } from '../schema';
@@ -76,6 +76,16 @@ export async function getVisibleNode(db: DbOrTx, nodeId: string, principal: Prin
     .from(nodes)
     .where(and(eq(nodes.id, nodeId), visibleTo(principal)));
   if (!node) throw nodeNotFound(nodeId);
+  return node;
+}
+
+/**
+ * The node the principal may operate (controls, drains, remediations), or NOT_FOUND when it cannot
+ * see it, or FORBIDDEN when it sees it only through a grant of its pool (`requireOwner`).
+ */
+export async function getOperableNode(db: DbOrTx, nodeId: string, principal: Principal): Promise<NodeRow> {
+  const node = await getVisibleNode(db, nodeId, principal);
+  requireOwner(principal, node, `node ${nodeId}`);
   return node;
 }
 

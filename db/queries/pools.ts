@@ -1,6 +1,6 @@
 import { and, asc, eq, isNull, or, sql } from 'drizzle-orm';
 import { DrydockError } from '../../domain/errors';
-import type { Principal } from '../../domain/principal';
+import { requireOwner, type Principal } from '../../domain/principal';
 import type { DbOrTx } from '../client';
 import { nodes, pools } from '../schema';
 
@@ -19,6 +19,16 @@ export async function getVisiblePool(db: DbOrTx, id: string, principal: Principa
     .from(pools)
     .where(and(eq(pools.id, id), poolVisibleTo(principal)));
   if (!pool) throw new DrydockError('NOT_FOUND', `pool ${id} not found`, { poolId: id });
+  return pool;
+}
+
+/**
+ * The pool the principal may operate (pool drains, join tokens), or NOT_FOUND when it cannot see
+ * it, or FORBIDDEN when it sees it only through a grant (`requireOwner`).
+ */
+export async function getOperablePool(db: DbOrTx, id: string, principal: Principal): Promise<PoolRow> {
+  const pool = await getVisiblePool(db, id, principal);
+  requireOwner(principal, { tenantId: pool.tenantId, poolId: pool.id }, `pool ${id}`);
   return pool;
 }
 

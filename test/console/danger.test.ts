@@ -85,10 +85,13 @@ describe('the danger zone', () => {
       'error',
       expect.stringMatching(/^Decommission refused: .*\(FORBIDDEN\)$/),
     ]);
-    // The preview itself is refused to a tenant key: the API's refusal page.
-    const previewed = await tenant.get(`/console/nodes/${nodeId}/decommission`);
-    expect(previewed.status).toBe(403);
-    expect(previewed.html).toContain('FORBIDDEN');
+    // The confirmation pages (and the preview) are not the tenant key's, even by URL and even with
+    // compute:nodes:delete: the page any unknown path gets, as for everything else it cannot do.
+    for (const control of ['decommission', 'purge', 'delete', 'revoke-identity']) {
+      const shown = await tenant.get(`/console/nodes/${nodeId}/${control}`);
+      expect(shown.status, control).toBe(404);
+      expect(shown.html, control).toContain('Not found');
+    }
     expect(await readNode(h, nodeId)).toMatchObject({ provisionState: 'adopted', version: before.version });
     expect(await operationsOf(nodeId, 'purge')).toEqual([]);
     expect(await operationsOf(nodeId, 'decommission')).toEqual([]);
@@ -312,6 +315,41 @@ describe('adopt, revoke identity, remediate', () => {
     expect((await op.get(`/console/nodes/${pending}`)).html).not.toContain(
       `/console/nodes/${pending}/adopt"`,
     );
+  });
+
+  it("a key of the pool's owner is offered revoke identity; a grantee's key with the same actions is not, even by URL", async () => {
+    await seedPool(h, { id: 'pool-granted', tenantId: 'owner-co', grants: ['guest-co'] });
+    const nodeId = await seedNode(h, { poolId: 'pool-granted', tenantId: 'owner-co', hostname: 'gpu-gr-1' });
+    const actions = ['compute:nodes:read', 'compute:nodes:cordon', 'compute:nodes:revoke-identity'] as const;
+    const owner = new Browser(server.base);
+    await owner.signIn((await tenantKey(h, 'owner-co', [...actions])).secret);
+    const guest = new Browser(server.base);
+    await guest.signIn((await tenantKey(h, 'guest-co', [...actions])).secret);
+
+    const ownerPage = await owner.get(`/console/nodes/${nodeId}`);
+    expect(ownerPage.html).toContain(`action="/console/nodes/${nodeId}/revoke-identity"`);
+    expect(ownerPage.html).toContain(`action="/console/nodes/${nodeId}/cordon"`);
+    expect((await owner.get(`/console/nodes/${nodeId}/revoke-identity`)).status).toBe(200);
+
+    // The guest sees the node (it may place work there) and none of its controls.
+    const guestPage = await guest.get(`/console/nodes/${nodeId}`);
+    expect(guestPage.status).toBe(200);
+    expect(guestPage.html).toContain('gpu-gr-1');
+    expect(guestPage.html).not.toContain(`action="/console/nodes/${nodeId}/revoke-identity"`);
+    expect(guestPage.html).not.toContain(`action="/console/nodes/${nodeId}/cordon"`);
+    const confirmation = await guest.get(`/console/nodes/${nodeId}/revoke-identity`);
+    expect(confirmation.status).toBe(404);
+    // Posted anyway: the API refuses the grantee, and nothing changes.
+    const posted = await guest.post(`/console/nodes/${nodeId}/revoke-identity`, {
+      csrf: csrfOf(guestPage),
+      confirm: 'yes',
+    });
+    expect(flashOf(await guest.get(posted.location!))).toEqual([
+      'error',
+      expect.stringContaining('(FORBIDDEN)'),
+    ]);
+    expect(await readNode(h, nodeId)).toMatchObject({ identityGeneration: 1, version: 1 });
+    expect(await eventsOf(h, nodeId)).toEqual([]);
   });
 
   it('revoke identity only through its confirmation page: every certificate revoked, the generation raised', async () => {

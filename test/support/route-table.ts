@@ -96,11 +96,19 @@ export function servedRoutes(app: App): string[] {
     .map((r) => `${r.method} ${r.path.replace(/:(\w+)/g, '{$1}')}`);
 }
 
+/**
+ * What a tenant key of a tenant granted the owner's pool gets, holding every action: a grant lets
+ * it read the pool's nodes and place its own work there, nothing of the owner's beyond that.
+ * `forbidden`: 403 (it sees the object, operating it is the owner's); `hidden`: 404 as if missing;
+ * `filtered`: a listing without the owner's objects; `allowed`: the owner's answer.
+ */
+export type GranteeAnswer = 'allowed' | 'filtered' | 'hidden' | 'forbidden';
+
 /** Who may call a route. */
 export type Access =
   | { kind: 'public' }
   | { kind: 'operator' }
-  | { kind: 'tenant'; action: Action }
+  | { kind: 'tenant'; action: Action; grantee: GranteeAnswer }
   /** A node credential; `pending`: a node waiting for approval may call it too. */
   | { kind: 'agent'; pending: boolean };
 
@@ -134,6 +142,9 @@ export interface World {
   pool: string;
   /** A tenant key of the stranger holding every action. */
   strangerKey: string;
+  /** The tenant granted the owner's pool, and a key of it holding every action. */
+  grantee: string;
+  granteeKey: string;
   /** An owner key holding every action. */
   ownerKey: string;
   /** A revoked key of the owner that held every action. */
@@ -163,16 +174,19 @@ export async function createWorld(h: Harness): Promise<World> {
   const suffix = Math.random().toString(36).slice(2, 8);
   const owner = `own-${suffix}`;
   const stranger = `str-${suffix}`;
+  const grantee = `gra-${suffix}`;
   const pool = `pool-${owner}`;
   // Short remediation attempts: a remediation a request starts ends (escalated) within seconds.
   await seedPool(h, {
     id: pool,
     tenantId: owner,
+    grants: [grantee],
     policy: { remediation: { GpuXidError: { attemptTimeout: '300ms' } } },
   });
   await seedPool(h, { id: `pool-${stranger}`, tenantId: stranger });
   const ownerIds = new Set<string>([pool]);
   const strangerKey = (await tenantKey(h, stranger, [...ACTIONS], `all-${stranger}`)).secret;
+  const granteeKey = (await tenantKey(h, grantee, [...ACTIONS], `all-${grantee}`)).secret;
   const ownerKey = (await tenantKey(h, owner, [...ACTIONS], `all-${owner}`)).secret;
   const revoked = await tenantKey(h, owner, [...ACTIONS], `revoked-${owner}`);
   await must(call(h, 'DELETE', `/v1/keys/${revoked.id}`), 200);
@@ -198,6 +212,8 @@ export async function createWorld(h: Harness): Promise<World> {
     stranger,
     pool,
     strangerKey,
+    grantee,
+    granteeKey,
     ownerKey,
     revokedKey: revoked.secret,
     keyWith: (action) => cachedKey(`only-${action.replaceAll(':', '.')}`, [action]),
@@ -275,7 +291,12 @@ const EVERY_POOL_SETTING = {
   },
 };
 
-const tenant = (action: Action): Access => ({ kind: 'tenant', action });
+/** A tenant route: a grantee may read (`compute:nodes:read`) and is refused the rest unless said. */
+const tenant = (action: Action, grantee?: GranteeAnswer): Access => ({
+  kind: 'tenant',
+  action,
+  grantee: grantee ?? (action === 'compute:nodes:read' ? 'allowed' : 'forbidden'),
+});
 const OPERATOR: Access = { kind: 'operator' };
 const PUBLIC: Access = { kind: 'public' };
 const AGENT: Access = { kind: 'agent', pending: false };
@@ -390,7 +411,7 @@ export const EXEMPLARS: Record<string, Exemplar> = {
     build: async (w) => {
       // A pool of its own each time: a pool has one pool drain at a time.
       const id = fresh('pool-drain');
-      await seedPool(w.h, { id, tenantId: w.owner });
+      await seedPool(w.h, { id, tenantId: w.owner, grants: [w.grantee] });
       w.ownerIds.add(id);
       return {
         params: { id },
@@ -498,7 +519,7 @@ export const EXEMPLARS: Record<string, Exemplar> = {
     },
   },
   'GET /v1/allocations': {
-    access: tenant('compute:nodes:read'),
+    access: tenant('compute:nodes:read', 'filtered'),
     status: 200,
     build: async (w) => {
       const nodeId = await w.node();
@@ -507,7 +528,7 @@ export const EXEMPLARS: Record<string, Exemplar> = {
     },
   },
   'GET /v1/allocations/{id}': {
-    access: tenant('compute:nodes:read'),
+    access: tenant('compute:nodes:read', 'hidden'),
     status: 200,
     build: async (w) => ({ params: { id: await placed(w, await w.node()) } }),
     named: NAMED,
@@ -594,9 +615,13 @@ export const EXEMPLARS: Record<string, Exemplar> = {
     }),
     named: { missing: (c) => ({ ...c, body: { ...(c.body as object), poolId: fresh('no-such-pool') } }) },
   },
-  'GET /v1/tokens': { access: tenant('compute:tokens:read'), status: 200, build: async () => ({}) },
+  'GET /v1/tokens': {
+    access: tenant('compute:tokens:read', 'filtered'),
+    status: 200,
+    build: async () => ({}),
+  },
   'DELETE /v1/tokens/{id}': {
-    access: tenant('compute:tokens:write'),
+    access: tenant('compute:tokens:write', 'hidden'),
     status: 200,
     build: async (w) => {
       const created = await createToken(w.h, { poolId: w.pool });

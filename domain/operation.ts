@@ -1,6 +1,13 @@
 export const OPERATION_KINDS = ['drain', 'decommission', 'purge', 'remediation', 'pool-drain'] as const;
 export type OperationKind = (typeof OPERATION_KINDS)[number];
 
+/**
+ * The operations that end a node's life in the fleet: while one of them is open on a node, no other
+ * operation starts there (a remediation's reboot could interrupt a purge's wipe; a drain would
+ * fence a node that is leaving anyway).
+ */
+export const ENDING_KINDS = ['purge', 'decommission'] as const satisfies readonly OperationKind[];
+
 export { OPERATION_STATUSES, isFinished, type OperationStatus } from './operation-status';
 
 /**

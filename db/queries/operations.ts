@@ -1,6 +1,6 @@
 import { and, desc, eq, inArray, lt, sql, type SQL } from 'drizzle-orm';
 import { DrydockError } from '../../domain/errors';
-import type { OperationKind, OperationStatus } from '../../domain/operation';
+import { ENDING_KINDS, type OperationKind, type OperationStatus } from '../../domain/operation';
 import { OPEN_OPERATION_STATUSES } from '../../domain/operation-status';
 import type { Principal } from '../../domain/principal';
 import type { OperationProgress } from '../../domain/progress';
@@ -62,6 +62,22 @@ export async function openOperation(
         inArray(operations.status, OPEN_OPERATION_STATUSES),
       ),
     );
+  return op;
+}
+
+/** The node's open purge or decommission (`ENDING_KINDS`), if one is open. */
+export async function openEndingOperation(tx: DbOrTx, nodeId: string): Promise<OperationRow | undefined> {
+  const [op] = await tx
+    .select()
+    .from(operations)
+    .where(
+      and(
+        eq(operations.nodeId, nodeId),
+        inArray(operations.kind, [...ENDING_KINDS]),
+        inArray(operations.status, OPEN_OPERATION_STATUSES),
+      ),
+    )
+    .limit(1);
   return op;
 }
 

@@ -1,3 +1,4 @@
+import { DrydockError } from '../../domain/errors';
 import { newId } from '../../domain/ids';
 import { OPERATION_WORKFLOWS, type OperationKind } from '../../domain/operation';
 import { PENDING_PHASE, type OperationProgress } from '../../domain/progress';
@@ -6,6 +7,7 @@ import { labelsOf, lockNode, nodeView, type NodeRow, type NodeView } from '../no
 import {
   findOperation,
   insertOperation,
+  openEndingOperation,
   openOperation,
   operationOfKey,
   operationView,
@@ -95,6 +97,7 @@ export async function requestOperation(
   const locked = await lockNode(tx, nodeId);
   const earlier = await recordedBefore(tx, request);
   if (earlier) return { ...earlier, node: locked };
+  await refuseWhileEnding(tx, locked, plan.kind);
   const node = plan.prepare ? await plan.prepare(tx, locked) : locked;
   const open = plan.open === false ? undefined : await openOperation(tx, node.id, plan.kind);
   const stale = open && plan.open ? plan.open.staleWhen(node) : false;
@@ -112,6 +115,22 @@ export async function requestOperation(
   if (applied.ended) return { operation: applied.ended, node: applied.node, created: true };
   await enqueueStart(tx, operation);
   return { operation, node: applied.node, created: true };
+}
+
+/**
+ * INVALID_STATE when the node's purge or decommission is open and this request is of another kind:
+ * nothing else starts on a node that is leaving (a request of the same kind joins it, as above).
+ */
+async function refuseWhileEnding(tx: Tx, node: NodeRow, kind: OperationKind): Promise<void> {
+  const ending = await openEndingOperation(tx, node.id);
+  if (!ending || ending.kind === kind) return;
+  const doing = ending.kind === 'purge' ? 'being purged' : 'being decommissioned';
+  throw new DrydockError(
+    'INVALID_STATE',
+    `node ${node.id} is ${doing} (operation ${ending.id}, ${ending.status}): no ${kind} starts on it ` +
+      `until that ends; to keep the node, cancel it first (drydock operations cancel ${ending.id})`,
+    { operationId: ending.id, kind: ending.kind, status: ending.status },
+  );
 }
 
 /**

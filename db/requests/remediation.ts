@@ -13,6 +13,7 @@ import {
 import type { Tx } from '../client';
 import { recordOperatorCondition, unhandledConditions } from '../conditions';
 import type { NodeRow } from '../nodes';
+import { openEndingOperation } from '../operations';
 import { escalateRemediation } from '../remediation';
 import { nodes, operations, pools, type PoolPolicy } from '../schema';
 import { requestOperation, type OperationRequest, type Requested } from './record';
@@ -51,7 +52,8 @@ export function requestRemediation(tx: Tx, nodeId: string, request: RemediationR
  */
 export async function requestNextRemediation(tx: Tx, node: NodeRow): Promise<Requested | undefined> {
   const [next] = await unhandledConditions(tx, node);
-  if (!next) return undefined;
+  // A node being purged or decommissioned starts nothing new: its conditions wait with it.
+  if (!next || (await openEndingOperation(tx, node.id))) return undefined;
   const request: RemediationRequest = {
     actor: 'system:remediation',
     reason: 'queued behind the previous remediation',

@@ -116,3 +116,38 @@ describe('Idempotency-Keys are scoped to the caller', () => {
     expect(await operationsWithKey(key)).toHaveLength(1);
   });
 });
+
+describe('twenty requests at once with one Idempotency-Key', () => {
+  let n = 0;
+  const fresh = async () => {
+    n += 1;
+    await seedPool(h, { id: `pool-race-${n}`, tenantId: 'acme' });
+    return seedNode(h, { poolId: `pool-race-${n}`, tenantId: 'acme' });
+  };
+  it.each([
+    ['drain', (nodeId: string) => ({ path: `/v1/nodes/${nodeId}/drain`, body: { reason: 'rack b7' } })],
+    [
+      'purge',
+      (nodeId: string) => ({ path: `/v1/nodes/${nodeId}/purge`, body: { confirm: true, reason: 'rma' } }),
+    ],
+    [
+      'remediation',
+      (nodeId: string) => ({
+        path: `/v1/nodes/${nodeId}/remediations`,
+        body: { condition: 'GpuXidError', reason: 'xid 79' },
+      }),
+    ],
+    ['pool drain', () => ({ path: `/v1/pools/pool-race-${n}/drain`, body: { reason: 'rack b7' } })],
+  ])('%s: the first answers 202, every other the same operation (200)', async (_, request) => {
+    const nodeId = await fresh();
+    const { path, body } = request(nodeId);
+    const key = `race-${n}-0000`;
+    const replies = await Promise.all(
+      Array.from({ length: 20 }, () => call(h, 'POST', path, { headers: { 'idempotency-key': key }, body })),
+    );
+    const statuses = replies.map((r) => r.status).sort();
+    expect(statuses).toEqual([...Array(19).fill(200), 202]);
+    expect(new Set(replies.map((r) => r.body.operation.id)).size).toBe(1);
+    expect(await operationsWithKey(key)).toHaveLength(1);
+  });
+});

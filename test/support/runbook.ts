@@ -50,3 +50,22 @@ export function bash(script: string, env: NodeJS.ProcessEnv, cwd: string, timeou
     });
   });
 }
+
+/** A fenced block and the `##` or `###` heading it sits under ('' before the first one). */
+export interface SectionFence extends Fence {
+  section: string;
+}
+
+/** The fenced blocks of a Markdown file, each with its section: for a page whose cases run apart. */
+export function sectionedBlocks(markdown: string): SectionFence[] {
+  const lines = markdown.split('\n');
+  return fencedBlocks(markdown).map((block) => {
+    let section = '';
+    let fenced = false;
+    for (const line of lines.slice(0, block.line - 1)) {
+      if (/^ *```/.test(line)) fenced = !fenced;
+      else if (!fenced) section = /^#{2,3} (.+)$/.exec(line)?.[1] ?? section;
+    }
+    return { ...block, section };
+  });
+}

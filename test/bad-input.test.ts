@@ -296,6 +296,9 @@ const badNumber = fc.constantFrom<unknown>(
   `${RAW_NUMBER}9007199254740993`,
   `${RAW_NUMBER}1e309`,
   `${RAW_NUMBER}-1e309`,
+  `${RAW_NUMBER}-0`,
+  `${RAW_NUMBER}-0.0e0`,
+  `${RAW_NUMBER}1e-400`,
   '7',
 );
 
@@ -330,6 +333,20 @@ function objectsOf(value: unknown, at: Path = []): Path[] {
     return [at, ...Object.entries(value).flatMap(([k, v]) => objectsOf(v, [...at, k]))];
   }
   return [];
+}
+
+/** `value` as JSON text with the first name of the object at `at` written twice. */
+function withNameTwice(value: unknown, at: Path, path: Path = []): string {
+  if (Array.isArray(value)) return `[${value.map((v, i) => withNameTwice(v, at, [...path, i])).join(',')}]`;
+  if (value && typeof value === 'object') {
+    const members = Object.entries(value).map(
+      ([k, v]) => `${JSON.stringify(k)}:${withNameTwice(v, at, [...path, k])}`,
+    );
+    const here = path.length === at.length && path.every((key, i) => key === at[i]);
+    if (here && members.length > 0) members.push(members[0]!);
+    return `{${members.join(',')}}`;
+  }
+  return JSON.stringify(value);
 }
 
 /** The value at `path`; undefined where an earlier spoil left no object on the way. */
@@ -572,6 +589,27 @@ function spoils(target: Target): fc.Arbitrary<Spoil>[] {
         }),
       ),
   );
+  // JSON that means something other than it says: a name twice (the same value both times), or
+  // the whole body behind a byte order mark.
+  const named = objectsOf(json).filter((path) => Object.keys(get(json, path) as object).length > 0);
+  if (named.length > 0) {
+    out.push(
+      fc.constantFrom(...named).map((path) =>
+        spoil(`body ${path.join('.') || '(top)'}: a name twice`, (s) => {
+          const body = jsonOf(s);
+          if (body) s.body = { raw: withNameTwice(body.json, path) };
+        }),
+      ),
+    );
+  }
+  out.push(
+    fc.constant(
+      spoil('body behind a byte order mark', (s) => {
+        const body = jsonOf(s);
+        if (body) s.body = { raw: `\ufeff${JSON.stringify(body.json)}` };
+      }),
+    ),
+  );
   out.push(
     fc
       .constantFrom(
@@ -672,9 +710,17 @@ describe('bad input', () => {
         body: { id: 'pool-bounded', kind: 'provider', siteId: 'fra1', policy: { lostAfter } },
       });
     }
-    for (const version of ['2147483648', '1e309', '-1e309', '9007199254740993', '0.5']) {
+    for (const version of ['2147483648', '1e309', '-1e309', '9007199254740993', '0.5', '-0', '1e-400']) {
       await refused('POST', `/v1/nodes/${nodeId}/cordon`, { body: `{"version":${version}}` });
     }
+    // Numbers are what they look like: neither of these is a use limit of 0 (unlimited).
+    for (const maxUses of ['1e-400', '-0', '-0.0']) {
+      await refused('POST', '/v1/tokens', { body: `{"poolId":"${world.pool}","maxUses":${maxUses}}` });
+    }
+    // A name twice is refused, not read as its last value; so is a byte order mark.
+    await refused('POST', `/v1/nodes/${nodeId}/cordon`, { body: '{"reason":"a","reason":"b"}' });
+    await refused('POST', `/v1/nodes/${nodeId}/cordon`, { body: '{"reason":"a","\\u0072eason":"b"}' });
+    await refused('POST', `/v1/nodes/${nodeId}/cordon`, { body: '\ufeff{"reason":"a"}' });
     expect(await snapshot(h)).toEqual(before);
 
     expect((await call(h, 'GET', '/v1/nodes?limit=16')).status).toBe(200);

@@ -18,6 +18,7 @@ import { operationsRoutes } from './routes/operations';
 import { agentRoutes } from './routes/agent';
 import { allocationsRoutes } from './routes/allocations';
 import { allocationsReadRoutes } from './routes/allocations-read';
+import { artifactsRoutes } from './routes/artifacts';
 import { nodeAccessRoutes } from './routes/node-access';
 import { nodeControlsRoutes } from './routes/node-controls';
 import { decommissionRoutes } from './routes/decommission';
@@ -50,6 +51,7 @@ const ROUTES = [
   operationsRoutes,
   allocationsRoutes,
   allocationsReadRoutes,
+  artifactsRoutes,
   poolsRoutes,
   poolDrainRoutes,
   keysRoutes,

@@ -23,6 +23,11 @@ const TAGS = [
   { name: 'operations', description: 'The records of workflow-backed calls: read, list, cancel.' },
   { name: 'allocations', description: 'Tenant workloads placed on nodes; what a drain waits for.' },
   {
+    name: 'artifacts',
+    description:
+      'Where copies of artifacts live, as the storage layer records them; a sole copy blocks a decommission.',
+  },
+  {
     name: 'pools',
     description: 'Groups of nodes with their policy, capacity buckets and disruption budget.',
   },

@@ -1,4 +1,5 @@
 import { z } from '@hono/zod-openapi';
+import { ARTIFACT_ID, artifactPathFault, MAX_ARTIFACT_PATH } from '../domain/artifacts';
 import { parseDeadline } from '../domain/deadline';
 import { DrydockError, ERROR_STATUS, type ErrorCode } from '../domain/errors';
 import { EVENT_TYPES } from '../domain/events';
@@ -37,6 +38,29 @@ export const text = ({ max, description }: { max: number; description: string })
     });
 
 export const reason = text({ max: 256, description: 'why, recorded on the event' });
+
+/** An artifact's id as the storage layer names it (domain/artifacts.ts). */
+export const artifactId = z
+  .string()
+  .max(128, { error: 'is at most 128 characters', abort: true })
+  .regex(
+    ARTIFACT_ID,
+    'an artifact id is 1–128 of letters, digits and . _ : -, starting with a letter or digit',
+  )
+  .openapi({ example: 'llama-3.1-70b' });
+
+/**
+ * Where a copy of an artifact lives on its node: free text, and an absolute path whose segments are
+ * neither empty nor `.` or `..` (domain/artifacts.ts).
+ */
+export const artifactPath = text({
+  max: MAX_ARTIFACT_PATH,
+  description: 'where the copy lives on the node: an absolute path, no empty, . or .. segment',
+})
+  .refine((path) => artifactPathFault(path) === null, {
+    error: (issue) => artifactPathFault(issue.input as string),
+  })
+  .openapi({ example: '/data/models/llama-3.1-70b' });
 
 /** A condition type, as agents report them (`GpuXidError`). */
 export const conditionType = z
@@ -276,6 +300,17 @@ export const AllocationSchema = z
     live: z.boolean().openapi({ description: 'still holds its node: not released and not past endsAt' }),
   })
   .openapi('Allocation');
+
+export const ArtifactCopySchema = z
+  .object({
+    id: z.string(),
+    artifactId: z.string(),
+    nodeId: z.string(),
+    path: z.string(),
+    createdAt: z.string().openapi({ description: 'when the copy was recorded there' }),
+    removedAt: z.string().nullable().openapi({ description: 'when it was removed; null while it is live' }),
+  })
+  .openapi('ArtifactCopy');
 
 export const EventSchema = z
   .object({

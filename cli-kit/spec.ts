@@ -70,7 +70,7 @@ export type FlagValues<F extends FlagSpecs> = { [N in keyof F]: FlagValue<F[N]> 
  */
 export interface Operand {
   name: string;
-  type: 'node' | 'op' | 'pool' | 'token' | 'key' | 'condition';
+  type: 'node' | 'op' | 'pool' | 'token' | 'key' | 'condition' | 'artifact';
 }
 
 export type OperandValues<O extends readonly Operand[]> = { [N in O[number]['name']]: string };

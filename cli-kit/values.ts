@@ -1,3 +1,4 @@
+import { ARTIFACT_ID } from '../domain/artifacts';
 import { parseDuration } from '../domain/duration';
 import { isId, SLUG_PATTERN } from '../domain/ids';
 import { CONDITION_TYPE } from '../domain/remediation';
@@ -19,6 +20,10 @@ export const OPERAND_FORMS: Record<Operand['type'], { test(value: string): boole
   condition: {
     test: (value) => CONDITION_TYPE.test(value),
     form: 'be a condition type such as GpuXidError: a letter, then letters and digits',
+  },
+  artifact: {
+    test: (value) => ARTIFACT_ID.test(value),
+    form: 'be an artifact id: 1–128 of letters, digits and . _ : -, starting with a letter or digit',
   },
 };
 

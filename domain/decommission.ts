@@ -17,6 +17,12 @@ export interface DecommissionDependencies {
     identityGeneration: number;
   };
   openAllocations: { id: string; kind: string; endsAt: string | null }[];
+  /** Every live copy recorded on the node: recording or removing one changes the digest. */
+  artifactCopies: { id: string; artifactId: string; path: string }[];
+  /**
+   * The node's copies of artifacts no other node holds a copy of that counts (not removed, on a
+   * node that is not deleted or leaving: domain/artifacts.ts `COPYLESS_STATES`): each a blocker.
+   */
   soleArtifactCopies: { id: string; artifactId: string; path: string }[];
   runningOperations: { id: string; kind: string }[];
   credentials: string[];

@@ -90,6 +90,15 @@ export interface EventPayloads {
   };
 
   /**
+   * The storage layer (or an operator) recorded a copy of an artifact on the node
+   * (`PUT /v1/nodes/{id}/artifact-copies/{artifactId}`); `previousPath`: where the node's copy was
+   * recorded before, when this moved it.
+   */
+  'artifact.copy.recorded': { copyId: string; artifactId: string; path: string; previousPath?: string };
+  /** The node's copy of an artifact was removed (`DELETE …/artifact-copies/{artifactId}`). */
+  'artifact.copy.removed': { copyId: string; artifactId: string; path: string };
+
+  /**
    * A pool's grants or policy changed (`PATCH /v1/pools/{id}`): `after` is what was set, `before`
    * what it replaced (each a merge patch: applying `before` undoes the change). No node: only
    * operators see it.
@@ -141,6 +150,9 @@ export const EVENT_DESCRIPTIONS: Record<EventType, string> = {
     'an operator cleared a true condition by hand: it is false, its NoSchedule reason gone, and a remediation of it sees it cleared',
   'node.remediation.succeeded': 'the condition cleared',
   'node.remediation.escalated': 'remediation gave up: the node is in maintenance',
+  'artifact.copy.recorded':
+    'a copy of an artifact was recorded on the node (`data.artifactId`, `data.path`; `data.previousPath` when it moved)',
+  'artifact.copy.removed': "the node's copy of an artifact was removed (`data.artifactId`, `data.path`)",
   'pool.updated': "an operator changed a pool's grants or policy (`data.before`, `data.after`: what changed)",
 };
 

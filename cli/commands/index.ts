@@ -1,5 +1,6 @@
 import type { Command } from '../command';
 import { allocationCommands } from './allocations';
+import { artifactCommands } from './artifacts';
 import { caCommands } from './ca';
 import { decommissionCommands } from './decommission';
 import { eventCommands } from './events';
@@ -21,6 +22,7 @@ export const commands: readonly Command[] = [
   ...eventCommands,
   ...remediationCommands,
   ...allocationCommands,
+  ...artifactCommands,
   ...poolCommands,
   ...decommissionCommands,
   ...tokenCommands,

@@ -1,4 +1,5 @@
 import { sql } from 'drizzle-orm';
+import { COPYLESS_STATES } from '../../domain/artifacts';
 import {
   confirmationIdentities,
   decommissionBlockers,
@@ -10,6 +11,9 @@ import type { DbOrTx } from '../client';
 import type { NodeRow } from '../nodes';
 import { allocations } from '../schema';
 
+/** The provision states whose nodes' copies count for no other node, as SQL literals. */
+const copylessStates = sql.raw(`(${COPYLESS_STATES.map((state) => `'${state}'`).join(', ')})`);
+
 /** What one read of the database gives for a decommission decision. */
 interface DecommissionInputs {
   deps: DecommissionDependencies;
@@ -18,6 +22,7 @@ interface DecommissionInputs {
 
 interface InputsRow {
   openAllocations: { id: string; kind: string; endsAtMs: number | null }[];
+  artifactCopies: DecommissionDependencies['artifactCopies'];
   soleArtifactCopies: DecommissionDependencies['soleArtifactCopies'];
   runningOperations: DecommissionDependencies['runningOperations'];
   credentials: string[];
@@ -46,12 +51,18 @@ async function readInputs(db: DbOrTx, node: NodeRow): Promise<DecommissionInputs
                 'id', id, 'kind', kind,
                 'endsAtMs', floor(extract(epoch from ends_at) * 1000)::bigint)), '[]')
          from ${allocations} where node_id = ${id} and ${isOpen}) as "openAllocations",
+      (select coalesce(json_agg(json_build_object('id', id, 'artifactId', artifact_id, 'path', path)), '[]')
+         from artifact_copies where node_id = ${id} and removed_at is null) as "artifactCopies",
+      -- Another copy counts only while it is recorded (not removed) on a node that keeps its data:
+      -- not deleted, not on its way out (COPYLESS_STATES). A copy on a decommissioned node would
+      -- otherwise let the last live copy go too.
       (select coalesce(json_agg(json_build_object('id', c.id, 'artifactId', c.artifact_id, 'path', c.path)), '[]')
          from artifact_copies c
         where c.node_id = ${id} and c.removed_at is null
-          and not exists (select 1 from artifact_copies other
+          and not exists (select 1 from artifact_copies other join nodes holder on holder.id = other.node_id
                            where other.artifact_id = c.artifact_id and other.node_id <> ${id}
-                             and other.removed_at is null)) as "soleArtifactCopies",
+                             and other.removed_at is null and holder.deleted_at is null
+                             and holder.provision_state not in ${copylessStates})) as "soleArtifactCopies",
       -- Literal statuses, as in the partial index operations_one_open_per_node_idx: a plan made
       -- for parameters cannot prove that index's predicate and would read every operation the
       -- node ever had (the generic plan of a prepared statement does exactly that).
@@ -93,6 +104,7 @@ async function readInputs(db: DbOrTx, node: NodeRow): Promise<DecommissionInputs
         kind: a.kind,
         endsAt: a.endsAtMs === null ? null : new Date(a.endsAtMs).toISOString(),
       })),
+      artifactCopies: r.artifactCopies,
       soleArtifactCopies: r.soleArtifactCopies,
       runningOperations: r.runningOperations,
       credentials: r.credentials,

@@ -1,6 +1,7 @@
 import { eq, sql } from 'drizzle-orm';
 import { DrydockError } from '../../domain/errors';
 import { moveTarget } from '../../domain/provision';
+import { lockArtifactsOf } from '../artifacts';
 import type { Tx } from '../client';
 import type { NodeRow } from '../nodes';
 import { previewOf } from '../queries/decommission';
@@ -32,6 +33,8 @@ export function requestDecommission(
     // Another execute meets admission, and the admitted node (its version moved on) matches no preview.
     open: false,
     async admit(tx, node) {
+      // Its sole-copy blockers count other nodes' copies: no change of those may be in flight.
+      await lockArtifactsOf(tx, node.id);
       refuseUnlessPreviewed(node, await previewOf(tx, node), request);
       admittedFrom = node.provisionState;
     },

@@ -338,6 +338,17 @@ async function placed(w: World, nodeId: string): Promise<string> {
   return reply.body.id as string;
 }
 
+/** A fresh node of the owner's with a copy of a fresh artifact recorded on it, through the API. */
+async function copied(w: World): Promise<{ nodeId: string; artifactId: string }> {
+  const nodeId = await w.node();
+  const artifactId = fresh('weights');
+  await must(
+    call(w.h, 'PUT', `/v1/nodes/${nodeId}/artifact-copies/${artifactId}`, { body: { path: '/data/w' } }),
+    201,
+  );
+  return { nodeId, artifactId };
+}
+
 async function command(w: World, status: 'pending' | 'acked' = 'pending'): Promise<string> {
   const id = newId('cmd');
   await w.h.db
@@ -539,6 +550,32 @@ export const EXEMPLARS: Record<string, Exemplar> = {
     build: async (w) => ({ params: { id: await placed(w, await w.node()) } }),
     named: NAMED,
   },
+  'PUT /v1/nodes/{id}/artifact-copies/{artifactId}': {
+    access: tenant('compute:artifacts:write'),
+    status: 201,
+    build: async (w) => ({
+      params: { id: await w.node(), artifactId: fresh('weights') },
+      body: { path: '/data/models/weights', reason: REASON },
+    }),
+    named: NAMED,
+  },
+  'DELETE /v1/nodes/{id}/artifact-copies/{artifactId}': {
+    access: tenant('compute:artifacts:write'),
+    status: 200,
+    build: async (w) => {
+      const { nodeId, artifactId } = await copied(w);
+      return { params: { id: nodeId, artifactId }, body: { reason: REASON } };
+    },
+    named: NAMED,
+  },
+  'GET /v1/nodes/{id}/artifact-copies': read(async (w) => ({
+    params: { id: (await copied(w)).nodeId },
+    query: { limit: '10' },
+  })),
+  'GET /v1/artifacts/{artifactId}/copies': read(
+    async (w) => ({ params: { artifactId: (await copied(w)).artifactId }, query: { limit: '10' } }),
+    false,
+  ),
   'POST /v1/pools': {
     access: OPERATOR,
     status: 201,

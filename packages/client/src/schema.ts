@@ -379,6 +379,58 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/v1/nodes/{id}/artifact-copies/{artifactId}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    /** Record the node's copy of an artifact at a path (idempotent; a sole copy blocks a decommission) */
+    put: operations['recordArtifactCopy'];
+    post?: never;
+    /** Remove the node's copy of an artifact (idempotent: a removed one answers as it is) */
+    delete: operations['removeArtifactCopy'];
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/nodes/{id}/artifact-copies': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** List the live artifact copies recorded on a node, by artifact id */
+    get: operations['listNodeArtifactCopies'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/artifacts/{artifactId}/copies': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** List an artifact's live copies on the nodes the caller sees, by node id */
+    get: operations['listArtifactCopies'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/v1/pools': {
     parameters: {
       query?: never;
@@ -864,6 +916,8 @@ export interface components {
         | 'node.condition.cleared'
         | 'node.remediation.succeeded'
         | 'node.remediation.escalated'
+        | 'artifact.copy.recorded'
+        | 'artifact.copy.removed'
         | 'pool.updated';
       actor: string;
       reason: string | null;
@@ -1104,6 +1158,16 @@ export interface components {
       /** @description still holds its node: not released and not past endsAt */
       live: boolean;
     };
+    ArtifactCopy: {
+      id: string;
+      artifactId: string;
+      nodeId: string;
+      path: string;
+      /** @description when the copy was recorded there */
+      createdAt: string;
+      /** @description when it was removed; null while it is live */
+      removedAt: string | null;
+    };
     Pool: {
       id: string;
       /** @enum {string} */
@@ -1196,6 +1260,7 @@ export interface components {
         | 'compute:nodes:delete'
         | 'compute:nodes:remediate'
         | 'compute:allocations:write'
+        | 'compute:artifacts:write'
         | 'compute:tokens:read'
         | 'compute:tokens:write'
       )[];
@@ -3111,6 +3176,174 @@ export interface operations {
       503: components['responses']['Unavailable'];
     };
   };
+  recordArtifactCopy: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+        artifactId: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          /**
+           * @description where the copy lives on the node: an absolute path, no empty, . or .. segment; free text: no control characters (U+0000–U+001F, U+007F–U+009F), no format characters that hide or reorder text (bidi controls, zero-width and tag characters; U+200C and U+200D allowed), no lone surrogates
+           * @example /data/models/llama-3.1-70b
+           */
+          path: string;
+          /** @description why, recorded on the event; free text: no control characters (U+0000–U+001F, U+007F–U+009F), no format characters that hide or reorder text (bidi controls, zero-width and tag characters; U+200C and U+200D allowed), no lone surrogates */
+          reason?: string;
+        };
+      };
+    };
+    responses: {
+      /** @description already recorded at this path: nothing changed */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ArtifactCopy'];
+        };
+      };
+      /** @description recorded now (new, or moved from the path recorded before) */
+      201: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ArtifactCopy'];
+        };
+      };
+      400: components['responses']['InvalidInput'];
+      401: components['responses']['Unauthenticated'];
+      403: components['responses']['Forbidden'];
+      404: components['responses']['NotFound'];
+      409: components['responses']['Conflict'];
+      413: components['responses']['PayloadTooLarge'];
+      422: components['responses']['IdempotencyKeyReused'];
+      429: components['responses']['RateLimited'];
+      503: components['responses']['Unavailable'];
+    };
+  };
+  removeArtifactCopy: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+        artifactId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: {
+      content: {
+        'application/json': {
+          /** @description why, recorded on the event; free text: no control characters (U+0000–U+001F, U+007F–U+009F), no format characters that hide or reorder text (bidi controls, zero-width and tag characters; U+200C and U+200D allowed), no lone surrogates */
+          reason?: string;
+        };
+      };
+    };
+    responses: {
+      /** @description the copy, removed (now, or before) */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ArtifactCopy'];
+        };
+      };
+      400: components['responses']['InvalidInput'];
+      401: components['responses']['Unauthenticated'];
+      403: components['responses']['Forbidden'];
+      404: components['responses']['NotFound'];
+      409: components['responses']['Conflict'];
+      413: components['responses']['PayloadTooLarge'];
+      422: components['responses']['IdempotencyKeyReused'];
+      429: components['responses']['RateLimited'];
+      503: components['responses']['Unavailable'];
+    };
+  };
+  listNodeArtifactCopies: {
+    parameters: {
+      query?: {
+        /** @description decimal digits only */
+        limit?: number;
+        cursor?: string;
+      };
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description a page of copies */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            items: components['schemas']['ArtifactCopy'][];
+            nextCursor: string | null;
+          };
+        };
+      };
+      400: components['responses']['InvalidInput'];
+      401: components['responses']['Unauthenticated'];
+      403: components['responses']['Forbidden'];
+      404: components['responses']['NotFound'];
+      409: components['responses']['Conflict'];
+      413: components['responses']['PayloadTooLarge'];
+      422: components['responses']['IdempotencyKeyReused'];
+      429: components['responses']['RateLimited'];
+      503: components['responses']['Unavailable'];
+    };
+  };
+  listArtifactCopies: {
+    parameters: {
+      query?: {
+        /** @description decimal digits only */
+        limit?: number;
+        cursor?: string;
+      };
+      header?: never;
+      path: {
+        artifactId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description a page of copies */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            items: components['schemas']['ArtifactCopy'][];
+            nextCursor: string | null;
+          };
+        };
+      };
+      400: components['responses']['InvalidInput'];
+      401: components['responses']['Unauthenticated'];
+      403: components['responses']['Forbidden'];
+      404: components['responses']['NotFound'];
+      409: components['responses']['Conflict'];
+      413: components['responses']['PayloadTooLarge'];
+      422: components['responses']['IdempotencyKeyReused'];
+      429: components['responses']['RateLimited'];
+      503: components['responses']['Unavailable'];
+    };
+  };
   listPools: {
     parameters: {
       query?: never;
@@ -3582,6 +3815,7 @@ export interface operations {
             | 'compute:nodes:delete'
             | 'compute:nodes:remediate'
             | 'compute:allocations:write'
+            | 'compute:artifacts:write'
             | 'compute:tokens:read'
             | 'compute:tokens:write'
           )[];

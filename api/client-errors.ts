@@ -1,5 +1,6 @@
 import { STATUS_CODES, maxHeaderSize, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
+import { RequestError } from '@hono/node-server';
 import { ERROR_STATUS } from '../domain/errors';
 import { errorBody } from './errors';
 import { newRequestId } from './request-id';
@@ -51,4 +52,27 @@ export function clientErrorHandler(requestTimeoutMs: number) {
       () => socket.destroy(),
     );
   };
+}
+
+/**
+ * The answer to a request hono's Node adapter could not make a URL of — no `Host` header, a `Host`
+ * that is not `host[:port]`, a request target it does not serve — in the envelope with a request
+ * id, as any other refusal (the adapter's own answer is a bare 400).
+ */
+export function requestErrorAnswer(error: unknown): Response {
+  const requestId = newRequestId();
+  const message =
+    error instanceof RequestError ? requestErrorReason(error.message) : 'malformed HTTP request';
+  return new Response(JSON.stringify(errorBody('INVALID_INPUT', message, {}, requestId)), {
+    status: ERROR_STATUS.INVALID_INPUT,
+    headers: { 'content-type': 'application/json', 'x-request-id': requestId, connection: 'close' },
+  });
+}
+
+function requestErrorReason(adapterMessage: string): string {
+  if (adapterMessage === 'Missing host header') return 'the request has no Host header';
+  if (adapterMessage === 'Invalid host header')
+    return 'the Host header is not a host name or address (host[:port])';
+  if (adapterMessage === 'Invalid URL') return 'the Host header and the request target do not make a URL';
+  return `the request target is not one this server serves (${adapterMessage})`;
 }

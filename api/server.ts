@@ -1,6 +1,6 @@
 import cluster from 'node:cluster';
-import type { IncomingMessage, ServerResponse } from 'node:http';
-import { serve, type ServerType } from '@hono/node-server';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { getRequestListener } from '@hono/node-server';
 import type { TracerProvider } from '@opentelemetry/api';
 import type { Sql } from 'postgres';
 import { loadConfig, type Config } from '../config';
@@ -11,7 +11,7 @@ import { createLogger, type Logger } from '../observability/log';
 import { hashSecret } from '../domain/secrets';
 import { createApp } from './app';
 import { MAX_BODY_BYTES } from './body-limit';
-import { clientErrorHandler } from './client-errors';
+import { clientErrorHandler, requestErrorAnswer } from './client-errors';
 import type { AppDeps } from './env';
 import { rateLimitsOf } from './rate-limit';
 import { createAppDeps } from './deps';
@@ -48,9 +48,12 @@ export async function listen(
   deps: AppDeps,
   port: number,
   transport: TransportSettings = DEFAULT_TRANSPORT,
-): Promise<{ server: ServerType; port: number }> {
+): Promise<{ server: Server; port: number }> {
   const app = createApp(deps);
   const serverOptions = {
+    // A request without Host is the app's to refuse, in the envelope (`requestErrorAnswer`), not
+    // Node's bare 400.
+    requireHostHeader: false,
     headersTimeout: transport.headersTimeoutMs,
     requestTimeout: transport.requestTimeoutMs,
     keepAliveTimeout: transport.keepAliveTimeoutMs,
@@ -58,10 +61,15 @@ export async function listen(
     // timeout keeps the cut close to the configured time.
     connectionsCheckingInterval: Math.max(10, Math.min(1_000, transport.headersTimeoutMs / 10)),
   };
+  // A request hono cannot make a URL of (no Host, a Host that is no host, an absolute URL it does
+  // not serve) goes to `errorHandler`: answered in the envelope with a request id.
+  const listener = getRequestListener(app.fetch, { errorHandler: requestErrorAnswer });
   return new Promise((resolve) => {
-    const server = serve({ fetch: app.fetch, port, hostname: '0.0.0.0', serverOptions }, (info) =>
-      resolve({ server, port: info.port }),
-    );
+    const server = createServer(serverOptions, (request, response) => void listener(request, response));
+    server.listen(port, '0.0.0.0', () => {
+      const address = server.address();
+      resolve({ server, port: typeof address === 'object' && address ? address.port : port });
+    });
     server.on('clientError', clientErrorHandler(transport.requestTimeoutMs));
     // `Expect: 100-continue` asks before sending the body: a body declared over the limit is not
     // invited (Node would say "continue" to every one), the app's refusal is the answer.
@@ -103,7 +111,7 @@ export function apiServicesOf(
 }
 
 /** Closes the server, waiting for requests in flight. */
-export function closeServer(server: ServerType): Promise<void> {
+export function closeServer(server: Server): Promise<void> {
   return new Promise((resolve) => server.close(() => resolve()));
 }
 

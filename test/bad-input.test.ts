@@ -504,6 +504,17 @@ function spoils(target: Target): fc.Arbitrary<Spoil>[] {
   };
   byParam(route.params, 'params');
   byParam(route.query, 'query');
+  // A route that takes a closed set of query parameters refuses one it does not know (a typo
+  // such as `limt` is not silently the default).
+  if (route.query.length > 0) {
+    out.push(
+      fc.constantFrom('extra', 'limt', 'Limit', 'constructor').map((name) =>
+        spoil(`query ${name} added`, (s) => {
+          s.query[name] = '1';
+        }),
+      ),
+    );
+  }
   byParam(route.headers, 'headers', asHeader);
   if (!route.body) return out;
 
@@ -701,6 +712,8 @@ describe('bad input', () => {
     for (const limit of ['0x10', '1e1', ' 5', '+5', '5 ', '1.0', '-1', '٣', '', '0']) {
       await refused('GET', `/v1/nodes?limit=${encodeURIComponent(limit)}`);
     }
+    await refused('GET', '/v1/nodes?limt=5');
+    await refused('GET', '/v1/nodes?limit=5&limit=6');
     await refused('GET', '/v1/agent/commands?wait=0x1', { token: world.agent.credential });
     for (const ifMatch of ['"1', '1"', 'W/"1"', '"1"1', '""', '"-1"']) {
       await refused('POST', `/v1/nodes/${nodeId}/cordon`, { headers: { 'if-match': ifMatch } });

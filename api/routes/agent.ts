@@ -129,7 +129,7 @@ const commandsRoute = createRoute({
   operationId: 'pollCommands',
   tags: ['agent'],
   summary: "Long-poll the node's pending commands, oldest first",
-  request: { query: z.object({ wait: queryInteger(0, 60, 30) }) },
+  request: { query: z.strictObject({ wait: queryInteger(0, 60, 30) }) },
   responses: {
     200: json(
       z.object({ items: z.array(CommandSchema), ca: CaOfferSchema }),

@@ -13,7 +13,7 @@ const listRoute = createRoute({
   tags: ['allocations'],
   summary: 'List allocations, oldest first; live=true: what still holds its node (what blocks a drain)',
   request: {
-    query: z.object({
+    query: z.strictObject({
       nodeId: idOf('node').optional(),
       tenantId: slug.optional(),
       live: booleanString.optional(),

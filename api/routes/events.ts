@@ -12,7 +12,7 @@ const feedRoute = createRoute({
   tags: ['events'],
   summary: 'The fleet-wide event feed, oldest first, with an optional long-poll',
   request: {
-    query: z.object({
+    query: z.strictObject({
       after: z
         .string()
         .regex(/^\d{1,15}$/, 'after is an event id: a nextCursor this feed handed out, or 0')

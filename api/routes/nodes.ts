@@ -29,7 +29,7 @@ const listNodesRoute = createRoute({
   tags: ['nodes'],
   summary: 'List nodes',
   request: {
-    query: z.object({
+    query: z.strictObject({
       tenantId: slug.optional(),
       poolId: slug.optional(),
       siteId: slug.optional(),
@@ -72,7 +72,7 @@ const nodeEventsRoute = createRoute({
   summary: "A node's events, oldest first (or newest first)",
   request: {
     params: nodeIdParams,
-    query: z.object({
+    query: z.strictObject({
       type: eventTypePrefix.optional(),
       order: z
         .enum(['oldest', 'newest'])

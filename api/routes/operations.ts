@@ -35,7 +35,7 @@ const listOperationsRoute = createRoute({
   tags: ['operations'],
   summary: 'List operations, newest first',
   request: {
-    query: z.object({
+    query: z.strictObject({
       nodeId: idOf('node').optional(),
       poolId: slug.optional().openapi({
         description: "the pool's operations: its pool drains, and those of nodes in it when they began",

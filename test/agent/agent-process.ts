@@ -3,7 +3,7 @@ import { copyFileSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { ServerType } from '@hono/node-server';
+import type { Server } from 'node:http';
 import { afterAll, beforeAll } from 'vitest';
 import { closeServer, listen } from '../../api/server';
 import { createToken } from '../support/agents';
@@ -48,7 +48,7 @@ export interface AgentBench {
  * Agents still running are killed before the server closes (it waits for their long-polls).
  */
 export function useAgentBench(h: Harness): AgentBench {
-  let server: ServerType | undefined;
+  let server: Server | undefined;
   const children = new Set<ChildProcess>();
   const dirs: string[] = [];
   let received = 0;

@@ -1,7 +1,7 @@
 import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { ServerType } from '@hono/node-server';
+import type { Server } from 'node:http';
 import { eq, inArray } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AgentSession } from '../../agent/session';
@@ -15,7 +15,7 @@ import { eventually, useHarness } from '../support/harness';
 
 const h = useHarness({ worker: false, heartbeats: { flushEveryMs: 60_000, sessionTimeoutMs: 2_000 } });
 
-let server: ServerType;
+let server: Server;
 let api = '';
 const simulators: Simulator[] = [];
 const dirs: string[] = [];

@@ -390,6 +390,24 @@ describe('oversized request lines and headers', () => {
   });
 });
 
+describe('the Host header', () => {
+  it('missing, or not a host name, gets a 400 envelope with a request id, not a bare status line', async () => {
+    const missing = await raw((socket) => socket.write('GET /healthz HTTP/1.1\r\n\r\n'));
+    expectEnvelope(missing, 400, /no Host header/);
+    for (const host of ['exa mple', 'a@b', 'drydock/x', '[::1']) {
+      const bad = await raw((socket) => socket.write(`GET /healthz HTTP/1.1\r\nHost: ${host}\r\n\r\n`));
+      expectEnvelope(bad, 400, /Host header/);
+    }
+    // A good one is served as before, by name or address and port.
+    for (const host of ['drydock', `127.0.0.1:${port}`, '[::1]:8080']) {
+      const answer = await raw((socket) =>
+        socket.write(`GET /healthz HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`),
+      );
+      expect(answer.status, host).toBe(200);
+    }
+  });
+});
+
 describe('X-Request-Id', () => {
   it('is on every answer: success, 400, 401, 403, 404 (route and id), over the wire', async () => {
     await seedPool(h, { id: 'pool-id' });

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import type { ChildProcess } from 'node:child_process';
-import type { ServerType } from '@hono/node-server';
+import type { Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { closeServer, listen } from '../../api/server';
 import { ensureLivenessSweep } from '../../workflows/liveness-client';
@@ -15,7 +15,7 @@ import { killWorker, startWorkerProcess } from '../support/worker-process';
 
 // The worker is its own process, as in production: its /metrics carries the Temporal SDK's too.
 const h = useHarness({ worker: false });
-let api: { server: ServerType; url: string };
+let api: { server: Server; url: string };
 let worker: { child: ChildProcess; url: string };
 
 beforeAll(async () => {

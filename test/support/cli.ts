@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import type { ServerType } from '@hono/node-server';
+import type { Server } from 'node:http';
 import { afterAll, beforeAll, expect } from 'vitest';
 import { closeServer, listen } from '../../api/server';
 import { freePort } from '../../scripts/services/process';
@@ -61,7 +61,7 @@ export function line(words: string, ...rest: LinePart[]): string[] {
 
 /** Listens with the harness's app for the file's tests, and runs the binary against it. */
 export function useCli(h: Harness): Cli {
-  let server: ServerType | undefined;
+  let server: Server | undefined;
   const cli: Cli = {
     api: '',
     deadApi: '',

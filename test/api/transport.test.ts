@@ -392,17 +392,21 @@ describe('oversized request lines and headers', () => {
 
 describe('the Host header', () => {
   it('missing, or not a host name, gets a 400 envelope with a request id, not a bare status line', async () => {
-    const missing = await raw((socket) => socket.write('GET /healthz HTTP/1.1\r\n\r\n'));
+    const missing = await raw((socket) => {
+      socket.write('GET /healthz HTTP/1.1\r\n\r\n');
+    });
     expectEnvelope(missing, 400, /no Host header/);
     for (const host of ['exa mple', 'a@b', 'drydock/x', '[::1']) {
-      const bad = await raw((socket) => socket.write(`GET /healthz HTTP/1.1\r\nHost: ${host}\r\n\r\n`));
+      const bad = await raw((socket) => {
+        socket.write(`GET /healthz HTTP/1.1\r\nHost: ${host}\r\n\r\n`);
+      });
       expectEnvelope(bad, 400, /Host header/);
     }
     // A good one is served as before, by name or address and port.
     for (const host of ['drydock', `127.0.0.1:${port}`, '[::1]:8080']) {
-      const answer = await raw((socket) =>
-        socket.write(`GET /healthz HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`),
-      );
+      const answer = await raw((socket) => {
+        socket.write(`GET /healthz HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`);
+      });
       expect(answer.status, host).toBe(200);
     }
   });

@@ -40,6 +40,11 @@ const schema = z.object({
         .filter((f) => f.length > 0),
     ),
   DRYDOCK_BOOTSTRAP_OPERATOR_KEY: z.string().min(16).optional(),
+  /** The bearer token the API's /metrics asks for; unset: /metrics takes no credential (development). */
+  DRYDOCK_METRICS_TOKEN: z
+    .string()
+    .regex(/^[A-Za-z0-9._~+/=-]{16,512}$/, 'is 16–512 of letters, digits and . _ ~ + / = -')
+    .optional(),
   DRYDOCK_DEMO: z.enum(['0', '1']).default('1'),
   DRYDOCK_HOME: z.string().min(1).default('.drydock'),
   /** A prebuilt workflow bundle for the worker (tests build one per run); unset: dist/'s own, or bundled at start from the sources. */

@@ -4,7 +4,7 @@ import { routePath } from 'hono/route';
 import { DrydockError } from '../domain/errors';
 import { currentLogScope, inLogScope } from '../observability/request-id';
 import { logAccess } from './access-log';
-import { authenticate } from './auth';
+import { authenticate, requireMetricsToken } from './auth';
 import { lingerAfterRefusal, limitBody } from './body-limit';
 import { docsRoutes } from './docs-page';
 import type { AppDeps, AppEnv } from './env';
@@ -109,9 +109,10 @@ export function createApp(deps: AppDeps) {
       outbox ? 200 : 503,
     );
   });
-  app.get('/metrics', async (c) =>
-    c.text(await deps.metrics.render(), 200, { 'content-type': METRICS_CONTENT_TYPE }),
-  );
+  app.get('/metrics', async (c) => {
+    requireMetricsToken(deps, c.req.header('authorization'));
+    return c.text(await deps.metrics.render(), 200, { 'content-type': METRICS_CONTENT_TYPE });
+  });
 
   registerSharedComponents(app);
   // Built once, on the first request: by then every route below is registered.

@@ -44,6 +44,21 @@ export const authenticate = createMiddleware<AppEnv>(async (c, next) => {
   await next();
 });
 
+/**
+ * 401 unless `authorization` carries the metrics token, when one is configured
+ * (DRYDOCK_METRICS_TOKEN): what Prometheus presents to scrape the API's /metrics.
+ */
+export function requireMetricsToken(deps: { metricsTokenHash?: string }, authorization: string | undefined) {
+  if (!deps.metricsTokenHash) return;
+  const match = BEARER.exec(authorization ?? '');
+  if (!match || hashSecret(match[1]!) !== deps.metricsTokenHash) {
+    throw new DrydockError(
+      'UNAUTHENTICATED',
+      '/metrics takes the metrics token: Authorization: Bearer <DRYDOCK_METRICS_TOKEN>',
+    );
+  }
+}
+
 /** 403 unless the caller holds the action (operators hold every action). */
 export function requireAction(principal: Principal, action: Action): void {
   if (principal.kind === 'node') throw nodeCredentialHere();

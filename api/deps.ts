@@ -25,6 +25,8 @@ export interface AppDepsInput {
   caPublicKeyPem: string;
   caEndorsements?: CaEndorsement[];
   bootstrapKeyHash?: string;
+  /** SHA-256 of DRYDOCK_METRICS_TOKEN: /metrics answers only a bearer of it. Unset: anyone. */
+  metricsTokenHash?: string;
   heartbeats?: HeartbeatOptions;
   /** Per-address limits (defaults: `DEFAULT_RATE_LIMITS`). */
   rateLimits?: RateLimitSettings;
@@ -60,6 +62,7 @@ export function createAppDeps(input: AppDepsInput) {
     caPublicKeyPem: input.caPublicKeyPem,
     caEndorsements: input.caEndorsements,
     bootstrapKeyHash: input.bootstrapKeyHash,
+    metricsTokenHash: input.metricsTokenHash,
     wakeups,
     feedWakeups,
     nodeCredentials: new NodeCredentials(input.db, wakeups),

@@ -19,6 +19,8 @@ export interface AppDeps {
   log: Logger;
   /** SHA-256 of DRYDOCK_BOOTSTRAP_OPERATOR_KEY, when one is configured. */
   bootstrapKeyHash?: string;
+  /** SHA-256 of DRYDOCK_METRICS_TOKEN, when one is configured: /metrics then takes it as a bearer. */
+  metricsTokenHash?: string;
   clusterId: string;
   /** What signs purge commands (the cluster CA's key) in the request that queues them. */
   purgeSigner: PurgeSigner;

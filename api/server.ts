@@ -103,6 +103,7 @@ export function apiServicesOf(
     caPublicKeyPem: offer.publicKey,
     caEndorsements: offer.endorsements,
     bootstrapKeyHash: held.operatorKey ? hashSecret(held.operatorKey) : undefined,
+    metricsTokenHash: config.DRYDOCK_METRICS_TOKEN ? hashSecret(config.DRYDOCK_METRICS_TOKEN) : undefined,
     rateLimits: rateLimitsOf(config),
     temporalUiUrl: config.DRYDOCK_TEMPORAL_UI_URL ?? held.temporalUiUrl,
     temporalNamespace: config.TEMPORAL_NAMESPACE,

@@ -21,10 +21,15 @@ const FLUSH_NODES = [1, 10, 100, 1_000, 5_000, 10_000, 50_000, 100_000];
 /** A drain's wait, from its begin to drained: at once, up to a deadline of days. */
 const DRAIN_WAIT_SECONDS = [0.1, 1, 10, 60, 300, 900, 3_600, 4 * 3_600, 12 * 3_600, 86_400, 7 * 86_400];
 
-/** The registry, with Node's process metrics under their standard names (`process_*`, `nodejs_*`). */
+/**
+ * The registry, with Node's process metrics under their standard names (`process_*`, `nodejs_*`),
+ * but for `nodejs_version_info`: a scrape says nothing of the runtime's version, which tells an
+ * attacker what to try (docs/security.md).
+ */
 function processRegistry(): Registry {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
+  registry.removeSingleMetric('nodejs_version_info');
   return registry;
 }
 

@@ -1,4 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import { createApp } from '../../api/app';
+import { hashSecret } from '../../domain/secrets';
 import { call } from '../support/fixtures';
 import { useHarness } from '../support/harness';
 import { parseSamples, valueOf } from '../support/scrape';
@@ -37,5 +39,43 @@ describe('GET /metrics on the API', () => {
     expect(text).not.toContain('route-4711');
     // Node's own process metrics, under their standard names.
     expect(valueOf(samples, 'process_cpu_seconds_total')).toBeGreaterThan(0);
+  });
+});
+
+describe('what /metrics, /readyz and /healthz tell a caller without a credential', () => {
+  it('no runtime version; with DRYDOCK_METRICS_TOKEN set, /metrics answers its bearer only', async () => {
+    for (const path of ['/metrics', '/readyz', '/healthz']) {
+      const reply = await h.app.request(path);
+      const text = `${JSON.stringify([...reply.headers])}${await reply.text()}`;
+      expect(text, path).not.toContain(process.version);
+      expect(text, path).not.toContain(process.versions.v8);
+      expect(text, path).not.toContain('nodejs_version_info');
+    }
+
+    const token = 'metrics-token-0123456789abcdef';
+    const app = createApp({ ...h.deps, metricsTokenHash: hashSecret(token) });
+    const scrape = (authorization?: string) =>
+      app.request('/metrics', { headers: authorization ? { authorization } : {} });
+    for (const authorization of [
+      undefined,
+      'Bearer wrong-token-0123456789',
+      `Bearer ${h.operatorKey}`,
+      token,
+    ]) {
+      const refused = await scrape(authorization);
+      expect(refused.status, String(authorization)).toBe(401);
+      const body = (await refused.json()) as { error: { code: string; message: string; requestId: string } };
+      expect(body.error).toMatchObject({
+        code: 'UNAUTHENTICATED',
+        message: expect.stringContaining('metrics token'),
+      });
+      expect(body.error.requestId).toMatch(/^req_/);
+    }
+    const scraped = await scrape(`Bearer ${token}`);
+    expect(scraped.status).toBe(200);
+    expect(await scraped.text()).toContain('process_cpu_seconds_total');
+    // The token opens /metrics and nothing else.
+    const other = await app.request('/v1/nodes', { headers: { authorization: `Bearer ${token}` } });
+    expect(other.status).toBe(401);
   });
 });

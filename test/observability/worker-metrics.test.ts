@@ -50,5 +50,10 @@ describe("the worker's metrics", () => {
     expect(valueOf(after, 'drydock_nodes', { liveness: 'alive' })).toBe(1);
     expect(valueOf(after, 'drydock_operations_running', { kind: 'drain' })).toBe(0);
     expect(valueOf(after, 'drydock_drains_waiting_for_budget')).toBe(0);
+    // The process metrics say nothing of the runtime's version (an unauthenticated port).
+    const text = await metrics.registry.metrics();
+    expect(text).toContain('process_cpu_seconds_total');
+    expect(text).not.toContain('nodejs_version_info');
+    expect(text).not.toContain(process.version);
   });
 });

@@ -12,7 +12,6 @@ import { operations } from './schema';
 // The reads live in queries/operations.ts (routes may import those); re-exported for the writers.
 export {
   findOperation,
-  openEndingOperation,
   openOperation,
   operationOfKey,
   operationView,

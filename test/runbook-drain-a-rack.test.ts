@@ -1,15 +1,15 @@
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join as joinPath } from 'node:path';
+import { join as joinPath } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { and, asc, eq, inArray, isNull } from 'drizzle-orm';
 import { afterAll, describe, expect, it } from 'vitest';
 import { allocations, events, operations } from '../db/schema';
-import { BIN, readNode, useCli } from './support/cli';
+import { readNode, useCli } from './support/cli';
 import { allocate, call, seedNode, seedPool, tenantKey } from './support/fixtures';
 import { eventually, useHarness } from './support/harness';
 import { mostAtOnce } from './support/overlap';
-import { bash, fencedBlocks, type Run } from './support/runbook';
+import { bash, fencedBlocks, operatorEnv, type Run } from './support/runbook';
 
 /**
  * The rack drain runbook, run as an operator would: its ```bash blocks, as written, in one bash
@@ -64,19 +64,13 @@ describe('docs/runbooks/drain-a-rack.md', () => {
       'compute:nodes:cordon',
     ]);
 
-    const bin = joinPath(dir, 'bin');
-    mkdirSync(bin);
-    symlinkSync(BIN, joinPath(bin, 'drydock'));
-    const env: NodeJS.ProcessEnv = {
-      PATH: [bin, dirname(process.execPath), process.env.PATH].join(':'),
-      HOME: dir,
-      LANG: 'C.UTF-8',
+    const env = operatorEnv(dir, {
       POOL: 'pool-h100-east',
       RACK: 'b7',
       CHANGE: 'CHG-1234',
       DRYDOCK_API: cli.api,
       DRYDOCK_TOKEN: key.secret,
-    };
+    });
     const script = ['set -euo pipefail', ...runnable.map((b) => `# runbook line ${b.line}\n${b.code}`)].join(
       '\n',
     );

@@ -1,15 +1,6 @@
-import {
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  readFileSync,
-  readdirSync,
-  rmSync,
-  symlinkSync,
-  writeFileSync,
-} from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join as joinPath } from 'node:path';
+import { join as joinPath } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -19,10 +10,10 @@ import { ensureLivenessSweep } from '../workflows/liveness-client';
 import { useAgentBench, type RunningAgent } from './agent/agent-process';
 import { createToken } from './support/agents';
 import { heartbeat, placeAllocation, pollCommands } from './support/builders';
-import { BIN, readNode } from './support/cli';
+import { readNode } from './support/cli';
 import { allocate, call, eventsOf, seedPool } from './support/fixtures';
 import { eventually, useHarness } from './support/harness';
-import { bash, sectionedBlocks, type Run } from './support/runbook';
+import { bash, operatorEnv, sectionedBlocks, type Run } from './support/runbook';
 
 /**
  * The node-loss runbook, run as an operator would: for each of its three cases, the ```bash blocks
@@ -79,20 +70,12 @@ async function operator(
   sections: readonly string[],
   meanwhile?: (ended: () => Run | undefined) => Promise<void>,
 ) {
-  const bin = joinPath(dir, 'bin');
-  if (!existsSync(bin)) {
-    mkdirSync(bin);
-    symlinkSync(BIN, joinPath(bin, 'drydock'));
-  }
-  const env: NodeJS.ProcessEnv = {
-    PATH: [bin, dirname(process.execPath), process.env.PATH].join(':'),
-    HOME: dir,
-    LANG: 'C.UTF-8',
+  const env = operatorEnv(dir, {
     DRYDOCK_API: bench.api,
     DRYDOCK_TOKEN: h.operatorKey,
     NODE: node,
     CHANGE: 'INC-4711',
-  };
+  });
   const text = script(sections);
   writeFileSync(joinPath(dir, `runbook-${node}-${sections.length}.sh`), text);
   const running = bash(text, env, dir);

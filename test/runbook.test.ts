@@ -1,15 +1,6 @@
-import {
-  accessSync,
-  constants,
-  mkdirSync,
-  mkdtempSync,
-  readFileSync,
-  rmSync,
-  symlinkSync,
-  writeFileSync,
-} from 'node:fs';
+import { accessSync, constants, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join as joinPath } from 'node:path';
+import { join as joinPath } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { and, eq } from 'drizzle-orm';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -27,7 +18,7 @@ import { createToken, join, newPublicKey } from './support/agents';
 import { BIN, readNode, useCli } from './support/cli';
 import { allocate, call, eventsOf, seedPool } from './support/fixtures';
 import { eventually, useHarness } from './support/harness';
-import { bash, fencedBlocks, type Run } from './support/runbook';
+import { bash, fencedBlocks, operatorEnv, type Run } from './support/runbook';
 
 /**
  * The decommission runbook, run as an operator would: its ```bash blocks, as written, in one bash
@@ -105,19 +96,12 @@ describe('docs/runbooks/decommission.md', () => {
     const alloc = await allocate(h, nodeId, 'acme');
     expect(await readNode(h, nodeId)).toMatchObject({ provisionState: 'adopted', liveness: 'alive' });
 
-    // `drydock` on PATH the way npm installs the package's bin: a link to bin/drydock.mjs.
-    const bin = joinPath(dir, 'bin');
-    mkdirSync(bin);
-    symlinkSync(BIN, joinPath(bin, 'drydock'));
-    const env: NodeJS.ProcessEnv = {
-      PATH: [bin, dirname(process.execPath), process.env.PATH].join(':'),
-      HOME: dir,
-      LANG: 'C.UTF-8',
+    const env = operatorEnv(dir, {
       NODE: nodeId,
       NODE_HOSTNAME: 'gpu-b7-03',
       DRYDOCK_API: cli.api,
       DRYDOCK_TOKEN: h.operatorKey,
-    };
+    });
     const script = ['set -euo pipefail', ...runnable.map((b) => `# runbook line ${b.line}\n${b.code}`)].join(
       '\n',
     );

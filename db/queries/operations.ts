@@ -1,6 +1,6 @@
 import { and, desc, eq, inArray, lt, sql, type SQL } from 'drizzle-orm';
 import { DrydockError } from '../../domain/errors';
-import { ENDING_KINDS, type OperationKind, type OperationStatus } from '../../domain/operation';
+import type { OperationKind, OperationStatus } from '../../domain/operation';
 import { OPEN_OPERATION_STATUSES } from '../../domain/operation-status';
 import type { Principal } from '../../domain/principal';
 import type { OperationProgress } from '../../domain/progress';
@@ -46,11 +46,14 @@ export function progressOf(op: OperationRow): OperationProgress {
 }
 export type OperationView = ReturnType<typeof operationView>;
 
-/** The unfinished operation of this kind on the node, if one exists (at most one can). */
+/**
+ * The unfinished operation of this kind on the node, if one exists (at most one can); of one of
+ * these kinds, when given several (`ENDING_KINDS`: the node's open purge or decommission).
+ */
 export async function openOperation(
   tx: DbOrTx,
   nodeId: string,
-  kind: OperationKind,
+  kind: OperationKind | readonly OperationKind[],
 ): Promise<OperationRow | undefined> {
   const [op] = await tx
     .select()
@@ -58,22 +61,7 @@ export async function openOperation(
     .where(
       and(
         eq(operations.nodeId, nodeId),
-        eq(operations.kind, kind),
-        inArray(operations.status, OPEN_OPERATION_STATUSES),
-      ),
-    );
-  return op;
-}
-
-/** The node's open purge or decommission (`ENDING_KINDS`), if one is open. */
-export async function openEndingOperation(tx: DbOrTx, nodeId: string): Promise<OperationRow | undefined> {
-  const [op] = await tx
-    .select()
-    .from(operations)
-    .where(
-      and(
-        eq(operations.nodeId, nodeId),
-        inArray(operations.kind, [...ENDING_KINDS]),
+        typeof kind === 'string' ? eq(operations.kind, kind) : inArray(operations.kind, [...kind]),
         inArray(operations.status, OPEN_OPERATION_STATUSES),
       ),
     )

@@ -1,13 +1,12 @@
 import { DrydockError } from '../../domain/errors';
 import { newId } from '../../domain/ids';
-import { OPERATION_WORKFLOWS, type OperationKind } from '../../domain/operation';
+import { ENDING_KINDS, OPERATION_WORKFLOWS, type OperationKind } from '../../domain/operation';
 import { PENDING_PHASE, type OperationProgress } from '../../domain/progress';
 import type { Tx } from '../client';
 import { labelsOf, lockNode, nodeView, type NodeRow, type NodeView } from '../nodes';
 import {
   findOperation,
   insertOperation,
-  openEndingOperation,
   openOperation,
   operationOfKey,
   operationView,
@@ -122,7 +121,7 @@ export async function requestOperation(
  * nothing else starts on a node that is leaving (a request of the same kind joins it, as above).
  */
 async function refuseWhileEnding(tx: Tx, node: NodeRow, kind: OperationKind): Promise<void> {
-  const ending = await openEndingOperation(tx, node.id);
+  const ending = await openOperation(tx, node.id, ENDING_KINDS);
   if (!ending || ending.kind === kind) return;
   const doing = ending.kind === 'purge' ? 'being purged' : 'being decommissioned';
   throw new DrydockError(

@@ -2,6 +2,7 @@ import { and, count, eq, inArray, isNull, ne, sql } from 'drizzle-orm';
 import { assertControllable } from '../../domain/controls';
 import { DrydockError } from '../../domain/errors';
 import type { Condition } from '../../domain/node';
+import { ENDING_KINDS } from '../../domain/operation';
 import { isFinished, OPEN_OPERATION_STATUSES } from '../../domain/operation-status';
 import {
   DEFAULT_MAX_UNHEALTHY,
@@ -13,7 +14,7 @@ import {
 import type { Tx } from '../client';
 import { recordOperatorCondition, unhandledConditions } from '../conditions';
 import type { NodeRow } from '../nodes';
-import { openEndingOperation } from '../operations';
+import { openOperation } from '../operations';
 import { escalateRemediation } from '../remediation';
 import { nodes, operations, pools, type PoolPolicy } from '../schema';
 import { requestOperation, type OperationRequest, type Requested } from './record';
@@ -53,7 +54,7 @@ export function requestRemediation(tx: Tx, nodeId: string, request: RemediationR
 export async function requestNextRemediation(tx: Tx, node: NodeRow): Promise<Requested | undefined> {
   const [next] = await unhandledConditions(tx, node);
   // A node being purged or decommissioned starts nothing new: its conditions wait with it.
-  if (!next || (await openEndingOperation(tx, node.id))) return undefined;
+  if (!next || (await openOperation(tx, node.id, ENDING_KINDS))) return undefined;
   const request: RemediationRequest = {
     actor: 'system:remediation',
     reason: 'queued behind the previous remediation',

@@ -1,3 +1,4 @@
+import { eq } from 'drizzle-orm';
 import { newId } from '../../domain/ids';
 import type { ProvisionState } from '../../domain/node';
 import { nodeLabels, nodes, pools, type PoolPolicy } from '../../db/schema';
@@ -69,10 +70,12 @@ export async function seedNode(
   },
 ): Promise<string> {
   const id = newId('node');
+  // A node's tenant is its pool's, as join and approve set it, unless the test says otherwise.
+  const [pool] = await h.db.select({ tenantId: pools.tenantId }).from(pools).where(eq(pools.id, node.poolId));
   await h.db.insert(nodes).values({
     id,
     poolId: node.poolId,
-    tenantId: node.tenantId ?? null,
+    tenantId: node.tenantId ?? pool?.tenantId ?? null,
     siteId: 'fra1',
     hostname: node.hostname ?? `host-${id.slice(-6)}`,
     provisionState: node.provisionState ?? 'adopted',

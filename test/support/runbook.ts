@@ -1,4 +1,7 @@
 import { spawn } from 'node:child_process';
+import { existsSync, mkdirSync, symlinkSync } from 'node:fs';
+import { dirname, join as joinPath } from 'node:path';
+import { BIN } from './cli';
 
 /** Running a runbook page as written: its fenced blocks, and bash to run them in. */
 
@@ -68,4 +71,22 @@ export function sectionedBlocks(markdown: string): SectionFence[] {
     }
     return { ...block, section };
   });
+}
+
+/**
+ * The environment an operator's shell has in `dir`: `drydock` on PATH the way npm installs the
+ * package's bin (a link to bin/drydock.mjs, made once), a home of its own, UTF-8, and `vars`.
+ */
+export function operatorEnv(dir: string, vars: Record<string, string>): NodeJS.ProcessEnv {
+  const bin = joinPath(dir, 'bin');
+  if (!existsSync(bin)) {
+    mkdirSync(bin);
+    symlinkSync(BIN, joinPath(bin, 'drydock'));
+  }
+  return {
+    PATH: [bin, dirname(process.execPath), process.env.PATH].join(':'),
+    HOME: dir,
+    LANG: 'C.UTF-8',
+    ...vars,
+  };
 }

@@ -297,6 +297,10 @@ export const AllocationSchema = z
     endsAt: z.string().nullable(),
     releasedAt: z.string().nullable(),
     releasedBy: z.string().nullable().openapi({ description: 'who released it: key:<name>, or null' }),
+    source: z.string().nullable().openapi({
+      description: 'observed: the scheduler that placed it (`slurm:<cluster>`); null: placed here',
+    }),
+    externalId: z.string().nullable().openapi({ description: "observed: the scheduler's id of the work" }),
     live: z.boolean().openapi({ description: 'still holds its node: not released and not past endsAt' }),
   })
   .openapi('Allocation');

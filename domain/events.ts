@@ -50,6 +50,17 @@ export interface EventPayloads {
    * Recorded on the node, with the allocation's tenant as the event's tenant; `deadline` is the
    * drain's that passed (a purge's forced release has none).
    */
+  /**
+   * A scheduler's bridge recorded work it placed (`source`, `externalId`); `refusals`: what
+   * Drydock's placement rule would have refused it for (a cordoned node, say), recorded anyway.
+   */
+  'allocation.observed': {
+    allocationId: string;
+    tenantId: string;
+    source: string;
+    externalId: string;
+    refusals: string[];
+  };
   'allocation.force-released': {
     allocationId: string;
     tenantId: string;
@@ -131,6 +142,8 @@ export const EVENT_DESCRIPTIONS: Record<EventType, string> = {
   'node.drained': 'the drain finished: the node holds nothing',
   'node.drain.cancelled': 'the drain ended before it finished (`draining` was taken off)',
   'node.drain.failed': 'the drain failed for good; `draining` came off',
+  'allocation.observed':
+    "a scheduler's bridge recorded work the scheduler placed (`data.source`, `data.externalId`); `data.refusals`: what placement would have refused it for",
   'allocation.force-released':
     "the allocation was released by force: a drain's deadline passed (within the pool's disruption budget), or a purge of its node released it (told force, or as it forgot the node)",
   'node.decommissioned': 'the node was decommissioned for good',

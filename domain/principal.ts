@@ -20,6 +20,7 @@ export const ACTIONS = [
   'compute:nodes:delete',
   'compute:nodes:remediate',
   'compute:allocations:write',
+  'compute:allocations:observe',
   'compute:artifacts:write',
   'compute:tokens:read',
   'compute:tokens:write',

@@ -1,5 +1,6 @@
 import { createRoute, OpenAPIHono, z } from '@hono/zod-openapi';
 import { idPattern } from '../../domain/ids';
+import { EXTERNAL_ID_PATTERN, SOURCE_PATTERN } from '../../domain/observed';
 import { getVisibleAllocation, listAllocations } from '../../db/queries/allocations';
 import { requireAction } from '../auth';
 import type { AppEnv } from '../env';
@@ -16,6 +17,11 @@ const listRoute = createRoute({
     query: z.strictObject({
       nodeId: idOf('node').optional(),
       tenantId: slug.optional(),
+      source: z.string().regex(SOURCE_PATTERN, 'source is <scheduler>:<cluster>').optional(),
+      externalId: z
+        .string()
+        .regex(EXTERNAL_ID_PATTERN, "externalId is a scheduler's id of the work")
+        .optional(),
       live: booleanString.optional(),
       limit: limit(50, 50),
       cursor: cursor.optional(),

@@ -1,27 +1,56 @@
 import { createRoute, OpenAPIHono, z } from '@hono/zod-openapi';
+import { EXTERNAL_ID_PATTERN, SOURCE_PATTERN } from '../../domain/observed';
 import { ALLOCATION_KINDS } from '../../domain/operation';
 import { allocationView } from '../../db/queries/allocations';
 import { requireAction } from '../auth';
 import type { AppEnv } from '../env';
 import { AllocationSchema, errorResponses, idOf, json, jsonBody, slug } from '../schemas';
-import { placeAllocation, releaseAllocation } from '../services/allocations';
+import { observeAllocation, placeAllocation, releaseAllocation } from '../services/allocations';
 
 const placeRoute = createRoute({
   method: 'post',
   path: '/v1/allocations',
   operationId: 'placeAllocation',
   tags: ['allocations'],
-  summary: 'Place an allocation on a node (refused unless placement accepts it)',
+  summary:
+    'Place an allocation on a node (refused unless placement accepts it), or record one a scheduler placed (source, externalId)',
   request: jsonBody(
-    z.strictObject({
-      nodeId: idOf('node'),
-      tenantId: slug,
-      kind: z.enum(ALLOCATION_KINDS),
-      endsAt: z.iso.datetime({ offset: true }).optional(),
-    }),
+    z
+      .strictObject({
+        nodeId: idOf('node'),
+        tenantId: slug,
+        kind: z.enum(ALLOCATION_KINDS),
+        endsAt: z.iso.datetime({ offset: true }).optional(),
+        source: z
+          .string()
+          .regex(SOURCE_PATTERN, 'source is <scheduler>:<cluster>, e.g. slurm:hpc1')
+          .optional()
+          .openapi({
+            description:
+              "observed: the scheduler that placed the work (`<scheduler>:<cluster>`); takes compute:allocations:observe, and placement's refusals are recorded, not applied",
+          }),
+        externalId: z
+          .string()
+          .regex(
+            EXTERNAL_ID_PATTERN,
+            "externalId is the scheduler's id of the work: 1–253 of letters, digits and . _ : + / -",
+          )
+          .optional()
+          .openapi({
+            description: "the scheduler's own id of the work (a job id, a pod's namespace/name/uid)",
+          }),
+      })
+      .refine((body) => (body.source === undefined) === (body.externalId === undefined), {
+        message: 'source and externalId come together',
+        path: ['externalId'],
+      }),
     true,
   ),
-  responses: { 201: json(AllocationSchema, 'the allocation'), ...errorResponses },
+  responses: {
+    200: json(AllocationSchema, 'the observed allocation, recorded before'),
+    201: json(AllocationSchema, 'the allocation'),
+    ...errorResponses,
+  },
 });
 
 const releaseRoute = createRoute({
@@ -40,9 +69,19 @@ export function allocationsRoutes(): OpenAPIHono<AppEnv> {
 
   router.openapi(placeRoute, async (c) => {
     const principal = c.get('principal');
-    requireAction(principal, 'compute:allocations:write');
-    const body = c.req.valid('json');
+    const { source, externalId, ...body } = c.req.valid('json');
     const endsAt = body.endsAt ? new Date(body.endsAt) : null;
+    if (source !== undefined && externalId !== undefined) {
+      requireAction(principal, 'compute:allocations:observe');
+      const observed = await observeAllocation(c.get('deps'), principal, {
+        ...body,
+        endsAt,
+        source,
+        externalId,
+      });
+      return c.json(allocationView(observed.allocation, true), observed.created ? 201 : 200);
+    }
+    requireAction(principal, 'compute:allocations:write');
     const created = await placeAllocation(c.get('deps'), principal, { ...body, endsAt });
     // Placement refuses an endsAt that is not in the future, so a new allocation is live.
     return c.json(allocationView(created, true), 201);

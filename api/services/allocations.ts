@@ -6,6 +6,7 @@ import type { AllocationKind } from '../../domain/operation';
 import { placementRefusals } from '../../domain/placement';
 import { actorOf, type Principal } from '../../domain/principal';
 import { visibleTo } from '../../db/nodes';
+import { appendEvent } from '../../db/events';
 import { enqueueWake } from '../../db/outbox';
 import { allocations, nodes } from '../../db/schema';
 import type { AllocationRow } from '../../db/queries/allocations';
@@ -51,6 +52,96 @@ export async function placeAllocation(
       .values({ id: newId('alloc'), nodeId: node.id, tenantId, kind, endsAt })
       .returning();
     return row!;
+  });
+}
+
+/**
+ * Records work a scheduler already placed on a node (`source`, `externalId`), in one transaction:
+ * the node locked FOR SHARE as a placement locks it, and the allocation recorded whatever
+ * placement would say — the refusals it would have made (a cordoned node) go on its
+ * `allocation.observed` event. The same work recorded again (live, same source and id) answers the
+ * allocation it has, `created: false`; recorded live on another node, CONFLICT (its scheduler
+ * moved it: release the old one first). A deleted node is NOT_FOUND, as it is to placement.
+ */
+export async function observeAllocation(
+  deps: Pick<AppDeps, 'db'>,
+  principal: Principal,
+  request: {
+    nodeId: string;
+    tenantId: string;
+    kind: AllocationKind;
+    endsAt: Date | null;
+    source: string;
+    externalId: string;
+  },
+): Promise<{ allocation: AllocationRow; created: boolean }> {
+  const { nodeId, tenantId, source, externalId } = request;
+  requireTenant(principal, tenantId);
+  return deps.db.transaction(async (tx) => {
+    const [node] = await tx
+      .select()
+      .from(nodes)
+      .where(and(eq(nodes.id, nodeId), visibleTo(principal), isNull(nodes.deletedAt)))
+      .for('share');
+    if (!node) throw new DrydockError('NOT_FOUND', `node ${nodeId} not found`, { nodeId });
+    // Under the node's lock: the same work recorded at once by two calls takes turns on the index.
+    const [inserted] = await tx
+      .insert(allocations)
+      .values({
+        id: newId('alloc'),
+        nodeId,
+        tenantId,
+        kind: request.kind,
+        endsAt: request.endsAt,
+        source,
+        externalId,
+      })
+      .onConflictDoNothing({
+        target: [allocations.source, allocations.externalId],
+        where: sql`${allocations.releasedAt} is null and ${allocations.source} is not null`,
+      })
+      .returning();
+    if (!inserted) {
+      const [recorded] = await tx
+        .select()
+        .from(allocations)
+        .where(
+          and(
+            eq(allocations.source, source),
+            eq(allocations.externalId, externalId),
+            isNull(allocations.releasedAt),
+          ),
+        );
+      if (recorded && recorded.nodeId !== nodeId) {
+        throw new DrydockError(
+          'CONFLICT',
+          `${source} ${externalId} is recorded live on node ${recorded.nodeId}: release allocation ${recorded.id} first`,
+          { allocationId: recorded.id, nodeId: recorded.nodeId },
+        );
+      }
+      if (recorded) {
+        requireTenant(principal, recorded.tenantId);
+        return { allocation: recorded, created: false };
+      }
+      throw new DrydockError(
+        'CONFLICT',
+        `${source} ${externalId} was recorded and released meanwhile: send it again`,
+      );
+    }
+    await appendEvent(tx, {
+      nodeId,
+      tenantId,
+      type: 'allocation.observed',
+      actor: actorOf(principal),
+      data: {
+        allocationId: inserted.id,
+        tenantId,
+        source,
+        externalId,
+        refusals: placementRefusals(node, tenantId),
+      },
+    });
+    return { allocation: inserted, created: true };
   });
 }
 

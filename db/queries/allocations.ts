@@ -60,6 +60,8 @@ export function allocationView(a: AllocationRow, live: boolean) {
     endsAt: isoOrNull(a.endsAt),
     releasedAt: isoOrNull(a.releasedAt),
     releasedBy: a.releasedBy,
+    source: a.source,
+    externalId: a.externalId,
     live,
   };
 }
@@ -77,6 +79,9 @@ const withLive = { allocation: allocations, live: sql<boolean>`(${isOpen})` };
 export interface AllocationFilter {
   nodeId?: string;
   tenantId?: string;
+  /** Observed allocations of this scheduler (`slurm:<cluster>`), and of this piece of its work. */
+  source?: string;
+  externalId?: string;
   /** true: only live (`isOpen`); false: only ended; absent: all. */
   live?: boolean;
   /** The id of the last allocation of the page before: the page goes on after its (createdAt, id). */
@@ -94,6 +99,8 @@ export async function listAllocations(
     allocationsVisibleTo(principal),
     q.nodeId ? eq(allocations.nodeId, q.nodeId) : undefined,
     q.tenantId ? eq(allocations.tenantId, q.tenantId) : undefined,
+    q.source ? eq(allocations.source, q.source) : undefined,
+    q.externalId ? eq(allocations.externalId, q.externalId) : undefined,
     q.live === undefined ? undefined : q.live ? isOpen : not(isOpen),
     // The cursor's own row gives the key, so created_at keeps its full (microsecond) precision.
     q.after

@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { index, pgTable, text } from 'drizzle-orm/pg-core';
+import { index, pgTable, text, uniqueIndex } from 'drizzle-orm/pg-core';
 import { ALLOCATION_KINDS } from '../../domain/operation';
 import { tz } from './columns';
 import { nodes } from './nodes';
@@ -17,11 +17,19 @@ export const allocations = pgTable(
     endsAt: tz('ends_at'),
     releasedAt: tz('released_at'),
     releasedBy: text('released_by'),
+    /** Observed allocations: the scheduler that placed the work (`slurm:<cluster>`); null: placed here. */
+    source: text('source'),
+    /** The scheduler's own id of the work (a job id, a pod's namespace/name/uid). */
+    externalId: text('external_id'),
   },
   // Open allocations are what drains and deletes ask about; history stays out of this index.
   (t) => [
     index('allocations_open_idx')
       .on(t.nodeId, t.endsAt)
       .where(sql`${t.releasedAt} is null`),
+    // One live allocation per piece of a scheduler's work: recording it again finds this one.
+    uniqueIndex('allocations_source_live_idx')
+      .on(t.source, t.externalId)
+      .where(sql`${t.releasedAt} is null and ${t.source} is not null`),
   ],
 );

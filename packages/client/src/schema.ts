@@ -337,7 +337,7 @@ export interface paths {
     /** List allocations, oldest first; live=true: what still holds its node (what blocks a drain) */
     get: operations['listAllocations'];
     put?: never;
-    /** Place an allocation on a node (refused unless placement accepts it) */
+    /** Place an allocation on a node (refused unless placement accepts it), or record one a scheduler placed (source, externalId) */
     post: operations['placeAllocation'];
     delete?: never;
     options?: never;
@@ -902,6 +902,7 @@ export interface components {
         | 'node.drained'
         | 'node.drain.cancelled'
         | 'node.drain.failed'
+        | 'allocation.observed'
         | 'allocation.force-released'
         | 'node.decommissioned'
         | 'node.decommission.cancelled'
@@ -1155,6 +1156,10 @@ export interface components {
       releasedAt: string | null;
       /** @description who released it: key:<name>, or null */
       releasedBy: string | null;
+      /** @description observed: the scheduler that placed it (`slurm:<cluster>`); null: placed here */
+      source: string | null;
+      /** @description observed: the scheduler's id of the work */
+      externalId: string | null;
       /** @description still holds its node: not released and not past endsAt */
       live: boolean;
     };
@@ -1260,6 +1265,7 @@ export interface components {
         | 'compute:nodes:delete'
         | 'compute:nodes:remediate'
         | 'compute:allocations:write'
+        | 'compute:allocations:observe'
         | 'compute:artifacts:write'
         | 'compute:tokens:read'
         | 'compute:tokens:write'
@@ -3039,6 +3045,8 @@ export interface operations {
       query?: {
         nodeId?: string;
         tenantId?: string;
+        source?: string;
+        externalId?: string;
         live?: 'true' | 'false';
         /** @description decimal digits only */
         limit?: number;
@@ -3090,10 +3098,23 @@ export interface operations {
           kind: 'job' | 'deployment' | 'request' | 'probe' | 'lease' | 'residency';
           /** Format: date-time */
           endsAt?: string;
+          /** @description observed: the scheduler that placed the work (`<scheduler>:<cluster>`); takes compute:allocations:observe, and placement's refusals are recorded, not applied */
+          source?: string;
+          /** @description the scheduler's own id of the work (a job id, a pod's namespace/name/uid) */
+          externalId?: string;
         };
       };
     };
     responses: {
+      /** @description the observed allocation, recorded before */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Allocation'];
+        };
+      };
       /** @description the allocation */
       201: {
         headers: {
@@ -3815,6 +3836,7 @@ export interface operations {
             | 'compute:nodes:delete'
             | 'compute:nodes:remediate'
             | 'compute:allocations:write'
+            | 'compute:allocations:observe'
             | 'compute:artifacts:write'
             | 'compute:tokens:read'
             | 'compute:tokens:write'

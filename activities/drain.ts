@@ -52,11 +52,12 @@ export function createDrainActivities(db: Db, metrics?: WorkerMetrics) {
             queued = op.phase !== 'waiting-for-budget';
             return waiting(tx, op, { ...live, budget });
           }
-          await forceReleaseOpenAllocations(tx, node.id, {
-            actor: FORCED_BY,
-            operationId: op.id,
-            deadline: deadline.toISOString(),
-          });
+          await forceReleaseOpenAllocations(
+            tx,
+            node.id,
+            { actor: FORCED_BY, operationId: op.id, deadline: deadline.toISOString() },
+            { askSources: true },
+          );
           live = await liveAllocations(tx, node.id);
         }
         if (live.allocations > 0) return waiting(tx, op, { ...live, budget: null });

@@ -301,6 +301,10 @@ export const AllocationSchema = z
       description: 'observed: the scheduler that placed it (`slurm:<cluster>`); null: placed here',
     }),
     externalId: z.string().nullable().openapi({ description: "observed: the scheduler's id of the work" }),
+    endRequestedAt: z.string().nullable().openapi({
+      description:
+        "observed: when a drain's deadline asked its scheduler to end it (allocation.end-requested)",
+    }),
     live: z.boolean().openapi({ description: 'still holds its node: not released and not past endsAt' }),
   })
   .openapi('Allocation');

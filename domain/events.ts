@@ -61,6 +61,18 @@ export interface EventPayloads {
     externalId: string;
     refusals: string[];
   };
+  /**
+   * A drain's deadline passed on a node holding this observed allocation: its scheduler is asked
+   * to end the work (requeue or cancel); its bridge releases it once the scheduler says it is gone.
+   */
+  'allocation.end-requested': {
+    allocationId: string;
+    tenantId: string;
+    source: string;
+    externalId: string;
+    operationId: string;
+    deadline?: string;
+  };
   'allocation.force-released': {
     allocationId: string;
     tenantId: string;
@@ -144,6 +156,8 @@ export const EVENT_DESCRIPTIONS: Record<EventType, string> = {
   'node.drain.failed': 'the drain failed for good; `draining` came off',
   'allocation.observed':
     "a scheduler's bridge recorded work the scheduler placed (`data.source`, `data.externalId`); `data.refusals`: what placement would have refused it for",
+  'allocation.end-requested':
+    "a drain's deadline passed: the scheduler that placed this observed allocation is asked to end it (`data.source`, `data.externalId`); it is released when the scheduler says the work is gone",
   'allocation.force-released':
     "the allocation was released by force: a drain's deadline passed (within the pool's disruption budget), or a purge of its node released it (told force, or as it forgot the node)",
   'node.decommissioned': 'the node was decommissioned for good',

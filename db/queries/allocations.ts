@@ -62,6 +62,7 @@ export function allocationView(a: AllocationRow, live: boolean) {
     releasedBy: a.releasedBy,
     source: a.source,
     externalId: a.externalId,
+    endRequestedAt: isoOrNull(a.endRequestedAt),
     live,
   };
 }

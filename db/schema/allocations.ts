@@ -21,6 +21,8 @@ export const allocations = pgTable(
     source: text('source'),
     /** The scheduler's own id of the work (a job id, a pod's namespace/name/uid). */
     externalId: text('external_id'),
+    /** Observed: when a drain's deadline asked its scheduler to end it; it is released once gone. */
+    endRequestedAt: tz('end_requested_at'),
   },
   // Open allocations are what drains and deletes ask about; history stays out of this index.
   (t) => [

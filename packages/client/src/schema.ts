@@ -903,6 +903,7 @@ export interface components {
         | 'node.drain.cancelled'
         | 'node.drain.failed'
         | 'allocation.observed'
+        | 'allocation.end-requested'
         | 'allocation.force-released'
         | 'node.decommissioned'
         | 'node.decommission.cancelled'
@@ -1160,6 +1161,8 @@ export interface components {
       source: string | null;
       /** @description observed: the scheduler's id of the work */
       externalId: string | null;
+      /** @description observed: when a drain's deadline asked its scheduler to end it (allocation.end-requested) */
+      endRequestedAt: string | null;
       /** @description still holds its node: not released and not past endsAt */
       live: boolean;
     };

@@ -2,6 +2,7 @@ import { createRoute, OpenAPIHono, z } from '@hono/zod-openapi';
 import { EXTERNAL_ID_PATTERN, SOURCE_PATTERN } from '../../domain/observed';
 import { ALLOCATION_KINDS } from '../../domain/operation';
 import { allocationView } from '../../db/queries/allocations';
+import { may } from '../../domain/principal';
 import { requireAction } from '../auth';
 import type { AppEnv } from '../env';
 import { AllocationSchema, errorResponses, idOf, json, jsonBody, slug } from '../schemas';
@@ -89,8 +90,10 @@ export function allocationsRoutes(): OpenAPIHono<AppEnv> {
 
   router.openapi(releaseRoute, async (c) => {
     const principal = c.get('principal');
-    requireAction(principal, 'compute:allocations:write');
-    const released = await releaseAllocation(c.get('deps'), principal, c.req.valid('param').id);
+    // A bridge's key (compute:allocations:observe) releases the work its scheduler ended.
+    const observedOnly = principal.kind === 'tenant' && !may(principal, 'compute:allocations:write');
+    requireAction(principal, observedOnly ? 'compute:allocations:observe' : 'compute:allocations:write');
+    const released = await releaseAllocation(c.get('deps'), principal, c.req.valid('param').id, observedOnly);
     return c.json(allocationView(released, false), 200);
   });
   return router;

@@ -147,6 +147,7 @@ export async function observeAllocation(
 
 /**
  * Releases an allocation, in one transaction; a release of a released one answers it as it is.
+ * `observedOnly` (a key holding compute:allocations:observe, not …:write): observed ones only.
  * A drain waiting on the node is woken through the outbox, in the same transaction: the node row is
  * locked FOR SHARE before the allocation's row (node first, as a drain's look locks them), so a
  * drain that began before is woken, and one that begins meanwhile waits for this commit and then
@@ -156,6 +157,7 @@ export async function releaseAllocation(
   deps: Pick<AppDeps, 'db'>,
   principal: Principal,
   id: string,
+  observedOnly = false,
 ): Promise<AllocationRow> {
   return deps.db.transaction(async (tx) => {
     const [found] = await tx
@@ -166,6 +168,13 @@ export async function releaseAllocation(
       .for('share', { of: nodes });
     if (!found) throw new DrydockError('NOT_FOUND', `allocation ${id} not found`, { allocationId: id });
     requireTenant(principal, found.allocation.tenantId);
+    if (observedOnly && found.allocation.source === null) {
+      throw new DrydockError(
+        'FORBIDDEN',
+        'this key lacks compute:allocations:write: with compute:allocations:observe it releases observed allocations only',
+        { action: 'compute:allocations:write' },
+      );
+    }
     if (found.allocation.releasedAt !== null) return found.allocation;
     const [released] = await tx
       .update(allocations)

@@ -118,5 +118,21 @@ describe('observed allocations', () => {
       body: job(nodeId, '4'),
     });
     expect(recorded.status).toBe(201);
+    // The bridge's key releases what its scheduler ended, and nothing placed through Drydock.
+    const placed = await call(h, 'POST', '/v1/allocations', {
+      token: writer.secret,
+      body: { nodeId, tenantId: 'acme', kind: 'job' },
+    });
+    const notObserved = await call(h, 'POST', `/v1/allocations/${placed.body.id}/release`, {
+      token: observer.secret,
+    });
+    expect(notObserved.status).toBe(403);
+    expect(notObserved.body.error.details).toEqual({ action: 'compute:allocations:write' });
+    expect((await call(h, 'GET', `/v1/allocations/${placed.body.id}`)).body.live).toBe(true);
+    const released = await call(h, 'POST', `/v1/allocations/${recorded.body.id}/release`, {
+      token: observer.secret,
+    });
+    expect(released.status).toBe(200);
+    expect(released.body).toMatchObject({ live: false, releasedBy: 'key:acme-bridge' });
   });
 });

@@ -49,16 +49,17 @@ export async function refuseTakenPorts(wanted: WantedPort[], hint: string): Prom
 
 /**
  * Spawns a long-running child whose stderr is kept for error messages (and its whole output
- * appended to `logFile` when given); stops it on `stop()`.
+ * appended to `logFile` when given), in `cwd` when given; stops it on `stop()`.
  */
 export function spawnService(
   command: string,
   args: string[],
-  options: { env?: NodeJS.ProcessEnv; logFile?: string } = {},
+  options: { env?: NodeJS.ProcessEnv; logFile?: string; cwd?: string } = {},
 ) {
   const child: ChildProcess = spawn(command, args, {
     stdio: ['ignore', options.logFile ? 'pipe' : 'ignore', 'pipe'],
     env: options.env ?? process.env,
+    cwd: options.cwd,
   });
   let stderr = '';
   child.stderr?.on('data', (chunk: Buffer) => {

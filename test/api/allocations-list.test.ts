@@ -60,6 +60,9 @@ describe('GET /v1/allocations', () => {
       endsAt: expect.any(String),
       releasedAt: null,
       releasedBy: null,
+      source: null,
+      externalId: null,
+      endRequestedAt: null,
       live: true,
     });
     expect(all.body.items[1]).toMatchObject({ live: false, releasedBy: 'key:bootstrap-operator' });

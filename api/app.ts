@@ -26,6 +26,7 @@ import { drainRoutes } from './routes/drain';
 import { purgeRoutes } from './routes/purge';
 import { remediationRoutes } from './routes/remediation';
 import { conditionsRoutes } from './routes/conditions';
+import { schedulerViewsRoutes } from './routes/scheduler-views';
 import { poolDrainRoutes } from './routes/pool-drain';
 import { poolsRoutes } from './routes/pools';
 import { tokensRoutes } from './routes/tokens';
@@ -48,6 +49,7 @@ const ROUTES = [
   purgeRoutes,
   remediationRoutes,
   conditionsRoutes,
+  schedulerViewsRoutes,
   operationsRoutes,
   allocationsRoutes,
   allocationsReadRoutes,

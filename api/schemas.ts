@@ -4,7 +4,8 @@ import { parseDeadline } from '../domain/deadline';
 import { DrydockError, ERROR_STATUS, type ErrorCode } from '../domain/errors';
 import { EVENT_TYPES } from '../domain/events';
 import { idPattern, SLUG_PATTERN, type IdPrefix } from '../domain/ids';
-import { ACCESS, CONNECTIVITY, LIVENESS, PROVISION_STATES } from '../domain/node';
+import { ACCESS, CONDITION_SOURCES, CONNECTIVITY, LIVENESS, PROVISION_STATES } from '../domain/node';
+import { SOURCE_PATTERN } from '../domain/observed';
 import { CONDITION_TYPE } from '../domain/remediation';
 import { parseSelector, type Selector } from '../domain/selector';
 import { ALLOCATION_KINDS, OPERATION_KINDS, OPERATION_STATUSES } from '../domain/operation';
@@ -61,6 +62,11 @@ export const artifactPath = text({
     error: (issue) => artifactPathFault(issue.input as string),
   })
   .openapi({ example: '/data/models/llama-3.1-70b' });
+
+/** A scheduler that places work on nodes: `<scheduler>:<cluster>` (domain/observed.ts). */
+export const schedulerSource = z
+  .string()
+  .regex(SOURCE_PATTERN, 'source is <scheduler>:<cluster>, e.g. slurm:hpc1');
 
 /** A condition type, as agents report them (`GpuXidError`). */
 export const conditionType = z
@@ -206,6 +212,29 @@ export const ErrorSchema = z
   })
   .openapi('Error');
 
+export const SchedulerViewSchema = z
+  .object({
+    source: z
+      .string()
+      .openapi({ description: 'the scheduler: `<scheduler>:<cluster>`', example: 'slurm:hpc1' }),
+    name: z.string().openapi({ description: "the node's name in the scheduler" }),
+    state: z.string().openapi({ description: "the scheduler's words for its state", example: 'mixed+drain' }),
+    reason: z.string().nullable().openapi({ description: "the scheduler's reason for that state" }),
+    cordoned: z.boolean().openapi({ description: 'the scheduler places no new work there' }),
+    cordonedByDrydock: z.boolean().openapi({ description: "that cordon is Drydock's, set by the bridge" }),
+    down: z.boolean().openapi({
+      description:
+        'the scheduler marks it down, failed or not responding (the node carries SchedulerNodeDown)',
+    }),
+    disagreement: z
+      .string()
+      .nullable()
+      .openapi({ description: 'where the scheduler and Drydock disagree, in words; null when they agree' }),
+    observedAt: z.string().openapi({ description: 'when its bridge last reported it' }),
+    changedAt: z.string().openapi({ description: 'when its bridge last reported it otherwise than before' }),
+  })
+  .openapi('SchedulerView');
+
 export const NodeSchema = z
   .object({
     id: z.string(),
@@ -229,9 +258,9 @@ export const NodeSchema = z
         status: z.boolean(),
         reason: z.string().nullable(),
         since: z.string(),
-        source: z.enum(['operator']).optional().openapi({
+        source: z.enum(CONDITION_SOURCES).optional().openapi({
           description:
-            'operator: set by an operator (recorded true, or cleared by hand); absent: reported by the agent',
+            "operator: set by an operator (recorded true, or cleared by hand); scheduler: set by a scheduler's view of the node (SchedulerNodeDown); absent: reported by the agent",
         }),
       }),
     ),
@@ -241,6 +270,9 @@ export const NodeSchema = z
     createdAt: z.string(),
     updatedAt: z.string(),
     deletedAt: z.string().nullable(),
+    schedulers: z.array(SchedulerViewSchema).openapi({
+      description: 'what each scheduler placing work there says of it, by source; empty when none reports',
+    }),
   })
   .openapi('Node');
 

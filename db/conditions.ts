@@ -2,26 +2,35 @@ import { and, eq, inArray, sql } from 'drizzle-orm';
 import { assertControllable } from '../domain/controls';
 import { DrydockError } from '../domain/errors';
 import { NODE_UNREACHABLE } from '../domain/liveness';
-import type { Condition } from '../domain/node';
+import type { Condition, ConditionSource } from '../domain/node';
 import { OPERATION_WORKFLOWS } from '../domain/operation';
 import { actorOf, type Principal } from '../domain/principal';
 import { conditionReason } from '../domain/remediation';
 import type { Tx } from './client';
 import { appendEvent } from './events';
 import { enqueueWake } from './outbox';
-import { checkVersion, labelsOf, lockNode, nodeView, type NodeRow, type NodeView } from './nodes';
+import { checkVersion, lockNode, readNodeView, type NodeRow, type NodeView } from './nodes';
 import { nodes, operations } from './schema';
 
+/** A report of one condition: its agent's (no `source`), or a scheduler's view of the node. */
+export interface ConditionReport {
+  type: string;
+  status: boolean;
+  reason: string | null;
+  source?: 'scheduler';
+}
+
 /**
- * An agent's condition report, in the caller's transaction: the condition on the node, and its
- * `condition:<type>` NoSchedule reason while it is true. A report that changes nothing is a no-op.
- * `unhandled`: the condition is true and no remediation has been requested for it since it became
- * true. A `false` report of a true condition wakes its remediation (`turnConditionFalse`).
+ * An agent's condition report (or a scheduler's: `source: "scheduler"`), in the caller's
+ * transaction: the condition on the node, and its `condition:<type>` NoSchedule reason while it is
+ * true. A report that changes nothing is a no-op. `unhandled`: the condition is true and no
+ * remediation has been requested for it since it became true. A `false` report of a true
+ * condition wakes its remediation (`turnConditionFalse`).
  */
 export async function reportCondition(
   tx: Tx,
   nodeId: string,
-  report: { type: string; status: boolean; reason: string | null },
+  report: ConditionReport,
 ): Promise<{ node: NodeRow; unhandled: boolean }> {
   {
     const node = await lockNode(tx, nodeId);
@@ -29,7 +38,8 @@ export async function reportCondition(
     const previous = node.conditions.find((c) => c.type === report.type);
     const wasTrue = previous?.status === true;
     const sameReason = (previous?.reason ?? null) === report.reason;
-    const unchanged = previous && previous.status === report.status && sameReason && !previous.source;
+    const sameSource = (previous?.source ?? null) === (report.source ?? null);
+    const unchanged = previous && previous.status === report.status && sameReason && sameSource;
     const updated = unchanged
       ? node
       : report.status
@@ -38,8 +48,9 @@ export async function reportCondition(
             status: true,
             reason: report.reason,
             since: wasTrue && previous ? previous.since : new Date().toISOString(),
+            ...(report.source ? { source: report.source } : {}),
           })
-        : await turnConditionFalse(tx, node, { type: report.type, reason: report.reason });
+        : await turnConditionFalse(tx, node, report);
     const unhandled =
       report.status && (await unhandledConditions(tx, updated)).some((c) => c.type === report.type);
     return { node: updated, unhandled };
@@ -117,7 +128,7 @@ export async function clearConditionByHand(
     reason: input.reason,
     data: { type: input.type, was: { reason: condition.reason, since: condition.since } },
   });
-  return nodeView(updated, await labelsOf(tx, node.id));
+  return readNodeView(tx, updated);
 }
 
 /**
@@ -130,7 +141,7 @@ export async function clearConditionByHand(
 async function turnConditionFalse(
   tx: Tx,
   node: NodeRow,
-  cleared: { type: string; reason: string | null; source?: 'operator' },
+  cleared: { type: string; reason: string | null; source?: ConditionSource },
 ): Promise<NodeRow> {
   const previous = node.conditions.find((c) => c.type === cleared.type);
   const updated = await writeCondition(tx, node, {

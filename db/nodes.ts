@@ -5,7 +5,15 @@ import { actorOf, requireOwner, type Principal } from '../domain/principal';
 import type { Db, Tx } from './client';
 import { freeDisruption } from './disruptions';
 import { appendEvent } from './events';
-import { labelsOf, nodeNotFound, nodeState, nodeView, visibleTo, type NodeRow } from './queries/nodes';
+import {
+  labelsAndSchedulersOf,
+  labelsOf,
+  nodeNotFound,
+  nodeState,
+  nodeView,
+  visibleTo,
+  type NodeRow,
+} from './queries/nodes';
 import { nodeLabels, nodes } from './schema';
 
 // The reads live in queries/nodes.ts (routes may import those); re-exported for the writers here.
@@ -14,6 +22,7 @@ export {
   labelsOf,
   nodeState,
   nodeView,
+  readNodeView,
   visibleTo,
   type LabelRow,
   type NodeRow,
@@ -61,7 +70,7 @@ export interface ChangeContext {
  * Writes a change to a locked node: its axes and labels, version + 1, and its one event; a node it
  * puts back into service (or out of its pool) gives back its disruption-budget slot.
  *
- * The statements every node change sends (here, `lockNode`, `labelsOf`, `freeDisruption`,
+ * The statements every node change sends (here, `lockNode`, `labelsOf`, `schedulerViewsOf`, `freeDisruption`,
  * `appendEvent`) are prepared through drizzle's `.prepare()`: each connection parses them once,
  * then only binds and executes them — what the cordon and label benchmarks need to reach half of
  * pgbench (docs/benchmarks.md; docs/production.md says what it means behind a pooler).
@@ -129,14 +138,14 @@ export async function changeNodeIn(tx: Tx, input: ControlInput) {
   const before = await lockNode(tx, input.nodeId, input.principal);
   assertControllable(before);
   checkVersion(before, input.version);
-  const labels = await labelsOf(tx, before.id);
+  const [labels, schedulers] = await labelsAndSchedulersOf(tx, before.id);
   const change = input.control(nodeState(before, labels));
-  if (!change) return { before, after: before, changed: false, view: nodeView(before, labels) };
+  if (!change) return { before, after: before, changed: false, view: nodeView(before, labels, schedulers) };
   const after = await applyNodeChange(tx, before, change, {
     actor: actorOf(input.principal),
     reason: input.reason,
   });
-  const view = nodeView(after, change.labels ? await labelsOf(tx, after.id) : labels);
+  const view = nodeView(after, change.labels ? await labelsOf(tx, after.id) : labels, schedulers);
   return { before, after, changed: true, view };
 }
 

@@ -2,6 +2,7 @@ import type { Connectivity, Liveness } from './node';
 import type { OperationKind } from './operation';
 import type { PoolSettings } from './pool';
 import type { AttemptRecord, Storm } from './remediation';
+import type { SchedulerReport } from './scheduler-view';
 
 /** The `data` of an event that carries none. */
 type NoData = Record<string, never>;
@@ -98,6 +99,11 @@ export interface EventPayloads {
   'node.condition.reported': { type: string; reason: string | null; source: 'operator' };
   /** An operator turned a true condition false by hand (the actor is who, the reason why). */
   'node.condition.cleared': { type: string; was: { reason: string | null; since: string } };
+  /**
+   * A scheduler's bridge reported the node otherwise than before (`PUT /v1/nodes/{id}/schedulers/
+   * {source}`): what it says now, and what it said before (null: its first report).
+   */
+  'node.scheduler.changed': { source: string; view: SchedulerReport; was: SchedulerReport | null };
   'node.remediation.succeeded': {
     attempts: AttemptRecord[];
     /** Other true conditions no remediation has handled yet: the next remediation takes the oldest. */
@@ -175,6 +181,8 @@ export const EVENT_DESCRIPTIONS: Record<EventType, string> = {
   'node.condition.reported': 'an operator recorded a fault condition the node had not reported',
   'node.condition.cleared':
     'an operator cleared a true condition by hand: it is false, its NoSchedule reason gone, and a remediation of it sees it cleared',
+  'node.scheduler.changed':
+    "a scheduler's view of the node changed (`data.source`, `data.view`, `data.was`): its state, reason, cordon, whether it marks the node down, and where it disagrees with Drydock",
   'node.remediation.succeeded': 'the condition cleared',
   'node.remediation.escalated': 'remediation gave up: the node is in maintenance',
   'artifact.copy.recorded':

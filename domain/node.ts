@@ -23,10 +23,16 @@ export interface Condition {
   /**
    * `operator`: set by an operator — recorded true by `POST /v1/nodes/{id}/remediations` for a
    * condition the node had not reported, or cleared by hand (`…/conditions/{type}/clear`, then
-   * false with the operator's reason). Absent: the node's agent reported it as it is.
+   * false with the operator's reason). `scheduler`: a scheduler's view of the node set it
+   * (`SchedulerNodeDown`, `PUT /v1/nodes/{id}/schedulers/{source}`). Absent: the node's agent
+   * reported it as it is.
    */
-  source?: 'operator';
+  source?: ConditionSource;
 }
+
+/** Who set a condition, when not the node's agent. */
+export const CONDITION_SOURCES = ['operator', 'scheduler'] as const;
+export type ConditionSource = (typeof CONDITION_SOURCES)[number];
 
 /** The axes a control may read or move. */
 export interface NodeAxes {

@@ -1,11 +1,21 @@
 import { createRoute, OpenAPIHono, z } from '@hono/zod-openapi';
 import { idPattern } from '../../domain/ids';
-import { EXTERNAL_ID_PATTERN, SOURCE_PATTERN } from '../../domain/observed';
+import { EXTERNAL_ID_PATTERN } from '../../domain/observed';
 import { getVisibleAllocation, listAllocations } from '../../db/queries/allocations';
 import { requireAction } from '../auth';
 import type { AppEnv } from '../env';
 import { decodeCursor, page } from '../pagination';
-import { AllocationSchema, booleanString, cursor, errorResponses, idOf, json, limit, slug } from '../schemas';
+import {
+  AllocationSchema,
+  booleanString,
+  cursor,
+  errorResponses,
+  idOf,
+  json,
+  limit,
+  schedulerSource,
+  slug,
+} from '../schemas';
 
 const listRoute = createRoute({
   method: 'get',
@@ -17,7 +27,7 @@ const listRoute = createRoute({
     query: z.strictObject({
       nodeId: idOf('node').optional(),
       tenantId: slug.optional(),
-      source: z.string().regex(SOURCE_PATTERN, 'source is <scheduler>:<cluster>').optional(),
+      source: schedulerSource.optional(),
       externalId: z
         .string()
         .regex(EXTERNAL_ID_PATTERN, "externalId is a scheduler's id of the work")

@@ -1,11 +1,11 @@
 import { createRoute, OpenAPIHono, z } from '@hono/zod-openapi';
-import { EXTERNAL_ID_PATTERN, SOURCE_PATTERN } from '../../domain/observed';
+import { EXTERNAL_ID_PATTERN } from '../../domain/observed';
 import { ALLOCATION_KINDS } from '../../domain/operation';
 import { allocationView } from '../../db/queries/allocations';
 import { may } from '../../domain/principal';
 import { requireAction } from '../auth';
 import type { AppEnv } from '../env';
-import { AllocationSchema, errorResponses, idOf, json, jsonBody, slug } from '../schemas';
+import { AllocationSchema, errorResponses, idOf, json, jsonBody, schedulerSource, slug } from '../schemas';
 import { observeAllocation, placeAllocation, releaseAllocation } from '../services/allocations';
 
 const placeRoute = createRoute({
@@ -22,14 +22,10 @@ const placeRoute = createRoute({
         tenantId: slug,
         kind: z.enum(ALLOCATION_KINDS),
         endsAt: z.iso.datetime({ offset: true }).optional(),
-        source: z
-          .string()
-          .regex(SOURCE_PATTERN, 'source is <scheduler>:<cluster>, e.g. slurm:hpc1')
-          .optional()
-          .openapi({
-            description:
-              "observed: the scheduler that placed the work (`<scheduler>:<cluster>`); takes compute:allocations:observe, and placement's refusals are recorded, not applied",
-          }),
+        source: schedulerSource.optional().openapi({
+          description:
+            "observed: the scheduler that placed the work (`<scheduler>:<cluster>`); takes compute:allocations:observe, and placement's refusals are recorded, not applied",
+        }),
         externalId: z
           .string()
           .regex(

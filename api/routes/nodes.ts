@@ -3,7 +3,7 @@ import { DrydockError } from '../../domain/errors';
 import { idPattern } from '../../domain/ids';
 import { ACCESS, LIVENESS, PROVISION_STATES } from '../../domain/node';
 import { eventView, listNodeEvents } from '../../db/queries/events';
-import { getVisibleNode, labelsOf, listNodes, nodeView, nodeViews } from '../../db/queries/nodes';
+import { getVisibleNode, listNodes, nodeViews, readNodeView } from '../../db/queries/nodes';
 import { requireAction } from '../auth';
 import type { AppEnv } from '../env';
 import { decodeCursor, page } from '../pagination';
@@ -59,7 +59,7 @@ const getNodeRoute = createRoute({
   path: '/v1/nodes/{id}',
   operationId: 'getNode',
   tags: ['nodes'],
-  summary: 'Get a node with its labels, conditions and session',
+  summary: 'Get a node with its labels, conditions, session and what its schedulers say of it',
   request: { params: nodeIdParams },
   responses: { 200: json(NodeSchema, 'the node'), ...errorResponses },
 });
@@ -119,7 +119,7 @@ export function nodesRoutes(): OpenAPIHono<AppEnv> {
     requireAction(principal, 'compute:nodes:read');
     const { db } = c.get('deps');
     const node = await getVisibleNode(db, c.req.valid('param').id, principal);
-    return c.json(nodeView(node, await labelsOf(db, node.id)), 200);
+    return c.json(await readNodeView(db, node), 200);
   });
 
   router.openapi(nodeEventsRoute, async (c) => {

@@ -4,7 +4,7 @@ import { DrydockError } from '../../domain/errors';
 import type { Tx } from '../../db/client';
 import { revokeIdentity } from '../../db/identity';
 import { acceptIn } from '../../db/join';
-import { changeNodeIn, labelsOf, lockNode, nodeView, type NodeView } from '../../db/nodes';
+import { changeNodeIn, lockNode, readNodeView, type NodeView } from '../../db/nodes';
 import { pools } from '../../db/schema';
 import { wakeNode } from '../../db/wakeups';
 import type { AppDeps } from '../env';
@@ -53,7 +53,7 @@ export async function approveNode(deps: Deps, target: NodeTarget & { poolId?: st
     if (!pool) throw new DrydockError('INVALID_INPUT', `pool ${poolId} does not exist`, { poolId });
     const approved = await changeNodeIn(tx, { ...target, control: approve(pool) });
     const accepted = await acceptIn(tx, target.nodeId);
-    return { changed: approved.changed, view: nodeView(accepted, await labelsOf(tx, target.nodeId)) };
+    return { changed: approved.changed, view: await readNodeView(tx, accepted) };
   });
   return view;
 }

@@ -6,14 +6,15 @@ import type { Access, Liveness, ProvisionState } from '../../domain/node';
 import { requireOwner, type Principal } from '../../domain/principal';
 import type { Selector } from '../../domain/selector';
 import type { DbOrTx } from '../client';
-import { nodeLabels, nodes } from '../schema';
+import { nodeLabels, nodes, schedulerViews } from '../schema';
 import { isoOrNull, stamps } from './dates';
+import { schedulerViewOf, schedulerViewsOf, type SchedulerViewRow } from './scheduler-views';
 
 export type NodeRow = typeof nodes.$inferSelect;
 export type LabelRow = typeof nodeLabels.$inferSelect;
 
-/** The node object of the API (docs/api.md). */
-export function nodeView(node: NodeRow, labels: Label[]) {
+/** The node object of the API (docs/api.md), with what its schedulers say of it. */
+export function nodeView(node: NodeRow, labels: Label[], schedulers: SchedulerViewRow[]) {
   return {
     id: node.id,
     tenantId: node.tenantId,
@@ -36,9 +37,23 @@ export function nodeView(node: NodeRow, labels: Label[]) {
     version: node.version,
     ...stamps(node),
     deletedAt: isoOrNull(node.deletedAt),
+    schedulers: schedulers.map(schedulerViewOf),
   };
 }
 export type NodeView = ReturnType<typeof nodeView>;
+
+/** The node's labels and scheduler views, read together (one round trip on one connection). */
+export async function labelsAndSchedulersOf(
+  db: DbOrTx,
+  nodeId: string,
+): Promise<[LabelRow[], SchedulerViewRow[]]> {
+  return Promise.all([labelsOf(db, nodeId), schedulerViewsOf(db, nodeId)]);
+}
+
+/** The view of `node`, its labels and scheduler views read. */
+export async function readNodeView(db: DbOrTx, node: NodeRow): Promise<NodeView> {
+  return nodeView(node, ...(await labelsAndSchedulersOf(db, node.id)));
+}
 
 /** The node and its labels as a control sees them. */
 export function nodeState(node: NodeRow, labels: Label[]): NodeState {
@@ -139,23 +154,23 @@ export function carriesLabels(selector: Selector): SQL[] {
   );
 }
 
-/** The views of `rows`, each with its labels (one query for all of them). */
+/** The views of `rows`, each with its labels and scheduler views (one query for each, for all of them). */
 export async function nodeViews(db: DbOrTx, rows: NodeRow[]): Promise<NodeView[]> {
   if (rows.length === 0) return [];
-  const labels = await db
-    .select()
-    .from(nodeLabels)
-    .where(
-      inArray(
-        nodeLabels.nodeId,
-        rows.map((n) => n.id),
-      ),
-    )
-    .orderBy(asc(nodeLabels.key));
+  const ids = rows.map((n) => n.id);
+  const [labels, schedulers] = await Promise.all([
+    db.select().from(nodeLabels).where(inArray(nodeLabels.nodeId, ids)).orderBy(asc(nodeLabels.key)),
+    db
+      .select()
+      .from(schedulerViews)
+      .where(inArray(schedulerViews.nodeId, ids))
+      .orderBy(asc(schedulerViews.source)),
+  ]);
   return rows.map((n) =>
     nodeView(
       n,
       labels.filter((l) => l.nodeId === n.id),
+      schedulers.filter((v) => v.nodeId === n.id),
     ),
   );
 }

@@ -3,7 +3,7 @@ import { newId } from '../../domain/ids';
 import { ENDING_KINDS, OPERATION_WORKFLOWS, type OperationKind } from '../../domain/operation';
 import { PENDING_PHASE, type OperationProgress } from '../../domain/progress';
 import type { Tx } from '../client';
-import { labelsOf, lockNode, nodeView, type NodeRow, type NodeView } from '../nodes';
+import { lockNode, readNodeView, type NodeRow, type NodeView } from '../nodes';
 import {
   findOperation,
   insertOperation,
@@ -188,7 +188,7 @@ export function recordOperation(
 export async function requestedView(tx: Tx, requested: Requested): Promise<RequestedView> {
   return {
     operation: operationView(requested.operation),
-    node: nodeView(requested.node, await labelsOf(tx, requested.node.id)),
+    node: await readNodeView(tx, requested.node),
     created: requested.created,
   };
 }

@@ -12,9 +12,14 @@ import {
   type Storm,
 } from '../../domain/remediation';
 import type { Tx } from '../client';
-import { recordOperatorCondition, unhandledConditions } from '../conditions';
+import {
+  recordOperatorCondition,
+  reportCondition,
+  unhandledConditions,
+  type ConditionReport,
+} from '../conditions';
 import type { NodeRow } from '../nodes';
-import { openOperation } from '../operations';
+import { openOperation, type OperationRow } from '../operations';
 import { escalateRemediation } from '../remediation';
 import { nodes, operations, pools, type PoolPolicy } from '../schema';
 import { requestOperation, type OperationRequest, type Requested } from './record';
@@ -45,6 +50,30 @@ export function requestRemediation(tx: Tx, nodeId: string, request: RemediationR
   return requestRemediationOf(tx, nodeId, request, (node) =>
     node.conditions.find((c) => c.type === request.condition && c.status),
   );
+}
+
+/**
+ * A condition report, the agent's or a scheduler's, in the caller's transaction: the condition on
+ * the node (`reportCondition`), and a true one no remediation has handled yet requests one (or
+ * waits behind the one that runs) — in a savepoint, so a refusal (the node cannot be remediated
+ * now) leaves the report standing. `remediation`: the one it requested or joined.
+ */
+export async function reportAndRemediate(
+  tx: Tx,
+  nodeId: string,
+  report: ConditionReport,
+  actor: string,
+): Promise<{ node: NodeRow; remediation: OperationRow | null }> {
+  const { node, unhandled } = await reportCondition(tx, nodeId, report);
+  if (!unhandled) return { node, remediation: null };
+  const request = { actor, reason: report.reason, condition: report.type, automatic: true };
+  try {
+    const requested = await tx.transaction((savepoint) => requestRemediation(savepoint, nodeId, request));
+    return { node, remediation: requested.operation };
+  } catch (error) {
+    if (!(error instanceof DrydockError)) throw error;
+    return { node, remediation: null };
+  }
 }
 
 /**

@@ -17,3 +17,4 @@ export * from './disruptions';
 export * from './console-sessions';
 export * from './workflow-outbox';
 export * from './rate-limits';
+export * from './scheduler-views';

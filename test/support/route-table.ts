@@ -487,6 +487,23 @@ export const EXEMPLARS: Record<string, Exemplar> = {
     }),
     named: NAMED,
   },
+  'PUT /v1/nodes/{id}/schedulers/{source}': {
+    access: tenant('compute:nodes:observe'),
+    status: 200,
+    build: async (w) => ({
+      params: { id: await w.node(), source: 'slurm:hpc1' },
+      body: {
+        name: 'gpu-17',
+        state: 'mixed+drain',
+        reason: REASON,
+        cordoned: true,
+        cordonedByDrydock: false,
+        down: false,
+        disagreement: REASON,
+      },
+    }),
+    named: NAMED,
+  },
   'GET /v1/operations/{id}': read(async (w) => ({ params: { id: await w.operation() } })),
   'GET /v1/operations': read(
     async () => ({ query: { nodeId: newId('node'), kind: 'drain', status: 'running', limit: '10' } }),

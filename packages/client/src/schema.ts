@@ -26,7 +26,7 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** Get a node with its labels, conditions and session */
+    /** Get a node with its labels, conditions, session and what its schedulers say of it */
     get: operations['getNode'];
     put?: never;
     post?: never;
@@ -286,6 +286,23 @@ export interface paths {
     put?: never;
     /** Clear a true condition of the node by hand: false, its NoSchedule reason gone, its remediation woken */
     post: operations['clearNodeCondition'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/nodes/{id}/schedulers/{source}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    /** Record what a scheduler says of the node (a bridge); down: the node carries SchedulerNodeDown, as an agent's fault */
+    put: operations['recordSchedulerView'];
+    post?: never;
     delete?: never;
     options?: never;
     head?: never;
@@ -859,10 +876,10 @@ export interface components {
         reason: string | null;
         since: string;
         /**
-         * @description operator: set by an operator (recorded true, or cleared by hand); absent: reported by the agent
+         * @description operator: set by an operator (recorded true, or cleared by hand); scheduler: set by a scheduler's view of the node (SchedulerNodeDown); absent: reported by the agent
          * @enum {string}
          */
-        source?: 'operator';
+        source?: 'operator' | 'scheduler';
       }[];
       session: {
         /** @enum {string} */
@@ -874,6 +891,36 @@ export interface components {
       createdAt: string;
       updatedAt: string;
       deletedAt: string | null;
+      /** @description what each scheduler placing work there says of it, by source; empty when none reports */
+      schedulers: components['schemas']['SchedulerView'][];
+    };
+    SchedulerView: {
+      /**
+       * @description the scheduler: `<scheduler>:<cluster>`
+       * @example slurm:hpc1
+       */
+      source: string;
+      /** @description the node's name in the scheduler */
+      name: string;
+      /**
+       * @description the scheduler's words for its state
+       * @example mixed+drain
+       */
+      state: string;
+      /** @description the scheduler's reason for that state */
+      reason: string | null;
+      /** @description the scheduler places no new work there */
+      cordoned: boolean;
+      /** @description that cordon is Drydock's, set by the bridge */
+      cordonedByDrydock: boolean;
+      /** @description the scheduler marks it down, failed or not responding (the node carries SchedulerNodeDown) */
+      down: boolean;
+      /** @description where the scheduler and Drydock disagree, in words; null when they agree */
+      disagreement: string | null;
+      /** @description when its bridge last reported it */
+      observedAt: string;
+      /** @description when its bridge last reported it otherwise than before */
+      changedAt: string;
     };
     Event: {
       id: string;
@@ -916,6 +963,7 @@ export interface components {
         | 'node.remediation.returned'
         | 'node.condition.reported'
         | 'node.condition.cleared'
+        | 'node.scheduler.changed'
         | 'node.remediation.succeeded'
         | 'node.remediation.escalated'
         | 'artifact.copy.recorded'
@@ -1267,6 +1315,7 @@ export interface components {
         | 'compute:nodes:revoke-identity'
         | 'compute:nodes:delete'
         | 'compute:nodes:remediate'
+        | 'compute:nodes:observe'
         | 'compute:allocations:write'
         | 'compute:allocations:observe'
         | 'compute:artifacts:write'
@@ -2853,6 +2902,57 @@ export interface operations {
       503: components['responses']['Unavailable'];
     };
   };
+  recordSchedulerView: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+        source: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          /** @description the node's name in the scheduler; free text: no control characters (U+0000–U+001F, U+007F–U+009F), no format characters that hide or reorder text (bidi controls, zero-width and tag characters; U+200C and U+200D allowed), no lone surrogates */
+          name: string;
+          /** @description the scheduler's words for its state, e.g. mixed+drain; free text: no control characters (U+0000–U+001F, U+007F–U+009F), no format characters that hide or reorder text (bidi controls, zero-width and tag characters; U+200C and U+200D allowed), no lone surrogates */
+          state: string;
+          /** @description the scheduler's reason for that state; free text: no control characters (U+0000–U+001F, U+007F–U+009F), no format characters that hide or reorder text (bidi controls, zero-width and tag characters; U+200C and U+200D allowed), no lone surrogates */
+          reason: string | null;
+          /** @description the scheduler places no new work there */
+          cordoned: boolean;
+          /** @description that cordon is Drydock's, set by the bridge */
+          cordonedByDrydock: boolean;
+          /** @description the scheduler marks it down, failed or not responding, not at Drydock's request */
+          down: boolean;
+          /** @description where the scheduler and Drydock disagree, in words (null: they agree); free text: no control characters (U+0000–U+001F, U+007F–U+009F), no format characters that hide or reorder text (bidi controls, zero-width and tag characters; U+200C and U+200D allowed), no lone surrogates */
+          disagreement: string | null;
+        };
+      };
+    };
+    responses: {
+      /** @description the view as stored (the same report again moves only observedAt) */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['SchedulerView'];
+        };
+      };
+      400: components['responses']['InvalidInput'];
+      401: components['responses']['Unauthenticated'];
+      403: components['responses']['Forbidden'];
+      404: components['responses']['NotFound'];
+      409: components['responses']['Conflict'];
+      413: components['responses']['PayloadTooLarge'];
+      422: components['responses']['IdempotencyKeyReused'];
+      429: components['responses']['RateLimited'];
+      503: components['responses']['Unavailable'];
+    };
+  };
   getOperation: {
     parameters: {
       query?: never;
@@ -3838,6 +3938,7 @@ export interface operations {
             | 'compute:nodes:revoke-identity'
             | 'compute:nodes:delete'
             | 'compute:nodes:remediate'
+            | 'compute:nodes:observe'
             | 'compute:allocations:write'
             | 'compute:allocations:observe'
             | 'compute:artifacts:write'

@@ -46,11 +46,12 @@ export function createDrainActivities(db: Db, metrics?: WorkerMetrics) {
         }
         let live = await liveAllocations(tx, node.id);
         const deadline = op.deadline;
-        if (live.allocations > 0 && deadline && deadline.getTime() <= Date.now()) {
+        const now = Date.now();
+        if (live.allocations > 0 && deadline && deadline.getTime() <= now) {
           const budget = await slotFor(tx, node, op);
           if (budget) {
             queued = op.phase !== 'waiting-for-budget';
-            return waiting(tx, op, { ...live, budget });
+            return waiting(tx, op, { ...live, budget }, now);
           }
           await forceReleaseOpenAllocations(
             tx,
@@ -60,7 +61,7 @@ export function createDrainActivities(db: Db, metrics?: WorkerMetrics) {
           );
           live = await liveAllocations(tx, node.id);
         }
-        if (live.allocations > 0) return waiting(tx, op, { ...live, budget: null });
+        if (live.allocations > 0) return waiting(tx, op, { ...live, budget: null }, now);
         // Drained and still cordoned: the node counts against its pool's budget until uncordoned.
         await holdDrained(tx, node, op.id);
         await applyNodeChange(tx, node, finishDrain(node), { actor: FORCED_BY, operationId: op.id });
@@ -110,14 +111,17 @@ async function slotFor(tx: Tx, node: NodeRow, op: OperationRow): Promise<Budget 
   return null;
 }
 
-/** The drain still waits: what for, and when it looks next, written on its operation. */
-async function waiting(tx: Tx, op: OperationRow, waitingFor: DrainWaitingFor): Promise<DrainProgress> {
-  const nextCheckAt = nextDrainCheck(
-    Date.now(),
-    waitingFor.earliestEndsAt,
-    op.deadline?.toISOString() ?? null,
-    waitingFor.budget !== null,
-  );
+/**
+ * The drain still waits: what for, and when it looks next, written on its operation. `now`: the
+ * time the look compared the deadline with, so a deadline it found ahead is one it looks again at.
+ */
+async function waiting(
+  tx: Tx,
+  op: OperationRow,
+  waitingFor: DrainWaitingFor,
+  now: number,
+): Promise<DrainProgress> {
+  const nextCheckAt = nextDrainCheck(now, waitingFor.earliestEndsAt, op.deadline?.toISOString() ?? null);
   const recorded = await recordProgress(tx, op.id, {
     phase: waitingFor.budget ? 'waiting-for-budget' : 'waiting',
     waitingFor,

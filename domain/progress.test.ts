@@ -138,12 +138,20 @@ describe('an operation in words', () => {
 
 describe("a drain's next look", () => {
   it('is at the earliest end or the deadline, never sooner than 250 ms nor later than 5 minutes', () => {
-    expect(nextDrainCheck(NOW, at('12:02'), null, false)).toBe(at('12:02'));
-    expect(nextDrainCheck(NOW, at('12:02'), at('12:01'), false)).toBe(at('12:01'));
-    expect(nextDrainCheck(NOW, null, null, false)).toBe(new Date(NOW + DRAIN_MAX_SLEEP_MS).toISOString());
-    expect(nextDrainCheck(NOW, at('11:00'), null, false)).toBe(new Date(NOW + 250).toISOString());
-    // Waiting for the budget, the passed deadline is no reason to look: an end or a freed slot is.
-    expect(nextDrainCheck(NOW, at('12:03'), at('11:00'), true)).toBe(at('12:03'));
+    expect(nextDrainCheck(NOW, at('12:02'), null)).toBe(at('12:02'));
+    expect(nextDrainCheck(NOW, at('12:02'), at('12:01'))).toBe(at('12:01'));
+    expect(nextDrainCheck(NOW, null, null)).toBe(new Date(NOW + DRAIN_MAX_SLEEP_MS).toISOString());
+    expect(nextDrainCheck(NOW, at('11:00'), null)).toBe(new Date(NOW + 250).toISOString());
+  });
+
+  it('is not sooner for a deadline the look found passed: it acted on it, and a release or a slot wakes it', () => {
+    // Waiting for the budget: an end or a freed slot helps, not the deadline.
+    expect(nextDrainCheck(NOW, at('12:03'), at('11:00'))).toBe(at('12:03'));
+    // Waiting for a scheduler to end its work: its release or its answer wakes the drain.
+    expect(nextDrainCheck(NOW, null, at('11:00'))).toBe(new Date(NOW + DRAIN_MAX_SLEEP_MS).toISOString());
+    expect(nextDrainCheck(NOW, null, new Date(NOW).toISOString())).toBe(
+      new Date(NOW + DRAIN_MAX_SLEEP_MS).toISOString(),
+    );
   });
 });
 

@@ -129,17 +129,14 @@ export const DRAIN_MAX_SLEEP_MS = 5 * 60_000;
 
 /**
  * When a drain looks next without a wake-up: at the earliest end of its live allocations or its
- * deadline (not while it waits for budget: only a freed slot or an end helps then), within
- * `DRAIN_MIN_SLEEP_MS`..`DRAIN_MAX_SLEEP_MS` of `now`.
+ * deadline, within `DRAIN_MIN_SLEEP_MS`..`DRAIN_MAX_SLEEP_MS` of `now`. A deadline at or before
+ * `now` (the time the look compared it with) is no reason to look again: that look acted on it —
+ * it waits for budget, where only a freed slot or an end helps, or what is left is work a
+ * scheduler was asked to end, whose release or answer wakes the drain.
  */
-export function nextDrainCheck(
-  now: number,
-  earliestEndsAt: string | null,
-  deadline: string | null,
-  waitingForBudget: boolean,
-): string {
+export function nextDrainCheck(now: number, earliestEndsAt: string | null, deadline: string | null): string {
   const endsAt = earliestEndsAt ? Date.parse(earliestEndsAt) : Infinity;
-  const deadlineAt = deadline && !waitingForBudget ? Date.parse(deadline) : Infinity;
+  const deadlineAt = deadline && Date.parse(deadline) > now ? Date.parse(deadline) : Infinity;
   const sleep = Math.min(
     Math.max(DRAIN_MIN_SLEEP_MS, Math.min(endsAt, deadlineAt) - now),
     DRAIN_MAX_SLEEP_MS,

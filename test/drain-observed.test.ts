@@ -53,6 +53,8 @@ describe('a drain past its deadline on a node running observed work', () => {
     // Still draining, waiting for the job: not drained while it runs.
     const waiting = await drainProgress(h, nodeId);
     expect(waiting).toMatchObject({ phase: 'waiting', waitingFor: { allocations: 1, items: [{ id: job }] } });
+    // The passed deadline is no reason to look again soon: the bridge's release wakes the drain.
+    expect(Date.parse(waiting!.nextCheckAt!) - Date.now()).toBeGreaterThan(60_000);
     expect(await eventsOf(h, nodeId, 'node.drained')).toEqual([]);
     expect((await eventsOf(h, nodeId, 'allocation.force-released')).map((e) => e.data.allocationId)).toEqual([
       placed,

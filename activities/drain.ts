@@ -9,7 +9,8 @@ import { forceReleaseOpenAllocations } from '../db/allocations';
 import { holdDrained, lockBudget, markDisruption } from '../db/disruptions';
 import { applyNodeChange, lockNode, type NodeRow } from '../db/nodes';
 import { finishOperation, recordProgress, type OperationRow } from '../db/operations';
-import { isOpen } from '../db/queries/allocations';
+import { endingOf, isOpen } from '../db/queries/allocations';
+import { isoOrNull } from '../db/queries/dates';
 import { progressOf } from '../db/queries/operations';
 import { allocations } from '../db/schema';
 import type { WorkerMetrics } from '../observability/metrics';
@@ -79,18 +80,28 @@ export function createDrainActivities(db: Db, metrics?: WorkerMetrics) {
   };
 }
 
-/** The node's live allocations, earliest end first: the exact count, and the first few listed. */
+/**
+ * The node's live allocations, earliest end first: the exact count, and the first few listed —
+ * observed work with its scheduler's id, when its end was asked and what the scheduler answered.
+ */
 async function liveAllocations(tx: Tx, nodeId: string): Promise<Omit<DrainWaitingFor, 'budget'>> {
   const live = await tx
-    .select({ id: allocations.id, endsAt: allocations.endsAt, total: sql<number>`count(*) over ()` })
+    .select({ allocation: allocations, total: sql<number>`count(*) over ()` })
     .from(allocations)
     .where(and(eq(allocations.nodeId, nodeId), isOpen))
     .orderBy(sql`${allocations.endsAt} asc nulls last`, asc(allocations.id))
     .limit(REPORTED_ALLOCATIONS);
   return {
     allocations: Number(live[0]?.total ?? 0),
-    items: live.map((a) => ({ id: a.id, endsAt: a.endsAt?.toISOString() ?? null })),
-    earliestEndsAt: live[0]?.endsAt?.toISOString() ?? null,
+    items: live.map(({ allocation: a }) => ({
+      id: a.id,
+      endsAt: isoOrNull(a.endsAt),
+      source: a.source,
+      externalId: a.externalId,
+      endRequestedAt: isoOrNull(a.endRequestedAt),
+      ending: endingOf(a),
+    })),
+    earliestEndsAt: isoOrNull(live[0]?.allocation.endsAt ?? null),
   };
 }
 

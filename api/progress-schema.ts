@@ -1,4 +1,5 @@
 import { z } from '@hono/zod-openapi';
+import { ENDING_ACTIONS } from '../domain/observed';
 import { DECOMMISSION_STEPS, PROGRESS_PHASES } from '../domain/progress';
 
 // An operation's progress in the OpenAPI document: one schema per kind, a union by `kind`, the
@@ -19,6 +20,31 @@ const failedNode = z.object({
   message: z.string(),
 });
 
+/** What a scheduler answered when asked to end work a drain's deadline let go. */
+export const EndingSchema = z
+  .object({
+    action: z
+      .enum(ENDING_ACTIONS)
+      .openapi({ description: 'requeue: back in its queue; cancel: ended for good' }),
+    answer: z.string().openapi({ description: 'what the scheduler said', example: 'requeued' }),
+    at: z.string().openapi({ description: 'when its bridge recorded this answer' }),
+  })
+  .openapi('Ending');
+
+const drainItem = z.object({
+  id: z.string(),
+  endsAt: time,
+  source: z
+    .string()
+    .nullable()
+    .openapi({ description: 'observed: the scheduler that placed it; null: placed here' }),
+  externalId: z.string().nullable().openapi({ description: "observed: the scheduler's id of the work" }),
+  endRequestedAt: time.openapi({ description: 'observed: when the drain asked its scheduler to end it' }),
+  ending: EndingSchema.nullable().openapi({
+    description: 'observed: what its scheduler answered, if it did',
+  }),
+});
+
 const DrainProgressSchema = z
   .object({
     kind: z.literal('drain'),
@@ -27,7 +53,7 @@ const DrainProgressSchema = z
     waitingFor: z
       .object({
         allocations: z.number().int().openapi({ description: 'live allocations, the exact count' }),
-        items: z.array(z.object({ id: z.string(), endsAt: time })).openapi({ description: 'the first 20' }),
+        items: z.array(drainItem).openapi({ description: 'the first 20, earliest end first' }),
         earliestEndsAt: time,
         budget: z
           .object({ max: z.number().int(), used: z.number().int(), holders: z.array(z.string()) })

@@ -10,7 +10,7 @@ import { CONDITION_TYPE } from '../domain/remediation';
 import { parseSelector, type Selector } from '../domain/selector';
 import { ALLOCATION_KINDS, OPERATION_KINDS, OPERATION_STATUSES } from '../domain/operation';
 import { TEXT_PATTERN, textFault } from '../domain/text';
-import { ProgressSchema } from './progress-schema';
+import { EndingSchema, ProgressSchema } from './progress-schema';
 
 /** A path or body id of the given form (docs/api.md, Identifiers). */
 export const idOf = (prefix: IdPrefix) =>
@@ -336,6 +336,10 @@ export const AllocationSchema = z
     endRequestedAt: z.string().nullable().openapi({
       description:
         "observed: when a drain's deadline asked its scheduler to end it (allocation.end-requested)",
+    }),
+    ending: EndingSchema.nullable().openapi({
+      description:
+        'observed, asked to end: what its scheduler answered (its bridge says); null before any answer',
     }),
     live: z.boolean().openapi({ description: 'still holds its node: not released and not past endsAt' }),
   })

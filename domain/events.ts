@@ -1,4 +1,5 @@
 import type { Connectivity, Liveness } from './node';
+import type { EndingAction } from './observed';
 import type { OperationKind } from './operation';
 import type { PoolSettings } from './pool';
 import type { AttemptRecord, Storm } from './remediation';
@@ -73,6 +74,18 @@ export interface EventPayloads {
     externalId: string;
     operationId: string;
     deadline?: string;
+  };
+  /**
+   * The bridge of an observed allocation asked to end says how its scheduler ends it (`requeue`,
+   * `cancel`) and what the scheduler answered; it is released once the scheduler says it is gone.
+   */
+  'allocation.ending': {
+    allocationId: string;
+    tenantId: string;
+    source: string;
+    externalId: string;
+    action: EndingAction;
+    answer: string;
   };
   'allocation.force-released': {
     allocationId: string;
@@ -164,6 +177,8 @@ export const EVENT_DESCRIPTIONS: Record<EventType, string> = {
     "a scheduler's bridge recorded work the scheduler placed (`data.source`, `data.externalId`); `data.refusals`: what placement would have refused it for",
   'allocation.end-requested':
     "a drain's deadline passed: the scheduler that placed this observed allocation is asked to end it (`data.source`, `data.externalId`); it is released when the scheduler says the work is gone",
+  'allocation.ending':
+    'the scheduler asked to end this observed allocation answered, as its bridge says (`data.action`: requeue or cancel, `data.answer`: its words); a new answer writes another',
   'allocation.force-released':
     "the allocation was released by force: a drain's deadline passed (within the pool's disruption budget), or a purge of its node released it (told force, or as it forgot the node)",
   'node.decommissioned': 'the node was decommissioned for good',

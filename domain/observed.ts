@@ -12,3 +12,34 @@ export const SOURCE_PATTERN = /^[a-z][a-z0-9-]{0,31}:[a-z0-9][a-z0-9._-]{0,62}$/
  * het job component `4711+1`), a Kubernetes pod (`namespace/name/uid`).
  */
 export const EXTERNAL_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._:+/-]{0,252}$/;
+
+/** How a scheduler ends work a drain's deadline asked it to end: back in its queue, or for good. */
+export const ENDING_ACTIONS = ['requeue', 'cancel'] as const;
+export type EndingAction = (typeof ENDING_ACTIONS)[number];
+
+/** What a scheduler answered when asked to end work, as its bridge recorded it. */
+export interface Ending {
+  action: EndingAction;
+  answer: string;
+  at: string;
+}
+
+/**
+ * Why a scheduler's answer cannot be recorded on an allocation, or null when it can: only on live
+ * work a scheduler placed that a drain asked it to end.
+ */
+export function endingRefusal(allocation: {
+  id: string;
+  source: string | null;
+  endRequestedAt: Date | null;
+  live: boolean;
+}): string | null {
+  if (allocation.source === null) {
+    return `allocation ${allocation.id} was placed through Drydock, not observed: no scheduler ends it`;
+  }
+  if (!allocation.live) return `allocation ${allocation.id} is released (or past its end): its work is over`;
+  if (allocation.endRequestedAt === null) {
+    return `no end was asked of ${allocation.source} for allocation ${allocation.id}: a drain asks at its deadline`;
+  }
+  return null;
+}

@@ -60,6 +60,60 @@ describe('an operation in words', () => {
     );
   });
 
+  it('names, past the deadline, the work it asked each scheduler to end and what each answered', () => {
+    const placed = { source: null, externalId: null, endRequestedAt: null, ending: null };
+    const job = (externalId: string, ending: { action: 'requeue' | 'cancel'; answer: string } | null) => ({
+      id: `alloc_${externalId}`,
+      endsAt: null,
+      source: 'slurm:hpc1',
+      externalId,
+      endRequestedAt: at('11:30'),
+      ending: ending && { ...ending, at: at('11:31') },
+    });
+    const waitingFor = {
+      allocations: 2,
+      items: [job('4711', { action: 'requeue', answer: 'requeued' }), job('4712', null)],
+      earliestEndsAt: null,
+      budget: null,
+    };
+    const past = { kind: 'drain', phase: 'waiting', ...base, deadline: at('11:30') } as const;
+    expect(progressInWords({ ...past, nextCheckAt: at('12:05'), waitingFor }, NOW)).toBe(
+      'Past its deadline: asked slurm:hpc1 to end 2: 4711 (requeue: requeued), 4712 (no answer yet). Next look 12:05Z.',
+    );
+    // Two schedulers, a long answer cut short, and live work beyond the listed.
+    const other = {
+      ...job('ns/web/uid-1', { action: 'cancel', answer: 'x'.repeat(80) }),
+      source: 'k8s:east',
+    };
+    expect(
+      progressInWords(
+        { ...past, waitingFor: { ...waitingFor, allocations: 25, items: [job('4711', null), other] } },
+        NOW,
+      ),
+    ).toBe(
+      `Past its deadline: asked slurm:hpc1 to end 1: 4711 (no answer yet); asked k8s:east to end 1: ns/web/uid-1 (cancel: ${'x'.repeat(59)}…); 23 more live allocations.`,
+    );
+    // Before the deadline, the words say what its end will do to a scheduler's work.
+    expect(
+      progressInWords(
+        {
+          ...past,
+          deadline: at('14:00'),
+          waitingFor: {
+            ...waitingFor,
+            items: [
+              { ...job('4711', null), endRequestedAt: null },
+              { id: 'alloc_p', endsAt: null, ...placed },
+            ],
+          },
+        },
+        NOW,
+      ),
+    ).toBe(
+      "Waiting for 2 live allocations until 14:00Z, then what Drydock placed is released by force within the pool's disruption budget and the schedulers are asked to end the rest.",
+    );
+  });
+
   it('names a day when a time is not within a day of now', () => {
     const waitingFor = {
       allocations: 1,

@@ -1,6 +1,7 @@
 import { assertNever } from './assert-never';
 import type { Budget } from './budget';
 import type { Deadline } from './deadline';
+import type { Ending } from './observed';
 import type { OperationKind } from './operation';
 import type { AttemptRecord } from './remediation';
 
@@ -23,10 +24,24 @@ export type Phase = PhaseOf<OperationKind>;
 /** The phase of an operation just recorded, before a worker begins it. */
 export const PENDING_PHASE = 'waiting-for-worker';
 
+/**
+ * A live allocation a drain waits for. Work a scheduler placed says which (`source`,
+ * `externalId`), when the drain asked its scheduler to end it, and what the scheduler answered;
+ * all four are null for one placed through Drydock.
+ */
+export interface DrainItem {
+  id: string;
+  endsAt: string | null;
+  source: string | null;
+  externalId: string | null;
+  endRequestedAt: string | null;
+  ending: Ending | null;
+}
+
 /** What a drain waits for: its live allocations (the count exact, at most 20 listed), the budget. */
 export interface DrainWaitingFor {
   allocations: number;
-  items: { id: string; endsAt: string | null }[];
+  items: DrainItem[];
   earliestEndsAt: string | null;
   /** Past the deadline with no slot: the pool's disruption budget and who holds it. */
   budget: Budget | null;
@@ -194,11 +209,14 @@ function drainInWords(p: DrainProgress, now: number): string {
   const next = p.nextCheckAt ? ` Next look ${clock(p.nextCheckAt, now)}.` : '';
   switch (p.phase) {
     case 'waiting': {
+      const asked = w ? askedInWords(w) : null;
+      if (asked) return `${asked}${next}`;
       const live = plural(w?.allocations ?? 0, 'live allocation');
       const ends = w?.earliestEndsAt ? ` (the first ends ${clock(w.earliestEndsAt, now)})` : '';
-      const then = p.deadline
-        ? ` until ${clock(p.deadline, now)}, then what is left is released by force within the pool's disruption budget.`
-        : ' to end; no deadline.';
+      const left = w?.items.some((i) => i.source)
+        ? "what Drydock placed is released by force within the pool's disruption budget and the schedulers are asked to end the rest"
+        : "what is left is released by force within the pool's disruption budget";
+      const then = p.deadline ? ` until ${clock(p.deadline, now)}, then ${left}.` : ' to end; no deadline.';
       return `Waiting for ${live}${ends}${then}${next}`;
     }
     case 'waiting-for-budget': {
@@ -220,6 +238,36 @@ function drainInWords(p: DrainProgress, now: number): string {
     case PENDING_PHASE:
       return '';
   }
+}
+
+/** How much of a scheduler's answer the words quote; a longer one is cut, with `…`. */
+const QUOTED_ANSWER = 60;
+
+/**
+ * Past its deadline, the work a drain asked schedulers to end, by scheduler, each with its answer
+ * (`asked slurm:hpc1 to end 2: 4711 (requeue: requeued), 4712 (no answer yet)`), and how many
+ * other allocations are live; null when it asked none.
+ */
+function askedInWords(w: DrainWaitingFor): string | null {
+  const asked = w.items.filter((item) => item.endRequestedAt && item.source);
+  if (asked.length === 0) return null;
+  const bySource = new Map<string, DrainItem[]>();
+  for (const item of asked) bySource.set(item.source!, [...(bySource.get(item.source!) ?? []), item]);
+  const parts = [...bySource].map(
+    ([source, items]) => `asked ${source} to end ${items.length}: ${items.map(endingInWords).join(', ')}`,
+  );
+  const others = w.allocations - asked.length;
+  if (others > 0) parts.push(plural(others, 'more live allocation'));
+  return `Past its deadline: ${parts.join('; ')}.`;
+}
+
+function endingInWords(item: DrainItem): string {
+  if (!item.ending) return `${item.externalId} (no answer yet)`;
+  const { action, answer } = item.ending;
+  const characters = [...answer];
+  const quoted =
+    characters.length > QUOTED_ANSWER ? `${characters.slice(0, QUOTED_ANSWER - 1).join('')}…` : answer;
+  return `${item.externalId} (${action}: ${quoted})`;
 }
 
 function poolDrainInWords(p: PoolDrainProgress, now: number): string {

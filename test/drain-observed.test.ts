@@ -1,7 +1,9 @@
 import { describe, expect, it } from 'vitest';
+import { progressInWords } from '../domain/progress';
 import { drainProgress, operationWhen } from './support/builders';
-import { allocate, call, eventsOf, seedNode, seedPool } from './support/fixtures';
+import { allocate, call, eventsOf, seedNode, seedPool, tenantKey } from './support/fixtures';
 import { eventually, useHarness } from './support/harness';
+import { snapshot } from './support/snapshot';
 
 const h = useHarness();
 
@@ -66,5 +68,152 @@ describe('a drain past its deadline on a node running observed work', () => {
     expect(drained.progress.phase).toBe('drained');
     // Asked once, however many looks the drain took.
     expect(await eventsOf(h, nodeId, 'allocation.end-requested')).toHaveLength(1);
+  });
+
+  it("records what the scheduler answered: the drain's progress lists it and says it in words", async () => {
+    await seedPool(h, { id: 'pool-obs-ending', tenantId: 'acme' });
+    const nodeId = await seedNode(h, { poolId: 'pool-obs-ending' });
+    const [first, second] = [await observed(nodeId, '4711'), await observed(nodeId, '4712')];
+    const started = await call(h, 'POST', `/v1/nodes/${nodeId}/drain`, {
+      body: { reason: 'driver roll-out', deadline: '0s' },
+    });
+    const opId = started.body.operation.id as string;
+    await eventually(async () =>
+      (await eventsOf(h, nodeId, 'allocation.end-requested')).length === 2 ? true : undefined,
+    );
+    const asked = await operationWhen(h, opId, (op) =>
+      op.progress.waitingFor?.items.every((i: { endRequestedAt: string | null }) => i.endRequestedAt),
+    );
+    expect(asked.progress.waitingFor.items).toEqual([
+      {
+        id: first,
+        endsAt: null,
+        source: 'slurm:hpc1',
+        externalId: '4711',
+        endRequestedAt: expect.any(String),
+        ending: null,
+      },
+      {
+        id: second,
+        endsAt: null,
+        source: 'slurm:hpc1',
+        externalId: '4712',
+        endRequestedAt: expect.any(String),
+        ending: null,
+      },
+    ]);
+
+    const bridge = await tenantKey(h, 'acme', ['compute:allocations:observe'], 'acme-ending-bridge');
+    const answered = await call(h, 'POST', `/v1/allocations/${first}/ending`, {
+      token: bridge.secret,
+      body: { action: 'requeue', answer: 'requeued' },
+    });
+    expect(answered.status).toBe(200);
+    expect(answered.body).toMatchObject({
+      id: first,
+      live: true,
+      ending: { action: 'requeue', answer: 'requeued', at: expect.any(String) },
+    });
+    expect(await eventsOf(h, nodeId, 'allocation.ending')).toMatchObject([
+      {
+        actor: 'key:acme-ending-bridge',
+        tenantId: 'acme',
+        data: {
+          allocationId: first,
+          tenantId: 'acme',
+          source: 'slurm:hpc1',
+          externalId: '4711',
+          action: 'requeue',
+          answer: 'requeued',
+        },
+      },
+    ]);
+    // The answer wakes the drain (its next look is minutes off): its record shows it at once.
+    const shown = await operationWhen(
+      h,
+      opId,
+      (op) => op.progress.waitingFor.items[0].ending !== null,
+      10_000,
+    );
+    expect(shown.progress.waitingFor.items[0].ending).toEqual(answered.body.ending);
+    expect(progressInWords(shown.progress, Date.now())).toMatch(
+      /^Past its deadline: asked slurm:hpc1 to end 2: 4711 \(requeue: requeued\), 4712 \(no answer yet\)\./,
+    );
+
+    // The same answer again writes nothing; another one is recorded.
+    const before = await snapshot(h);
+    const again = await call(h, 'POST', `/v1/allocations/${first}/ending`, {
+      token: bridge.secret,
+      body: { action: 'requeue', answer: 'requeued' },
+    });
+    expect(again.body).toEqual(answered.body);
+    expect(await snapshot(h)).toEqual(before);
+    const refused = await call(h, 'POST', `/v1/allocations/${second}/ending`, {
+      body: { action: 'requeue', answer: 'requeue refused: job is not requeueable' },
+    });
+    expect(refused.body.ending).toMatchObject({ action: 'requeue' });
+    const cancelled = await call(h, 'POST', `/v1/allocations/${second}/ending`, {
+      body: { action: 'cancel', answer: 'cancelled' },
+    });
+    expect(cancelled.body.ending).toMatchObject({ action: 'cancel', answer: 'cancelled' });
+    expect(await eventsOf(h, nodeId, 'allocation.ending')).toHaveLength(3);
+
+    // Gone from Slurm: released, the drain ends, and an answer now is refused.
+    for (const id of [first, second])
+      expect((await call(h, 'POST', `/v1/allocations/${id}/release`)).status).toBe(200);
+    await operationWhen(h, opId, (op) => op.status === 'succeeded');
+    const late = await call(h, 'POST', `/v1/allocations/${first}/ending`, {
+      body: { action: 'cancel', answer: 'gone' },
+    });
+    expect(late.status).toBe(409);
+    expect(late.body.error).toMatchObject({
+      code: 'INVALID_STATE',
+      message: expect.stringContaining('is released'),
+    });
+  });
+
+  it('an answer is refused for work no drain asked to end, or placed through Drydock; the keys are those of a release', async () => {
+    await seedPool(h, { id: 'pool-obs-noend', tenantId: 'acme' });
+    const nodeId = await seedNode(h, { poolId: 'pool-obs-noend' });
+    const job = await observed(nodeId, '5150');
+    const placed = await allocate(h, nodeId, 'acme');
+    const writer = await tenantKey(h, 'acme', ['compute:allocations:write'], 'acme-noend-writer');
+    const stranger = await tenantKey(h, 'globex', ['compute:allocations:observe'], 'globex-noend-bridge');
+    const answer = { action: 'cancel', answer: 'cancelled' };
+
+    const before = await snapshot(h);
+    const notAsked = await call(h, 'POST', `/v1/allocations/${job}/ending`, { body: answer });
+    expect(notAsked.status).toBe(409);
+    expect(notAsked.body.error).toMatchObject({
+      code: 'INVALID_STATE',
+      message: expect.stringContaining('no end was asked of slurm:hpc1'),
+      details: { allocationId: job, endRequestedAt: null },
+    });
+    const notObserved = await call(h, 'POST', `/v1/allocations/${placed}/ending`, { body: answer });
+    expect(notObserved.status).toBe(409);
+    expect(notObserved.body.error.message).toContain('not observed');
+    const withoutAction = await call(h, 'POST', `/v1/allocations/${job}/ending`, {
+      token: writer.secret,
+      body: answer,
+    });
+    expect(withoutAction.status).toBe(403);
+    expect(withoutAction.body.error.details).toEqual({ action: 'compute:allocations:observe' });
+    expect(
+      (await call(h, 'POST', `/v1/allocations/${job}/ending`, { token: stranger.secret, body: answer }))
+        .status,
+    ).toBe(404);
+    for (const body of [
+      {},
+      { action: 'kill', answer: 'x' },
+      { action: 'cancel', answer: '' },
+      { action: 'cancel', answer: 'a'.repeat(501) },
+      { action: 'cancel', answer: 'done\u0007' },
+      { ...answer, extra: true },
+    ]) {
+      const reply = await call(h, 'POST', `/v1/allocations/${job}/ending`, { body });
+      expect(reply.status, JSON.stringify(body)).toBe(400);
+      expect(reply.body.error.code).toBe('INVALID_INPUT');
+    }
+    expect(await snapshot(h)).toEqual(before);
   });
 });

@@ -1,12 +1,21 @@
 import { createRoute, OpenAPIHono, z } from '@hono/zod-openapi';
-import { EXTERNAL_ID_PATTERN } from '../../domain/observed';
+import { ENDING_ACTIONS, EXTERNAL_ID_PATTERN } from '../../domain/observed';
 import { ALLOCATION_KINDS } from '../../domain/operation';
 import { allocationView } from '../../db/queries/allocations';
 import { may } from '../../domain/principal';
 import { requireAction } from '../auth';
 import type { AppEnv } from '../env';
-import { AllocationSchema, errorResponses, idOf, json, jsonBody, schedulerSource, slug } from '../schemas';
-import { observeAllocation, placeAllocation, releaseAllocation } from '../services/allocations';
+import {
+  AllocationSchema,
+  errorResponses,
+  idOf,
+  json,
+  jsonBody,
+  schedulerSource,
+  slug,
+  text,
+} from '../schemas';
+import { observeAllocation, placeAllocation, recordEnding, releaseAllocation } from '../services/allocations';
 
 const placeRoute = createRoute({
   method: 'post',
@@ -60,6 +69,31 @@ const releaseRoute = createRoute({
   responses: { 200: json(AllocationSchema, 'the released allocation'), ...errorResponses },
 });
 
+const endingRoute = createRoute({
+  method: 'post',
+  path: '/v1/allocations/{id}/ending',
+  operationId: 'recordAllocationEnding',
+  tags: ['allocations'],
+  summary:
+    "Record what a scheduler answered when asked to end observed work (a bridge); the node's drain shows it",
+  request: {
+    params: z.object({ id: idOf('alloc') }),
+    ...jsonBody(
+      z.strictObject({
+        action: z
+          .enum(ENDING_ACTIONS)
+          .openapi({ description: 'how the scheduler ends it: requeue (back in its queue) or cancel' }),
+        answer: text({ max: 500, description: 'what the scheduler said' }),
+      }),
+      true,
+    ),
+  },
+  responses: {
+    200: json(AllocationSchema, 'the allocation with its ending (the same answer again changes nothing)'),
+    ...errorResponses,
+  },
+});
+
 /** Placement and release of allocations (tenant keys act for their own tenant). */
 export function allocationsRoutes(): OpenAPIHono<AppEnv> {
   const router = new OpenAPIHono<AppEnv>();
@@ -91,6 +125,18 @@ export function allocationsRoutes(): OpenAPIHono<AppEnv> {
     requireAction(principal, observedOnly ? 'compute:allocations:observe' : 'compute:allocations:write');
     const released = await releaseAllocation(c.get('deps'), principal, c.req.valid('param').id, observedOnly);
     return c.json(allocationView(released, false), 200);
+  });
+
+  router.openapi(endingRoute, async (c) => {
+    const principal = c.get('principal');
+    requireAction(principal, 'compute:allocations:observe');
+    const recorded = await recordEnding(
+      c.get('deps'),
+      principal,
+      c.req.valid('param').id,
+      c.req.valid('json'),
+    );
+    return c.json(allocationView(recorded.allocation, recorded.live), 200);
   });
   return router;
 }

@@ -2,6 +2,7 @@ import { and, eq, isNull, sql } from 'drizzle-orm';
 import { DrydockError } from '../../domain/errors';
 import { newId } from '../../domain/ids';
 import { isDraining } from '../../domain/node';
+import { endingRefusal, type EndingAction } from '../../domain/observed';
 import type { AllocationKind } from '../../domain/operation';
 import { placementRefusals } from '../../domain/placement';
 import { actorOf, type Principal } from '../../domain/principal';
@@ -9,7 +10,8 @@ import { visibleTo } from '../../db/nodes';
 import { appendEvent } from '../../db/events';
 import { enqueueWake } from '../../db/outbox';
 import { allocations, nodes } from '../../db/schema';
-import type { AllocationRow } from '../../db/queries/allocations';
+import type { Tx } from '../../db/client';
+import { isOpen, type AllocationRow } from '../../db/queries/allocations';
 import { drainWorkflowId } from '../../workflows/definitions';
 import type { AppDeps } from '../env';
 
@@ -146,12 +148,29 @@ export async function observeAllocation(
 }
 
 /**
+ * The allocation as the principal may act on it, with its node's NoSchedule reasons: the node row
+ * locked FOR SHARE before the allocation's row is touched (node first, as a drain's look locks
+ * them), so a drain that began before is woken by what the caller writes, and one that begins
+ * meanwhile waits for its commit. NOT_FOUND when the principal cannot see it; FORBIDDEN when it is
+ * another tenant's.
+ */
+async function allocationOnLockedNode(tx: Tx, principal: Principal, id: string) {
+  const [found] = await tx
+    .select({ allocation: allocations, noScheduleReasons: nodes.noScheduleReasons })
+    .from(allocations)
+    .innerJoin(nodes, eq(nodes.id, allocations.nodeId))
+    .where(and(eq(allocations.id, id), visibleTo(principal)))
+    .for('share', { of: nodes });
+  if (!found) throw new DrydockError('NOT_FOUND', `allocation ${id} not found`, { allocationId: id });
+  requireTenant(principal, found.allocation.tenantId);
+  return found;
+}
+
+/**
  * Releases an allocation, in one transaction; a release of a released one answers it as it is.
  * `observedOnly` (a key holding compute:allocations:observe, not …:write): observed ones only.
- * A drain waiting on the node is woken through the outbox, in the same transaction: the node row is
- * locked FOR SHARE before the allocation's row (node first, as a drain's look locks them), so a
- * drain that began before is woken, and one that begins meanwhile waits for this commit and then
- * sees the release on its first look.
+ * A drain waiting on the node is woken through the outbox, in the same transaction
+ * (`allocationOnLockedNode`).
  */
 export async function releaseAllocation(
   deps: Pick<AppDeps, 'db'>,
@@ -160,14 +179,7 @@ export async function releaseAllocation(
   observedOnly = false,
 ): Promise<AllocationRow> {
   return deps.db.transaction(async (tx) => {
-    const [found] = await tx
-      .select({ allocation: allocations, noScheduleReasons: nodes.noScheduleReasons })
-      .from(allocations)
-      .innerJoin(nodes, eq(nodes.id, allocations.nodeId))
-      .where(and(eq(allocations.id, id), visibleTo(principal)))
-      .for('share', { of: nodes });
-    if (!found) throw new DrydockError('NOT_FOUND', `allocation ${id} not found`, { allocationId: id });
-    requireTenant(principal, found.allocation.tenantId);
+    const found = await allocationOnLockedNode(tx, principal, id);
     if (observedOnly && found.allocation.source === null) {
       throw new DrydockError(
         'FORBIDDEN',
@@ -184,5 +196,65 @@ export async function releaseAllocation(
     if (isDraining(found))
       await enqueueWake(tx, drainWorkflowId(found.allocation.nodeId), `allocation ${id} released`);
     return released ?? found.allocation;
+  });
+}
+
+/**
+ * Records what a scheduler answered when asked to end observed work (`endRequestedAt`), in one
+ * transaction: the action and the answer on the allocation, `allocation.ending`, and the node's
+ * drain woken, as on a release, so its progress shows the answer. The same answer again writes
+ * nothing. INVALID_STATE, naming why, for work placed through Drydock, work released or ended,
+ * or work no drain asked to end (`endingRefusal`).
+ */
+export async function recordEnding(
+  deps: Pick<AppDeps, 'db'>,
+  principal: Principal,
+  id: string,
+  ending: { action: EndingAction; answer: string },
+): Promise<{ allocation: AllocationRow; live: boolean }> {
+  return deps.db.transaction(async (tx) => {
+    const found = await allocationOnLockedNode(tx, principal, id);
+    // The allocation's row is locked too: two answers at once take turns, and one writes.
+    const [current] = await tx
+      .select({ allocation: allocations, live: sql<boolean>`(${isOpen})` })
+      .from(allocations)
+      .where(eq(allocations.id, id))
+      .for('update');
+    const { allocation, live } = current!;
+    const refusal = endingRefusal({ ...allocation, live });
+    if (refusal) {
+      throw new DrydockError('INVALID_STATE', refusal, {
+        allocationId: id,
+        source: allocation.source,
+        endRequestedAt: allocation.endRequestedAt?.toISOString() ?? null,
+        releasedAt: allocation.releasedAt?.toISOString() ?? null,
+      });
+    }
+    if (allocation.endAction === ending.action && allocation.endAnswer === ending.answer) {
+      return { allocation, live };
+    }
+    const [updated] = await tx
+      .update(allocations)
+      .set({ endAction: ending.action, endAnswer: ending.answer, endingAt: sql`now()` })
+      .where(eq(allocations.id, id))
+      .returning();
+    await appendEvent(tx, {
+      nodeId: allocation.nodeId,
+      tenantId: allocation.tenantId,
+      type: 'allocation.ending',
+      actor: actorOf(principal),
+      data: {
+        allocationId: id,
+        tenantId: allocation.tenantId,
+        source: allocation.source!,
+        externalId: allocation.externalId!,
+        action: ending.action,
+        answer: ending.answer,
+      },
+    });
+    if (isDraining(found)) {
+      await enqueueWake(tx, drainWorkflowId(allocation.nodeId), `allocation ${id} ending: ${ending.action}`);
+    }
+    return { allocation: updated!, live };
   });
 }

@@ -1,5 +1,6 @@
 import { and, asc, count, eq, gt, isNull, not, or, sql, type SQL } from 'drizzle-orm';
 import { DrydockError } from '../../domain/errors';
+import type { Ending } from '../../domain/observed';
 import type { Principal } from '../../domain/principal';
 import type { DbOrTx } from '../client';
 import { allocations } from '../schema';
@@ -63,8 +64,16 @@ export function allocationView(a: AllocationRow, live: boolean) {
     source: a.source,
     externalId: a.externalId,
     endRequestedAt: isoOrNull(a.endRequestedAt),
+    ending: endingOf(a),
     live,
   };
+}
+
+/** What its scheduler answered when asked to end it (observed work), or null before any answer. */
+export function endingOf(a: Pick<AllocationRow, 'endAction' | 'endAnswer' | 'endingAt'>): Ending | null {
+  return a.endAction && a.endAnswer !== null && a.endingAt
+    ? { action: a.endAction, answer: a.endAnswer, at: a.endingAt.toISOString() }
+    : null;
 }
 export type AllocationView = ReturnType<typeof allocationView>;
 

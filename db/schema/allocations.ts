@@ -1,5 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { index, pgTable, text, uniqueIndex } from 'drizzle-orm/pg-core';
+import { ENDING_ACTIONS } from '../../domain/observed';
 import { ALLOCATION_KINDS } from '../../domain/operation';
 import { tz } from './columns';
 import { nodes } from './nodes';
@@ -23,6 +24,10 @@ export const allocations = pgTable(
     externalId: text('external_id'),
     /** Observed: when a drain's deadline asked its scheduler to end it; it is released once gone. */
     endRequestedAt: tz('end_requested_at'),
+    /** Observed, asked to end: how its scheduler ends it, what it answered, and when (its bridge says). */
+    endAction: text('end_action', { enum: ENDING_ACTIONS }),
+    endAnswer: text('end_answer'),
+    endingAt: tz('ending_at'),
   },
   // Open allocations are what drains and deletes ask about; history stays out of this index.
   (t) => [

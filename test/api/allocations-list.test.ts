@@ -63,6 +63,7 @@ describe('GET /v1/allocations', () => {
       source: null,
       externalId: null,
       endRequestedAt: null,
+      ending: null,
       live: true,
     });
     expect(all.body.items[1]).toMatchObject({ live: false, releasedBy: 'key:bootstrap-operator' });

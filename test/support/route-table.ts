@@ -1,7 +1,7 @@
 import { newId } from '../../domain/ids';
 import { ACTIONS, type Action } from '../../domain/principal';
-import { count, inArray } from 'drizzle-orm';
-import { nodeCommands, nodes, operations, workflowOutbox } from '../../db/schema';
+import { count, eq, inArray } from 'drizzle-orm';
+import { allocations, nodeCommands, nodes, operations, workflowOutbox } from '../../db/schema';
 import { createToken, join, newPublicKey } from './agents';
 import { preview, retiredNode } from './decommission';
 import { call, seedPool, tenantKey, type Reply } from './fixtures';
@@ -338,6 +338,29 @@ async function placed(w: World, nodeId: string): Promise<string> {
   return reply.body.id as string;
 }
 
+/**
+ * A live allocation of the owner's a scheduler placed on a fresh node, recorded through the API,
+ * whose end a drain's deadline asked for (set in the database: no drain runs for it).
+ */
+async function endRequested(w: World): Promise<string> {
+  const reply = await must(
+    call(w.h, 'POST', '/v1/allocations', {
+      body: {
+        nodeId: await w.node(),
+        tenantId: w.owner,
+        kind: 'job',
+        source: 'slurm:hpc1',
+        externalId: fresh('job'),
+      },
+    }),
+    201,
+  );
+  const id = reply.body.id as string;
+  w.ownerIds.add(id);
+  await w.h.db.update(allocations).set({ endRequestedAt: new Date() }).where(eq(allocations.id, id));
+  return id;
+}
+
 /** A fresh node of the owner's with a copy of a fresh artifact recorded on it, through the API. */
 async function copied(w: World): Promise<{ nodeId: string; artifactId: string }> {
   const nodeId = await w.node();
@@ -565,6 +588,15 @@ export const EXEMPLARS: Record<string, Exemplar> = {
     access: tenant('compute:allocations:write'),
     status: 200,
     build: async (w) => ({ params: { id: await placed(w, await w.node()) } }),
+    named: NAMED,
+  },
+  'POST /v1/allocations/{id}/ending': {
+    access: tenant('compute:allocations:observe'),
+    status: 200,
+    build: async (w) => ({
+      params: { id: await endRequested(w) },
+      body: { action: 'requeue', answer: REASON },
+    }),
     named: NAMED,
   },
   'PUT /v1/nodes/{id}/artifact-copies/{artifactId}': {

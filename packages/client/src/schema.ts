@@ -379,6 +379,23 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/v1/allocations/{id}/ending': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Record what a scheduler answered when asked to end observed work (a bridge); the node's drain shows it */
+    post: operations['recordAllocationEnding'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/v1/allocations/{id}': {
     parameters: {
       query?: never;
@@ -951,6 +968,7 @@ export interface components {
         | 'node.drain.failed'
         | 'allocation.observed'
         | 'allocation.end-requested'
+        | 'allocation.ending'
         | 'allocation.force-released'
         | 'node.decommissioned'
         | 'node.decommission.cancelled'
@@ -1032,10 +1050,17 @@ export interface components {
       waitingFor: {
         /** @description live allocations, the exact count */
         allocations: number;
-        /** @description the first 20 */
+        /** @description the first 20, earliest end first */
         items: {
           id: string;
           endsAt: string | null;
+          /** @description observed: the scheduler that placed it; null: placed here */
+          source: string | null;
+          /** @description observed: the scheduler's id of the work */
+          externalId: string | null;
+          /** @description observed: when the drain asked its scheduler to end it */
+          endRequestedAt: string | null;
+          ending: components['schemas']['Ending'];
         }[];
         earliestEndsAt: string | null;
         /** @description past the deadline with no slot: the pool's disruption budget */
@@ -1046,6 +1071,21 @@ export interface components {
         } | null;
       } | null;
     };
+    /** @description observed: what its scheduler answered, if it did */
+    Ending: {
+      /**
+       * @description requeue: back in its queue; cancel: ended for good
+       * @enum {string}
+       */
+      action: 'requeue' | 'cancel';
+      /**
+       * @description what the scheduler said
+       * @example requeued
+       */
+      answer: string;
+      /** @description when its bridge recorded this answer */
+      at: string;
+    } | null;
     PoolDrainProgress: {
       /**
        * @description discriminator enum property added by openapi-typescript
@@ -1211,6 +1251,7 @@ export interface components {
       externalId: string | null;
       /** @description observed: when a drain's deadline asked its scheduler to end it (allocation.end-requested) */
       endRequestedAt: string | null;
+      ending: components['schemas']['Ending'] & unknown;
       /** @description still holds its node: not released and not past endsAt */
       live: boolean;
     };
@@ -1506,7 +1547,8 @@ export interface operations {
            *           "version": 5,
            *           "createdAt": "2026-03-02T09:30:00.000Z",
            *           "updatedAt": "2026-03-02T09:30:00.000Z",
-           *           "deletedAt": null
+           *           "deletedAt": null,
+           *           "schedulers": []
            *         }
            *       ],
            *       "nextCursor": null
@@ -1595,7 +1637,8 @@ export interface operations {
            *       "version": 5,
            *       "createdAt": "2026-03-02T09:30:00.000Z",
            *       "updatedAt": "2026-03-02T09:30:00.000Z",
-           *       "deletedAt": null
+           *       "deletedAt": null,
+           *       "schedulers": []
            *     }
            */
           'application/json': components['schemas']['Node'];
@@ -1826,7 +1869,8 @@ export interface operations {
            *       "version": 5,
            *       "createdAt": "2026-03-02T09:30:00.000Z",
            *       "updatedAt": "2026-03-02T09:30:00.000Z",
-           *       "deletedAt": null
+           *       "deletedAt": null,
+           *       "schedulers": []
            *     }
            */
           'application/json': components['schemas']['Node'];
@@ -1974,7 +2018,8 @@ export interface operations {
            *       "version": 4,
            *       "createdAt": "2026-03-02T09:30:00.000Z",
            *       "updatedAt": "2026-03-02T09:30:00.000Z",
-           *       "deletedAt": null
+           *       "deletedAt": null,
+           *       "schedulers": []
            *     }
            */
           'application/json': components['schemas']['Node'];
@@ -2080,7 +2125,8 @@ export interface operations {
            *       "version": 3,
            *       "createdAt": "2026-03-02T09:30:00.000Z",
            *       "updatedAt": "2026-03-02T09:30:00.000Z",
-           *       "deletedAt": null
+           *       "deletedAt": null,
+           *       "schedulers": []
            *     }
            */
           'application/json': components['schemas']['Node'];
@@ -2290,7 +2336,8 @@ export interface operations {
            *         "version": 6,
            *         "createdAt": "2026-03-02T09:30:00.000Z",
            *         "updatedAt": "2026-03-02T09:30:00.000Z",
-           *         "deletedAt": null
+           *         "deletedAt": null,
+           *         "schedulers": []
            *       },
            *       "operation": {
            *         "id": "op_01k5w8v3x9q2m4n6p8r0s2t001",
@@ -2608,7 +2655,8 @@ export interface operations {
            *         "version": 3,
            *         "createdAt": "2026-03-02T09:30:00.000Z",
            *         "updatedAt": "2026-03-02T09:30:00.000Z",
-           *         "deletedAt": null
+           *         "deletedAt": null,
+           *         "schedulers": []
            *       },
            *       "operation": {
            *         "id": "op_01k5w8v3x9q2m4n6p8r0s2t003",
@@ -2885,7 +2933,8 @@ export interface operations {
            *       "version": 4,
            *       "createdAt": "2026-03-02T09:30:00.000Z",
            *       "updatedAt": "2026-03-02T09:30:00.000Z",
-           *       "deletedAt": null
+           *       "deletedAt": null,
+           *       "schedulers": []
            *     }
            */
           'application/json': components['schemas']['Node'];
@@ -3250,6 +3299,49 @@ export interface operations {
     requestBody?: never;
     responses: {
       /** @description the released allocation */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Allocation'];
+        };
+      };
+      400: components['responses']['InvalidInput'];
+      401: components['responses']['Unauthenticated'];
+      403: components['responses']['Forbidden'];
+      404: components['responses']['NotFound'];
+      409: components['responses']['Conflict'];
+      413: components['responses']['PayloadTooLarge'];
+      422: components['responses']['IdempotencyKeyReused'];
+      429: components['responses']['RateLimited'];
+      503: components['responses']['Unavailable'];
+    };
+  };
+  recordAllocationEnding: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          /**
+           * @description how the scheduler ends it: requeue (back in its queue) or cancel
+           * @enum {string}
+           */
+          action: 'requeue' | 'cancel';
+          /** @description what the scheduler said; free text: no control characters (U+0000–U+001F, U+007F–U+009F), no format characters that hide or reorder text (bidi controls, zero-width and tag characters; U+200C and U+200D allowed), no lone surrogates */
+          answer: string;
+        };
+      };
+    };
+    responses: {
+      /** @description the allocation with its ending (the same answer again changes nothing) */
       200: {
         headers: {
           [name: string]: unknown;

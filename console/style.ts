@@ -44,6 +44,9 @@ form.confirm label { display: flex; flex-direction: column; gap: .2rem; }
 form.confirm label.check { flex-direction: row; align-items: baseline; gap: .5rem; }
 form.confirm button { align-self: flex-start; }
 ul.counts { margin: 0; padding-left: 1.2rem; }
+/* node: what its schedulers say */
+section.scheduler { border: 1px solid var(--line); border-radius: 4px; padding: .2rem .8rem .6rem; margin-bottom: .8rem; }
+.disagreement { border-left: 3px solid var(--warn); padding: .3rem .6rem; color: var(--warn); font-weight: 600; }
 p.progress { margin: 0; }
 ul.progress { margin: 0; padding-left: 1.1rem; }
 /* pools, join tokens, operations */

@@ -6,6 +6,7 @@ import { TAINT_PREFIX } from '../../domain/taints';
 import { canMove } from '../../domain/provision';
 import { Csrf, Layout, Table } from '../layout';
 import { DangerZone } from './danger';
+import { Schedulers } from './node-schedulers';
 import { LiveRegion } from '../live';
 import { Progress } from '../progress';
 import type { Flash, Session } from '../sessions';
@@ -56,6 +57,10 @@ export function NodePage(view: NodeView) {
       <h2>Conditions</h2>
       <LiveRegion id="conditions">
         <Conditions node={node} session={view.session} />
+      </LiveRegion>
+      <h2>Schedulers</h2>
+      <LiveRegion id="schedulers">
+        <Schedulers schedulers={node.schedulers} allocations={view.allocations} />
       </LiveRegion>
       <h2 id="section-allocations">Live allocations</h2>
       <LiveRegion id="allocations">

@@ -3,7 +3,8 @@ import { hostname as machineHostname } from 'node:os';
 import { baseUrl, slugFlag, urlFlag } from '../cli-kit/flags';
 import { AgentClient } from './client';
 import { Connections } from './connections';
-import { dataDirFlag, defineAgentCommand } from './command';
+import { defineWordCommand } from '../cli-kit/word-command';
+import { dataDirFlag } from './command';
 import { AgentError, UsageError } from './errors';
 import { dataFiles, moveAside, prepareDataDir, readIdentity } from './identity';
 import { EMPTY_INVENTORY, readInventoryFile } from './inventory';
@@ -11,7 +12,7 @@ import { joinCluster } from './join';
 import { runningAgent } from './pid-file';
 
 /** `drydock-agent join`: this machine becomes a node, adopted with a token or pending without. */
-export const joinCommand = defineAgentCommand({
+export const joinCommand = defineWordCommand({
   words: ['join'],
   summary: 'join the cluster as a new node (with a token: adopted; without: waits for approval)',
   operands: [],

@@ -1,5 +1,5 @@
 import type { FlagSpecs, Program } from '../cli-kit/spec';
-import type { AgentCommand } from './command';
+import type { WordCommand } from '../cli-kit/word-command';
 import { joinCommand } from './join-command';
 import { runCommand } from './run-command';
 import { stopCommand } from './stop-command';
@@ -11,7 +11,7 @@ const GLOBAL_FLAGS = {
 } as const satisfies FlagSpecs;
 
 /** `drydock-agent`: its commands and global flags, read by the parser, the help and docs/cli.md. */
-export const drydockAgent: Program<AgentCommand, typeof GLOBAL_FLAGS> = {
+export const drydockAgent: Program<WordCommand, typeof GLOBAL_FLAGS> = {
   name: 'drydock-agent',
   about: 'the Drydock node agent',
   firstWord: 'command',

@@ -5,20 +5,22 @@ import { HEARTBEAT_EVERY_MS } from '../domain/liveness';
 import { ApiError, Unreachable } from '@drydock/client';
 import { AgentClient } from './client';
 import { Connections } from './connections';
-import { dataDirFlag, defineAgentCommand, joinedApiFlag } from './command';
+import { defineWordCommand } from '../cli-kit/word-command';
+import { dataDirFlag, joinedApiFlag } from './command';
 import { EMPTY_CONFIG, loadAgentConfig } from './config';
 import { configFlags, withConfigFlags } from './config-flags';
 import { defaultHandlers } from './commands';
 import { AgentError, IdentityInvalid, UsageError } from './errors';
 import { dataFiles, requireIdentity, updateCaPublicKey } from './identity';
 import { FileJournal } from './journal';
-import { stderrLog, type Log } from './log';
+import { stderrLog } from '../cli-kit/log';
+import type { Log } from './log';
 import { claimPidFile, releasePidFile } from './pid-file';
 import { removeNode } from './purge';
 import { AgentSession } from './session';
 
 /** `drydock-agent run`: the node's session with the control plane, until stopped. */
-export const runCommand = defineAgentCommand({
+export const runCommand = defineWordCommand({
   words: ['run'],
   summary: 'heartbeat and carry out commands until stopped',
   operands: [],
@@ -56,7 +58,7 @@ export const runCommand = defineAgentCommand({
     const heartbeatEveryMs = flags['heartbeat-every'] ?? HEARTBEAT_EVERY_MS;
     const identity = requireIdentity(dataDir);
     const files = dataFiles(dataDir);
-    const log = stderrLog(json);
+    const log = stderrLog('drydock-agent', json);
     claimPidFile(files.pid);
     const connections = new Connections({ maxSockets: 4 });
     const api = flags.api === undefined ? identity.api : baseUrl(flags.api);

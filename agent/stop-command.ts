@@ -3,7 +3,8 @@ import { baseUrl } from '../cli-kit/flags';
 import { ApiError } from '@drydock/client';
 import { AgentClient } from './client';
 import { Connections } from './connections';
-import { dataDirFlag, defineAgentCommand, joinedApiFlag } from './command';
+import { defineWordCommand } from '../cli-kit/word-command';
+import { dataDirFlag, joinedApiFlag } from './command';
 import { AgentError, IdentityInvalid } from './errors';
 import { dataFiles, requireIdentity } from './identity';
 import { runningAgent, waitForExit } from './pid-file';
@@ -12,7 +13,7 @@ import { runningAgent, waitForExit } from './pid-file';
 const STOP_WAIT_MS = 15_000;
 
 /** `drydock-agent stop`: the running agent ends, and the node says goodbye (it goes offline). */
-export const stopCommand = defineAgentCommand({
+export const stopCommand = defineWordCommand({
   words: ['stop'],
   summary: 'stop the running agent and say goodbye (the node goes offline)',
   operands: [],

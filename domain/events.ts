@@ -180,7 +180,7 @@ export const EVENT_DESCRIPTIONS: Record<EventType, string> = {
   'allocation.ending':
     'the scheduler asked to end this observed allocation answered, as its bridge says (`data.action`: requeue or cancel, `data.answer`: its words); a new answer writes another',
   'allocation.force-released':
-    "the allocation was released by force: a drain's deadline passed (within the pool's disruption budget), or a purge of its node released it (told force, or as it forgot the node)",
+    "the allocation was released by force: a drain's deadline passed (within the pool's disruption budget) — for observed work, once its bridge says the scheduler ended it (the actor is the bridge's key) — or a purge of its node released it (told force, or as it forgot the node)",
   'node.decommissioned': 'the node was decommissioned for good',
   'node.decommission.cancelled': 'a decommission was cancelled before its point of no return',
   'node.purge.requested': 'a signed purge command was queued for the node',

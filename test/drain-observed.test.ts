@@ -68,6 +68,14 @@ describe('a drain past its deadline on a node running observed work', () => {
     expect(drained.progress.phase).toBe('drained');
     // Asked once, however many looks the drain took.
     expect(await eventsOf(h, nodeId, 'allocation.end-requested')).toHaveLength(1);
+    // The bridge's release of work the deadline ended is that drain's forced release.
+    const forced = await eventsOf(h, nodeId, 'allocation.force-released');
+    expect(forced.map((e) => e.data.allocationId)).toEqual([placed, job]);
+    expect(forced[1]).toMatchObject({
+      actor: 'key:bootstrap-operator',
+      operationId: opId,
+      data: { allocationId: job, tenantId: 'acme', operationId: opId, deadline: expect.any(String) },
+    });
   });
 
   it("records what the scheduler answered: the drain's progress lists it and says it in words", async () => {
@@ -140,14 +148,20 @@ describe('a drain past its deadline on a node running observed work', () => {
       /^Past its deadline: asked slurm:hpc1 to end 2: 4711 \(requeue: requeued\), 4712 \(no answer yet\)\./,
     );
 
-    // The same answer again writes nothing; another one is recorded.
+    // The same answer again moves only when it was said (no event, nothing else); another one is recorded.
     const before = await snapshot(h);
     const again = await call(h, 'POST', `/v1/allocations/${first}/ending`, {
       token: bridge.secret,
       body: { action: 'requeue', answer: 'requeued' },
     });
-    expect(again.body).toEqual(answered.body);
-    expect(await snapshot(h)).toEqual(before);
+    expect({ ...again.body, ending: { ...again.body.ending, at: null } }).toEqual({
+      ...answered.body,
+      ending: { ...answered.body.ending, at: null },
+    });
+    expect(Date.parse(again.body.ending.at)).toBeGreaterThan(Date.parse(answered.body.ending.at));
+    const after = await snapshot(h);
+    expect({ ...after, allocations: null }).toEqual({ ...before, allocations: null });
+    expect(after.allocations).not.toEqual(before.allocations);
     const refused = await call(h, 'POST', `/v1/allocations/${second}/ending`, {
       body: { action: 'requeue', answer: 'requeue refused: job is not requeueable' },
     });

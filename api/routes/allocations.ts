@@ -89,7 +89,7 @@ const endingRoute = createRoute({
     ),
   },
   responses: {
-    200: json(AllocationSchema, 'the allocation with its ending (the same answer again changes nothing)'),
+    200: json(AllocationSchema, 'the allocation with its ending (the same answer again moves only its at)'),
     ...errorResponses,
   },
 });

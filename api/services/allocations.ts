@@ -1,4 +1,4 @@
-import { and, eq, isNull, sql } from 'drizzle-orm';
+import { and, desc, eq, isNull, sql } from 'drizzle-orm';
 import { DrydockError } from '../../domain/errors';
 import { newId } from '../../domain/ids';
 import { isDraining } from '../../domain/node';
@@ -9,7 +9,7 @@ import { actorOf, type Principal } from '../../domain/principal';
 import { visibleTo } from '../../db/nodes';
 import { appendEvent } from '../../db/events';
 import { enqueueWake } from '../../db/outbox';
-import { allocations, nodes } from '../../db/schema';
+import { allocations, events, nodes } from '../../db/schema';
 import type { Tx } from '../../db/client';
 import { isOpen, type AllocationRow } from '../../db/queries/allocations';
 import { drainWorkflowId } from '../../workflows/definitions';
@@ -193,6 +193,7 @@ export async function releaseAllocation(
       .set({ releasedAt: sql`now()`, releasedBy: actorOf(principal) })
       .where(and(eq(allocations.id, id), isNull(allocations.releasedAt)))
       .returning();
+    if (released?.endRequestedAt) await recordForcedEnd(tx, principal, released);
     if (isDraining(found))
       await enqueueWake(tx, drainWorkflowId(found.allocation.nodeId), `allocation ${id} released`);
     return released ?? found.allocation;
@@ -200,10 +201,45 @@ export async function releaseAllocation(
 }
 
 /**
+ * Observed work a drain's deadline asked its scheduler to end, released by its bridge once the
+ * scheduler ended it: a forced release of that drain, recorded as one (`allocation.force-released`,
+ * with the drain and deadline its `allocation.end-requested` named).
+ */
+async function recordForcedEnd(tx: Tx, principal: Principal, allocation: AllocationRow): Promise<void> {
+  const [asked] = await tx
+    .select({ operationId: events.operationId, data: events.data })
+    .from(events)
+    .where(
+      and(
+        eq(events.nodeId, allocation.nodeId),
+        eq(events.type, 'allocation.end-requested'),
+        sql`${events.data}->>'allocationId' = ${allocation.id}`,
+      ),
+    )
+    .orderBy(desc(events.id))
+    .limit(1);
+  if (!asked?.operationId) return;
+  const deadline = asked.data.deadline;
+  await appendEvent(tx, {
+    nodeId: allocation.nodeId,
+    tenantId: allocation.tenantId,
+    type: 'allocation.force-released',
+    actor: actorOf(principal),
+    operationId: asked.operationId,
+    data: {
+      allocationId: allocation.id,
+      tenantId: allocation.tenantId,
+      operationId: asked.operationId,
+      ...(typeof deadline === 'string' ? { deadline } : {}),
+    },
+  });
+}
+
+/**
  * Records what a scheduler answered when asked to end observed work (`endRequestedAt`), in one
  * transaction: the action and the answer on the allocation, `allocation.ending`, and the node's
- * drain woken, as on a release, so its progress shows the answer. The same answer again writes
- * nothing. INVALID_STATE, naming why, for work placed through Drydock, work released or ended,
+ * drain woken, as on a release, so its progress shows the answer. The same answer again moves only
+ * `endingAt` (when the scheduler last said it), with no event. INVALID_STATE, naming why, for work placed through Drydock, work released or ended,
  * or work no drain asked to end (`endingRefusal`).
  */
 export async function recordEnding(
@@ -231,7 +267,12 @@ export async function recordEnding(
       });
     }
     if (allocation.endAction === ending.action && allocation.endAnswer === ending.answer) {
-      return { allocation, live };
+      const [again] = await tx
+        .update(allocations)
+        .set({ endingAt: sql`now()` })
+        .where(eq(allocations.id, id))
+        .returning();
+      return { allocation: again!, live };
     }
     const [updated] = await tx
       .update(allocations)

@@ -93,6 +93,26 @@ export default tseslint.config(
     },
   },
   {
+    // A scheduler bridge is a client of the HTTP API only, like the agent: domain/ rules, the
+    // command-line kit, @drydock/client and its own files.
+    files: ['bridges/**/*.ts'],
+    ignores: ['**/*.test.ts'],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              regex: '^(\\.\\./)+(?!domain/|cli-kit/|bridges/)[a-z-]+/',
+              message:
+                'bridges/ imports only domain/, cli-kit/, @drydock/client, its own files and packages.',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
     // Workflow code runs in Temporal's deterministic sandbox: no Node built-ins, no I/O. Values come
     // from the SDK, domain/ and workflows/ only; activities are known by their types alone.
     files: ['workflows/**/*.ts'],

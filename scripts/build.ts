@@ -8,7 +8,7 @@ import { COMPILED_BUNDLE_FILES, workflowBundleSources } from '../worker';
 const root = fileURLToPath(new URL('..', import.meta.url));
 
 /** The programs, as dist/<name>.js: each is a thin file in entry/ that calls its module's main. */
-export const PROGRAMS = ['api', 'worker', 'drydock', 'drydock-agent'];
+export const PROGRAMS = ['api', 'worker', 'drydock', 'drydock-agent', 'drydock-bridge'];
 
 /**
  * Folders the code reads at run time through `new URL('./<folder>', import.meta.url)` from a module
@@ -27,7 +27,7 @@ export interface BuiltDist {
 }
 
 /**
- * `npm run build`: the four programs bundled for plain Node into `outDir` (default dist/), the
+ * `npm run build`: the five programs bundled for plain Node into `outDir` (default dist/), the
  * folders they read beside them, and the worker's workflow bundles prebuilt.
  *
  * esbuild and not tsc: the sources import each other without file extensions (moduleResolution

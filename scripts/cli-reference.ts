@@ -2,6 +2,7 @@ import { writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { format, resolveConfig } from 'prettier';
 import { drydockAgent } from '../agent/program';
+import { drydockBridge } from '../bridges/program';
 import { referenceOf } from '../cli-kit/reference';
 import { drydock } from '../cli/program';
 
@@ -9,13 +10,14 @@ import { drydock } from '../cli/program';
 export const CLI_REFERENCE = fileURLToPath(new URL('../docs/cli.md', import.meta.url));
 export const CLI_REFERENCE_COMMAND = 'npm run docs:cli';
 
-const INTRO = `# Command-line reference: drydock and drydock-agent
+const INTRO = `# Command-line reference: drydock, drydock-agent and drydock-bridge
 
 <!-- Written by \`${CLI_REFERENCE_COMMAND}\` (scripts/cli-reference.ts) from the command definitions in
-cli/commands/, cli/globals.ts and agent/: change those, then run it; a test fails while this page differs. -->
+cli/commands/, cli/globals.ts, agent/ and bridges/: change those, then run it; a test fails while this page differs. -->
 
 \`drydock\` is the operator's command line of the Drydock API; \`drydock-agent\` runs on each node
-(see [the agent guide](agent.md)). Both check the whole line before they do anything: a bad line
+(see [the agent guide](agent.md)); \`drydock-bridge\` keeps a scheduler in step with Drydock (see
+[the Slurm bridge](bridges/slurm.md)). All three check the whole line before they do anything: a bad line
 is refused with exit code 2 and a pointer to the help to read (\`run 'drydock nodes drain --help'
 for usage\`), and nothing is sent. The help they print comes from the same definitions as this page.
 
@@ -25,7 +27,9 @@ as \`error: CODE: message\`, and the exit code says what kind of failure it was
 
 /** docs/cli.md as the definitions have it, formatted as the repository formats Markdown. */
 export async function cliReference(): Promise<string> {
-  const markdown = [INTRO, referenceOf(drydock), referenceOf(drydockAgent)].join('\n\n');
+  const markdown = [INTRO, referenceOf(drydock), referenceOf(drydockAgent), referenceOf(drydockBridge)].join(
+    '\n\n',
+  );
   const options = await resolveConfig(CLI_REFERENCE);
   return format(markdown, { ...options, parser: 'markdown' });
 }

@@ -114,13 +114,17 @@ describe('npm run build (dist/)', () => {
     }
   });
 
-  it('runs the CLI and the agent with plain node', async () => {
+  it('runs the CLI, the agent and the bridge with plain node', async () => {
     const cli = await run(process.execPath, [join(built.outDir, 'drydock.js'), '--help'], { env: plainEnv });
     expect(cli.stdout).toContain('Usage: drydock');
     const agent = await run(process.execPath, [join(built.outDir, 'drydock-agent.js'), '--help'], {
       env: plainEnv,
     });
     expect(agent.stdout).toContain('Usage: drydock-agent');
+    const bridge = await run(process.execPath, [join(built.outDir, 'drydock-bridge.js'), 'slurm', '--help'], {
+      env: plainEnv,
+    });
+    expect(bridge.stdout).toContain('drydock-bridge slurm --cluster NAME');
   });
 
   it('migrates an empty database with dist/drydock.js, from the migrations copied beside it', async () => {

@@ -21,7 +21,7 @@ export { ApiError, Unreachable } from './errors.js';
 /** The named schemas of the document: `Schemas['Node']`, `Schemas['Operation']`, … */
 export type Schemas = components['schemas'];
 
-type Method = 'get' | 'post' | 'patch' | 'delete';
+type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
 type Path<M extends Method> = ClientPathsWithMethod<Client<paths>, M>;
 
 type Operation<M extends Method, P extends Path<M>> = paths[P][M] extends infer O extends Record<
@@ -63,6 +63,7 @@ export interface ApiClient {
   readonly baseUrl: string;
   GET: Call<'get'>;
   POST: Call<'post'>;
+  PUT: Call<'put'>;
   PATCH: Call<'patch'>;
   DELETE: Call<'delete'>;
 }
@@ -125,6 +126,7 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
     baseUrl,
     GET: caller('get') as Call<'get'>,
     POST: caller('post') as Call<'post'>,
+    PUT: caller('put') as Call<'put'>,
     PATCH: caller('patch') as Call<'patch'>,
     DELETE: caller('delete') as Call<'delete'>,
   };

@@ -1,0 +1,180 @@
+import { ApiError, Unreachable, type Schemas } from '@drydock/client';
+import {
+  drydockReason,
+  endActionFor,
+  nodeReport,
+  nodeStep,
+  tenantFor,
+  workPlan,
+  type EndPolicy,
+  type PlacedWork,
+} from '../domain/scheduler';
+import { sameReport, type SchedulerReport } from '../domain/scheduler-view';
+import type { DrydockSide } from './drydock';
+import type { Scheduler } from './scheduler';
+
+/** What a bridge is told about its cluster beyond the scheduler's own answers. */
+export interface BridgeRules {
+  /** Scheduler node name → Drydock hostname, for the names that differ. */
+  hostnames: Record<string, string>;
+  /** Scheduler owner (Slurm account) → Drydock tenant. */
+  tenants: Record<string, string>;
+  /** The tenant of work whose owner is not in `tenants`; absent: the node's own tenant. */
+  defaultTenant: string | null;
+  end: EndPolicy;
+}
+
+/** What one pass did, for the log and the tests. */
+export interface PassSummary {
+  observed: number;
+  released: number;
+  ended: number;
+  cordoned: string[];
+  uncordoned: string[];
+  reported: number;
+  /** Scheduler nodes with no Drydock node of their hostname: reported, never created. */
+  unmatched: string[];
+  /** Why some work or node could not be brought in line this pass (it is tried again next pass). */
+  problems: string[];
+}
+
+/** A report older than this is sent again even when nothing changed: the view says when it was seen. */
+const REFRESH_REPORT_MS = 60_000;
+/** How many writes to Drydock one pass has in flight at once. */
+const WRITES_AT_ONCE = 8;
+
+/**
+ * One pass, from scratch (the bridge keeps no state between passes): reads the scheduler and
+ * Drydock, then makes each agree where it is the other's to decide — the scheduler's cordon
+ * follows Drydock's, Drydock's record of the work follows the scheduler's, and work a drain's
+ * deadline let go is ended in the scheduler. A pass that changed the scheduler's nodes asks for
+ * another (`cordoned`/`uncordoned`), which reports what the scheduler then says.
+ */
+export async function reconcile(
+  scheduler: Scheduler,
+  drydock: DrydockSide,
+  rules: BridgeRules,
+): Promise<PassSummary> {
+  const [schedulerNodes, running, nodes, recorded, drains] = await Promise.all([
+    scheduler.listNodes(),
+    scheduler.listWork(),
+    drydock.nodes(),
+    drydock.allocations(),
+    drydock.drains(),
+  ]);
+  const summary: PassSummary = {
+    observed: 0,
+    released: 0,
+    ended: 0,
+    cordoned: [],
+    uncordoned: [],
+    reported: 0,
+    unmatched: [],
+    problems: [],
+  };
+  const byHostname = new Map(nodes.map((n) => [n.hostname, n]));
+  const matched = new Map<string, Schemas['Node']>();
+  for (const s of schedulerNodes) {
+    const node = byHostname.get(rules.hostnames[s.name] ?? s.name);
+    if (!node) {
+      summary.unmatched.push(s.name);
+      continue;
+    }
+    matched.set(s.name, node);
+    const drain = drains.get(node.id);
+    const step = nodeStep(
+      node.cordoned,
+      s,
+      drydockReason(drain ? { id: drain.id, reason: drain.reason } : null),
+    );
+    await attempt(summary, `${s.name}: ${step?.kind ?? 'report'}`, async () => {
+      if (step?.kind === 'cordon') {
+        await scheduler.cordon(s.name, step.reason);
+        summary.cordoned.push(s.name);
+      } else if (step?.kind === 'uncordon') {
+        await scheduler.uncordon(s.name);
+        summary.uncordoned.push(s.name);
+      } else {
+        const report = nodeReport(node.cordoned, s, scheduler.source);
+        if (!reportedLately(node, scheduler.source, report)) {
+          await drydock.report(node.id, report);
+          summary.reported++;
+        }
+      }
+    });
+  }
+
+  const placed: PlacedWork[] = [];
+  for (const work of running) {
+    const node = matched.get(work.node);
+    if (!node) continue;
+    const tenantId = tenantFor(work.owner, rules.tenants, rules.defaultTenant, node.tenantId);
+    if (tenantId === null) {
+      summary.problems.push(
+        `${work.id} on ${work.node}: owner ${work.owner ?? '(none)'} maps to no tenant and the node has none: add it to the tenant map`,
+      );
+      continue;
+    }
+    placed.push({ work, nodeId: node.id, tenantId });
+  }
+  const plan = workPlan(placed, recorded, Date.now());
+  // Released first: work the scheduler moved to another node is recorded there after.
+  await inBatches(plan.release, async (allocation) => {
+    await attempt(summary, `release ${allocation.externalId}`, async () => {
+      await drydock.release(allocation.id);
+      summary.released++;
+    });
+  });
+  await inBatches(plan.observe, async (p) => {
+    await attempt(summary, `record ${p.work.id}`, async () => {
+      await drydock.observe({
+        nodeId: p.nodeId,
+        tenantId: p.tenantId,
+        externalId: p.work.id,
+        endsAt: p.work.endsAt,
+      });
+      summary.observed++;
+    });
+  });
+  await inBatches(plan.end, async ({ allocation, work }) => {
+    const action = endActionFor(rules.end, work);
+    await attempt(summary, `end ${work.id}`, async () => {
+      let answer: string;
+      try {
+        answer = await scheduler.endWork(work, action);
+      } catch (error) {
+        answer = `refused: ${(error as Error).message}`;
+      }
+      await drydock.ending(allocation.id, action, answer);
+      summary.ended++;
+    });
+  });
+  return summary;
+}
+
+/** The node's report as Drydock has it is this one, and recent. */
+function reportedLately(node: Schemas['Node'], source: string, report: SchedulerReport): boolean {
+  const known = node.schedulers.find((s) => s.source === source);
+  if (!known || Date.now() - Date.parse(known.observedAt) > REFRESH_REPORT_MS) return false;
+  return sameReport(known, report);
+}
+
+/**
+ * Runs one step of a pass; a refusal is noted and the pass goes on (the next pass tries again).
+ * No answer from Drydock ends the pass: nothing else would get through either.
+ */
+async function attempt(summary: PassSummary, what: string, step: () => Promise<void>): Promise<void> {
+  try {
+    await step();
+  } catch (error) {
+    if (error instanceof Unreachable) throw error;
+    if (error instanceof ApiError) summary.problems.push(`${what}: ${error.code}: ${error.message}`);
+    else summary.problems.push(`${what}: ${(error as Error).message}`);
+  }
+}
+
+async function inBatches<T>(items: T[], each: (item: T) => Promise<void>): Promise<void> {
+  for (let i = 0; i < items.length; i += WRITES_AT_ONCE) {
+    await Promise.all(items.slice(i, i + WRITES_AT_ONCE).map(each));
+  }
+}

@@ -1,0 +1,157 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Log } from '../cli-kit/log';
+import type { DrydockSide } from './drydock';
+import { reconcile, type BridgeRules, type PassSummary } from './reconcile';
+import type { Scheduler } from './scheduler';
+
+/** The events that change what a bridge must do: a cordon, a drain and its end, a node come or gone, an end asked. */
+const WAKING_EVENTS = [
+  'node.cordoned',
+  'node.uncordoned',
+  'node.draining',
+  'node.drained',
+  'node.drain.',
+  'node.approved',
+  'node.adopted',
+  'node.deleted',
+  'allocation.end-requested',
+];
+
+/** The longest a bridge waits before it tries again after a failed pass or feed read. */
+const MAX_BACKOFF_MS = 30_000;
+
+export interface BridgeOptions {
+  scheduler: Scheduler;
+  drydock: DrydockSide;
+  rules: BridgeRules;
+  /** The safety net: a pass at least this often, whatever woke it or not. */
+  sweepEveryMs: number;
+  log: Log;
+  signal: AbortSignal;
+  /** Called after each pass (the tests and the benchmark watch passes through it). */
+  onPass?: (summary: PassSummary) => void;
+}
+
+/**
+ * Runs the bridge until `signal` aborts: a pass at start, then one whenever the scheduler's hook,
+ * the event feed or the sweep timer wakes it. Passes never overlap; wake-ups during a pass make
+ * one more after it. A failed pass is tried again with backoff; nothing is kept between passes.
+ */
+export async function runBridge(options: BridgeOptions): Promise<void> {
+  const { scheduler, drydock, log, signal } = options;
+  let unmatched = '';
+  const passes = new Passes(async () => {
+    const summary = await reconcile(scheduler, drydock, options.rules);
+    describe(summary, log);
+    // Said when it changes, not every pass: a scheduler node Drydock does not know is never invented.
+    if (summary.unmatched.join() !== unmatched) {
+      unmatched = summary.unmatched.join();
+      if (unmatched) {
+        log(
+          'warn',
+          `${scheduler.source} nodes with no Drydock node of that hostname: ${summary.unmatched.join(', ')}; ` +
+            'enroll them in Drydock, or map their names under nodes in the config',
+        );
+      }
+    }
+    options.onPass?.(summary);
+    return summary.cordoned.length + summary.uncordoned.length > 0;
+  }, log);
+  const stopWatching = scheduler.watchWork(() => passes.wake());
+  const sweep = setInterval(() => passes.wake(), options.sweepEveryMs);
+  passes.wake();
+  try {
+    await followFeed(drydock, () => passes.wake(), log, signal);
+  } finally {
+    clearInterval(sweep);
+    stopWatching();
+    await passes.stop();
+  }
+}
+
+/** Long-polls the event feed from where it stands, waking a pass on each event that matters. */
+async function followFeed(drydock: DrydockSide, wake: () => void, log: Log, signal: AbortSignal) {
+  let cursor: string | null = null;
+  let backoff = 0;
+  while (!signal.aborted) {
+    try {
+      if (cursor === null) {
+        cursor = await drydock.feedCursor();
+        wake(); // anything before the cursor is in the pass's from-scratch read
+      }
+      const page = await drydock.events(cursor, signal);
+      cursor = page.nextCursor;
+      if (page.items.some((e) => WAKING_EVENTS.some((type) => e.type.startsWith(type)))) wake();
+      backoff = 0;
+    } catch (error) {
+      if (signal.aborted) return;
+      backoff = Math.min(MAX_BACKOFF_MS, backoff === 0 ? 1_000 : backoff * 2);
+      log(
+        'warn',
+        `the event feed did not answer (${(error as Error).message}); trying again in ${backoff / 1000}s`,
+      );
+      await sleep(backoff, undefined, { signal }).catch(() => undefined);
+    }
+  }
+}
+
+/** One pass at a time; a wake-up during a pass runs one more after it, however many came. */
+class Passes {
+  private running: Promise<void> | null = null;
+  private again = false;
+  private stopped = false;
+  private backoff = 0;
+  private retry: NodeJS.Timeout | null = null;
+
+  constructor(
+    private readonly pass: () => Promise<boolean>,
+    private readonly log: Log,
+  ) {}
+
+  wake(): void {
+    if (this.stopped) return;
+    if (this.running) {
+      this.again = true;
+      return;
+    }
+    this.running = this.loop().finally(() => (this.running = null));
+  }
+
+  private async loop(): Promise<void> {
+    do {
+      this.again = false;
+      try {
+        if (await this.pass()) this.again = true;
+        this.backoff = 0;
+      } catch (error) {
+        this.backoff = Math.min(MAX_BACKOFF_MS, this.backoff === 0 ? 1_000 : this.backoff * 2);
+        this.log(
+          'warn',
+          `pass failed (${(error as Error).message}); trying again in ${this.backoff / 1000}s`,
+        );
+        if (this.retry) clearTimeout(this.retry);
+        this.retry = setTimeout(() => this.wake(), this.backoff);
+        return;
+      }
+    } while (this.again && !this.stopped);
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.retry) clearTimeout(this.retry);
+    await this.running;
+  }
+}
+
+function describe(summary: PassSummary, log: Log): void {
+  const did = [
+    summary.observed && `recorded ${summary.observed}`,
+    summary.released && `released ${summary.released}`,
+    summary.ended && `asked to end ${summary.ended}`,
+    summary.cordoned.length && `drained ${summary.cordoned.join(', ')}`,
+    summary.uncordoned.length && `resumed ${summary.uncordoned.join(', ')}`,
+    summary.reported && `reported ${summary.reported} node${summary.reported === 1 ? '' : 's'}`,
+  ].filter(Boolean);
+  if (did.length > 0) log('info', did.join('; '), { ...summary });
+  for (const problem of summary.problems) log('warn', problem);
+}

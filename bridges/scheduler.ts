@@ -1,0 +1,23 @@
+import type { EndingAction } from '../domain/observed';
+import type { SchedulerNodeState, SchedulerWork } from '../domain/scheduler';
+
+/**
+ * What every scheduler adapter does (Slurm here; Kubernetes next): read its nodes and the work on
+ * them, follow that work, cordon and uncordon a node, end work. Thin: the rules are in
+ * domain/scheduler.ts, the reconciling in bridges/reconcile.ts. A read that the scheduler could not
+ * answer in full throws: an empty answer means nothing runs, and work is released on it.
+ */
+export interface Scheduler {
+  /** `<scheduler>:<cluster>`: the allocations' source, e.g. `slurm:hpc1`. */
+  readonly source: string;
+  listNodes(): Promise<SchedulerNodeState[]>;
+  /** The work running now, on every node, each node's share of it as one entry. */
+  listWork(): Promise<SchedulerWork[]>;
+  /** Calls `changed` soon after work starts or ends; the returned function stops it. */
+  watchWork(changed: () => void): () => void;
+  /** No new work on the node, saying why; a cordon already there is replaced. */
+  cordon(node: string, reason: string): Promise<void>;
+  uncordon(node: string): Promise<void>;
+  /** Asks the scheduler to end the work; resolves to what it answered, throws when it refused. */
+  endWork(work: SchedulerWork, action: EndingAction): Promise<string>;
+}

@@ -1,0 +1,77 @@
+import { describe, expect, it } from 'vitest';
+import { jobIdOf, nodesOfSinfo, workOfSqueue } from './json';
+
+const job = (over: Record<string, unknown> = {}) => ({
+  job_id: 4711,
+  array_job_id: 0,
+  array_task_id: null,
+  het_job_id: 0,
+  het_job_offset: 0,
+  account: 'physics',
+  partition: 'batch',
+  nodes: 'n1',
+  job_state: 'RUNNING',
+  start_time: 1_800_000_000,
+  time_limit: 60,
+  requeue: true,
+  ...over,
+});
+
+describe('what the bridge reads of squeue --json', () => {
+  it('names jobs as Slurm lists them: plain, array task, het component', () => {
+    expect(jobIdOf(job())).toBe('4711');
+    expect(jobIdOf(job({ job_id: 4714, array_job_id: 4711, array_task_id: 3 }))).toBe('4711_3');
+    expect(jobIdOf(job({ job_id: 4712, het_job_id: 4711, het_job_offset: 1 }))).toBe('4711+1');
+  });
+
+  it('lists running work per node, with its end from the limit and none without one', () => {
+    const work = workOfSqueue({
+      jobs: [
+        job(),
+        job({ job_id: 2, nodes: 'n[2-3]', time_limit: 525_600, account: '', requeue: false }),
+        job({ job_id: 3, job_state: 'PENDING' }),
+        job({ job_id: 4, job_state: 'COMPLETING' }),
+      ],
+    });
+    expect(work).toEqual([
+      {
+        id: '4711',
+        node: 'n1',
+        owner: 'physics',
+        queue: 'batch',
+        endsAt: new Date((1_800_000_000 + 3600) * 1000),
+        restartable: true,
+      },
+      { id: '2/n2', node: 'n2', owner: null, queue: 'batch', endsAt: null, restartable: false },
+      { id: '2/n3', node: 'n3', owner: null, queue: 'batch', endsAt: null, restartable: false },
+    ]);
+  });
+
+  it('takes an answer with errors (slurmctld away) for no answer, never for "nothing runs"', () => {
+    expect(() =>
+      workOfSqueue({ jobs: [], errors: [{ error: 'Unable to contact slurm controller' }] }),
+    ).toThrow('squeue --json answered with errors');
+    expect(() => nodesOfSinfo({ nodes: [], errors: [{ error: 'x' }] })).toThrow(
+      'sinfo --json answered with errors',
+    );
+  });
+});
+
+describe('what the bridge reads of sinfo --json', () => {
+  it("gives each node its state words, Drydock's cordon (DRAIN), reason and whether it is down", () => {
+    expect(
+      nodesOfSinfo({
+        nodes: [
+          { name: 'n1', state: 'mixed', state_flags: ['DRAIN'], reason: 'drydock: cordoned' },
+          { name: 'n2', state: 'idle', state_flags: ['NOT_RESPONDING'], reason: '' },
+          { name: 'n3', state: 'down', state_flags: [], reason: 'psu' },
+          { name: 'n1', state: 'mixed', state_flags: ['DRAIN'], reason: 'drydock: cordoned' },
+        ],
+      }),
+    ).toEqual([
+      { name: 'n1', state: 'mixed+drain', cordoned: true, reason: 'drydock: cordoned', down: false },
+      { name: 'n2', state: 'idle+not_responding', cordoned: false, reason: null, down: true },
+      { name: 'n3', state: 'down', cordoned: false, reason: 'psu', down: true },
+    ]);
+  });
+});

@@ -1,0 +1,56 @@
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import type { EndingAction } from '../../domain/observed';
+import type { SchedulerWork } from '../../domain/scheduler';
+import type { Scheduler } from '../scheduler';
+import { nodesOfSinfo, slurmJobId, workOfSqueue } from './json';
+import { watchSpool } from './spool';
+
+const exec = promisify(execFile);
+
+/** How long one Slurm client may take before the call counts as failed. */
+const CLIENT_TIMEOUT_MS = 15_000;
+
+export interface SlurmOptions {
+  cluster: string;
+  /** The environment of the Slurm clients (SLURM_CONF, PATH). */
+  env: NodeJS.ProcessEnv;
+  /** The directory the PrologSlurmctld/EpilogSlurmctld hook drops a file in, per job start or end. */
+  spool: string;
+}
+
+/** The Slurm adapter: Slurm's own clients (sinfo, squeue, scontrol, scancel), as an administrator runs them. */
+export function slurmScheduler(options: SlurmOptions): Scheduler {
+  const run = async (command: string, args: string[]): Promise<string> => {
+    try {
+      const { stdout, stderr } = await exec(command, args, {
+        env: options.env,
+        timeout: CLIENT_TIMEOUT_MS,
+        maxBuffer: 256 * 1024 * 1024,
+      });
+      return `${stdout}${stderr}`;
+    } catch (error) {
+      const failed = error as { stderr?: string; message: string };
+      throw new Error(`${command} ${args.join(' ')}: ${(failed.stderr || failed.message).trim()}`);
+    }
+  };
+  const json = async (command: 'sinfo' | 'squeue') => JSON.parse(await run(command, ['--json'])) as object;
+
+  return {
+    source: `slurm:${options.cluster}`,
+    listNodes: async () => nodesOfSinfo(await json('sinfo')),
+    listWork: async () => workOfSqueue(await json('squeue')),
+    watchWork: (changed) => watchSpool(options.spool, changed),
+    async cordon(node, reason) {
+      await run('scontrol', ['update', `NodeName=${node}`, 'State=DRAIN', `Reason=${reason}`]);
+    },
+    async uncordon(node) {
+      await run('scontrol', ['update', `NodeName=${node}`, 'State=RESUME']);
+    },
+    async endWork(work: SchedulerWork, action: EndingAction) {
+      const id = slurmJobId(work);
+      const said = await (action === 'requeue' ? run('scontrol', ['requeue', id]) : run('scancel', [id]));
+      return said.trim() || (action === 'requeue' ? `job ${id} requeued` : `job ${id} cancelled`);
+    },
+  };
+}

@@ -1,0 +1,138 @@
+import { describe, expect, it } from 'vitest';
+import {
+  drydockReason,
+  END_AGAIN_AFTER_MS,
+  endActionFor,
+  isDrydockReason,
+  nodeReport,
+  nodeStep,
+  tenantFor,
+  workPlan,
+  type ObservedAllocation,
+  type SchedulerNodeState,
+  type SchedulerWork,
+} from './scheduler';
+
+const slurmNode = (over: Partial<SchedulerNodeState> = {}): SchedulerNodeState => ({
+  name: 'n1',
+  state: 'idle',
+  cordoned: false,
+  reason: null,
+  down: false,
+  ...over,
+});
+const work = (over: Partial<SchedulerWork> = {}): SchedulerWork => ({
+  id: '4711',
+  node: 'n1',
+  owner: null,
+  queue: 'batch',
+  endsAt: null,
+  restartable: true,
+  ...over,
+});
+const recorded = (over: Partial<ObservedAllocation> = {}): ObservedAllocation => ({
+  id: 'alloc_1',
+  nodeId: 'node_1',
+  externalId: '4711',
+  endRequestedAt: null,
+  ending: null,
+  ...over,
+});
+
+describe('the reason Drydock gives the scheduler', () => {
+  it("names the drain's reason and operation, or says cordoned; only those are Drydock's", () => {
+    expect(drydockReason({ id: 'op_1', reason: 'driver roll-out' })).toBe('drydock: driver roll-out (op_1)');
+    expect(drydockReason({ id: 'op_1', reason: null })).toBe('drydock: drain (op_1)');
+    expect(drydockReason(null)).toBe('drydock: cordoned');
+    expect(isDrydockReason('drydock: cordoned')).toBe(true);
+    expect(isDrydockReason('bad fan')).toBe(false);
+    expect(isDrydockReason(null)).toBe(false);
+  });
+});
+
+describe('nodeStep', () => {
+  const ours = 'drydock: x (op_1)';
+  it('cordons a node Drydock cordoned, and gives it the current reason', () => {
+    expect(nodeStep(true, slurmNode(), ours)).toEqual({ kind: 'cordon', reason: ours });
+    expect(nodeStep(true, slurmNode({ cordoned: true, reason: 'drydock: cordoned' }), ours)).toEqual({
+      kind: 'cordon',
+      reason: ours,
+    });
+    expect(nodeStep(true, slurmNode({ cordoned: true, reason: ours }), ours)).toBeNull();
+  });
+
+  it("lifts only Drydock's own cordon, never an administrator's", () => {
+    expect(nodeStep(false, slurmNode({ cordoned: true, reason: ours }), ours)).toEqual({ kind: 'uncordon' });
+    expect(nodeStep(false, slurmNode({ cordoned: true, reason: 'bad fan' }), ours)).toBeNull();
+    // Cordoned in both, by the administrator in the scheduler: their reason stays.
+    expect(nodeStep(true, slurmNode({ cordoned: true, reason: 'bad fan' }), ours)).toBeNull();
+    expect(nodeStep(false, slurmNode(), ours)).toBeNull();
+  });
+});
+
+describe('nodeReport', () => {
+  it('says whose cordon it is, and a disagreement only where the scheduler holds back a node Drydock would use', () => {
+    const admin = slurmNode({ cordoned: true, reason: 'bad fan', state: 'idle+drain' });
+    expect(nodeReport(false, admin, 'slurm:hpc1')).toMatchObject({
+      cordoned: true,
+      cordonedByDrydock: false,
+      disagreement: expect.stringContaining('bad fan'),
+    });
+    expect(nodeReport(true, admin, 'slurm:hpc1').disagreement).toBeNull();
+    expect(
+      nodeReport(true, slurmNode({ cordoned: true, reason: 'drydock: cordoned' }), 'slurm:hpc1'),
+    ).toMatchObject({ cordonedByDrydock: true, disagreement: null });
+  });
+});
+
+describe('endActionFor and tenantFor', () => {
+  const policy = { default: 'requeue' as const, byQueue: { interactive: 'cancel' as const } };
+  it('requeues where the partition says so and the job allows it; cancels otherwise', () => {
+    expect(endActionFor(policy, work())).toBe('requeue');
+    expect(endActionFor(policy, work({ restartable: false }))).toBe('cancel');
+    expect(endActionFor(policy, work({ queue: 'interactive' }))).toBe('cancel');
+    expect(endActionFor({ default: 'cancel', byQueue: {} }, work())).toBe('cancel');
+  });
+
+  it('maps an owner to a tenant, else the fallback, else the node’s tenant', () => {
+    expect(tenantFor('physics', { physics: 'research' }, 'other', 'acme')).toBe('research');
+    expect(tenantFor('chem', { physics: 'research' }, 'other', 'acme')).toBe('other');
+    expect(tenantFor(null, {}, null, 'acme')).toBe('acme');
+    expect(tenantFor(null, {}, null, null)).toBeNull();
+  });
+});
+
+describe('workPlan', () => {
+  const now = Date.parse('2026-12-04T10:00:00Z');
+  const placed = (w: SchedulerWork, nodeId = 'node_1') => ({ work: w, nodeId, tenantId: 'acme' });
+
+  it('records what runs unrecorded, releases what no longer runs, and leaves the rest', () => {
+    const plan = workPlan(
+      [placed(work({ id: '1' })), placed(work({ id: '2' }))],
+      [recorded({ id: 'a2', externalId: '2' }), recorded({ id: 'a3', externalId: '3' })],
+      now,
+    );
+    expect(plan.observe.map((p) => p.work.id)).toEqual(['1']);
+    expect(plan.release.map((a) => a.id)).toEqual(['a3']);
+    expect(plan.end).toEqual([]);
+  });
+
+  it('releases work recorded on another node and records it where it runs now', () => {
+    const plan = workPlan([placed(work(), 'node_2')], [recorded()], now);
+    expect(plan.release.map((a) => a.id)).toEqual(['alloc_1']);
+    expect(plan.observe.map((p) => p.nodeId)).toEqual(['node_2']);
+  });
+
+  it('ends running work a drain asked to end, and asks again only after a while', () => {
+    const asked = recorded({ endRequestedAt: new Date(now).toISOString() });
+    expect(workPlan([placed(work())], [asked], now).end).toHaveLength(1);
+    const answered = {
+      ...asked,
+      ending: { action: 'requeue' as const, answer: 'ok', at: new Date(now - 1_000).toISOString() },
+    };
+    expect(workPlan([placed(work())], [answered], now).end).toEqual([]);
+    expect(workPlan([placed(work())], [answered], now + END_AGAIN_AFTER_MS).end).toHaveLength(1);
+    // Gone from the scheduler: released, not ended.
+    expect(workPlan([], [answered], now)).toMatchObject({ release: [answered], end: [] });
+  });
+});

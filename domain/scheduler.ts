@@ -1,0 +1,170 @@
+import type { Ending, EndingAction } from './observed';
+import type { SchedulerReport } from './scheduler-view';
+
+/**
+ * The rules a scheduler bridge follows, whichever the scheduler (docs/bridges/slurm.md): Drydock
+ * decides whether a node takes new work, the scheduler enforces it; the scheduler decides where
+ * work runs, Drydock records it. The adapters under bridges/ only read and write the scheduler.
+ */
+
+/** A node as its scheduler sees it. */
+export interface SchedulerNodeState {
+  /** The scheduler's own name of the node (Slurm's NodeName). */
+  name: string;
+  /** The scheduler's words for its state, e.g. `mixed+drain`. */
+  state: string;
+  /** The scheduler places no new work there (Slurm: the DRAIN flag). */
+  cordoned: boolean;
+  /** Why, as the scheduler records it (Slurm's Reason). */
+  reason: string | null;
+  /** The scheduler marks it down, failed or not responding. */
+  down: boolean;
+}
+
+/** Work running on a node, as its scheduler lists it. */
+export interface SchedulerWork {
+  /** The scheduler's id of the work on this node: the allocation's external id. */
+  id: string;
+  /** The node it runs on, by the scheduler's name. */
+  node: string;
+  /** Who it runs for in the scheduler (a Slurm account): what maps to a Drydock tenant. */
+  owner: string | null;
+  /** Where it was queued (a Slurm partition): what the end policy is chosen by. */
+  queue: string | null;
+  endsAt: Date | null;
+  /** The scheduler can put it back in the queue (a Slurm job's requeue flag). */
+  restartable: boolean;
+}
+
+const PREFIX = 'drydock:';
+
+/**
+ * The reason a bridge gives the scheduler for a node Drydock cordoned: the drain's reason and
+ * operation id (`drydock: driver roll-out (op_…)`), or `drydock: cordoned` outside a drain.
+ */
+export function drydockReason(drain: { id: string; reason: string | null } | null): string {
+  return drain ? `${PREFIX} ${drain.reason ?? 'drain'} (${drain.id})` : `${PREFIX} cordoned`;
+}
+
+/** Whether the scheduler's reason is one a bridge wrote: only then may a bridge lift it. */
+export function isDrydockReason(reason: string | null): boolean {
+  return reason !== null && reason.startsWith(PREFIX);
+}
+
+/** What a bridge does to a node in its scheduler so that it agrees with Drydock's cordon. */
+export type NodeStep = { kind: 'cordon'; reason: string } | { kind: 'uncordon' } | null;
+
+/**
+ * Cordoned in Drydock and not in the scheduler (or cordoned there by an older Drydock reason):
+ * cordon it with `reason`. Not cordoned in Drydock, cordoned there by Drydock: lift it. A cordon
+ * someone else set in the scheduler is never touched.
+ */
+export function nodeStep(cordoned: boolean, scheduler: SchedulerNodeState, reason: string): NodeStep {
+  const ours = isDrydockReason(scheduler.reason);
+  if (cordoned) {
+    if (!scheduler.cordoned || (ours && scheduler.reason !== reason)) return { kind: 'cordon', reason };
+    return null;
+  }
+  return scheduler.cordoned && ours ? { kind: 'uncordon' } : null;
+}
+
+/** The report of a node: whose cordon it is, and where the scheduler and Drydock disagree. */
+export function nodeReport(
+  cordoned: boolean,
+  scheduler: SchedulerNodeState,
+  schedulerName: string,
+): SchedulerReport {
+  const ours = scheduler.cordoned && isDrydockReason(scheduler.reason);
+  let disagreement: string | null = null;
+  if (scheduler.cordoned && !ours && !cordoned) {
+    disagreement =
+      `${schedulerName} has it drained for another reason (${scheduler.reason ?? 'none given'}); ` +
+      "Drydock's node is schedulable and leaves that drain alone";
+  }
+  return {
+    name: scheduler.name,
+    state: scheduler.state,
+    reason: scheduler.reason,
+    cordoned: scheduler.cordoned,
+    cordonedByDrydock: ours,
+    down: scheduler.down,
+    disagreement,
+  };
+}
+
+/** Per queue (partition), how a bridge ends the work a drain's deadline lets go. */
+export interface EndPolicy {
+  /** By queue name; `default` for the rest. */
+  byQueue: Record<string, EndingAction>;
+  default: EndingAction;
+}
+
+/** Requeue where the policy says so and the work can be requeued; otherwise cancel. */
+export function endActionFor(policy: EndPolicy, work: SchedulerWork): EndingAction {
+  const wanted = (work.queue !== null ? policy.byQueue[work.queue] : undefined) ?? policy.default;
+  return wanted === 'requeue' && work.restartable ? 'requeue' : 'cancel';
+}
+
+/** Which tenant work runs for: its owner through the map, else the fallback, else the node's. */
+export function tenantFor(
+  owner: string | null,
+  map: Record<string, string>,
+  fallback: string | null,
+  nodeTenant: string | null,
+): string | null {
+  return (owner !== null ? map[owner] : undefined) ?? fallback ?? nodeTenant;
+}
+
+/** A live observed allocation of the bridge's source, as Drydock lists it. */
+export interface ObservedAllocation {
+  id: string;
+  nodeId: string;
+  externalId: string;
+  endRequestedAt: string | null;
+  ending: Ending | null;
+}
+
+/** Work on a matched node, with the Drydock node and tenant it goes to. */
+export interface PlacedWork {
+  work: SchedulerWork;
+  nodeId: string;
+  tenantId: string;
+}
+
+export interface WorkPlan {
+  /** Running, not recorded (or recorded on another node: released first). */
+  observe: PlacedWork[];
+  /** Recorded, no longer running: the scheduler says it is gone. */
+  release: ObservedAllocation[];
+  /** Recorded, a drain asked for its end, still running. */
+  end: { allocation: ObservedAllocation; work: SchedulerWork }[];
+}
+
+/** How long a bridge leaves the scheduler to end work it was asked to end before asking again. */
+export const END_AGAIN_AFTER_MS = 30_000;
+
+/**
+ * Compares what runs with what Drydock records: what to record, release and end. Work asked to
+ * end less than `END_AGAIN_AFTER_MS` ago is left to the scheduler.
+ */
+export function workPlan(running: PlacedWork[], recorded: ObservedAllocation[], now: number): WorkPlan {
+  const runningById = new Map(running.map((r) => [r.work.id, r]));
+  const recordedById = new Map(recorded.map((a) => [a.externalId, a]));
+  const plan: WorkPlan = { observe: [], release: [], end: [] };
+  for (const allocation of recorded) {
+    const current = runningById.get(allocation.externalId);
+    if (!current || current.nodeId !== allocation.nodeId) plan.release.push(allocation);
+    else if (allocation.endRequestedAt !== null && !askedLately(allocation, now)) {
+      plan.end.push({ allocation, work: current.work });
+    }
+  }
+  for (const placed of running) {
+    const was = recordedById.get(placed.work.id);
+    if (!was || was.nodeId !== placed.nodeId) plan.observe.push(placed);
+  }
+  return plan;
+}
+
+function askedLately(allocation: ObservedAllocation, now: number): boolean {
+  return allocation.ending !== null && now - Date.parse(allocation.ending.at) < END_AGAIN_AFTER_MS;
+}

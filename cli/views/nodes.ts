@@ -44,12 +44,27 @@ export function nodeDetails(n: Node): string {
     ['Liveness', `${n.liveness}${n.lastSeenAt ? ` (last seen ${n.lastSeenAt})` : ''}`],
     ['Labels', dash(labels)],
     ['Conditions', dash(conditions)],
+    ...n.schedulers.map((v) => [`Scheduler ${v.source}`, schedulerLine(v)] as const),
     ['Identity gen', String(n.identityGeneration)],
     ['Version', String(n.version)],
     ['Created', n.createdAt],
     ['Updated', n.updatedAt],
     ...(n.deletedAt ? ([['Deleted', n.deletedAt]] as const) : []),
   ]);
+}
+
+/**
+ * What a scheduler says of the node, on one line: `gpu-b7-01 mixed+drain (drydock: roll-out (op_…)),
+ * cordoned by Drydock, seen 2026-…`, its disagreement with Drydock after it.
+ */
+function schedulerLine(v: Node['schedulers'][number]): string {
+  const whose = v.cordoned ? (v.cordonedByDrydock ? ', cordoned by Drydock' : ', cordoned there') : '';
+  const said = [
+    `${v.name} ${v.state}${v.reason ? ` (${v.reason})` : ''}${whose}${v.down ? ', down' : ''}`,
+    `seen ${v.observedAt}`,
+    ...(v.disagreement ? [`disagrees: ${v.disagreement}`] : []),
+  ];
+  return said.join('; ');
 }
 
 /** A node's labels, one per line; an empty value shows as `""`. */

@@ -40,9 +40,9 @@ export interface BridgeOptions {
 export async function runBridge(options: BridgeOptions): Promise<void> {
   const { scheduler, drydock, log, signal } = options;
   let unmatched = '';
-  const passes = new Passes(async () => {
+  const passes = new Passes(async (wokenBy) => {
     const summary = await reconcile(scheduler, drydock, options.rules);
-    describe(summary, log);
+    describe(summary, wokenBy, log);
     // Said when it changes, not every pass: a scheduler node Drydock does not know is never invented.
     if (summary.unmatched.join() !== unmatched) {
       unmatched = summary.unmatched.join();
@@ -57,11 +57,11 @@ export async function runBridge(options: BridgeOptions): Promise<void> {
     options.onPass?.(summary);
     return summary.cordoned.length + summary.uncordoned.length > 0;
   }, log);
-  const stopWatching = scheduler.watchWork(() => passes.wake());
-  const sweep = setInterval(() => passes.wake(), options.sweepEveryMs);
-  passes.wake();
+  const stopWatching = scheduler.watchWork(() => passes.wake('hook'));
+  const sweep = setInterval(() => passes.wake('sweep'), options.sweepEveryMs);
+  passes.wake('start');
   try {
-    await followFeed(drydock, () => passes.wake(), log, signal);
+    await followFeed(drydock, () => passes.wake('feed'), log, signal);
   } finally {
     clearInterval(sweep);
     stopWatching();
@@ -95,33 +95,35 @@ async function followFeed(drydock: DrydockSide, wake: () => void, log: Log, sign
   }
 }
 
+/** What woke a pass: the bridge starting, the scheduler's hook, the event feed, the sweep, a retry, its own change. */
+export type Wake = 'start' | 'hook' | 'feed' | 'sweep' | 'retry' | 'changed';
+
 /** One pass at a time; a wake-up during a pass runs one more after it, however many came. */
 class Passes {
   private running: Promise<void> | null = null;
-  private again = false;
+  private readonly woken = new Set<Wake>();
   private stopped = false;
   private backoff = 0;
   private retry: NodeJS.Timeout | null = null;
 
   constructor(
-    private readonly pass: () => Promise<boolean>,
+    private readonly pass: (wokenBy: Wake[]) => Promise<boolean>,
     private readonly log: Log,
   ) {}
 
-  wake(): void {
+  wake(why: Wake): void {
     if (this.stopped) return;
-    if (this.running) {
-      this.again = true;
-      return;
-    }
+    this.woken.add(why);
+    if (this.running) return;
     this.running = this.loop().finally(() => (this.running = null));
   }
 
   private async loop(): Promise<void> {
     do {
-      this.again = false;
+      const wokenBy = [...this.woken];
+      this.woken.clear();
       try {
-        if (await this.pass()) this.again = true;
+        if (await this.pass(wokenBy)) this.woken.add('changed');
         this.backoff = 0;
       } catch (error) {
         this.backoff = Math.min(MAX_BACKOFF_MS, this.backoff === 0 ? 1_000 : this.backoff * 2);
@@ -130,10 +132,10 @@ class Passes {
           `pass failed (${(error as Error).message}); trying again in ${this.backoff / 1000}s`,
         );
         if (this.retry) clearTimeout(this.retry);
-        this.retry = setTimeout(() => this.wake(), this.backoff);
+        this.retry = setTimeout(() => this.wake('retry'), this.backoff);
         return;
       }
-    } while (this.again && !this.stopped);
+    } while (this.woken.size > 0 && !this.stopped);
   }
 
   async stop(): Promise<void> {
@@ -143,7 +145,7 @@ class Passes {
   }
 }
 
-function describe(summary: PassSummary, log: Log): void {
+function describe(summary: PassSummary, wokenBy: Wake[], log: Log): void {
   const did = [
     summary.observed && `recorded ${summary.observed}`,
     summary.released && `released ${summary.released}`,
@@ -152,6 +154,6 @@ function describe(summary: PassSummary, log: Log): void {
     summary.uncordoned.length && `resumed ${summary.uncordoned.join(', ')}`,
     summary.reported && `reported ${summary.reported} node${summary.reported === 1 ? '' : 's'}`,
   ].filter(Boolean);
-  if (did.length > 0) log('info', did.join('; '), { ...summary });
+  if (did.length > 0) log('info', did.join('; '), { ...summary, wokenBy });
   for (const problem of summary.problems) log('warn', problem);
 }

@@ -63,6 +63,7 @@ const until = <T>(check: () => Promise<T | undefined | false>) => eventually(che
 const nodeView = async (nodeId: string) => (await call(h, 'GET', `/v1/nodes/${nodeId}`)).body;
 
 function runBridge() {
+  // A short sweep: what only the sweep sees (an administrator's drain, a node DOWN) shows sooner.
   bridge = startBridge({
     api,
     token,
@@ -70,6 +71,7 @@ function runBridge() {
     slurmConf: slurm.env.SLURM_CONF,
     spool,
     config: configFile,
+    sweepEvery: '3s',
   });
   return bridge;
 }
@@ -152,8 +154,12 @@ describe('the Slurm bridge against a real Slurm', () => {
     expect((await squeueJob(waiting))?.job_state).toBe('PENDING');
     await slurm.slurm('scancel', [waiting]);
 
+    const from = bridge.lines.length;
     await slurm.slurm('scancel', [requeueable, plain]);
     await operationWhen(h, opId, (op) => op.status === 'succeeded', 30_000);
+    // slurmctld's epilog hook woke the pass that released them, not the sweep.
+    const released = await bridge.logged((l) => Number(l.released) > 0, from);
+    expect(released.wokenBy).toContain('hook');
     expect(await eventsOf(h, node1, 'node.drained')).toHaveLength(1);
     for (const job of [requeueable, plain]) {
       expect(await allocationsOf(job)).toMatchObject([{ live: false, releasedBy: 'key:slurm-bridge' }]);

@@ -20,6 +20,8 @@ const CLUSTER = 'drybridge';
 const SOURCE = `slurm:${CLUSTER}`;
 const NODE1 = 'gpu-c3-01';
 const NODE2 = 'gpu-c3-02';
+/** A Slurm node with no Drydock node of its name. */
+const STRANGER = 'gpu-c3-09';
 const POOL = 'pool-slurm';
 
 let slurm: SlurmCluster;
@@ -86,6 +88,7 @@ beforeAll(async () => {
     nodes: [
       { name: NODE1, cpus: 4 },
       { name: NODE2, cpus: 4 },
+      { name: STRANGER, cpus: 2 },
     ],
     epilogSlurmctld: hook,
     prologSlurmctld: hook,
@@ -115,6 +118,20 @@ describe('the Slurm bridge against a real Slurm', () => {
   let requeueable = '';
   let plain = '';
 
+  it('reports a Slurm node Drydock does not know, and records nothing of it', async () => {
+    const said = await bridge.logged((l) => String(l.message).includes('no Drydock node of that hostname'));
+    expect(said).toMatchObject({ level: 'warn', message: expect.stringContaining(STRANGER) });
+    const job = await sbatch(['-w', STRANGER]);
+    await until(async () => (await squeueJob(job))?.job_state === 'RUNNING');
+    // A job on a known node, started after: once it is recorded, a pass has seen both running.
+    const known = await sbatch(['-w', NODE1]);
+    await until(async () => (await allocationsOf(known)).length === 1);
+    expect(await allocationsOf(job)).toEqual([]);
+    await slurm.slurm('scancel', [job, known]);
+    await until(async () => (await live(node1)).length === 0);
+    expect((await call(h, 'GET', `/v1/nodes?hostname=${STRANGER}`)).body.items).toEqual([]);
+  });
+
   it('records each running job as an observed allocation: its tenant from the account, its end from the limit', async () => {
     requeueable = await sbatch(['-w', NODE1, '-A', 'research', '-t', '10', '--requeue']);
     plain = await sbatch(['-w', NODE1, '--no-requeue']);
@@ -131,8 +148,9 @@ describe('the Slurm bridge against a real Slurm', () => {
     ).jobs.find((j) => String(j.job_id) === requeueable)!;
     expect(Date.parse(byJob[requeueable]!.endsAt!)).toBe((started.start_time + 10 * 60) * 1000);
     const observed = await eventsOf(h, node1, 'allocation.observed');
-    expect(observed.map((e) => e.data.externalId).sort()).toEqual([plain, requeueable].sort());
-    expect(observed.every((e) => e.data.source === SOURCE)).toBe(true);
+    const mine = observed.filter((e) => [plain, requeueable].includes(e.data.externalId as string));
+    expect(mine).toHaveLength(2);
+    expect(mine.every((e) => e.data.source === SOURCE && e.actor === 'key:slurm-bridge')).toBe(true);
     // Nothing on the other node, and the node's scheduler view is reported.
     expect(await live(node2)).toEqual([]);
     const view = await until(async () => (await nodeView(node1)).schedulers?.[0]);

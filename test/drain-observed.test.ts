@@ -78,6 +78,23 @@ describe('a drain past its deadline on a node running observed work', () => {
     });
   });
 
+  it('asks at once for the end of work recorded on the node after its deadline passed', async () => {
+    await seedPool(h, { id: 'pool-obs-late', tenantId: 'acme' });
+    const nodeId = await seedNode(h, { poolId: 'pool-obs-late' });
+    const first = await observed(nodeId, '5001');
+    const started = await call(h, 'POST', `/v1/nodes/${nodeId}/drain`, {
+      body: { reason: 'late work', deadline: '0s' },
+    });
+    const opId = started.body.operation.id as string;
+    await eventually(async () => (await allocation(first)).endRequestedAt !== null);
+    // The scheduler had placed one more before it saw the node drained: the drain's next look would
+    // be minutes away; the record wakes it.
+    const late = await observed(nodeId, '5002');
+    await eventually(async () => (await allocation(late)).endRequestedAt !== null);
+    const waiting = await operationWhen(h, opId, (op) => op.progress.waitingFor?.allocations === 2);
+    expect(waiting.status).toBe('running');
+  });
+
   it("records what the scheduler answered: the drain's progress lists it and says it in words", async () => {
     await seedPool(h, { id: 'pool-obs-ending', tenantId: 'acme' });
     const nodeId = await seedNode(h, { poolId: 'pool-obs-ending' });

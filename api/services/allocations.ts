@@ -143,6 +143,9 @@ export async function observeAllocation(
         refusals: placementRefusals(node, tenantId),
       },
     });
+    // A drain waits for it from now on: its look lists it, and past its deadline asks for its end.
+    if (isDraining(node))
+      await enqueueWake(tx, drainWorkflowId(nodeId), `allocation ${inserted.id} observed`);
     return { allocation: inserted, created: true };
   });
 }

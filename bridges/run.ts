@@ -57,7 +57,14 @@ export async function runBridge(options: BridgeOptions): Promise<void> {
     options.onPass?.(summary);
     return summary.cordoned.length + summary.uncordoned.length > 0;
   }, log);
-  const stopWatching = scheduler.watchWork(() => passes.wake('hook'));
+  const stopWatching = scheduler.watchWork(
+    () => passes.wake('hook'),
+    (error) =>
+      log(
+        'error',
+        `the scheduler's wake-ups stopped (${error.message}): passes now run on the event feed and every ${options.sweepEveryMs / 1000}s only; restart the bridge to follow its hook again`,
+      ),
+  );
   const sweep = setInterval(() => passes.wake('sweep'), options.sweepEveryMs);
   passes.wake('start');
   try {

@@ -13,8 +13,11 @@ export interface Scheduler {
   listNodes(): Promise<SchedulerNodeState[]>;
   /** The work running now, on every node, each node's share of it as one entry. */
   listWork(): Promise<SchedulerWork[]>;
-  /** Calls `changed` soon after work starts or ends; the returned function stops it. */
-  watchWork(changed: () => void): () => void;
+  /**
+   * Calls `changed` soon after work starts or ends, or `failed` once if it can no longer tell
+   * (the bridge then runs on its sweep alone); the returned function stops it.
+   */
+  watchWork(changed: () => void, failed: (error: Error) => void): () => void;
   /** No new work on the node, saying why; a cordon already there is replaced. */
   cordon(node: string, reason: string): Promise<void>;
   uncordon(node: string): Promise<void>;

@@ -40,7 +40,7 @@ export function slurmScheduler(options: SlurmOptions): Scheduler {
     source: `slurm:${options.cluster}`,
     listNodes: async () => nodesOfSinfo(await json('sinfo')),
     listWork: async () => workOfSqueue(await json('squeue')),
-    watchWork: (changed) => watchSpool(options.spool, changed),
+    watchWork: (changed, failed) => watchSpool(options.spool, changed, failed),
     async cordon(node, reason) {
       await run('scontrol', ['update', `NodeName=${node}`, 'State=DRAIN', `Reason=${reason}`]);
     },

@@ -1,6 +1,5 @@
 import { ApiError, Unreachable, type Schemas } from '@drydock/client';
 import {
-  drydockReason,
   endActionFor,
   nodeReport,
   nodeStep,
@@ -82,11 +81,7 @@ export async function reconcile(
     }
     matched.set(s.name, node);
     const drain = drains.get(node.id);
-    const step = nodeStep(
-      node.cordoned,
-      s,
-      drydockReason(drain ? { id: drain.id, reason: drain.reason } : null),
-    );
+    const step = nodeStep(node.cordoned, s, drain ? { id: drain.id, reason: drain.reason } : null);
     await attempt(summary, `${s.name}: ${step?.kind ?? 'report'}`, async () => {
       if (step?.kind === 'cordon') {
         await scheduler.cordon(s.name, step.reason);
@@ -95,7 +90,8 @@ export async function reconcile(
         await scheduler.uncordon(s.name);
         summary.uncordoned.push(s.name);
       } else {
-        const report = nodeReport(node.cordoned, s, scheduler.source);
+        const known = node.schedulers.find((v) => v.source === scheduler.source) ?? null;
+        const report = nodeReport(node.cordoned, s, scheduler.source, known, Date.now());
         if (!reportedLately(node, scheduler.source, report)) {
           await drydock.report(node.id, report);
           summary.reported++;

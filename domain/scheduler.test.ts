@@ -6,6 +6,7 @@ import {
   isDrydockReason,
   nodeReport,
   nodeStep,
+  UNRESPONSIVE_GRACE_MS,
   tenantFor,
   workPlan,
   type ObservedAllocation,
@@ -19,6 +20,7 @@ const slurmNode = (over: Partial<SchedulerNodeState> = {}): SchedulerNodeState =
   cordoned: false,
   reason: null,
   down: false,
+  unresponsive: false,
   ...over,
 });
 const work = (over: Partial<SchedulerWork> = {}): SchedulerWork => ({
@@ -51,37 +53,60 @@ describe('the reason Drydock gives the scheduler', () => {
 });
 
 describe('nodeStep', () => {
+  const drain = { id: 'op_1', reason: 'x' };
   const ours = 'drydock: x (op_1)';
-  it('cordons a node Drydock cordoned, and gives it the current reason', () => {
-    expect(nodeStep(true, slurmNode(), ours)).toEqual({ kind: 'cordon', reason: ours });
-    expect(nodeStep(true, slurmNode({ cordoned: true, reason: 'drydock: cordoned' }), ours)).toEqual({
+  it("cordons a node Drydock cordoned, with its open drain's reason", () => {
+    expect(nodeStep(true, slurmNode(), drain)).toEqual({ kind: 'cordon', reason: ours });
+    expect(nodeStep(true, slurmNode(), null)).toEqual({ kind: 'cordon', reason: 'drydock: cordoned' });
+    expect(nodeStep(true, slurmNode({ cordoned: true, reason: 'drydock: cordoned' }), drain)).toEqual({
       kind: 'cordon',
       reason: ours,
     });
-    expect(nodeStep(true, slurmNode({ cordoned: true, reason: ours }), ours)).toBeNull();
+    expect(nodeStep(true, slurmNode({ cordoned: true, reason: ours }), drain)).toBeNull();
+  });
+
+  it("keeps a drain's reason once the drain ended and the node stays cordoned", () => {
+    expect(nodeStep(true, slurmNode({ cordoned: true, reason: ours }), null)).toBeNull();
   });
 
   it("lifts only Drydock's own cordon, never an administrator's", () => {
-    expect(nodeStep(false, slurmNode({ cordoned: true, reason: ours }), ours)).toEqual({ kind: 'uncordon' });
-    expect(nodeStep(false, slurmNode({ cordoned: true, reason: 'bad fan' }), ours)).toBeNull();
+    expect(nodeStep(false, slurmNode({ cordoned: true, reason: ours }), null)).toEqual({ kind: 'uncordon' });
+    expect(nodeStep(false, slurmNode({ cordoned: true, reason: 'bad fan' }), null)).toBeNull();
     // Cordoned in both, by the administrator in the scheduler: their reason stays.
-    expect(nodeStep(true, slurmNode({ cordoned: true, reason: 'bad fan' }), ours)).toBeNull();
-    expect(nodeStep(false, slurmNode(), ours)).toBeNull();
+    expect(nodeStep(true, slurmNode({ cordoned: true, reason: 'bad fan' }), drain)).toBeNull();
+    expect(nodeStep(false, slurmNode(), null)).toBeNull();
   });
 });
 
 describe('nodeReport', () => {
+  const now = Date.parse('2026-12-04T10:00:00Z');
   it('says whose cordon it is, and a disagreement only where the scheduler holds back a node Drydock would use', () => {
     const admin = slurmNode({ cordoned: true, reason: 'bad fan', state: 'idle+drain' });
-    expect(nodeReport(false, admin, 'slurm:hpc1')).toMatchObject({
+    expect(nodeReport(false, admin, 'slurm:hpc1', null, now)).toMatchObject({
       cordoned: true,
       cordonedByDrydock: false,
       disagreement: expect.stringContaining('bad fan'),
     });
-    expect(nodeReport(true, admin, 'slurm:hpc1').disagreement).toBeNull();
+    expect(nodeReport(true, admin, 'slurm:hpc1', null, now).disagreement).toBeNull();
     expect(
-      nodeReport(true, slurmNode({ cordoned: true, reason: 'drydock: cordoned' }), 'slurm:hpc1'),
+      nodeReport(true, slurmNode({ cordoned: true, reason: 'drydock: cordoned' }), 'slurm:hpc1', null, now),
     ).toMatchObject({ cordonedByDrydock: true, disagreement: null });
+  });
+
+  it('is down when the scheduler says so, and unresponsive only once it has said so for the grace', () => {
+    expect(nodeReport(false, slurmNode({ down: true }), 's', null, now).down).toBe(true);
+    const unresponsive = slurmNode({ unresponsive: true, state: 'idle+not_responding' });
+    // Just said (as after every RESUME): not down.
+    expect(nodeReport(false, unresponsive, 's', null, now).down).toBe(false);
+    const since = (ms: number) => ({
+      state: 'idle+not_responding',
+      changedAt: new Date(now - ms).toISOString(),
+    });
+    expect(nodeReport(false, unresponsive, 's', since(1_000), now).down).toBe(false);
+    expect(nodeReport(false, unresponsive, 's', since(UNRESPONSIVE_GRACE_MS), now).down).toBe(true);
+    // Another state said that long: the unresponsive one is new.
+    const other = { state: 'idle', changedAt: new Date(now - UNRESPONSIVE_GRACE_MS).toISOString() };
+    expect(nodeReport(false, unresponsive, 's', other, now).down).toBe(false);
   });
 });
 

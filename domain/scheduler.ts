@@ -17,8 +17,13 @@ export interface SchedulerNodeState {
   cordoned: boolean;
   /** Why, as the scheduler records it (Slurm's Reason). */
   reason: string | null;
-  /** The scheduler marks it down, failed or not responding. */
+  /** The scheduler marks it down or failed. */
   down: boolean;
+  /**
+   * The scheduler cannot reach it just now (Slurm's NOT_RESPONDING): down once that has lasted
+   * `UNRESPONSIVE_GRACE_MS` — Slurm says it for a second after every RESUME.
+   */
+  unresponsive: boolean;
 }
 
 /** Work running on a node, as its scheduler lists it. */
@@ -55,24 +60,40 @@ export function isDrydockReason(reason: string | null): boolean {
 export type NodeStep = { kind: 'cordon'; reason: string } | { kind: 'uncordon' } | null;
 
 /**
- * Cordoned in Drydock and not in the scheduler (or cordoned there by an older Drydock reason):
- * cordon it with `reason`. Not cordoned in Drydock, cordoned there by Drydock: lift it. A cordon
- * someone else set in the scheduler is never touched.
+ * Cordoned in Drydock and not in the scheduler: cordon it, with the open drain's reason (or
+ * `drydock: cordoned`); cordoned there by Drydock for another reason while a drain is open: give
+ * it the drain's. A drain's reason stays once it ended (the node stays cordoned for the work it was
+ * drained for). Not cordoned in Drydock, cordoned there by Drydock: lift it. A cordon someone else
+ * set in the scheduler is never touched.
  */
-export function nodeStep(cordoned: boolean, scheduler: SchedulerNodeState, reason: string): NodeStep {
+export function nodeStep(
+  cordoned: boolean,
+  scheduler: SchedulerNodeState,
+  drain: { id: string; reason: string | null } | null,
+): NodeStep {
   const ours = isDrydockReason(scheduler.reason);
   if (cordoned) {
-    if (!scheduler.cordoned || (ours && scheduler.reason !== reason)) return { kind: 'cordon', reason };
-    return null;
+    const reason = drydockReason(drain);
+    if (!scheduler.cordoned) return { kind: 'cordon', reason };
+    return ours && drain && scheduler.reason !== reason ? { kind: 'cordon', reason } : null;
   }
   return scheduler.cordoned && ours ? { kind: 'uncordon' } : null;
 }
 
-/** The report of a node: whose cordon it is, and where the scheduler and Drydock disagree. */
+/** How long a scheduler must say it cannot reach a node before the node counts as down. */
+export const UNRESPONSIVE_GRACE_MS = 30_000;
+
+/**
+ * The report of a node: whose cordon it is, where the scheduler and Drydock disagree, and whether
+ * it is down — unresponsive counts once the scheduler has said this same state for
+ * `UNRESPONSIVE_GRACE_MS` (`previous`: the view Drydock holds, when it holds one).
+ */
 export function nodeReport(
   cordoned: boolean,
   scheduler: SchedulerNodeState,
   schedulerName: string,
+  previous: { state: string; changedAt: string } | null,
+  now: number,
 ): SchedulerReport {
   const ours = scheduler.cordoned && isDrydockReason(scheduler.reason);
   let disagreement: string | null = null;
@@ -87,7 +108,11 @@ export function nodeReport(
     reason: scheduler.reason,
     cordoned: scheduler.cordoned,
     cordonedByDrydock: ours,
-    down: scheduler.down,
+    down:
+      scheduler.down ||
+      (scheduler.unresponsive &&
+        previous?.state === scheduler.state &&
+        now - Date.parse(previous.changedAt) >= UNRESPONSIVE_GRACE_MS),
     disagreement,
   };
 }

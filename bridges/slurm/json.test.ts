@@ -58,7 +58,7 @@ describe('what the bridge reads of squeue --json', () => {
 });
 
 describe('what the bridge reads of sinfo --json', () => {
-  it("gives each node its state words, Drydock's cordon (DRAIN), reason and whether it is down", () => {
+  it("gives each node its state words, Drydock's cordon (DRAIN), reason, whether it is down and whether it answers", () => {
     expect(
       nodesOfSinfo({
         nodes: [
@@ -69,9 +69,23 @@ describe('what the bridge reads of sinfo --json', () => {
         ],
       }),
     ).toEqual([
-      { name: 'n1', state: 'mixed+drain', cordoned: true, reason: 'drydock: cordoned', down: false },
-      { name: 'n2', state: 'idle+not_responding', cordoned: false, reason: null, down: true },
-      { name: 'n3', state: 'down', cordoned: false, reason: 'psu', down: true },
+      {
+        name: 'n1',
+        state: 'mixed+drain',
+        cordoned: true,
+        reason: 'drydock: cordoned',
+        down: false,
+        unresponsive: false,
+      },
+      {
+        name: 'n2',
+        state: 'idle+not_responding',
+        cordoned: false,
+        reason: null,
+        down: false,
+        unresponsive: true,
+      },
+      { name: 'n3', state: 'down', cordoned: false, reason: 'psu', down: true, unresponsive: false },
     ]);
   });
 });

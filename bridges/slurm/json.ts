@@ -34,7 +34,7 @@ const RUNNING_STATES = new Set(['RUNNING', 'SUSPENDED', 'CONFIGURING']);
 /** How Slurm 22.05 spells "no time limit" once it has looked at a job: a year. */
 const NO_LIMIT_MINUTES = 365 * 24 * 60;
 const DOWN_STATES = new Set(['down', 'fail', 'error']);
-const DOWN_FLAGS = new Set(['NOT_RESPONDING', 'FAIL']);
+const DOWN_FLAGS = new Set(['FAIL']);
 
 /** The clients exit 0 with `errors` when slurmctld does not answer: that is no answer. */
 function requireAnswer(command: string, document: { errors?: unknown[] }): void {
@@ -55,6 +55,7 @@ export function nodesOfSinfo(document: { nodes?: SinfoNode[]; errors?: unknown[]
       cordoned: flags.includes('DRAIN'),
       reason: node.reason ? node.reason : null,
       down: DOWN_STATES.has(node.state) || flags.some((f) => DOWN_FLAGS.has(f)),
+      unresponsive: flags.includes('NOT_RESPONDING'),
     });
   }
   return [...seen.values()];

@@ -190,10 +190,16 @@ describe('the Slurm bridge against a real Slurm', () => {
     expect(view).toMatchObject({ cordoned: true, reason: `drydock: driver roll-out (${opId})` });
   });
 
-  it('resumes the node in Slurm when Drydock uncordons it', async () => {
+  it('resumes the node in Slurm when Drydock uncordons it, and the moment Slurm cannot reach it after is no fault', async () => {
+    // Drained, the node keeps its drain's reason in Slurm (sinfo -R says why and which operation).
+    expect((await slurmNode(NODE1)).reason).toMatch(/^drydock: driver roll-out \(op_/);
     expect((await call(h, 'POST', `/v1/nodes/${node1}/uncordon`, { body: {} })).status).toBe(200);
     await until(async () => (await sinfoWord(NODE1)) === 'idle');
     expect((await slurmNode(NODE1)).reason).toBe('');
+    // Slurm says NOT_RESPONDING for a moment after RESUME: reported as it is, it is not down.
+    await until(async () => (await nodeView(node1)).schedulers?.[0]?.state === 'idle');
+    const conditions = (await nodeView(node1)).conditions as { type: string }[];
+    expect(conditions.filter((c) => c.type === 'SchedulerNodeDown')).toEqual([]);
   });
 
   it('past the deadline requeues the job that can be requeued and cancels the other, then releases them as Slurm ends them', async () => {

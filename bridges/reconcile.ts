@@ -73,6 +73,8 @@ export async function reconcile(
   };
   const byHostname = new Map(nodes.map((n) => [n.hostname, n]));
   const matched = new Map<string, Schemas['Node']>();
+  // Sent after the work: a release is what a drain waits for, a report is only what it shows.
+  const reports: { nodeId: string; name: string; report: SchedulerReport }[] = [];
   for (const s of schedulerNodes) {
     const node = byHostname.get(rules.hostnames[s.name] ?? s.name);
     if (!node) {
@@ -82,22 +84,22 @@ export async function reconcile(
     matched.set(s.name, node);
     const drain = drains.get(node.id);
     const step = nodeStep(node.cordoned, s, drain ? { id: drain.id, reason: drain.reason } : null);
-    await attempt(summary, `${s.name}: ${step?.kind ?? 'report'}`, async () => {
-      if (step?.kind === 'cordon') {
+    if (step?.kind === 'cordon') {
+      await attempt(summary, `${s.name}: cordon`, async () => {
         await scheduler.cordon(s.name, step.reason);
         summary.cordoned.push(s.name);
-      } else if (step?.kind === 'uncordon') {
+      });
+    } else if (step?.kind === 'uncordon') {
+      await attempt(summary, `${s.name}: uncordon`, async () => {
         await scheduler.uncordon(s.name);
         summary.uncordoned.push(s.name);
-      } else {
-        const known = node.schedulers.find((v) => v.source === scheduler.source) ?? null;
-        const report = nodeReport(node.cordoned, s, scheduler.source, known, Date.now());
-        if (!reportedLately(node, scheduler.source, report)) {
-          await drydock.report(node.id, report);
-          summary.reported++;
-        }
-      }
-    });
+      });
+    } else {
+      const known = node.schedulers.find((v) => v.source === scheduler.source) ?? null;
+      const report = nodeReport(node.cordoned, s, scheduler.source, known, Date.now());
+      if (!reportedLately(node, scheduler.source, report))
+        reports.push({ nodeId: node.id, name: s.name, report });
+    }
   }
 
   const placed: PlacedWork[] = [];
@@ -143,6 +145,12 @@ export async function reconcile(
       }
       await drydock.ending(allocation.id, action, answer);
       summary.ended++;
+    });
+  });
+  await inBatches(reports, async ({ nodeId, name, report }) => {
+    await attempt(summary, `${name}: report`, async () => {
+      await drydock.report(nodeId, report);
+      summary.reported++;
     });
   });
   return summary;

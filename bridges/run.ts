@@ -66,9 +66,9 @@ export async function runBridge(options: BridgeOptions): Promise<void> {
       ),
   );
   const sweep = setInterval(() => passes.wake('sweep'), options.sweepEveryMs);
-  passes.wake('start');
+  // The first pass starts once the feed's position is read (followFeed): one pass, not two.
   try {
-    await followFeed(drydock, () => passes.wake('feed'), log, signal);
+    await followFeed(drydock, (why) => passes.wake(why), log, signal);
   } finally {
     clearInterval(sweep);
     stopWatching();
@@ -77,18 +77,18 @@ export async function runBridge(options: BridgeOptions): Promise<void> {
 }
 
 /** Long-polls the event feed from where it stands, waking a pass on each event that matters. */
-async function followFeed(drydock: DrydockSide, wake: () => void, log: Log, signal: AbortSignal) {
+async function followFeed(drydock: DrydockSide, wake: (why: Wake) => void, log: Log, signal: AbortSignal) {
   let cursor: string | null = null;
   let backoff = 0;
   while (!signal.aborted) {
     try {
       if (cursor === null) {
         cursor = await drydock.feedCursor();
-        wake(); // anything before the cursor is in the pass's from-scratch read
+        wake('start'); // anything before the cursor is in this pass's from-scratch read
       }
       const page = await drydock.events(cursor, signal);
       cursor = page.nextCursor;
-      if (page.items.some((e) => WAKING_EVENTS.some((type) => e.type.startsWith(type)))) wake();
+      if (page.items.some((e) => WAKING_EVENTS.some((type) => e.type.startsWith(type)))) wake('feed');
       backoff = 0;
     } catch (error) {
       if (signal.aborted) return;

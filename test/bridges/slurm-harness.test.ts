@@ -256,9 +256,10 @@ describe('the Slurm harness: real slurmctld, slurmd and munged', () => {
 
     // squeue --json keeps an ended job (MinJobAge, 300 s by default) in a terminal state.
     await eventually(async () => (await job(notRequeueable))?.job_state === 'CANCELLED', 10_000);
+    // Pending at once; its reason reads None until slurmctld's next look gives it BeginTime.
     const requeued = await eventually(async () => {
       const j = await job(requeueable);
-      return j?.job_state === 'PENDING' && j;
+      return j?.job_state === 'PENDING' && j.state_reason !== 'None' && j;
     }, 10_000);
     expect(requeued).toMatchObject({ nodes: '', restart_cnt: 1, state_reason: 'BeginTime', requeue: true });
 

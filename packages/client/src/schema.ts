@@ -3341,7 +3341,7 @@ export interface operations {
       };
     };
     responses: {
-      /** @description the allocation with its ending (the same answer again changes nothing) */
+      /** @description the allocation with its ending (the same answer again moves only its at) */
       200: {
         headers: {
           [name: string]: unknown;

@@ -1,6 +1,6 @@
 import { execFile, spawn } from 'node:child_process';
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { request } from 'node:https';
 import { dirname, join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -8,7 +8,8 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { stringify } from 'yaml';
 import { formatElapsed, GoBuildProgress, goInstall, progressLines } from './go-install';
-import { freePort, spawnService } from './process';
+import { spawnDaemon, sweepAbandoned, untilReady, type Daemon } from './daemons';
+import { freePort } from './process';
 
 const exec = promisify(execFile);
 
@@ -148,10 +149,6 @@ export interface KubernetesCluster {
   stop(): Promise<void>;
 }
 
-/** Keeps a daemon from outliving the process that started it (kills it when that process dies). */
-const SETPRIV = '/usr/bin/setpriv';
-const POLL_MS = 100;
-
 /**
  * A Kubernetes cluster on this host for one test file or one run: Debian's etcd, kube-apiserver,
  * kube-controller-manager, kube-scheduler (built by `ensureKubernetes`) and kwok playing the
@@ -166,7 +163,7 @@ export async function startKubernetes(options: KubernetesOptions): Promise<Kuber
   if (options.nodes.length === 0) throw new Error('a Kubernetes cluster needs at least one node');
   const bin = await ensureKubernetes(options.home, log);
   const started = Date.now();
-  sweepAbandoned(resolve(options.home, 'kubernetes'));
+  await sweepAbandoned(resolve(options.home, 'kubernetes'));
 
   const dir = resolve(options.home, 'kubernetes', `${process.pid}-${randomBytes(3).toString('hex')}`);
   for (const sub of ['pki', 'etcd', 'log']) mkdirSync(join(dir, sub), { recursive: true, mode: 0o700 });
@@ -182,16 +179,9 @@ export async function startKubernetes(options: KubernetesOptions): Promise<Kuber
   );
 
   const api = apiClient(server, pki);
-  const running = new Map<string, ReturnType<typeof spawnService>>();
-  const daemon = (name: string, command: string, args: string[]) => {
-    const options = { logFile: join(dir, 'log', `${name}.log`), cwd: dir };
-    running.set(
-      name,
-      existsSync(SETPRIV)
-        ? spawnService(SETPRIV, ['--pdeathsig', 'KILL', '--', command, ...args], options)
-        : spawnService(command, args, options),
-    );
-  };
+  const running = new Map<string, Daemon>();
+  const daemon = (name: string, command: string, args: string[]) =>
+    running.set(name, spawnDaemon(command, args, { logFile: join(dir, 'log', `${name}.log`), cwd: dir }));
   const etcdUrl = `http://127.0.0.1:${ports.etcd}`;
   const peerUrl = `http://127.0.0.1:${ports.etcdPeer}`;
   const startApiserver = () =>
@@ -221,27 +211,12 @@ export async function startKubernetes(options: KubernetesOptions): Promise<Kuber
       '--profiling=false',
     ]);
 
-  /** Polls `ready` until it holds, failing when a process exits meanwhile or after `timeoutMs`. */
-  const until = async (what: string, ready: () => Promise<boolean>) => {
-    const deadline = Date.now() + timeoutMs;
-    let last = '';
-    for (;;) {
-      for (const [name, service] of running) {
-        if (service.child.exitCode !== null || service.child.signalCode !== null) {
-          throw new Error(`${name} exited while waiting for ${what}:${logTail(dir, name)}`);
-        }
-      }
-      try {
-        if (await ready()) return;
-      } catch (error) {
-        last = (error as Error).message;
-      }
-      if (Date.now() > deadline) {
-        throw new Error(`${what}: not within ${timeoutMs} ms${last ? ` (last: ${last})` : ''}`);
-      }
-      await new Promise((r) => setTimeout(r, POLL_MS));
-    }
-  };
+  const until = (what: string, ready: () => Promise<boolean>) =>
+    untilReady(what, ready, {
+      running,
+      timeoutMs,
+      context: (exited) => (exited ? logTail(dir, exited) : ''),
+    });
   const apiserverReady = () =>
     until('kube-apiserver /readyz', async () => (await api('GET', '/readyz')).status === 200);
 
@@ -504,25 +479,6 @@ function residentBytes(pid: number | undefined): number {
     return Number(/^VmRSS:\s+(\d+) kB/m.exec(status)?.[1] ?? 0) * 1024;
   } catch {
     return 0;
-  }
-}
-
-/** Clusters whose owner process died without stopping them: their processes died with it (setpriv --pdeathsig). */
-function sweepAbandoned(root: string): void {
-  if (!existsSync(root)) return;
-  for (const entry of readdirSync(root)) {
-    const owner = Number(entry.split('-')[0]);
-    if (Number.isInteger(owner) && owner > 0 && isAlive(owner)) continue;
-    rmSync(join(root, entry), { recursive: true, force: true });
-  }
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
   }
 }
 

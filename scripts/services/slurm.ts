@@ -13,7 +13,8 @@ import {
 } from 'node:fs';
 import { isAbsolute, join, resolve } from 'node:path';
 import { promisify } from 'node:util';
-import { freePort, spawnService } from './process';
+import { Fatal, spawnDaemon, sweepAbandoned, untilReady, type Daemon } from './daemons';
+import { freePort } from './process';
 
 const exec = promisify(execFile);
 
@@ -87,8 +88,6 @@ export interface SlurmCluster {
   stop(): Promise<void>;
 }
 
-/** Keeps a daemon from outliving the process that started it (kills it when that process dies). */
-const SETPRIV = '/usr/bin/setpriv';
 const POLL_MS = 100;
 
 /**
@@ -102,7 +101,8 @@ export async function startSlurm(options: SlurmOptions): Promise<SlurmCluster> {
   const timeoutMs = options.timeoutMs ?? 60_000;
   const started = Date.now();
   await requireSlurm();
-  await sweepAbandoned(resolve(options.home, 'slurm'));
+  // Their daemons died with their owner (setpriv --pdeathsig), but job steps outlive slurmd by design.
+  await sweepAbandoned(resolve(options.home, 'slurm'), (dir) => killProcessesIn(realpathSync(dir)));
   for (const path of [options.epilogSlurmctld, options.prologSlurmctld]) {
     if (path !== undefined && !isAbsolute(path))
       throw new Error(`slurmctld runs only absolute paths: ${path}`);
@@ -132,10 +132,7 @@ export async function startSlurm(options: SlurmOptions): Promise<SlurmCluster> {
   const env = { SLURM_CONF: conf };
   const daemonEnv = { ...process.env, ...env };
   const daemon = (command: string, args: string[]) =>
-    existsSync(SETPRIV)
-      ? spawnService(SETPRIV, ['--pdeathsig', 'KILL', '--', command, ...args], { env: daemonEnv, cwd: dir })
-      : spawnService(command, args, { env: daemonEnv, cwd: dir });
-  type Daemon = ReturnType<typeof daemon>;
+    spawnDaemon(command, args, { env: daemonEnv, cwd: dir });
   const running = new Map<string, Daemon>();
   const startSlurmctld = () => running.set('slurmctld', daemon('slurmctld', ['-D', '-f', conf]));
 
@@ -161,32 +158,8 @@ export async function startSlurm(options: SlurmOptions): Promise<SlurmCluster> {
   };
   const nodeStates = async () => (await slurmJson<{ nodes: SlurmNodeView[] }>('sinfo')).nodes;
 
-  /** Polls `ready` until it holds, failing when a daemon exits meanwhile or after `timeoutMs`. */
-  const until = async (what: string, ready: () => Promise<boolean>) => {
-    const deadline = Date.now() + timeoutMs;
-    let last = '';
-    for (;;) {
-      for (const [name, service] of running) {
-        if (service.child.exitCode !== null || service.child.signalCode !== null) {
-          throw new Error(
-            `${name} exited while waiting for ${what}: ${service.lastStderr().trim()}${logTail(dir)}`,
-          );
-        }
-      }
-      try {
-        if (await ready()) return;
-      } catch (error) {
-        if (error instanceof Fatal) throw new Error(`${what}: ${error.message}${logTail(dir)}`);
-        last = (error as Error).message;
-      }
-      if (Date.now() > deadline) {
-        throw new Error(
-          `${what}: not within ${timeoutMs} ms${last ? ` (last: ${last})` : ''}${logTail(dir)}`,
-        );
-      }
-      await new Promise((r) => setTimeout(r, POLL_MS));
-    }
-  };
+  const until = (what: string, ready: () => Promise<boolean>) =>
+    untilReady(what, ready, { running, timeoutMs, context: () => logTail(dir) });
   const names = options.nodes.map((n) => n.name);
 
   let stopped = false;
@@ -261,9 +234,6 @@ export async function startSlurm(options: SlurmOptions): Promise<SlurmCluster> {
     stop,
   };
 }
-
-/** A failure that waiting longer would not mend. */
-class Fatal extends Error {}
 
 const isIdle = (node: SlurmNodeView) => node.state === 'idle' && node.state_flags.length === 0;
 const hasRegistered = (node: SlurmNodeView) =>
@@ -428,31 +398,6 @@ function processesIn(dir: string): number[] {
     }
   }
   return pids;
-}
-
-/**
- * Clusters whose owner process died without stopping them: their daemons died with it (setpriv
- * --pdeathsig), but job steps outlive slurmd by design. Kills what still runs in their dirs and
- * removes them.
- */
-async function sweepAbandoned(root: string): Promise<void> {
-  if (!existsSync(root)) return;
-  for (const entry of readdirSync(root)) {
-    const owner = Number(entry.split('-')[0]);
-    if (Number.isInteger(owner) && owner > 0 && isAlive(owner)) continue;
-    const dir = realpathSync(join(root, entry));
-    await killProcessesIn(dir);
-    rmSync(dir, { recursive: true, force: true });
-  }
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }
 
 /** The end of slurmctld's log, for an error's words. */

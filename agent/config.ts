@@ -1,7 +1,5 @@
-import { readFileSync } from 'node:fs';
-import { parse } from 'yaml';
 import { z } from 'zod';
-import { parseDuration } from '../domain/duration';
+import { describeIssue, durationSetting, readYamlConfig } from '../cli-kit/config-file';
 import { SLUG_PATTERN } from '../domain/ids';
 import { CONDITION_TYPE } from '../domain/remediation';
 import { UsageError } from './errors';
@@ -36,19 +34,6 @@ export const DEFAULT_PROBE_TIMEOUT = '10s';
 /** No `--config`: no actions (every `remediate` is refused, saying so) and no probes; flags may add some. */
 export const EMPTY_CONFIG: AgentConfig = { actions: {}, probes: {} };
 
-const duration = (fallback: string) =>
-  z
-    .string({ error: 'must be a duration such as 30s, 2m or 1h' })
-    .default(fallback)
-    .transform((text, ctx) => {
-      const ms = parseDuration(text);
-      if (ms === null || ms <= 0) {
-        ctx.addIssue({ code: 'custom', message: `must be a duration such as 30s, 2m or 1h; got '${text}'` });
-        return z.NEVER;
-      }
-      return ms;
-    });
-
 const argv = z
   .array(z.string({ error: 'must be a list of strings' }).min(1, 'must not be empty'), {
     error: 'must be a list: the program, then its arguments, e.g. ["nvidia-smi", "-r"]',
@@ -72,7 +57,7 @@ const ConfigSchema = z.strictObject(
       z.strictObject(
         {
           command: argv,
-          timeout: duration(DEFAULT_ACTION_TIMEOUT),
+          timeout: durationSetting(DEFAULT_ACTION_TIMEOUT),
           restarts: z.boolean({ error: 'must be true or false' }).default(false),
         },
         { error: 'must be a map with command, timeout, restarts' },
@@ -83,8 +68,8 @@ const ConfigSchema = z.strictObject(
       z.strictObject(
         {
           command: argv,
-          every: duration(DEFAULT_PROBE_EVERY),
-          timeout: duration(DEFAULT_PROBE_TIMEOUT),
+          every: durationSetting(DEFAULT_PROBE_EVERY),
+          timeout: durationSetting(DEFAULT_PROBE_TIMEOUT),
           condition: z
             .string({ error: 'must name a condition type such as GpuXidError' })
             .regex(
@@ -105,25 +90,13 @@ const ConfigSchema = z.strictObject(
  * take, two probes for one condition.
  */
 export function loadAgentConfig(file: string): AgentConfig {
-  let text: string;
-  try {
-    text = readFileSync(file, 'utf8');
-  } catch (error) {
-    throw new UsageError(`--config ${file}: cannot be read (${(error as NodeJS.ErrnoException).code})`);
-  }
-  let document: unknown;
-  try {
-    document = parse(text);
-  } catch (error) {
-    throw new UsageError(`--config ${file}: not YAML: ${(error as Error).message.split('\n')[0]}`);
-  }
-  return parseAgentConfig(document ?? {}, file);
+  return parseAgentConfig(readYamlConfig(file), file);
 }
 
 /** Checks a configuration already parsed from YAML (`file` names it in errors). */
 export function parseAgentConfig(document: unknown, file: string): AgentConfig {
   const checked = checkConfig(document);
-  if ('issue' in checked) throw new UsageError(`--config ${file}: ${describe(checked.issue)}`);
+  if ('issue' in checked) throw new UsageError(`--config ${file}: ${describeIssue(checked.issue)}`);
   const probed = new Map<string, string>();
   for (const [name, probe] of Object.entries(checked.config.probes)) {
     const other = probed.get(probe.condition);
@@ -162,14 +135,4 @@ export function checkConfig(raw: unknown): { config: AgentConfig } | { issue: z.
       ),
     },
   };
-}
-
-/** One issue as `path: problem`, the path in dots (`actions.reboot.timeout`). */
-function describe(issue: z.core.$ZodIssue): string {
-  const path = issue.path.map(String);
-  if (issue.code === 'unrecognized_keys') {
-    const at = path.length > 0 ? `${path.join('.')}.` : '';
-    return issue.keys.map((key) => `${at}${key}: unknown key`).join('; ');
-  }
-  return `${path.length > 0 ? path.join('.') : 'the file'}: ${issue.message}`;
 }

@@ -1,9 +1,7 @@
-import { readFileSync } from 'node:fs';
-import { parse } from 'yaml';
 import { z } from 'zod';
-import { parseDuration } from '../domain/duration';
-import { SLUG_PATTERN } from '../domain/ids';
+import { describeIssue, durationSetting, readYamlConfig } from '../cli-kit/config-file';
 import { UsageError } from '../cli-kit/usage-error';
+import { SLUG_PATTERN } from '../domain/ids';
 import { ENDING_ACTIONS } from '../domain/observed';
 import type { BridgeRules } from './reconcile';
 
@@ -45,10 +43,7 @@ const ConfigSchema = z.strictObject(
         { error: 'must be a map with default and partitions' },
       )
       .default({ default: 'requeue', partitions: {} }),
-    sweepEvery: z
-      .string({ error: 'must be a duration such as 30s' })
-      .refine((text) => (parseDuration(text) ?? 0) > 0, 'must be a duration such as 30s')
-      .optional(),
+    sweepEvery: durationSetting().optional(),
     spool: z.string().min(1, 'must be a directory').optional(),
   },
   { error: 'must be a map with nodes, tenants, defaultTenant, end, sweepEvery, spool' },
@@ -56,20 +51,8 @@ const ConfigSchema = z.strictObject(
 
 /** Reads and checks the bridge's configuration file (YAML); what is wrong is said with its key. */
 export function loadBridgeConfig(file: string): BridgeConfig {
-  let document: unknown;
-  try {
-    document = parse(readFileSync(file, 'utf8')) ?? {};
-  } catch (error) {
-    const cause = (error as NodeJS.ErrnoException).code ?? (error as Error).message.split('\n')[0];
-    throw new UsageError(`--config ${file}: cannot be read as YAML (${cause})`);
-  }
-  const parsed = ConfigSchema.safeParse(document);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0]!;
-    const where = issue.path.length > 0 ? issue.path.join('.') : 'the file';
-    const what = issue.code === 'unrecognized_keys' ? `unknown key ${issue.keys.join(', ')}` : issue.message;
-    throw new UsageError(`--config ${file}: ${where}: ${what}`);
-  }
+  const parsed = ConfigSchema.safeParse(readYamlConfig(file));
+  if (!parsed.success) throw new UsageError(`--config ${file}: ${describeIssue(parsed.error.issues[0]!)}`);
   const c = parsed.data;
   return {
     rules: {
@@ -78,7 +61,7 @@ export function loadBridgeConfig(file: string): BridgeConfig {
       defaultTenant: c.defaultTenant ?? null,
       end: { default: c.end.default, byQueue: c.end.partitions },
     },
-    sweepEveryMs: c.sweepEvery === undefined ? null : parseDuration(c.sweepEvery),
+    sweepEveryMs: c.sweepEvery ?? null,
     spool: c.spool ?? null,
   };
 }

@@ -28,8 +28,6 @@ export interface BridgeOptions {
   sweepEveryMs: number;
   log: Log;
   signal: AbortSignal;
-  /** Called after each pass (the tests and the benchmark watch passes through it). */
-  onPass?: (summary: PassSummary) => void;
 }
 
 /**
@@ -54,7 +52,6 @@ export async function runBridge(options: BridgeOptions): Promise<void> {
         );
       }
     }
-    options.onPass?.(summary);
     return summary.cordoned.length + summary.uncordoned.length > 0;
   }, log);
   const stopWatching = scheduler.watchWork(

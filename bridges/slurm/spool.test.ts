@@ -1,17 +1,12 @@
 import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { watchSpool } from './spool';
 
-/** Resolves once `check` holds, polling; fails after 5 s. */
-async function until(check: () => boolean): Promise<void> {
-  const deadline = Date.now() + 5_000;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error('not within 5 s');
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
+/** Resolves once `check` holds (vitest polls it), failing after 5 s. */
+const until = (check: () => boolean) =>
+  vi.waitFor(() => expect(check()).toBe(true), { timeout: 5_000, interval: 10 });
 
 describe("the hook's spool directory", () => {
   it('wakes once for files left while it was not watched, then for each new one, and removes them', async () => {

@@ -78,6 +78,15 @@ export class DrydockSide {
     return this.api.POST('/v1/allocations/{id}/release', { params: { path: { id: allocationId } } });
   }
 
+  /** Releases the live allocations of the scheduler's work `externalId`; resolves to how many. */
+  async releaseWork(externalId: string): Promise<number> {
+    const { items } = await this.api.GET('/v1/allocations', {
+      params: { query: { source: this.source, externalId, live: 'true' } },
+    });
+    for (const allocation of items) await this.release(allocation.id);
+    return items.length;
+  }
+
   ending(allocationId: string, action: EndingAction, answer: string) {
     return this.api.POST('/v1/allocations/{id}/ending', {
       params: { path: { id: allocationId } },

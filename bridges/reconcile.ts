@@ -54,13 +54,14 @@ export async function reconcile(
   drydock: DrydockSide,
   rules: BridgeRules,
 ): Promise<PassSummary> {
-  const [schedulerNodes, running, nodes, recorded, drains] = await Promise.all([
-    scheduler.listNodes(),
-    scheduler.listWork(),
+  // Drydock first, then the scheduler: work released (by the bridge's quick path) before Drydock
+  // was read had ended before the scheduler is read, so this pass cannot record it again.
+  const [nodes, recorded, drains] = await Promise.all([
     drydock.nodes(),
     drydock.allocations(),
     drydock.drains(),
   ]);
+  const [schedulerNodes, running] = await Promise.all([scheduler.listNodes(), scheduler.listWork()]);
   const summary: PassSummary = {
     observed: 0,
     released: 0,
@@ -177,7 +178,8 @@ async function attempt(summary: PassSummary, what: string, step: () => Promise<v
   }
 }
 
-async function inBatches<T>(items: T[], each: (item: T) => Promise<void>): Promise<void> {
+/** Runs `each` over the items, WRITES_AT_ONCE at a time. */
+export async function inBatches<T>(items: T[], each: (item: T) => Promise<void>): Promise<void> {
   for (let i = 0; i < items.length; i += WRITES_AT_ONCE) {
     await Promise.all(items.slice(i, i + WRITES_AT_ONCE).map(each));
   }

@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Log } from '../cli-kit/log';
 import type { DrydockSide } from './drydock';
-import { reconcile, type BridgeRules, type PassSummary } from './reconcile';
+import { inBatches, reconcile, type BridgeRules, type PassSummary } from './reconcile';
 import type { Scheduler } from './scheduler';
 
 /** The events that change what a bridge must do: a cordon, a drain and its end, a node come or gone, an end asked. */
@@ -54,14 +54,15 @@ export async function runBridge(options: BridgeOptions): Promise<void> {
     }
     return summary.cordoned.length + summary.uncordoned.length > 0;
   }, log);
-  const stopWatching = scheduler.watchWork(
-    () => passes.wake('hook'),
-    (error) =>
+  const stopWatching = scheduler.watchWork({
+    changed: () => passes.wake('hook'),
+    ended: (ids) => void releaseEnded(drydock, ids, log, () => passes.wake('retry')),
+    failed: (error) =>
       log(
         'error',
         `the scheduler's wake-ups stopped (${error.message}): passes now run on the event feed and every ${options.sweepEveryMs / 1000}s only; restart the bridge to follow its hook again`,
       ),
-  );
+  });
   const sweep = setInterval(() => passes.wake('sweep'), options.sweepEveryMs);
   // The first pass starts once the feed's position is read (followFeed): one pass, not two.
   try {
@@ -71,6 +72,22 @@ export async function runBridge(options: BridgeOptions): Promise<void> {
     stopWatching();
     await passes.stop();
   }
+}
+
+/**
+ * Releases work the scheduler says ended, at once, beside whatever pass runs: a release is
+ * idempotent, and a pass reads Drydock before the scheduler, so it never records again what this
+ * released (reconcile). What fails here is left to a pass, woken by `retry`.
+ */
+async function releaseEnded(drydock: DrydockSide, ids: string[], log: Log, retry: () => void) {
+  let released = 0;
+  try {
+    await inBatches(ids, async (id) => void (released += await drydock.releaseWork(id)));
+  } catch (error) {
+    log('warn', `releasing ended work failed (${(error as Error).message}); a pass tries again`);
+    retry();
+  }
+  if (released > 0) log('info', `released ${released}`, { released, wokenBy: ['hook'] });
 }
 
 /** Long-polls the event feed from where it stands, waking a pass on each event that matters. */

@@ -13,14 +13,24 @@ export interface Scheduler {
   listNodes(): Promise<SchedulerNodeState[]>;
   /** The work running now, on every node, each node's share of it as one entry. */
   listWork(): Promise<SchedulerWork[]>;
-  /**
-   * Calls `changed` soon after work starts or ends, or `failed` once if it can no longer tell
-   * (the bridge then runs on its sweep alone); the returned function stops it.
-   */
-  watchWork(changed: () => void, failed: (error: Error) => void): () => void;
+  /** Follows the work as it starts and ends (see WorkWatch); the returned function stops it. */
+  watchWork(watch: WorkWatch): () => void;
   /** No new work on the node, saying why; a cordon already there is replaced. */
   cordon(node: string, reason: string): Promise<void>;
   uncordon(node: string): Promise<void>;
   /** Asks the scheduler to end the work; resolves to what it answered, throws when it refused. */
   endWork(work: SchedulerWork, action: EndingAction): Promise<string>;
+}
+
+/** What an adapter tells the bridge as the scheduler's work changes. */
+export interface WorkWatch {
+  /** Work started or ended somewhere: the bridge runs a pass soon. */
+  changed(): void;
+  /**
+   * This work (SchedulerWork ids) is gone, as the scheduler itself says, not as a hint says: the
+   * bridge releases it at once, without waiting for a pass.
+   */
+  ended(ids: string[]): void;
+  /** The adapter can no longer follow the work: the bridge runs on the feed and its sweep alone. */
+  failed(error: Error): void;
 }

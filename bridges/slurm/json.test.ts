@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { jobIdOf, nodesOfSinfo, workOfSqueue } from './json';
+import { endedWork, jobIdOf, nodesOfSinfo, workOfSqueue } from './json';
 
 const job = (over: Record<string, unknown> = {}) => ({
   job_id: 4711,
@@ -87,5 +87,29 @@ describe('what the bridge reads of sinfo --json', () => {
       },
       { name: 'n3', state: 'down', cordoned: false, reason: 'psu', down: true, unresponsive: false },
     ]);
+  });
+});
+
+describe("what the bridge reads of squeue's lines for the jobs its hook named", () => {
+  it('names the work of jobs no longer running, per node, and says whether each asked job was settled', () => {
+    const lines = ['4711|4711|COMPLETED|n1', '4714|4712_3|CANCELLED|n[2-3]', '4720|4720|RUNNING|n4', ''];
+    expect(endedWork(lines.join('\n'), new Set(['4711', '4714', '4720']))).toEqual({
+      ended: ['4711', '4712_3/n2', '4712_3/n3'],
+      all: false,
+    });
+    expect(endedWork('4711|4711+0|COMPLETING|n1\n', new Set(['4711']))).toEqual({
+      ended: ['4711+0'],
+      all: true,
+    });
+  });
+
+  it("an array's own id lists its tasks: the ended are released, the running are no concern", () => {
+    const lines = '3|3_2|CANCELLED|q1\n4|3_1|RUNNING|q1\n';
+    expect(endedWork(lines, new Set(['3']))).toEqual({ ended: ['3_2'], all: true });
+  });
+
+  it('leaves to a pass a job squeue did not list, or listed without its nodes (requeued)', () => {
+    expect(endedWork('', new Set(['99']))).toEqual({ ended: [], all: false });
+    expect(endedWork('4711|4711|PENDING|\n', new Set(['4711']))).toEqual({ ended: [], all: false });
   });
 });

@@ -85,7 +85,7 @@ export function workOfSqueue(document: { jobs?: SqueueJob[]; errors?: unknown[] 
         : new Date((job.start_time + limit * 60) * 1000);
     for (const node of nodes) {
       work.push({
-        id: nodes.length > 1 ? `${id}/${node}` : id,
+        id: workIdOf(id, node, nodes),
         node,
         owner: job.account ? job.account : null,
         queue: job.partition ? job.partition : null,
@@ -95,6 +95,34 @@ export function workOfSqueue(document: { jobs?: SqueueJob[]; errors?: unknown[] 
     }
   }
   return work;
+}
+
+/** A job's share of one of its nodes: the job's id on one node, `<id>/<node>` on each of several. */
+function workIdOf(jobId: string, node: string, nodes: string[]): string {
+  return nodes.length > 1 ? `${jobId}/${node}` : jobId;
+}
+
+/** What `endedWork` reads: squeue's lines for the jobs the hook named. */
+export const ENDED_FORMAT = '%A|%i|%T|%N';
+
+/**
+ * The work of the jobs `squeue -h -t all -j <ids> -o ENDED_FORMAT` lists as no longer running,
+ * and whether each asked job (by its own id, %A) was listed that way: one still running, gone from
+ * slurmctld, or without its nodes (requeued) is for a pass to look at. Asked for an array's own
+ * id, squeue lists every task of it; the ones still running are no concern here.
+ */
+export function endedWork(output: string, asked: ReadonlySet<string>): { ended: string[]; all: boolean } {
+  const ended: string[] = [];
+  const settled = new Set<string>();
+  for (const line of output.split('\n')) {
+    const [own, id, state, hostlist] = line.trim().split('|');
+    if (!own || !id || !state || RUNNING_STATES.has(state)) continue;
+    const nodes = expandHostlist(hostlist ?? '');
+    if (nodes.length === 0) continue;
+    settled.add(own);
+    for (const node of nodes) ended.push(workIdOf(id, node, nodes));
+  }
+  return { ended, all: [...asked].every((id) => settled.has(id)) };
 }
 
 /** The Slurm job id of an entry of `workOfSqueue`: what scontrol and scancel take. */

@@ -2,14 +2,16 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import type { EndingAction } from '../../domain/observed';
 import type { SchedulerWork } from '../../domain/scheduler';
-import type { Scheduler } from '../scheduler';
-import { nodesOfSinfo, slurmJobId, workOfSqueue } from './json';
+import type { Scheduler, WorkWatch } from '../scheduler';
+import { ENDED_FORMAT, endedWork, nodesOfSinfo, slurmJobId, workOfSqueue } from './json';
 import { watchSpool } from './spool';
 
 const exec = promisify(execFile);
 
 /** How long one Slurm client may take before the call counts as failed. */
 const CLIENT_TIMEOUT_MS = 15_000;
+/** bin/drydock-slurm-hook's file for a job's end: `<SLURM_JOB_ID>.epilog_slurmctld`. */
+const EPILOG_FILE = /^(\d{1,10})\.epilog_slurmctld$/;
 
 export interface SlurmOptions {
   cluster: string;
@@ -36,11 +38,33 @@ export function slurmScheduler(options: SlurmOptions): Scheduler {
   };
   const json = async (command: 'sinfo' | 'squeue') => JSON.parse(await run(command, ['--json'])) as object;
 
+  /**
+   * The hook's files: a job's end (EpilogSlurmctld) is checked with one `squeue -j` of just those
+   * jobs — a file proves nothing, anyone may write one — and what squeue says ended is released
+   * at once; a start, or an end squeue does not confirm, wakes a pass.
+   */
+  const onHookFiles = async (files: string[], watch: WorkWatch) => {
+    const ends = new Set(files.map((f) => EPILOG_FILE.exec(f)?.[1]).filter((id) => id !== undefined));
+    if (ends.size < files.length) watch.changed();
+    if (ends.size === 0) return;
+    try {
+      const jobs = `-j${[...ends].join(',')}`;
+      const { ended, all } = endedWork(
+        await run('squeue', ['-h', '-t', 'all', jobs, '-o', ENDED_FORMAT]),
+        ends,
+      );
+      if (ended.length > 0) watch.ended(ended);
+      if (!all) watch.changed();
+    } catch {
+      watch.changed();
+    }
+  };
+
   return {
     source: `slurm:${options.cluster}`,
     listNodes: async () => nodesOfSinfo(await json('sinfo')),
     listWork: async () => workOfSqueue(await json('squeue')),
-    watchWork: (changed, failed) => watchSpool(options.spool, changed, failed),
+    watchWork: (watch) => watchSpool(options.spool, (files) => void onHookFiles(files, watch), watch.failed),
     async cordon(node, reason) {
       await run('scontrol', ['update', `NodeName=${node}`, 'State=DRAIN', `Reason=${reason}`]);
     },

@@ -9,21 +9,22 @@ const until = (check: () => boolean) =>
   vi.waitFor(() => expect(check()).toBe(true), { timeout: 5_000, interval: 10 });
 
 describe("the hook's spool directory", () => {
-  it('wakes once for files left while it was not watched, then for each new one, and removes them', async () => {
+  it('hands over the files left while it was not watched, then each new one, and removes them', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'drydock-spool-'));
     writeFileSync(join(dir, '41.epilog_slurmctld'), '');
-    let woken = 0;
+    const woken: string[][] = [];
     const failures: Error[] = [];
     const stop = watchSpool(
       dir,
-      () => woken++,
+      (files) => woken.push(files),
       (error) => failures.push(error),
     );
     try {
-      expect(woken).toBe(1);
+      expect(woken).toEqual([['41.epilog_slurmctld']]);
       expect(readdirSync(dir)).toEqual([]);
       writeFileSync(join(dir, '42.prolog_slurmctld'), '');
-      await until(() => woken === 2 && readdirSync(dir).length === 0);
+      await until(() => woken.length === 2 && readdirSync(dir).length === 0);
+      expect(woken[1]).toEqual(['42.prolog_slurmctld']);
       expect(failures).toEqual([]);
     } finally {
       stop();

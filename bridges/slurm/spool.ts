@@ -4,11 +4,15 @@ import { join } from 'node:path';
 /**
  * Follows the hook's spool directory: slurmctld's PrologSlurmctld and EpilogSlurmctld run
  * bin/drydock-slurm-hook at each job's start and end, which drops a file named for the job there.
- * Each file is a wake-up, not a record (squeue says what runs): `changed` is called, the files
- * removed. Files left while the bridge was down wake it once at start. The directory gone or
- * unreadable: `failed`, once, and no more wake-ups.
+ * Each file is a wake-up, not a record (the directory is open to all; squeue says what runs):
+ * `changed` is called with the names, the files removed. Files left while the bridge was down are
+ * handed over at start. The directory gone or unreadable: `failed`, once, and no more wake-ups.
  */
-export function watchSpool(dir: string, changed: () => void, failed: (error: Error) => void): () => void {
+export function watchSpool(
+  dir: string,
+  changed: (files: string[]) => void,
+  failed: (error: Error) => void,
+): () => void {
   // Sticky and open to all, as /tmp: slurmctld runs its hooks as SlurmUser, not as the bridge.
   mkdirSync(dir, { recursive: true, mode: 0o1777 });
   let watcher: FSWatcher | null = null;
@@ -22,7 +26,7 @@ export function watchSpool(dir: string, changed: () => void, failed: (error: Err
     try {
       const files = readdirSync(dir);
       for (const file of files) rmSync(join(dir, file), { force: true });
-      if (files.length > 0) changed();
+      if (files.length > 0) changed(files);
     } catch (error) {
       fail(error as Error);
     }

@@ -4,11 +4,13 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../config';
 import { startSlurm, type SlurmCluster, type SlurmNodeView } from '../../scripts/services/slurm';
+import { slurmScheduler } from '../../bridges/slurm/scheduler';
 import { eventually } from '../support/harness';
 
 // What the Slurm bridge (issue 31) will rely on, held against a real slurmctld and real slurmd
 // (Debian's slurm-wlm 22.05): the fields of `squeue --json` and `sinfo --json`, a drain and its
-// reason, scancel and requeue, RESUME, a slurmctld restart mid-drain, and EpilogSlurmctld's env.
+// reason, scancel and requeue, RESUME, a slurmctld restart mid-drain, and EpilogSlurmctld's env;
+// then the adapter's own hook path (bridges/slurm/scheduler.ts) against the same daemons.
 
 /** A job as `squeue --json` (data parser v0.0.38) lists it: the fields the bridge reads. */
 interface SqueueJob {
@@ -293,5 +295,42 @@ describe('the Slurm harness: real slurmctld, slurmd and munged', () => {
     }, 10_000);
     expect(await sinfoWord(NODE)).toBe('idle');
     expect((await job(requeueable))?.job_state).toBe('PENDING');
+  });
+});
+
+describe("the Slurm adapter's hook path, against the same slurmctld", () => {
+  it('releases at once a job squeue confirms ended, never one a file merely names', async () => {
+    const spool = mkdtempSync(join(tmpdir(), 'drydock-slurm-spool-'));
+    const other = 'gpu-b7-02';
+    const [running, cancelled] = [await sbatch(['-w', other]), await sbatch(['-w', other])];
+    await eventually(async () => (await job(cancelled))?.job_state === 'RUNNING', 10_000);
+    await slurm.slurm('scancel', [String(cancelled)]);
+    await eventually(async () => (await job(cancelled))?.job_state !== 'RUNNING', 10_000);
+    expect((await job(running))?.job_state).toBe('RUNNING');
+
+    const ended: string[][] = [];
+    let changed = 0;
+    const failures: Error[] = [];
+    const stop = slurmScheduler({
+      cluster: 'drytest',
+      env: { ...process.env, ...slurm.env },
+      spool,
+    }).watchWork({
+      changed: () => changed++,
+      ended: (ids) => ended.push(ids),
+      failed: (e) => failures.push(e),
+    });
+    try {
+      // The hook's file for the job that ended, and a forged one for a job that still runs.
+      writeFileSync(join(spool, `${cancelled}.epilog_slurmctld`), '');
+      writeFileSync(join(spool, `${running}.epilog_slurmctld`), '');
+      await eventually(async () => ended.length > 0 && changed > 0, 10_000);
+      expect(ended.flat()).toEqual([String(cancelled)]);
+      expect(failures).toEqual([]);
+    } finally {
+      stop();
+      rmSync(spool, { recursive: true, force: true });
+      await slurm.slurm('scancel', [String(running)]);
+    }
   });
 });

@@ -20,12 +20,13 @@ const failedNode = z.object({
   message: z.string(),
 });
 
-/** What a scheduler answered when asked to end work a drain's deadline let go. */
+/** What a scheduler answered when asked to end work a drain let go (politely, or at its deadline). */
 export const EndingSchema = z
   .object({
-    action: z
-      .enum(ENDING_ACTIONS)
-      .openapi({ description: 'requeue: back in its queue; cancel: ended for good' }),
+    action: z.enum(ENDING_ACTIONS).openapi({
+      description:
+        'requeue: back in its queue; cancel: ended for good; evict: asked politely, as its own disruption budget allows; delete: ended at once',
+    }),
     answer: z.string().openapi({ description: 'what the scheduler said', example: 'requeued' }),
     at: z.string().openapi({ description: 'when its bridge recorded this answer' }),
   })

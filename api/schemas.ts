@@ -224,7 +224,7 @@ export const SchedulerViewSchema = z
     cordonedByDrydock: z.boolean().openapi({ description: "that cordon is Drydock's, set by the bridge" }),
     down: z.boolean().openapi({
       description:
-        'the scheduler marks it down, failed or not responding (the node carries SchedulerNodeDown)',
+        'the scheduler marks it down, failed or not responding (the node carries SchedulerNodeDown; SchedulerNodeNotReady for kubernetes:<cluster>)',
     }),
     disagreement: z
       .string()
@@ -260,7 +260,7 @@ export const NodeSchema = z
         since: z.string(),
         source: z.enum(CONDITION_SOURCES).optional().openapi({
           description:
-            "operator: set by an operator (recorded true, or cleared by hand); scheduler: set by a scheduler's view of the node (SchedulerNodeDown); absent: reported by the agent",
+            "operator: set by an operator (recorded true, or cleared by hand); scheduler: set by a scheduler's view of the node (SchedulerNodeDown, or SchedulerNodeNotReady for kubernetes:<cluster>); absent: reported by the agent",
         }),
       }),
     ),
@@ -339,7 +339,7 @@ export const AllocationSchema = z
     }),
     ending: EndingSchema.nullable().openapi({
       description:
-        'observed, asked to end: what its scheduler answered (its bridge says); null before any answer',
+        'observed, asked to end (politely while its node drains, or at the deadline): what its scheduler answered (its bridge says); null before any answer',
     }),
     live: z.boolean().openapi({ description: 'still holds its node: not released and not past endsAt' }),
   })

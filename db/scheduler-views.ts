@@ -1,8 +1,8 @@
 import { and, eq, sql } from 'drizzle-orm';
 import {
   downChange,
+  downConditionOf,
   sameReport,
-  SCHEDULER_NODE_DOWN,
   type DownReport,
   type SchedulerReport,
 } from '../domain/scheduler-view';
@@ -15,9 +15,9 @@ import { schedulerViews } from './schema';
 /**
  * Records what `source` reports of the locked node, in the caller's transaction. The same report
  * again moves only its `observedAt`; another one is stored with `node.scheduler.changed` (what it
- * says now, and what it said before). `down`: what the report does to the node's
- * `SchedulerNodeDown` condition (`downChange`), for the caller to report as an agent's condition
- * is reported; null when nothing.
+ * says now, and what it said before). `down`: what the report does to the node's down condition
+ * (`SchedulerNodeDown`, `SchedulerNodeNotReady` for Kubernetes: `downConditionOf`, `downChange`),
+ * for the caller to report as an agent's condition is reported; null when nothing.
  */
 export async function recordSchedulerView(
   tx: Tx,
@@ -56,6 +56,7 @@ export async function recordSchedulerView(
   const others = views
     .filter((v) => v.source !== source)
     .map((v) => ({ source: v.source, report: reportOf(v) }));
-  const downNow = node.conditions.some((c) => c.type === SCHEDULER_NODE_DOWN && c.status);
+  const condition = downConditionOf(source);
+  const downNow = node.conditions.some((c) => c.type === condition && c.status);
   return { view: view!, down: downChange(source, was, report, others, downNow) };
 }

@@ -76,8 +76,9 @@ export interface EventPayloads {
     deadline?: string;
   };
   /**
-   * The bridge of an observed allocation asked to end says how its scheduler ends it (`requeue`,
-   * `cancel`) and what the scheduler answered; it is released once the scheduler says it is gone.
+   * The bridge of an observed allocation on a draining node, or asked to end, says how its scheduler
+   * ends it (`requeue`, `cancel`, `evict`, `delete`) and what the scheduler answered; it is released
+   * once the scheduler says it is gone.
    */
   'allocation.ending': {
     allocationId: string;

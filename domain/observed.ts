@@ -13,8 +13,12 @@ export const SOURCE_PATTERN = /^[a-z][a-z0-9-]{0,31}:[a-z0-9][a-z0-9._-]{0,62}$/
  */
 export const EXTERNAL_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._:+/-]{0,252}$/;
 
-/** How a scheduler ends work a drain's deadline asked it to end: back in its queue, or for good. */
-export const ENDING_ACTIONS = ['requeue', 'cancel'] as const;
+/**
+ * How a scheduler ends work a drain asks it to end: back in its queue (`requeue`), or for good
+ * (`cancel`) — Slurm, at the deadline; asked politely, as a disruption budget of its own allows
+ * (`evict`, Kubernetes' Eviction API, from the drain's start), or at once (`delete`, at the deadline).
+ */
+export const ENDING_ACTIONS = ['requeue', 'cancel', 'evict', 'delete'] as const;
 export type EndingAction = (typeof ENDING_ACTIONS)[number];
 
 /** What a scheduler answered when asked to end work, as its bridge recorded it. */
@@ -26,20 +30,23 @@ export interface Ending {
 
 /**
  * Why a scheduler's answer cannot be recorded on an allocation, or null when it can: only on live
- * work a scheduler placed that a drain asked it to end.
+ * work a scheduler placed, on a node a drain is draining (a scheduler may ask politely from the
+ * drain's start) or whose end a drain's deadline asked for (`endRequestedAt`).
  */
 export function endingRefusal(allocation: {
   id: string;
   source: string | null;
   endRequestedAt: Date | null;
   live: boolean;
+  /** Its node is draining: a drain is open there. */
+  draining: boolean;
 }): string | null {
   if (allocation.source === null) {
     return `allocation ${allocation.id} was placed through Drydock, not observed: no scheduler ends it`;
   }
   if (!allocation.live) return `allocation ${allocation.id} is released (or past its end): its work is over`;
-  if (allocation.endRequestedAt === null) {
-    return `no end was asked of ${allocation.source} for allocation ${allocation.id}: a drain asks at its deadline`;
+  if (allocation.endRequestedAt === null && !allocation.draining) {
+    return `no end of allocation ${allocation.id} is due from ${allocation.source}: no drain is open on its node and none asked its end`;
   }
   return null;
 }

@@ -114,6 +114,51 @@ describe('an operation in words', () => {
     );
   });
 
+  it('names, before the deadline, the work a scheduler was asked politely to end and what it answered', () => {
+    const pod = (externalId: string, ending: { action: 'evict' | 'delete'; answer: string } | null) => ({
+      id: `alloc_${externalId}`,
+      endsAt: null,
+      source: 'kubernetes:k1',
+      externalId,
+      endRequestedAt: null,
+      ending: ending && { ...ending, at: at('11:31') },
+    });
+    const blocked = 'refused: eviction blocked by PodDisruptionBudget default/web (3 of 4 available)';
+    const waitingFor = {
+      allocations: 3,
+      items: [
+        pod('default/web-1/uid', { action: 'evict', answer: blocked }),
+        pod('default/web-2/uid', { action: 'evict', answer: 'evicted' }),
+        pod('default/batch-1/uid', null),
+      ],
+      earliestEndsAt: null,
+      budget: null,
+    };
+    const drain = { kind: 'drain', phase: 'waiting', ...base, deadline: at('12:05') } as const;
+    expect(progressInWords({ ...drain, waitingFor }, NOW)).toBe(
+      "Waiting for 3 live allocations until 12:05Z, then what Drydock placed is released by force within the pool's disruption budget and the schedulers are asked to end the rest; " +
+        `asked kubernetes:k1 to evict 2: default/web-1/uid (evict: ${blocked.slice(0, 59)}…), default/web-2/uid (evict: evicted).`,
+    );
+    // Answers of several actions say `end`; no deadline reads as before.
+    const mixed = [
+      pod('default/web-1/uid', { action: 'evict', answer: 'evicted' }),
+      pod('a/b/c', { action: 'delete', answer: 'deleted' }),
+    ];
+    expect(
+      progressInWords(
+        {
+          ...drain,
+          deadline: null,
+          nextCheckAt: at('12:05'),
+          waitingFor: { ...waitingFor, allocations: 2, items: mixed },
+        },
+        NOW,
+      ),
+    ).toBe(
+      'Waiting for 2 live allocations to end; no deadline; asked kubernetes:k1 to end 2: default/web-1/uid (evict: evicted), a/b/c (delete: deleted). Next look 12:05Z.',
+    );
+  });
+
   it('names a day when a time is not within a day of now', () => {
     const waitingFor = {
       allocations: 1,

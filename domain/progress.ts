@@ -216,8 +216,9 @@ function drainInWords(p: DrainProgress, now: number): string {
       const left = w?.items.some((i) => i.source)
         ? "what Drydock placed is released by force within the pool's disruption budget and the schedulers are asked to end the rest"
         : "what is left is released by force within the pool's disruption budget";
-      const then = p.deadline ? ` until ${clock(p.deadline, now)}, then ${left}.` : ' to end; no deadline.';
-      return `Waiting for ${live}${ends}${then}${next}`;
+      const then = p.deadline ? ` until ${clock(p.deadline, now)}, then ${left}` : ' to end; no deadline';
+      const polite = w ? politelyAskedInWords(w) : null;
+      return `Waiting for ${live}${ends}${then}${polite ? `; ${polite}` : ''}.${next}`;
     }
     case 'waiting-for-budget': {
       const b = w?.budget;
@@ -251,14 +252,35 @@ const QUOTED_ANSWER = 60;
 function askedInWords(w: DrainWaitingFor): string | null {
   const asked = w.items.filter((item) => item.endRequestedAt && item.source);
   if (asked.length === 0) return null;
-  const bySource = new Map<string, DrainItem[]>();
-  for (const item of asked) bySource.set(item.source!, [...(bySource.get(item.source!) ?? []), item]);
-  const parts = [...bySource].map(
-    ([source, items]) => `asked ${source} to end ${items.length}: ${items.map(endingInWords).join(', ')}`,
-  );
+  const parts = askedOfEachInWords(asked, () => 'end');
   const others = w.allocations - asked.length;
   if (others > 0) parts.push(plural(others, 'more live allocation'));
   return `Past its deadline: ${parts.join('; ')}.`;
+}
+
+/**
+ * Before its deadline, the live work a scheduler was asked to end politely and answered (an
+ * `ending` with no `endRequestedAt`: a Kubernetes eviction), by scheduler
+ * (`asked kubernetes:k1 to evict 1: default/web-1/uid (evict: refused: …)`); null when none.
+ */
+function politelyAskedInWords(w: DrainWaitingFor): string | null {
+  const asked = w.items.filter((item) => item.ending && item.source && !item.endRequestedAt);
+  if (asked.length === 0) return null;
+  const verb = (items: DrainItem[]) => {
+    const actions = new Set(items.map((item) => item.ending!.action));
+    return actions.size === 1 ? [...actions][0]! : 'end';
+  };
+  return askedOfEachInWords(asked, verb).join('; ');
+}
+
+/** One `asked <source> to <verb> <count>: <each with its answer>` per scheduler, in order met. */
+function askedOfEachInWords(asked: DrainItem[], verb: (items: DrainItem[]) => string): string[] {
+  const bySource = new Map<string, DrainItem[]>();
+  for (const item of asked) bySource.set(item.source!, [...(bySource.get(item.source!) ?? []), item]);
+  return [...bySource].map(
+    ([source, items]) =>
+      `asked ${source} to ${verb(items)} ${items.length}: ${items.map(endingInWords).join(', ')}`,
+  );
 }
 
 function endingInWords(item: DrainItem): string {

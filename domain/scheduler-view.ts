@@ -1,12 +1,22 @@
 /**
  * A scheduler's view of a node (docs/api.md, "A scheduler's view of a node"): what the scheduler
  * that places work there (`slurm:hpc1`) says of it, as its bridge reports it beside Drydock's own
- * state. A node the scheduler marks down carries the condition `SchedulerNodeDown`, like a fault
- * its agent reports.
+ * state. A node the scheduler marks down carries a condition (`downConditionOf`), like a fault its
+ * agent reports.
  */
 
 /** The condition a node carries while a scheduler marks it down, failed or not responding. */
 export const SCHEDULER_NODE_DOWN = 'SchedulerNodeDown';
+/** The condition a node carries while Kubernetes has it NotReady (Ready False or Unknown) too long. */
+export const SCHEDULER_NODE_NOT_READY = 'SchedulerNodeNotReady';
+
+/**
+ * The condition a node carries while `source` reports it down, in its scheduler's words:
+ * `SchedulerNodeNotReady` for `kubernetes:<cluster>`, `SchedulerNodeDown` for any other.
+ */
+export function downConditionOf(source: string): string {
+  return source.startsWith('kubernetes:') ? SCHEDULER_NODE_NOT_READY : SCHEDULER_NODE_DOWN;
+}
 
 /** What a bridge reports of one node in its scheduler. */
 export interface SchedulerReport {
@@ -38,23 +48,24 @@ export function sameReport(a: SchedulerReport, b: SchedulerReport): boolean {
   );
 }
 
-/** The reason `SchedulerNodeDown` carries for a source's report: `slurm:hpc1: Not responding`. */
+/** The reason the down condition carries for a source's report: `slurm:hpc1: Not responding`. */
 export function downReason(source: string, report: Pick<SchedulerReport, 'state' | 'reason'>): string {
   return `${source}: ${report.reason ?? report.state}`;
 }
 
-/** A report of `SchedulerNodeDown` to make, as an agent reports a condition. */
+/** A report of a down condition (`downConditionOf`) to make, as an agent reports a condition. */
 export interface DownReport {
+  type: string;
   status: boolean;
   reason: string;
 }
 
 /**
- * What `source`'s changed view does to the node's `SchedulerNodeDown`, or null for nothing: true
- * with its reason when it turns down (or, down, says why otherwise); when it comes back up, true
- * with the reason of another source that still marks the node down, else false — only when the
- * condition is true (`downNow`), so a clear by hand stays until a scheduler says otherwise.
- * `others`: what the node's other sources report.
+ * What `source`'s changed view does to the node's down condition (`downConditionOf(source)`), or
+ * null for nothing: true with its reason when it turns down (or, down, says why otherwise); when it
+ * comes back up, true with the reason of another source of the same condition that still marks the
+ * node down, else false — only when the condition is true (`downNow`), so a clear by hand stays
+ * until a scheduler says otherwise. `others`: what the node's other sources report.
  */
 export function downChange(
   source: string,
@@ -63,13 +74,16 @@ export function downChange(
   others: { source: string; report: SchedulerReport }[],
   downNow: boolean,
 ): DownReport | null {
+  const type = downConditionOf(source);
   if (next.down) {
     const unchanged = previous?.down && downReason(source, previous) === downReason(source, next);
-    return unchanged ? null : { status: true, reason: downReason(source, next) };
+    return unchanged ? null : { type, status: true, reason: downReason(source, next) };
   }
   if (!previous?.down || !downNow) return null;
-  const still = others.filter((o) => o.report.down).sort((a, b) => (a.source < b.source ? -1 : 1))[0];
+  const still = others
+    .filter((o) => o.report.down && downConditionOf(o.source) === type)
+    .sort((a, b) => (a.source < b.source ? -1 : 1))[0];
   return still
-    ? { status: true, reason: downReason(still.source, still.report) }
-    : { status: false, reason: `${source}: ${next.state}` };
+    ? { type, status: true, reason: downReason(still.source, still.report) }
+    : { type, status: false, reason: `${source}: ${next.state}` };
 }

@@ -203,6 +203,53 @@ describe('a drain past its deadline on a node running observed work', () => {
     });
   });
 
+  it('records an eviction answered before the deadline, on a draining node: the drain shows it, and the release is no forced one', async () => {
+    await seedPool(h, { id: 'pool-obs-evict', tenantId: 'acme' });
+    const nodeId = await seedNode(h, { poolId: 'pool-obs-evict' });
+    const reply = await call(h, 'POST', '/v1/allocations', {
+      body: {
+        nodeId,
+        tenantId: 'acme',
+        kind: 'job',
+        source: 'kubernetes:k1',
+        externalId: 'default/web-1/uid-1',
+      },
+    });
+    expect(reply.status).toBe(201);
+    const pod = reply.body.id as string;
+    const started = await call(h, 'POST', `/v1/nodes/${nodeId}/drain`, {
+      body: { reason: 'kernel update', deadline: '2h' },
+    });
+    expect(started.status).toBe(202);
+    const opId = started.body.operation.id as string;
+
+    // Kubernetes asks politely from the drain's start: a PodDisruptionBudget refuses for now.
+    const answer = 'refused: eviction blocked by PodDisruptionBudget default/web (3 of 4 available)';
+    const answered = await call(h, 'POST', `/v1/allocations/${pod}/ending`, {
+      body: { action: 'evict', answer },
+    });
+    expect(answered.status).toBe(200);
+    expect(answered.body).toMatchObject({
+      id: pod,
+      live: true,
+      endRequestedAt: null,
+      ending: { action: 'evict', answer, at: expect.any(String) },
+    });
+    expect(await eventsOf(h, nodeId, 'allocation.ending')).toMatchObject([
+      { data: { allocationId: pod, source: 'kubernetes:k1', action: 'evict', answer } },
+    ]);
+    const shown = await operationWhen(h, opId, (op) => Boolean(op.progress.waitingFor?.items[0]?.ending));
+    expect(progressInWords(shown.progress, Date.now())).toMatch(
+      /^Waiting for 1 live allocation until .+; asked kubernetes:k1 to evict 1: default\/web-1\/uid-1 \(evict: refused: eviction blocked by PodDisruptionBudget .*…\)\./,
+    );
+
+    // The eviction went through: the pod is gone, released as any work that ended before the deadline.
+    expect((await call(h, 'POST', `/v1/allocations/${pod}/release`)).status).toBe(200);
+    await operationWhen(h, opId, (op) => op.status === 'succeeded');
+    expect(await eventsOf(h, nodeId, 'allocation.end-requested')).toEqual([]);
+    expect(await eventsOf(h, nodeId, 'allocation.force-released')).toEqual([]);
+  });
+
   it('an answer is refused for work no drain asked to end, or placed through Drydock; the keys are those of a release', async () => {
     await seedPool(h, { id: 'pool-obs-noend', tenantId: 'acme' });
     const nodeId = await seedNode(h, { poolId: 'pool-obs-noend' });
@@ -213,13 +260,17 @@ describe('a drain past its deadline on a node running observed work', () => {
     const answer = { action: 'cancel', answer: 'cancelled' };
 
     const before = await snapshot(h);
-    const notAsked = await call(h, 'POST', `/v1/allocations/${job}/ending`, { body: answer });
-    expect(notAsked.status).toBe(409);
-    expect(notAsked.body.error).toMatchObject({
-      code: 'INVALID_STATE',
-      message: expect.stringContaining('no end was asked of slurm:hpc1'),
-      details: { allocationId: job, endRequestedAt: null },
-    });
+    for (const action of ['cancel', 'evict']) {
+      const notAsked = await call(h, 'POST', `/v1/allocations/${job}/ending`, {
+        body: { ...answer, action },
+      });
+      expect(notAsked.status).toBe(409);
+      expect(notAsked.body.error).toMatchObject({
+        code: 'INVALID_STATE',
+        message: `no end of allocation ${job} is due from slurm:hpc1: no drain is open on its node and none asked its end`,
+        details: { allocationId: job, endRequestedAt: null, draining: false },
+      });
+    }
     const notObserved = await call(h, 'POST', `/v1/allocations/${placed}/ending`, { body: answer });
     expect(notObserved.status).toBe(409);
     expect(notObserved.body.error.message).toContain('not observed');

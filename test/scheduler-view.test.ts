@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { operationWhen, readNode, setNode } from './support/builders';
 import { call, eventsOf, seedNode, seedPool, tenantKey } from './support/fixtures';
-import { useHarness } from './support/harness';
-import { remediationsOf, remediationWhen } from './support/remediation';
+import { eventually, useHarness } from './support/harness';
+import { remediationsOf, remediationWhen, WORKER_BOUND_MS } from './support/remediation';
 import { snapshot } from './support/snapshot';
 
 const h = useHarness();
@@ -115,6 +115,57 @@ describe("a scheduler's view of a node", () => {
     // The clear woke the remediation, which sees the condition gone.
     const done = await operationWhen(h, remediation.id, (op) => op.status !== 'running');
     expect(done).toMatchObject({ status: 'succeeded', progress: { phase: 'succeeded' } });
+  });
+
+  it("down from Kubernetes is SchedulerNodeNotReady, set and cleared apart from Slurm's SchedulerNodeDown", async () => {
+    await seedPool(h, { id: 'pool-sv-notready', tenantId: 'acme' });
+    const nodeId = await seedNode(h, { poolId: 'pool-sv-notready' });
+    const k8s = { source: 'kubernetes:k1' };
+    const ready = { ...IDLE, state: 'Ready' };
+    await report(nodeId, ready, k8s);
+    await report(nodeId, IDLE);
+
+    const notReady = { ...ready, state: 'NotReady', reason: 'KubeletNotReady', down: true };
+    expect((await report(nodeId, notReady, k8s)).status).toBe(200);
+    await report(nodeId, { ...IDLE, state: 'down*', reason: 'Not responding', down: true });
+    const both = await readNode(h, nodeId);
+    expect(both.conditions).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({
+          type: 'SchedulerNodeNotReady',
+          status: true,
+          reason: 'kubernetes:k1: KubeletNotReady',
+          source: 'scheduler',
+        }),
+        expect.objectContaining({
+          type: 'SchedulerNodeDown',
+          status: true,
+          reason: 'slurm:hpc1: Not responding',
+          source: 'scheduler',
+        }),
+      ]),
+    );
+    expect([...both.noScheduleReasons].sort()).toEqual([
+      'condition:SchedulerNodeDown',
+      'condition:SchedulerNodeNotReady',
+    ]);
+
+    // Kubernetes has it Ready again: its condition clears; Slurm's stays.
+    await report(nodeId, ready, k8s);
+    const cleared = await readNode(h, nodeId);
+    const byType = (type: string) => cleared.conditions.find((c: { type: string }) => c.type === type);
+    expect(byType('SchedulerNodeNotReady')).toMatchObject({ status: false, reason: 'kubernetes:k1: Ready' });
+    expect(byType('SchedulerNodeDown')).toMatchObject({ status: true });
+    expect(cleared.noScheduleReasons).toEqual(['condition:SchedulerNodeDown']);
+
+    // Slurm has it up too: the remediations end, and nothing of this node runs on into the next test.
+    await report(nodeId, IDLE);
+    await eventually(async () => {
+      const remediations = await remediationsOf(h, nodeId);
+      return (
+        remediations.length > 0 && remediations.every((r) => r.status !== 'running' && r.status !== 'pending')
+      );
+    }, WORKER_BOUND_MS);
   });
 
   it("take compute:nodes:observe on a node of the key's tenant; bad input is 400; nothing changes on a refusal", async () => {

@@ -75,14 +75,15 @@ const endingRoute = createRoute({
   operationId: 'recordAllocationEnding',
   tags: ['allocations'],
   summary:
-    "Record what a scheduler answered when asked to end observed work (a bridge); the node's drain shows it",
+    "Record what a scheduler answered when asked to end observed work (a bridge), on a draining node or once a drain's deadline asked; the node's drain shows it",
   request: {
     params: z.object({ id: idOf('alloc') }),
     ...jsonBody(
       z.strictObject({
-        action: z
-          .enum(ENDING_ACTIONS)
-          .openapi({ description: 'how the scheduler ends it: requeue (back in its queue) or cancel' }),
+        action: z.enum(ENDING_ACTIONS).openapi({
+          description:
+            "how the scheduler ends it: requeue (back in its queue), cancel (for good), evict (asked politely, as its own disruption budget allows: on a draining node from the drain's start) or delete (at once)",
+        }),
         answer: text({ max: 500, description: 'what the scheduler said' }),
       }),
       true,

@@ -19,7 +19,7 @@ const recordRoute = createRoute({
   operationId: 'recordSchedulerView',
   tags: ['nodes'],
   summary:
-    "Record what a scheduler says of the node (a bridge); down: the node carries SchedulerNodeDown, as an agent's fault",
+    "Record what a scheduler says of the node (a bridge); down: the node carries SchedulerNodeDown (SchedulerNodeNotReady for kubernetes:<cluster>), as an agent's fault",
   request: {
     params: nodeIdParams.extend({
       source: schedulerSource.openapi({ param: { name: 'source', in: 'path' }, example: 'slurm:hpc1' }),

@@ -239,11 +239,13 @@ async function recordForcedEnd(tx: Tx, principal: Principal, allocation: Allocat
 }
 
 /**
- * Records what a scheduler answered when asked to end observed work (`endRequestedAt`), in one
- * transaction: the action and the answer on the allocation, `allocation.ending`, and the node's
- * drain woken, as on a release, so its progress shows the answer. The same answer again moves only
- * `endingAt` (when the scheduler last said it), with no event. INVALID_STATE, naming why, for work placed through Drydock, work released or ended,
- * or work no drain asked to end (`endingRefusal`).
+ * Records what a scheduler answered when asked to end observed work — on a draining node (a
+ * scheduler that evicts asks politely from the drain's start) or once a drain's deadline asked
+ * (`endRequestedAt`) — in one transaction: the action and the answer on the allocation,
+ * `allocation.ending`, and the node's drain woken, as on a release, so its progress shows the
+ * answer. The same answer again moves only `endingAt` (when the scheduler last said it), with no
+ * event. INVALID_STATE, naming why, for work placed through Drydock, work released or ended, or
+ * work neither on a draining node nor asked to end (`endingRefusal`).
  */
 export async function recordEnding(
   deps: Pick<AppDeps, 'db'>,
@@ -260,13 +262,15 @@ export async function recordEnding(
       .where(eq(allocations.id, id))
       .for('update');
     const { allocation, live } = current!;
-    const refusal = endingRefusal({ ...allocation, live });
+    const draining = isDraining(found);
+    const refusal = endingRefusal({ ...allocation, live, draining });
     if (refusal) {
       throw new DrydockError('INVALID_STATE', refusal, {
         allocationId: id,
         source: allocation.source,
         endRequestedAt: allocation.endRequestedAt?.toISOString() ?? null,
         releasedAt: allocation.releasedAt?.toISOString() ?? null,
+        draining,
       });
     }
     if (allocation.endAction === ending.action && allocation.endAnswer === ending.answer) {
@@ -296,7 +300,7 @@ export async function recordEnding(
         answer: ending.answer,
       },
     });
-    if (isDraining(found)) {
+    if (draining) {
       await enqueueWake(tx, drainWorkflowId(allocation.nodeId), `allocation ${id} ending: ${ending.action}`);
     }
     return { allocation: updated!, live };

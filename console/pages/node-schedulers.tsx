@@ -1,4 +1,5 @@
 import type { Schemas } from '@drydock/client';
+import { downConditionOf } from '../../domain/scheduler-view';
 import { Table } from '../layout';
 
 type Allocation = Schemas['Allocation'];
@@ -41,7 +42,9 @@ function Scheduler(props: { view: SchedulerView; allocations: Allocation[] }) {
         <dt>cordon there</dt>
         <dd data-cordon="">{cordonInWords(view)}</dd>
         <dt>down</dt>
-        <dd>{view.down ? 'yes: the scheduler marks it down (condition SchedulerNodeDown)' : 'no'}</dd>
+        <dd>
+          {view.down ? `yes: the scheduler marks it down (condition ${downConditionOf(view.source)})` : 'no'}
+        </dd>
         <dt>observed</dt>
         <dd>
           {view.observedAt} <span class="muted">(changed {view.changedAt})</span>

@@ -24,7 +24,10 @@ export const allocations = pgTable(
     externalId: text('external_id'),
     /** Observed: when a drain's deadline asked its scheduler to end it; it is released once gone. */
     endRequestedAt: tz('end_requested_at'),
-    /** Observed, asked to end: how its scheduler ends it, what it answered, and when (its bridge says). */
+    /**
+     * Observed, asked to end (politely while its node drains, or at the deadline): how its scheduler
+     * ends it, what it answered, and when (its bridge says). Plain text: a new action needs no migration.
+     */
     endAction: text('end_action', { enum: ENDING_ACTIONS }),
     endAnswer: text('end_answer'),
     endingAt: tz('ending_at'),

@@ -300,7 +300,7 @@ export interface paths {
       cookie?: never;
     };
     get?: never;
-    /** Record what a scheduler says of the node (a bridge); down: the node carries SchedulerNodeDown, as an agent's fault */
+    /** Record what a scheduler says of the node (a bridge); down: the node carries SchedulerNodeDown (SchedulerNodeNotReady for kubernetes:<cluster>), as an agent's fault */
     put: operations['recordSchedulerView'];
     post?: never;
     delete?: never;
@@ -388,7 +388,7 @@ export interface paths {
     };
     get?: never;
     put?: never;
-    /** Record what a scheduler answered when asked to end observed work (a bridge); the node's drain shows it */
+    /** Record what a scheduler answered when asked to end observed work (a bridge), on a draining node or once a drain's deadline asked; the node's drain shows it */
     post: operations['recordAllocationEnding'];
     delete?: never;
     options?: never;
@@ -893,7 +893,7 @@ export interface components {
         reason: string | null;
         since: string;
         /**
-         * @description operator: set by an operator (recorded true, or cleared by hand); scheduler: set by a scheduler's view of the node (SchedulerNodeDown); absent: reported by the agent
+         * @description operator: set by an operator (recorded true, or cleared by hand); scheduler: set by a scheduler's view of the node (SchedulerNodeDown, or SchedulerNodeNotReady for kubernetes:<cluster>); absent: reported by the agent
          * @enum {string}
          */
         source?: 'operator' | 'scheduler';
@@ -930,7 +930,7 @@ export interface components {
       cordoned: boolean;
       /** @description that cordon is Drydock's, set by the bridge */
       cordonedByDrydock: boolean;
-      /** @description the scheduler marks it down, failed or not responding (the node carries SchedulerNodeDown) */
+      /** @description the scheduler marks it down, failed or not responding (the node carries SchedulerNodeDown; SchedulerNodeNotReady for kubernetes:<cluster>) */
       down: boolean;
       /** @description where the scheduler and Drydock disagree, in words; null when they agree */
       disagreement: string | null;
@@ -1074,10 +1074,10 @@ export interface components {
     /** @description observed: what its scheduler answered, if it did */
     Ending: {
       /**
-       * @description requeue: back in its queue; cancel: ended for good
+       * @description requeue: back in its queue; cancel: ended for good; evict: asked politely, as its own disruption budget allows; delete: ended at once
        * @enum {string}
        */
-      action: 'requeue' | 'cancel';
+      action: 'requeue' | 'cancel' | 'evict' | 'delete';
       /**
        * @description what the scheduler said
        * @example requeued
@@ -3331,10 +3331,10 @@ export interface operations {
       content: {
         'application/json': {
           /**
-           * @description how the scheduler ends it: requeue (back in its queue) or cancel
+           * @description how the scheduler ends it: requeue (back in its queue), cancel (for good), evict (asked politely, as its own disruption budget allows: on a draining node from the drain's start) or delete (at once)
            * @enum {string}
            */
-          action: 'requeue' | 'cancel';
+          action: 'requeue' | 'cancel' | 'evict' | 'delete';
           /** @description what the scheduler said; free text: no control characters (U+0000–U+001F, U+007F–U+009F), no format characters that hide or reorder text (bidi controls, zero-width and tag characters; U+200C and U+200D allowed), no lone surrogates */
           answer: string;
         };

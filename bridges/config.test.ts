@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { loadBridgeConfig } from './config';
+import { loadKubernetesConfig, loadSlurmConfig } from './config';
 import { main } from './main';
 
 const dir = mkdtempSync(join(tmpdir(), 'drydock-bridge-config-'));
@@ -14,9 +14,9 @@ function file(text: string): string {
   return path;
 }
 
-describe('the bridge configuration file', () => {
+describe("the Slurm bridge's configuration file", () => {
   it('reads the maps, the end policy, the sweep and the spool', () => {
-    const config = loadBridgeConfig(
+    const config = loadSlurmConfig(
       file(
         [
           'nodes: { gpu001: gpu001.fra1.example }',
@@ -33,35 +33,64 @@ describe('the bridge configuration file', () => {
         hostnames: { gpu001: 'gpu001.fra1.example' },
         tenants: { physics: 'research' },
         defaultTenant: 'research',
-        end: { default: 'cancel', byQueue: { long: 'requeue' } },
       },
+      end: { default: 'cancel', byQueue: { long: 'requeue' } },
       sweepEveryMs: 45_000,
       spool: '/var/spool/drydock',
     });
   });
 
   it('takes an empty file for the defaults: names as they are, requeue where a job allows it', () => {
-    expect(loadBridgeConfig(file('')).rules).toEqual({
-      hostnames: {},
-      tenants: {},
-      defaultTenant: null,
-      end: { default: 'requeue', byQueue: {} },
-    });
+    const config = loadSlurmConfig(file(''));
+    expect(config.rules).toEqual({ hostnames: {}, tenants: {}, defaultTenant: null });
+    expect(config.end).toEqual({ default: 'requeue', byQueue: {} });
   });
 
   it('names the key of what is wrong', () => {
-    expect(() => loadBridgeConfig(file('partitions: {}'))).toThrow('partitions: unknown key');
-    expect(() => loadBridgeConfig(file('end: { default: kill }'))).toThrow(
+    expect(() => loadSlurmConfig(file('partitions: {}'))).toThrow('partitions: unknown key');
+    expect(() => loadSlurmConfig(file('end: { default: kill }'))).toThrow(
       'end.default: must be requeue or cancel',
     );
-    expect(() => loadBridgeConfig(file('tenants: { physics: Research! }'))).toThrow(
+    expect(() => loadSlurmConfig(file('tenants: { physics: Research! }'))).toThrow(
       'tenants.physics: must be a tenant id',
     );
-    expect(() => loadBridgeConfig(file('sweepEvery: often'))).toThrow(
+    expect(() => loadSlurmConfig(file('sweepEvery: often'))).toThrow(
       'sweepEvery: must be a duration such as 30s',
     );
-    expect(() => loadBridgeConfig(file('nodes: [a'))).toThrow('not YAML: ');
-    expect(() => loadBridgeConfig(join(dir, 'missing.yaml'))).toThrow('cannot be read (ENOENT)');
+    expect(() => loadSlurmConfig(file('nodes: [a'))).toThrow('not YAML: ');
+    expect(() => loadSlurmConfig(join(dir, 'missing.yaml'))).toThrow('cannot be read (ENOENT)');
+  });
+});
+
+describe("the Kubernetes bridge's configuration file", () => {
+  it('reads the maps, the grace of a deletion and the time NotReady counts as down', () => {
+    const config = loadKubernetesConfig(
+      file(
+        [
+          'nodes: { kw-a: gpu-a.fra1.example }',
+          'tenants: { team-a: research }',
+          'deleteGracePeriod: 10s',
+          'notReadyAfter: 2m',
+        ].join('\n'),
+      ),
+    );
+    expect(config).toEqual({
+      rules: {
+        hostnames: { 'kw-a': 'gpu-a.fra1.example' },
+        tenants: { 'team-a': 'research' },
+        defaultTenant: null,
+      },
+      sweepEveryMs: null,
+      deleteGraceMs: 10_000,
+      notReadyAfterMs: 120_000,
+    });
+  });
+
+  it("refuses Slurm's keys and names what is wrong", () => {
+    expect(() => loadKubernetesConfig(file('end: { default: cancel }'))).toThrow('end: unknown key');
+    expect(() => loadKubernetesConfig(file('notReadyAfter: soon'))).toThrow(
+      'notReadyAfter: must be a duration such as 30s',
+    );
   });
 });
 

@@ -1,5 +1,6 @@
 import type { FlagSpecs, Program } from '../cli-kit/spec';
 import type { WordCommand } from '../cli-kit/word-command';
+import { kubernetesCommand } from './kubernetes/command';
 import { slurmCommand } from './slurm/command';
 
 const GLOBAL_FLAGS = {
@@ -13,7 +14,7 @@ export const drydockBridge: Program<WordCommand, typeof GLOBAL_FLAGS> = {
   about: "keeps a scheduler's nodes and work in step with Drydock",
   firstWord: 'scheduler',
   globals: GLOBAL_FLAGS,
-  commands: [slurmCommand],
+  commands: [slurmCommand, kubernetesCommand],
   exitCodes: [
     [0, 'stopped (SIGTERM or SIGINT)'],
     [1, 'failed'],

@@ -1,13 +1,5 @@
 import { ApiError, Unreachable, type Schemas } from '@drydock/client';
-import {
-  endActionFor,
-  nodeReport,
-  nodeStep,
-  tenantFor,
-  workPlan,
-  type EndPolicy,
-  type PlacedWork,
-} from '../domain/scheduler';
+import { nodeReport, REFUSED, nodeStep, tenantFor, workPlan, type PlacedWork } from '../domain/scheduler';
 import { sameReport, type SchedulerReport } from '../domain/scheduler-view';
 import type { DrydockSide } from './drydock';
 import type { Scheduler } from './scheduler';
@@ -20,7 +12,6 @@ export interface BridgeRules {
   tenants: Record<string, string>;
   /** The tenant of work whose owner is not in `tenants`; absent: the node's own tenant. */
   defaultTenant: string | null;
-  end: EndPolicy;
 }
 
 /** What one pass did, for the log and the tests. */
@@ -28,6 +19,8 @@ export interface PassSummary {
   observed: number;
   released: number;
   ended: number;
+  /** Of `ended`, how many the scheduler refused (asked again soon: REFUSED_AGAIN_AFTER_MS). */
+  refused: number;
   cordoned: string[];
   uncordoned: string[];
   reported: number;
@@ -66,6 +59,7 @@ export async function reconcile(
     observed: 0,
     released: 0,
     ended: 0,
+    refused: 0,
     cordoned: [],
     uncordoned: [],
     reported: 0,
@@ -77,7 +71,7 @@ export async function reconcile(
   // Sent after the work: a release is what a drain waits for, a report is only what it shows.
   const reports: { nodeId: string; name: string; report: SchedulerReport }[] = [];
   for (const s of schedulerNodes) {
-    const node = byHostname.get(rules.hostnames[s.name] ?? s.name);
+    const node = byHostname.get(rules.hostnames[s.name] ?? s.hostname ?? s.name);
     if (!node) {
       summary.unmatched.push(s.name);
       continue;
@@ -107,7 +101,7 @@ export async function reconcile(
   for (const work of running) {
     const node = matched.get(work.node);
     if (!node) continue;
-    const tenantId = tenantFor(work.owner, rules.tenants, rules.defaultTenant, node.tenantId);
+    const tenantId = tenantFor(work, rules.tenants, rules.defaultTenant, node.tenantId);
     if (tenantId === null) {
       summary.problems.push(
         `${work.id} on ${work.node}: owner ${work.owner ?? '(none)'} maps to no tenant and the node has none: add it to the tenant map`,
@@ -116,7 +110,14 @@ export async function reconcile(
     }
     placed.push({ work, nodeId: node.id, tenantId });
   }
-  const plan = workPlan(placed, recorded, Date.now());
+  const draining = new Set(drains.keys());
+  const plan = workPlan(
+    placed,
+    recorded,
+    draining,
+    (w, forced) => scheduler.endAction(w, forced),
+    Date.now(),
+  );
   // Released first: work the scheduler moved to another node is recorded there after.
   await inBatches(plan.release, async (allocation) => {
     await attempt(summary, `release ${allocation.externalId}`, async () => {
@@ -135,14 +136,14 @@ export async function reconcile(
       summary.observed++;
     });
   });
-  await inBatches(plan.end, async ({ allocation, work }) => {
-    const action = endActionFor(rules.end, work);
+  await inBatches(plan.end, async ({ allocation, work, action }) => {
     await attempt(summary, `end ${work.id}`, async () => {
       let answer: string;
       try {
         answer = await scheduler.endWork(work, action);
       } catch (error) {
-        answer = `refused: ${(error as Error).message}`;
+        answer = `${REFUSED}${(error as Error).message}`;
+        summary.refused++;
       }
       await drydock.ending(allocation.id, action, answer);
       summary.ended++;

@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Log } from '../cli-kit/log';
+import { REFUSED_AGAIN_AFTER_MS } from '../domain/scheduler';
 import type { DrydockSide } from './drydock';
 import { inBatches, reconcile, type BridgeRules, type PassSummary } from './reconcile';
 import type { Scheduler } from './scheduler';
@@ -52,10 +53,12 @@ export async function runBridge(options: BridgeOptions): Promise<void> {
         );
       }
     }
+    // A refusal (a PodDisruptionBudget at its limit) is asked again soon, whatever wakes the bridge.
+    if (summary.refused > 0) passes.wakeIn('retry', REFUSED_AGAIN_AFTER_MS);
     return summary.cordoned.length + summary.uncordoned.length > 0;
   }, log);
   const stopWatching = scheduler.watchWork({
-    changed: () => passes.wake('hook'),
+    changed: () => passes.wake('scheduler'),
     ended: (ids) => void releaseEnded(drydock, ids, log, () => passes.wake('retry')),
     failed: (error) =>
       log(
@@ -87,7 +90,7 @@ async function releaseEnded(drydock: DrydockSide, ids: string[], log: Log, retry
     log('warn', `releasing ended work failed (${(error as Error).message}); a pass tries again`);
     retry();
   }
-  if (released > 0) log('info', `released ${released}`, { released, wokenBy: ['hook'] });
+  if (released > 0) log('info', `released ${released}`, { released, wokenBy: ['scheduler'] });
 }
 
 /** Long-polls the event feed from where it stands, waking a pass on each event that matters. */
@@ -116,8 +119,8 @@ async function followFeed(drydock: DrydockSide, wake: (why: Wake) => void, log: 
   }
 }
 
-/** What woke a pass: the bridge starting, the scheduler's hook, the event feed, the sweep, a retry, its own change. */
-export type Wake = 'start' | 'hook' | 'feed' | 'sweep' | 'retry' | 'changed';
+/** What woke a pass: the bridge starting, the scheduler (Slurm's hook, Kubernetes' watches), the event feed, the sweep, a retry, its own change. */
+export type Wake = 'start' | 'scheduler' | 'feed' | 'sweep' | 'retry' | 'changed';
 
 /** One pass at a time; a wake-up during a pass runs one more after it, however many came. */
 class Passes {
@@ -131,6 +134,15 @@ class Passes {
     private readonly pass: (wokenBy: Wake[]) => Promise<boolean>,
     private readonly log: Log,
   ) {}
+
+  /** Wakes a pass in `ms`, unless a wake-up of this kind is already due. */
+  wakeIn(why: Wake, ms: number): void {
+    if (this.stopped || this.retry) return;
+    this.retry = setTimeout(() => {
+      this.retry = null;
+      this.wake(why);
+    }, ms);
+  }
 
   wake(why: Wake): void {
     if (this.stopped) return;
@@ -153,7 +165,8 @@ class Passes {
           `pass failed (${(error as Error).message}); trying again in ${this.backoff / 1000}s`,
         );
         if (this.retry) clearTimeout(this.retry);
-        this.retry = setTimeout(() => this.wake('retry'), this.backoff);
+        this.retry = null;
+        this.wakeIn('retry', this.backoff);
         return;
       }
     } while (this.woken.size > 0 && !this.stopped);
@@ -170,7 +183,7 @@ function describe(summary: PassSummary, wokenBy: Wake[], log: Log): void {
   const did = [
     summary.observed && `recorded ${summary.observed}`,
     summary.released && `released ${summary.released}`,
-    summary.ended && `asked to end ${summary.ended}`,
+    summary.ended && `asked to end ${summary.ended}${summary.refused ? ` (${summary.refused} refused)` : ''}`,
     summary.cordoned.length && `drained ${summary.cordoned.join(', ')}`,
     summary.uncordoned.length && `resumed ${summary.uncordoned.join(', ')}`,
     summary.reported && `reported ${summary.reported} node${summary.reported === 1 ? '' : 's'}`,

@@ -18,6 +18,11 @@ export interface Scheduler {
   /** No new work on the node, saying why; a cordon already there is replaced. */
   cordon(node: string, reason: string): Promise<void>;
   uncordon(node: string): Promise<void>;
+  /**
+   * How it asks work to end: politely while a drain waits (`forced` false; null: it leaves work
+   * to end by itself), or once a drain's deadline let the work go.
+   */
+  endAction(work: SchedulerWork, forced: boolean): EndingAction | null;
   /** Asks the scheduler to end the work; resolves to what it answered, throws when it refused. */
   endWork(work: SchedulerWork, action: EndingAction): Promise<string>;
 }

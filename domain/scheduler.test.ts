@@ -1,14 +1,18 @@
 import { describe, expect, it } from 'vitest';
+import type { EndingAction } from './observed';
 import {
   drydockReason,
   END_AGAIN_AFTER_MS,
   endActionFor,
   isDrydockReason,
+  REFUSED,
+  REFUSED_AGAIN_AFTER_MS,
   nodeReport,
   nodeStep,
   UNRESPONSIVE_GRACE_MS,
   tenantFor,
   workPlan,
+  type EndActions,
   type ObservedAllocation,
   type SchedulerNodeState,
   type SchedulerWork,
@@ -120,21 +124,36 @@ describe('endActionFor and tenantFor', () => {
   });
 
   it('maps an owner to a tenant, else the fallback, else the node’s tenant', () => {
-    expect(tenantFor('physics', { physics: 'research' }, 'other', 'acme')).toBe('research');
-    expect(tenantFor('chem', { physics: 'research' }, 'other', 'acme')).toBe('other');
-    expect(tenantFor(null, {}, null, 'acme')).toBe('acme');
-    expect(tenantFor(null, {}, null, null)).toBeNull();
+    const map = { physics: 'research' };
+    expect(tenantFor({ owner: 'physics' }, map, 'other', 'acme')).toBe('research');
+    expect(tenantFor({ owner: 'chem' }, map, 'other', 'acme')).toBe('other');
+    expect(tenantFor({ owner: null }, {}, null, 'acme')).toBe('acme');
+    expect(tenantFor({ owner: null }, {}, null, null)).toBeNull();
+    // The tenant the scheduler itself names (a namespace's label) comes first.
+    expect(tenantFor({ owner: 'physics', tenant: 'lab' }, map, 'other', 'acme')).toBe('lab');
   });
 });
 
 describe('workPlan', () => {
   const now = Date.parse('2026-12-04T10:00:00Z');
   const placed = (w: SchedulerWork, nodeId = 'node_1') => ({ work: w, nodeId, tenantId: 'acme' });
+  const none = new Set<string>();
+  /** Slurm's way: nothing before the deadline, requeue after. */
+  const slurm: EndActions = (_work, forced) => (forced ? 'requeue' : null);
+  /** Kubernetes' way: evict while a drain waits, delete after its deadline. */
+  const kubernetes: EndActions = (_work, forced) => (forced ? 'delete' : 'evict');
+  const answer = (action: EndingAction, text: string, msAgo: number) => ({
+    action,
+    answer: text,
+    at: new Date(now - msAgo).toISOString(),
+  });
 
   it('records what runs unrecorded, releases what no longer runs, and leaves the rest', () => {
     const plan = workPlan(
       [placed(work({ id: '1' })), placed(work({ id: '2' }))],
       [recorded({ id: 'a2', externalId: '2' }), recorded({ id: 'a3', externalId: '3' })],
+      none,
+      slurm,
       now,
     );
     expect(plan.observe.map((p) => p.work.id)).toEqual(['1']);
@@ -143,21 +162,46 @@ describe('workPlan', () => {
   });
 
   it('releases work recorded on another node and records it where it runs now', () => {
-    const plan = workPlan([placed(work(), 'node_2')], [recorded()], now);
+    const plan = workPlan([placed(work(), 'node_2')], [recorded()], none, slurm, now);
     expect(plan.release.map((a) => a.id)).toEqual(['alloc_1']);
     expect(plan.observe.map((p) => p.nodeId)).toEqual(['node_2']);
   });
 
   it('ends running work a drain asked to end, and asks again only after a while', () => {
     const asked = recorded({ endRequestedAt: new Date(now).toISOString() });
-    expect(workPlan([placed(work())], [asked], now).end).toHaveLength(1);
-    const answered = {
-      ...asked,
-      ending: { action: 'requeue' as const, answer: 'ok', at: new Date(now - 1_000).toISOString() },
-    };
-    expect(workPlan([placed(work())], [answered], now).end).toEqual([]);
-    expect(workPlan([placed(work())], [answered], now + END_AGAIN_AFTER_MS).end).toHaveLength(1);
+    expect(workPlan([placed(work())], [asked], none, slurm, now).end).toMatchObject([{ action: 'requeue' }]);
+    const answered = { ...asked, ending: answer('requeue', 'ok', 1_000) };
+    expect(workPlan([placed(work())], [answered], none, slurm, now).end).toEqual([]);
+    expect(workPlan([placed(work())], [answered], none, slurm, now + END_AGAIN_AFTER_MS).end).toHaveLength(1);
     // Gone from the scheduler: released, not ended.
-    expect(workPlan([], [answered], now)).toMatchObject({ release: [answered], end: [] });
+    expect(workPlan([], [answered], none, slurm, now)).toMatchObject({ release: [answered], end: [] });
+  });
+
+  it('asks politely on a draining node where the scheduler can, never where it cannot or no drain is open', () => {
+    const draining = new Set(['node_1']);
+    expect(workPlan([placed(work())], [recorded()], draining, kubernetes, now).end).toMatchObject([
+      { action: 'evict' },
+    ]);
+    expect(workPlan([placed(work())], [recorded()], draining, slurm, now).end).toEqual([]);
+    expect(workPlan([placed(work())], [recorded()], none, kubernetes, now).end).toEqual([]);
+  });
+
+  it('asks again soon after a refusal, and by force at once when the deadline comes', () => {
+    const draining = new Set(['node_1']);
+    const refused = recorded({
+      ending: answer('evict', `${REFUSED}eviction blocked by PodDisruptionBudget`, 500),
+    });
+    expect(workPlan([placed(work())], [refused], draining, kubernetes, now).end).toEqual([]);
+    expect(
+      workPlan([placed(work())], [refused], draining, kubernetes, now + REFUSED_AGAIN_AFTER_MS).end,
+    ).toHaveLength(1);
+    const accepted = recorded({ ending: answer('evict', 'evicted', 500) });
+    expect(
+      workPlan([placed(work())], [accepted], draining, kubernetes, now + REFUSED_AGAIN_AFTER_MS).end,
+    ).toEqual([]);
+    const deadline = { ...accepted, endRequestedAt: new Date(now).toISOString() };
+    expect(workPlan([placed(work())], [deadline], draining, kubernetes, now).end).toMatchObject([
+      { action: 'delete' },
+    ]);
   });
 });

@@ -9,8 +9,10 @@ import type { SchedulerReport } from './scheduler-view';
 
 /** A node as its scheduler sees it. */
 export interface SchedulerNodeState {
-  /** The scheduler's own name of the node (Slurm's NodeName). */
+  /** The scheduler's own name of the node (Slurm's NodeName, a Kubernetes node's name). */
   name: string;
+  /** The Drydock hostname the scheduler names for it, where it does (a Kubernetes node's label). */
+  hostname?: string;
   /** The scheduler's words for its state, e.g. `mixed+drain`. */
   state: string;
   /** The scheduler places no new work there (Slurm: the DRAIN flag). */
@@ -32,8 +34,10 @@ export interface SchedulerWork {
   id: string;
   /** The node it runs on, by the scheduler's name. */
   node: string;
-  /** Who it runs for in the scheduler (a Slurm account): what maps to a Drydock tenant. */
+  /** Who it runs for in the scheduler (a Slurm account, a Kubernetes namespace): what maps to a tenant. */
   owner: string | null;
+  /** The Drydock tenant the scheduler itself names, where it does (a namespace's label). */
+  tenant?: string | null;
   /** Where it was queued (a Slurm partition): what the end policy is chosen by. */
   queue: string | null;
   endsAt: Date | null;
@@ -117,27 +121,30 @@ export function nodeReport(
   };
 }
 
+/** How Slurm ends a job a drain's deadline lets go: back in its queue, or for good. */
+export type SlurmEndAction = Extract<EndingAction, 'requeue' | 'cancel'>;
+
 /** Per queue (partition), how a bridge ends the work a drain's deadline lets go. */
 export interface EndPolicy {
   /** By queue name; `default` for the rest. */
-  byQueue: Record<string, EndingAction>;
-  default: EndingAction;
+  byQueue: Record<string, SlurmEndAction>;
+  default: SlurmEndAction;
 }
 
 /** Requeue where the policy says so and the work can be requeued; otherwise cancel. */
-export function endActionFor(policy: EndPolicy, work: SchedulerWork): EndingAction {
+export function endActionFor(policy: EndPolicy, work: SchedulerWork): SlurmEndAction {
   const wanted = (work.queue !== null ? policy.byQueue[work.queue] : undefined) ?? policy.default;
   return wanted === 'requeue' && work.restartable ? 'requeue' : 'cancel';
 }
 
-/** Which tenant work runs for: its owner through the map, else the fallback, else the node's. */
+/** Which tenant work runs for: the one its scheduler names, its owner through the map, the fallback, the node's. */
 export function tenantFor(
-  owner: string | null,
+  work: Pick<SchedulerWork, 'owner' | 'tenant'>,
   map: Record<string, string>,
   fallback: string | null,
   nodeTenant: string | null,
 ): string | null {
-  return (owner !== null ? map[owner] : undefined) ?? fallback ?? nodeTenant;
+  return work.tenant ?? (work.owner !== null ? map[work.owner] : undefined) ?? fallback ?? nodeTenant;
 }
 
 /** A live observed allocation of the bridge's source, as Drydock lists it. */
@@ -161,26 +168,50 @@ export interface WorkPlan {
   observe: PlacedWork[];
   /** Recorded, no longer running: the scheduler says it is gone. */
   release: ObservedAllocation[];
-  /** Recorded, a drain asked for its end, still running. */
-  end: { allocation: ObservedAllocation; work: SchedulerWork }[];
+  /** Recorded, still running, and to be asked to end (politely, or as a drain's deadline asked). */
+  end: { allocation: ObservedAllocation; work: SchedulerWork; action: EndingAction }[];
 }
 
-/** How long a bridge leaves the scheduler to end work it was asked to end before asking again. */
+/**
+ * How a scheduler asks work to end: `polite` while a drain waits for it (null: the scheduler
+ * leaves work to end by itself, as Slurm's jobs do), `forced` once a drain's deadline let it go.
+ */
+export type EndActions = (work: SchedulerWork, forced: boolean) => EndingAction | null;
+
+/** How a bridge's answer says the scheduler refused (a PodDisruptionBudget, a job that cannot be requeued). */
+export const REFUSED = 'refused: ';
+
+/** How long a bridge leaves the scheduler to end work it accepted to end before asking again. */
 export const END_AGAIN_AFTER_MS = 30_000;
+/** How long after a refusal a bridge asks again (kubectl drain: 5 s): a budget frees up in seconds. */
+export const REFUSED_AGAIN_AFTER_MS = 1_000;
 
 /**
- * Compares what runs with what Drydock records: what to record, release and end. Work asked to
- * end less than `END_AGAIN_AFTER_MS` ago is left to the scheduler.
+ * Compares what runs with what Drydock records: what to record, release and end. Work on a node
+ * whose drain is open (`draining`) is asked politely where the scheduler can; work a deadline
+ * let go (`endRequestedAt`) by force. The same ask is repeated only after `END_AGAIN_AFTER_MS`
+ * (`REFUSED_AGAIN_AFTER_MS` when it was refused).
  */
-export function workPlan(running: PlacedWork[], recorded: ObservedAllocation[], now: number): WorkPlan {
+export function workPlan(
+  running: PlacedWork[],
+  recorded: ObservedAllocation[],
+  draining: ReadonlySet<string>,
+  endActions: EndActions,
+  now: number,
+): WorkPlan {
   const runningById = new Map(running.map((r) => [r.work.id, r]));
   const recordedById = new Map(recorded.map((a) => [a.externalId, a]));
   const plan: WorkPlan = { observe: [], release: [], end: [] };
   for (const allocation of recorded) {
     const current = runningById.get(allocation.externalId);
-    if (!current || current.nodeId !== allocation.nodeId) plan.release.push(allocation);
-    else if (allocation.endRequestedAt !== null && !askedLately(allocation, now)) {
-      plan.end.push({ allocation, work: current.work });
+    if (!current || current.nodeId !== allocation.nodeId) {
+      plan.release.push(allocation);
+      continue;
+    }
+    const forced = allocation.endRequestedAt !== null;
+    const action = forced || draining.has(allocation.nodeId) ? endActions(current.work, forced) : null;
+    if (action !== null && !askedLately(allocation, action, now)) {
+      plan.end.push({ allocation, work: current.work, action });
     }
   }
   for (const placed of running) {
@@ -190,6 +221,9 @@ export function workPlan(running: PlacedWork[], recorded: ObservedAllocation[], 
   return plan;
 }
 
-function askedLately(allocation: ObservedAllocation, now: number): boolean {
-  return allocation.ending !== null && now - Date.parse(allocation.ending.at) < END_AGAIN_AFTER_MS;
+function askedLately(allocation: ObservedAllocation, action: EndingAction, now: number): boolean {
+  const { ending } = allocation;
+  if (ending === null || ending.action !== action) return false;
+  const wait = ending.answer.startsWith(REFUSED) ? REFUSED_AGAIN_AFTER_MS : END_AGAIN_AFTER_MS;
+  return now - Date.parse(ending.at) < wait;
 }

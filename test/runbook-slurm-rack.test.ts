@@ -131,10 +131,8 @@ beforeAll(async () => {
   bridge = startBridge({
     api: cli.api,
     token: key.body.secret as string,
-    cluster: CLUSTER,
-    slurmConf: slurm.env.SLURM_CONF,
-    spool,
-    config,
+    argv: ['slurm', '--cluster', CLUSTER, '--spool', spool, '--config', config, '--sweep-every', '10s'],
+    env: slurm.env,
   });
   // The site's roll-out, here harmless: it notes the machine and what Slurm says of it then.
   const rollOut = joinPath(dir, 'roll-out-driver');

@@ -1,7 +1,7 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import type { EndingAction } from '../../domain/observed';
-import type { SchedulerWork } from '../../domain/scheduler';
+import { endActionFor, type EndPolicy, type SchedulerWork } from '../../domain/scheduler';
 import type { Scheduler, WorkWatch } from '../scheduler';
 import { ENDED_FORMAT, endedWork, nodesOfSinfo, slurmJobId, workOfSqueue } from './json';
 import { watchSpool } from './spool';
@@ -17,6 +17,8 @@ export interface SlurmOptions {
   cluster: string;
   /** The environment of the Slurm clients (SLURM_CONF, PATH). */
   env: NodeJS.ProcessEnv;
+  /** Per partition, whether a job a drain's deadline lets go is requeued or cancelled. */
+  end: EndPolicy;
   /** The directory the PrologSlurmctld/EpilogSlurmctld hook drops a file in, per job start or end. */
   spool: string;
 }
@@ -71,6 +73,8 @@ export function slurmScheduler(options: SlurmOptions): Scheduler {
     async uncordon(node) {
       await run('scontrol', ['update', `NodeName=${node}`, 'State=RESUME']);
     },
+    // A job is left to end by itself until a drain's deadline lets it go.
+    endAction: (work, forced) => (forced ? endActionFor(options.end, work) : null),
     async endWork(work: SchedulerWork, action: EndingAction) {
       const id = slurmJobId(work);
       const said = await (action === 'requeue' ? run('scontrol', ['requeue', id]) : run('scancel', [id]));

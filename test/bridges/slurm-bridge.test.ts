@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { closeServer, listen } from '../../api/server';
 import { loadConfig } from '../../config';
 import { startSlurm, type SlurmCluster } from '../../scripts/services/slurm';
-import { slurmHook, startBridge, type BridgeProcess } from '../support/bridge';
+import { observedAllocations, slurmHook, startBridge, type BridgeProcess } from '../support/bridge';
 import { operationWhen } from '../support/builders';
 import { call, eventsOf, seedNode, seedPool } from '../support/fixtures';
 import { eventually, useHarness } from '../support/harness';
@@ -46,21 +46,7 @@ const squeueJob = async (id: string) =>
   (
     await slurm.slurmJson<{ jobs: { job_id: number; job_state: string; restart_cnt: number }[] }>('squeue')
   ).jobs.find((j) => String(j.job_id) === id);
-const live = async (nodeId: string) =>
-  (await call(h, 'GET', `/v1/allocations?nodeId=${nodeId}&source=${SOURCE}&live=true`)).body.items as {
-    id: string;
-    externalId: string;
-    tenantId: string;
-    endsAt: string | null;
-    releasedBy: string | null;
-  }[];
-const allocationsOf = async (externalId: string) =>
-  (await call(h, 'GET', `/v1/allocations?source=${SOURCE}&externalId=${externalId}`)).body.items as {
-    id: string;
-    live: boolean;
-    releasedBy: string | null;
-    ending: { action: string; answer: string } | null;
-  }[];
+const { live, of: allocationsOf } = observedAllocations(h, SOURCE);
 const until = <T>(check: () => Promise<T | undefined | false>) => eventually(check, 30_000, 100);
 const nodeView = async (nodeId: string) => (await call(h, 'GET', `/v1/nodes/${nodeId}`)).body;
 
@@ -69,11 +55,8 @@ function runBridge() {
   bridge = startBridge({
     api,
     token,
-    cluster: CLUSTER,
-    slurmConf: slurm.env.SLURM_CONF,
-    spool,
-    config: configFile,
-    sweepEvery: '3s',
+    argv: ['slurm', '--cluster', CLUSTER, '--spool', spool, '--config', configFile, '--sweep-every', '3s'],
+    env: slurm.env,
   });
   return bridge;
 }
@@ -177,7 +160,7 @@ describe('the Slurm bridge against a real Slurm', () => {
     await operationWhen(h, opId, (op) => op.status === 'succeeded', 30_000);
     // slurmctld's epilog hook woke the pass that released them, not the sweep.
     const released = await bridge.logged((l) => Number(l.released) > 0, from);
-    expect(released.wokenBy).toContain('hook');
+    expect(released.wokenBy).toContain('scheduler');
     expect(await eventsOf(h, node1, 'node.drained')).toHaveLength(1);
     for (const job of [requeueable, plain]) {
       expect(await allocationsOf(job)).toMatchObject([{ live: false, releasedBy: 'key:slurm-bridge' }]);

@@ -314,6 +314,7 @@ describe("the Slurm adapter's hook path, against the same slurmctld", () => {
     const stop = slurmScheduler({
       cluster: 'drytest',
       env: { ...process.env, ...slurm.env },
+      end: { default: 'requeue', byQueue: {} },
       spool,
     }).watchWork({
       changed: () => changed++,

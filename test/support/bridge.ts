@@ -2,7 +2,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { eventually } from './harness';
+import { call } from './fixtures';
+import { eventually, type Harness } from './harness';
 
 const ROOT = resolve(fileURLToPath(new URL('../..', import.meta.url)));
 const BRIDGE = join(ROOT, 'bin', 'drydock-bridge.mjs');
@@ -40,32 +41,20 @@ export interface BridgeProcess {
   stop(signal?: NodeJS.Signals): Promise<void>;
 }
 
-/** Starts `drydock-bridge slurm` as its own process, with --json log lines collected. */
+/**
+ * Starts `drydock-bridge --json <argv…>` as its own process (`argv`: the scheduler's word and its
+ * flags; `env`: what its clients need beyond PATH), with its log lines collected.
+ */
 export function startBridge(options: {
   api: string;
   token: string;
-  cluster: string;
-  slurmConf: string;
-  spool: string;
-  config?: string;
-  sweepEvery?: string;
+  argv: string[];
+  env?: Record<string, string>;
 }): BridgeProcess {
-  const args = [
-    BRIDGE,
-    '--json',
-    'slurm',
-    '--cluster',
-    options.cluster,
-    '--spool',
-    options.spool,
-    '--sweep-every',
-    options.sweepEvery ?? '10s',
-    ...(options.config ? ['--config', options.config] : []),
-  ];
-  const child = spawn(process.execPath, args, {
+  const child = spawn(process.execPath, [BRIDGE, '--json', ...options.argv], {
     env: {
       PATH: process.env.PATH,
-      SLURM_CONF: options.slurmConf,
+      ...options.env,
       DRYDOCK_API: options.api,
       DRYDOCK_TOKEN: options.token,
     },
@@ -101,5 +90,26 @@ export function startBridge(options: {
       if (child.exitCode === null && child.signalCode === null) child.kill(signal);
       await exited;
     },
+  };
+}
+
+/** An allocation a bridge recorded, as the API lists it: what the bridge tests read of it. */
+export interface ObservedView {
+  id: string;
+  externalId: string;
+  tenantId: string;
+  endsAt: string | null;
+  live: boolean;
+  releasedBy: string | null;
+  ending: { action: string; answer: string } | null;
+}
+
+/** Reads a bridge's allocations: `live(nodeId)` on a node, `of(externalId)` by the scheduler's id. */
+export function observedAllocations(h: Harness, source: string) {
+  const list = async (query: string) =>
+    (await call(h, 'GET', `/v1/allocations?source=${source}&${query}`)).body.items as ObservedView[];
+  return {
+    live: (nodeId: string) => list(`nodeId=${nodeId}&live=true`),
+    of: (externalId: string) => list(`externalId=${externalId}`),
   };
 }

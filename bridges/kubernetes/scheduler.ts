@@ -1,0 +1,220 @@
+import {
+  ApiException,
+  CoreV1Api,
+  makeInformer,
+  PatchStrategy,
+  PolicyV1Api,
+  setHeaderOptions,
+  type Informer,
+  type KubeConfig,
+  type KubernetesObject,
+  type ObjectCache,
+  type V1Namespace,
+  type V1Node,
+  type V1Pod,
+  type V1PodDisruptionBudget,
+} from '@kubernetes/client-node';
+import type { EndingAction } from '../../domain/observed';
+import type { SchedulerWork } from '../../domain/scheduler';
+import type { Scheduler, WorkWatch } from '../scheduler';
+import {
+  blockedBy,
+  budgetNamed,
+  CORDON_ANNOTATION,
+  nodeState,
+  podId,
+  TENANT_LABEL,
+  workOfPod,
+} from './objects';
+
+/** After a watch failed, the first wait before it starts again; doubled up to MAX_RESTART_MS. */
+const FIRST_RESTART_MS = 500;
+const MAX_RESTART_MS = 30_000;
+
+export interface KubernetesOptions {
+  cluster: string;
+  kubeconfig: KubeConfig;
+  /** The grace period of a pod deleted at a drain's deadline, in ms; null: the pod's own. */
+  deleteGraceMs: number | null;
+  /** How long Ready may be False/Unknown before the node counts as down. */
+  notReadyAfterMs: number;
+}
+
+/** A watched kind: its informer's cache, and whether it holds the cluster's current objects. */
+interface Watched<T extends KubernetesObject> {
+  cache: ObjectCache<T>;
+  synced: () => boolean;
+}
+
+/**
+ * The Kubernetes adapter: informers (list, then watch) on nodes, pods, PodDisruptionBudgets and
+ * namespaces; reads come from their caches, so a pass costs Kubernetes nothing. Cordon and
+ * uncordon patch the node; work ends through the Eviction API (PodDisruptionBudgets honoured)
+ * while a drain waits, and by deletion once its deadline passed.
+ */
+export function kubernetesScheduler(options: KubernetesOptions): Scheduler & { stop(): Promise<void> } {
+  const kc = options.kubeconfig;
+  const core = kc.makeApiClient(CoreV1Api);
+  const policy = kc.makeApiClient(PolicyV1Api);
+  let watch: WorkWatch | null = null;
+  const informers: Informer<KubernetesObject>[] = [];
+  let stopped = false;
+
+  /** Starts an informer and keeps it going: after a failure it starts again, with backoff. */
+  function follow<T extends KubernetesObject>(path: string, list: () => Promise<{ items: T[] }>): Watched<T> {
+    const informer = makeInformer<T>(kc, path, list as never);
+    informers.push(informer as unknown as Informer<KubernetesObject>);
+    let synced = false;
+    let wait = FIRST_RESTART_MS;
+    const start = () =>
+      informer.start().then(
+        () => {
+          synced = true;
+          wait = FIRST_RESTART_MS;
+          watch?.changed();
+        },
+        () => undefined, // its error callback ran: restart() is under way
+      );
+    const restart = () => {
+      synced = false;
+      if (stopped) return;
+      setTimeout(() => void start(), wait).unref();
+      wait = Math.min(MAX_RESTART_MS, wait * 2);
+    };
+    informer.on('error', restart);
+    void start();
+    return { cache: informer, synced: () => synced };
+  }
+
+  const nodes = follow<V1Node>('/api/v1/nodes', () => core.listNode());
+  const pods = follow<V1Pod>('/api/v1/pods', () => core.listPodForAllNamespaces());
+  const budgets = follow<V1PodDisruptionBudget>('/apis/policy/v1/poddisruptionbudgets', () =>
+    policy.listPodDisruptionBudgetForAllNamespaces(),
+  );
+  const namespaces = follow<V1Namespace>('/api/v1/namespaces', () => core.listNamespace());
+
+  const requireSynced = (...watched: Watched<KubernetesObject>[]) => {
+    if (!watched.every((w) => w.synced())) {
+      throw new Error('the watches of kube-apiserver are not in step (starting, or kube-apiserver away)');
+    }
+  };
+  const tenantOf = (namespace: string) =>
+    namespaces.cache.get(namespace)?.metadata?.labels?.[TENANT_LABEL] ?? null;
+
+  // What a pass reads only changes with these: each change wakes one (passes coalesce).
+  const changed = () => watch?.changed();
+  const counted = new Set<string>();
+  const seePod = (pod: V1Pod) => {
+    const id = podId(pod);
+    const work = workOfPod(pod, tenantOf);
+    if (work && !counted.has(id)) {
+      counted.add(id);
+      changed();
+    } else if (!work && counted.delete(id)) watch?.ended([id]);
+  };
+  const informerOf = <T extends KubernetesObject>(w: Watched<T>) => w.cache as unknown as Informer<T>;
+  informerOf(pods).on('add', seePod);
+  informerOf(pods).on('update', seePod);
+  informerOf(pods).on('delete', (pod) => {
+    const id = podId(pod);
+    if (counted.delete(id)) watch?.ended([id]);
+  });
+  const seen = new Map<string, string>();
+  const seeNode = (node: V1Node) => {
+    const digest = JSON.stringify(nodeState(node, options.notReadyAfterMs, Date.now()));
+    if (seen.get(node.metadata!.name!) !== digest) changed();
+    seen.set(node.metadata!.name!, digest);
+  };
+  informerOf(nodes).on('add', seeNode);
+  informerOf(nodes).on('update', seeNode);
+  informerOf(nodes).on('delete', changed);
+  // A budget's status moves as pods come and go: a refused eviction may go through now.
+  informerOf(budgets).on('change', changed);
+  informerOf(namespaces).on('change', changed);
+
+  const patch = (name: string, body: object) =>
+    core.patchNode({ name, body }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
+
+  return {
+    source: `kubernetes:${options.cluster}`,
+    async listNodes() {
+      requireSynced(nodes);
+      const now = Date.now();
+      return nodes.cache.list().map((n) => nodeState(n, options.notReadyAfterMs, now));
+    },
+    async listWork() {
+      requireSynced(pods, namespaces);
+      return pods.cache.list().flatMap((pod) => workOfPod(pod, tenantOf) ?? []);
+    },
+    watchWork(w) {
+      watch = w;
+      return () => (watch = null);
+    },
+    async cordon(node, reason) {
+      await patch(node, {
+        spec: { unschedulable: true },
+        metadata: { annotations: { [CORDON_ANNOTATION]: reason } },
+      });
+    },
+    async uncordon(node) {
+      await patch(node, {
+        spec: { unschedulable: false },
+        metadata: { annotations: { [CORDON_ANNOTATION]: null } },
+      });
+    },
+    endAction: (_work, forced) => (forced ? 'delete' : 'evict'),
+    async endWork(work: SchedulerWork, action: EndingAction) {
+      const [namespace, name, uid] = work.id.split('/') as [string, string, string];
+      // The uid precondition: a new pod of the same name is other work, never ended for this one.
+      const preconditions = { uid };
+      try {
+        if (action === 'evict') {
+          await core.createNamespacedPodEviction({
+            name,
+            namespace,
+            body: {
+              apiVersion: 'policy/v1',
+              kind: 'Eviction',
+              metadata: { name, namespace },
+              deleteOptions: { preconditions },
+            },
+          });
+          return 'evicted: the pod is terminating';
+        }
+        const grace = options.deleteGraceMs === null ? undefined : Math.round(options.deleteGraceMs / 1000);
+        await core.deleteNamespacedPod({
+          name,
+          namespace,
+          gracePeriodSeconds: grace,
+          body: { preconditions },
+        });
+        return `deleted${grace === undefined ? '' : ` (grace ${grace} s)`}: the pod is terminating`;
+      } catch (error) {
+        if (!(error instanceof ApiException)) throw error;
+        if (error.code === 404 || error.code === 409) return 'already gone';
+        const status = parseStatus(error.body);
+        if (error.code === 429) {
+          const budget = budgetNamed(status.details?.causes ?? []);
+          if (budget) throw new Error(blockedBy(namespace, budget, budgets.cache.get(budget, namespace)));
+        }
+        throw new Error(
+          `${action === 'evict' ? 'eviction' : 'deletion'} refused (${error.code}): ${status.message ?? 'no reason given'}`,
+        );
+      }
+    },
+    async stop() {
+      stopped = true;
+      await Promise.all(informers.map((i) => i.stop()));
+    },
+  };
+}
+
+/** The Status kube-apiserver answered a refusal with. */
+function parseStatus(body: unknown): { message?: string; details?: { causes?: { message?: string }[] } } {
+  if (typeof body !== 'string') return (body ?? {}) as object;
+  try {
+    return JSON.parse(body) as object;
+  } catch {
+    return { message: body };
+  }
+}

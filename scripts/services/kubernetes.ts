@@ -139,6 +139,8 @@ export interface KubernetesCluster {
   /** kube-apiserver's URL. */
   server: string;
   nodes: string[];
+  /** The built kubectl, for a shell that runs it as an operator would (with `env`). */
+  kubectlPath: string;
   /** Runs the built kubectl with `env`, `input` on its stdin; its stdout, or an error with its stderr. */
   kubectl(args: string[], input?: string): Promise<string>;
   /** Kills kube-apiserver (SIGKILL), runs `whileDown`, starts it again on the same port and etcd; resolves once /readyz is ok. */
@@ -298,6 +300,7 @@ export async function startKubernetes(options: KubernetesOptions): Promise<Kuber
     env,
     server,
     nodes: names,
+    kubectlPath: bin.kubectl,
     async kubectl(args, input) {
       const running = exec(bin.kubectl, args, {
         env: { ...process.env, ...env },

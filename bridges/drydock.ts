@@ -23,14 +23,14 @@ export class DrydockSide {
 
   /** Every node that is not deleted. */
   nodes(): Promise<Node[]> {
-    return every((cursor) => this.api.GET('/v1/nodes', { params: { query: { limit: 50, cursor } } }));
+    return every((cursor) => this.api.GET('/v1/nodes', { params: { query: { limit: 200, cursor } } }));
   }
 
   /** The live allocations this bridge's scheduler placed. */
   async allocations(): Promise<ObservedAllocation[]> {
     const items = await every((cursor) =>
       this.api.GET('/v1/allocations', {
-        params: { query: { source: this.source, live: 'true', limit: 50, cursor } },
+        params: { query: { source: this.source, live: 'true', limit: 500, cursor } },
       }),
     );
     return items.map((a) => ({

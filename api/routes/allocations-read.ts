@@ -33,7 +33,7 @@ const listRoute = createRoute({
         .regex(EXTERNAL_ID_PATTERN, "externalId is a scheduler's id of the work")
         .optional(),
       live: booleanString.optional(),
-      limit: limit(50, 50),
+      limit: limit(500, 50),
       cursor: cursor.optional(),
     }),
   },

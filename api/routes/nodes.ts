@@ -44,7 +44,7 @@ const listNodesRoute = createRoute({
         .optional()
         .openapi({ description: 'nodes whose hostname contains this, in any case' }),
       includeDeleted: booleanString.optional(),
-      limit: limit(50, 50),
+      limit: limit(200, 50),
       cursor: cursor.optional(),
     }),
   },

@@ -73,7 +73,7 @@ describe('nodes: errors', () => {
       ['POST', `/v1/nodes/${id}/cordon`, { headers: { 'if-match': 'W/"abc"' } }],
       ['POST', `/v1/nodes/${id}/drain`, { body: { deadline: 'soon' } }],
       ['POST', `/v1/nodes/${id}/drain`, { headers: { 'idempotency-key': 'short' } }],
-      ['GET', '/v1/nodes?limit=51', {}],
+      ['GET', '/v1/nodes?limit=201', {}],
       ['GET', '/v1/nodes?limit=0', {}],
       ['GET', '/v1/nodes?cordoned=yes', {}],
       ['GET', '/v1/nodes?provisionState=happy', {}],

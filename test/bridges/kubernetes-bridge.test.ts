@@ -8,7 +8,7 @@ import { loadConfig } from '../../config';
 import { startKubernetes, type KubernetesCluster } from '../../scripts/services/kubernetes';
 import { observedAllocations, startBridge, type BridgeProcess } from '../support/bridge';
 import { operationWhen } from '../support/builders';
-import { call, eventsOf, seedNode, seedPool } from '../support/fixtures';
+import { call, eventsOf, seedNode, seedPool, tenantKey } from '../support/fixtures';
 import { eventually, useHarness } from '../support/harness';
 
 // The Kubernetes bridge end to end: a real kube-apiserver, controller manager (its disruption
@@ -154,7 +154,7 @@ afterAll(async () => {
 });
 
 describe('the Kubernetes bridge', () => {
-  it('records each pod bound to a matched node as an observed allocation, never a DaemonSet pod', async () => {
+  it('records each pod bound to a matched node as an observed allocation for its tenant, never a DaemonSet pod', async () => {
     await apply({
       apiVersion: 'apps/v1',
       kind: 'DaemonSet',
@@ -180,6 +180,16 @@ describe('the Kubernetes bridge', () => {
     expect(recorded).toMatchObject({ externalId: podId(batch), tenantId: 'research' });
     expect(Date.parse(recorded!.endsAt!)).toBeGreaterThan(Date.now() + 3_500_000);
     for (const daemon of daemons) expect(await allocationsOf(podId(daemon))).toEqual([]);
+    // Projected to its tenant: research's key sees the pod's allocation, another tenant's does not.
+    const asTenant = async (tenantId: string) => {
+      const key = await tenantKey(h, tenantId, ['compute:nodes:read'], `read-${tenantId}`);
+      const listed = await call(h, 'GET', `/v1/allocations?source=${SOURCE}&live=true`, {
+        token: key.secret,
+      });
+      return (listed.body.items as { externalId: string }[]).map((a) => a.externalId);
+    };
+    expect(await asTenant('research')).toEqual([podId(batch)]);
+    expect(await asTenant('acme')).toEqual([]);
     const view = await until(() => schedulerView(nodeA));
     expect(view).toMatchObject({ name: A, cordoned: false, down: false, state: 'Ready' });
 

@@ -64,18 +64,21 @@ export function kubernetesScheduler(options: KubernetesOptions): Scheduler & { s
   function follow<T extends KubernetesObject>(path: string, list: () => Promise<{ items: T[] }>): Watched<T> {
     const informer = makeInformer<T>(kc, path, list as never);
     informers.push(informer as unknown as Informer<KubernetesObject>);
+    // In step once a start listed and watches without an error since: a start whose list failed
+    // resolves too (its error callback ran), and a cache never filled is no answer.
     let synced = false;
+    let failed = false;
     let wait = FIRST_RESTART_MS;
-    const start = () =>
-      informer.start().then(
-        () => {
-          synced = true;
-          wait = FIRST_RESTART_MS;
-          watch?.changed();
-        },
-        () => undefined, // its error callback ran: restart() is under way
-      );
+    const start = async () => {
+      failed = false;
+      await informer.start().catch(() => (failed = true));
+      if (failed || stopped) return;
+      synced = true;
+      wait = FIRST_RESTART_MS;
+      watch?.changed();
+    };
     const restart = () => {
+      failed = true;
       synced = false;
       if (stopped) return;
       setTimeout(() => void start(), wait).unref();

@@ -19,7 +19,7 @@ export interface PassSummary {
   observed: number;
   released: number;
   ended: number;
-  /** Of `ended`, how many the scheduler refused (asked again soon: REFUSED_AGAIN_AFTER_MS). */
+  /** Of `ended`, the polite asks the scheduler refused (asked again soon: REFUSED_AGAIN_AFTER_MS). */
   refused: number;
   cordoned: string[];
   uncordoned: string[];
@@ -136,14 +136,14 @@ export async function reconcile(
       summary.observed++;
     });
   });
-  await inBatches(plan.end, async ({ allocation, work, action }) => {
+  await inBatches(plan.end, async ({ allocation, work, action, forced }) => {
     await attempt(summary, `end ${work.id}`, async () => {
       let answer: string;
       try {
         answer = await scheduler.endWork(work, action);
       } catch (error) {
         answer = `${REFUSED}${(error as Error).message}`;
-        summary.refused++;
+        if (!forced) summary.refused++;
       }
       await drydock.ending(allocation.id, action, answer);
       summary.ended++;

@@ -186,7 +186,7 @@ describe('workPlan', () => {
     expect(workPlan([placed(work())], [recorded()], none, kubernetes, now).end).toEqual([]);
   });
 
-  it('asks again soon after a refusal, and by force at once when the deadline comes', () => {
+  it('asks again soon after a polite ask was refused, and by force at once when the deadline comes', () => {
     const draining = new Set(['node_1']);
     const refused = recorded({
       ending: answer('evict', `${REFUSED}eviction blocked by PodDisruptionBudget`, 500),
@@ -198,6 +198,14 @@ describe('workPlan', () => {
     const accepted = recorded({ ending: answer('evict', 'evicted', 500) });
     expect(
       workPlan([placed(work())], [accepted], draining, kubernetes, now + REFUSED_AGAIN_AFTER_MS).end,
+    ).toEqual([]);
+    // A forced ask refused is not asked again soon: what refuses it does not pass by itself.
+    const forcedRefused = recorded({
+      endRequestedAt: new Date(now).toISOString(),
+      ending: answer('requeue', `${REFUSED}Requested operation is presently disabled`, 500),
+    });
+    expect(
+      workPlan([placed(work())], [forcedRefused], none, slurm, now + REFUSED_AGAIN_AFTER_MS).end,
     ).toEqual([]);
     const deadline = { ...accepted, endRequestedAt: new Date(now).toISOString() };
     expect(workPlan([placed(work())], [deadline], draining, kubernetes, now).end).toMatchObject([

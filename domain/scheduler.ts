@@ -168,8 +168,8 @@ export interface WorkPlan {
   observe: PlacedWork[];
   /** Recorded, no longer running: the scheduler says it is gone. */
   release: ObservedAllocation[];
-  /** Recorded, still running, and to be asked to end (politely, or as a drain's deadline asked). */
-  end: { allocation: ObservedAllocation; work: SchedulerWork; action: EndingAction }[];
+  /** Recorded, still running, and to be asked to end: politely, or `forced` (a drain's deadline asked). */
+  end: { allocation: ObservedAllocation; work: SchedulerWork; action: EndingAction; forced: boolean }[];
 }
 
 /**
@@ -183,14 +183,18 @@ export const REFUSED = 'refused: ';
 
 /** How long a bridge leaves the scheduler to end work it accepted to end before asking again. */
 export const END_AGAIN_AFTER_MS = 30_000;
-/** How long after a refusal a bridge asks again (kubectl drain: 5 s): a budget frees up in seconds. */
+/**
+ * How long after a polite ask was refused a bridge asks again (kubectl drain: 5 s): a
+ * PodDisruptionBudget frees up in seconds. A forced ask refused waits `END_AGAIN_AFTER_MS`: what
+ * refuses it (a permission, a job that cannot be requeued) does not pass by itself.
+ */
 export const REFUSED_AGAIN_AFTER_MS = 1_000;
 
 /**
  * Compares what runs with what Drydock records: what to record, release and end. Work on a node
  * whose drain is open (`draining`) is asked politely where the scheduler can; work a deadline
  * let go (`endRequestedAt`) by force. The same ask is repeated only after `END_AGAIN_AFTER_MS`
- * (`REFUSED_AGAIN_AFTER_MS` when it was refused).
+ * (`REFUSED_AGAIN_AFTER_MS` when a polite one was refused).
  */
 export function workPlan(
   running: PlacedWork[],
@@ -210,8 +214,8 @@ export function workPlan(
     }
     const forced = allocation.endRequestedAt !== null;
     const action = forced || draining.has(allocation.nodeId) ? endActions(current.work, forced) : null;
-    if (action !== null && !askedLately(allocation, action, now)) {
-      plan.end.push({ allocation, work: current.work, action });
+    if (action !== null && !askedLately(allocation, action, forced, now)) {
+      plan.end.push({ allocation, work: current.work, action, forced });
     }
   }
   for (const placed of running) {
@@ -221,9 +225,14 @@ export function workPlan(
   return plan;
 }
 
-function askedLately(allocation: ObservedAllocation, action: EndingAction, now: number): boolean {
+function askedLately(
+  allocation: ObservedAllocation,
+  action: EndingAction,
+  forced: boolean,
+  now: number,
+): boolean {
   const { ending } = allocation;
   if (ending === null || ending.action !== action) return false;
-  const wait = ending.answer.startsWith(REFUSED) ? REFUSED_AGAIN_AFTER_MS : END_AGAIN_AFTER_MS;
+  const wait = !forced && ending.answer.startsWith(REFUSED) ? REFUSED_AGAIN_AFTER_MS : END_AGAIN_AFTER_MS;
   return now - Date.parse(ending.at) < wait;
 }

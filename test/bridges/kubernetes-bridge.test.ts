@@ -9,7 +9,7 @@ import { startKubernetes, type KubernetesCluster } from '../../scripts/services/
 import { observedAllocations, startBridge, type BridgeProcess } from '../support/bridge';
 import { operationWhen } from '../support/builders';
 import { call, eventsOf, seedNode, seedPool, tenantKey } from '../support/fixtures';
-import { eventually, useHarness } from '../support/harness';
+import { useHarness } from '../support/harness';
 
 // The Kubernetes bridge end to end: a real kube-apiserver, controller manager (its disruption
 // controller computes what a PodDisruptionBudget allows), scheduler and etcd, kwok playing the
@@ -52,7 +52,8 @@ interface KubeNode {
   spec: { unschedulable?: boolean; taints?: { key: string; value?: string; effect: string }[] };
 }
 
-const until = <T>(check: () => Promise<T | undefined | false>, ms = 30_000) => eventually(check, ms, 100);
+/** Polls `check` (30 s at most); a failure quotes what the bridge logged. */
+const until = <T>(check: () => Promise<T | undefined | false>, ms?: number) => bridge.until(check, ms);
 const kubectl = (args: string[], input?: string) => kube.kubectl(args, input);
 const apply = (object: object) => kubectl(['apply', '-f', '-'], JSON.stringify(object));
 const podsOf = async (selector: string) =>
@@ -322,9 +323,12 @@ describe('the Kubernetes bridge', () => {
       const [allocation] = await allocationsOf(podId(pod));
       expect(allocation).toMatchObject({ live: false, ending: { action: 'evict' } });
     }
-    // Three pods, three replacements: nothing evicted twice (a fourth pod would be a double).
-    const all = await podsOf('app=api');
-    expect(all.filter(isRunning)).toHaveLength(3);
+    // Three pods gone, three replacements running on B, and no other pod of it.
+    const all = await until(async () => {
+      const now = await podsOf('app=api');
+      return now.filter(isRunning).length === 3 && now;
+    });
+    expect(all.map((p) => p.spec.nodeName)).toEqual([B, B, B]);
     const events = await eventsOf(h, nodeA, 'allocation.observed');
     expect(events.filter((e) => String(e.data.externalId).includes('/api-'))).toHaveLength(3);
     await call(h, 'POST', `/v1/nodes/${nodeA}/uncordon`, { body: {} });

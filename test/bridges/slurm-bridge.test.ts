@@ -9,7 +9,7 @@ import { startSlurm, type SlurmCluster } from '../../scripts/services/slurm';
 import { observedAllocations, slurmHook, startBridge, type BridgeProcess } from '../support/bridge';
 import { operationWhen } from '../support/builders';
 import { call, eventsOf, seedNode, seedPool } from '../support/fixtures';
-import { eventually, useHarness } from '../support/harness';
+import { useHarness } from '../support/harness';
 
 // The Slurm bridge end to end: a real slurmctld, slurmd and munged, the bridge as its own process
 // (bin/drydock-bridge.mjs) against the API over HTTP, slurmctld's hooks running bin/drydock-slurm-hook.
@@ -47,7 +47,8 @@ const squeueJob = async (id: string) =>
     await slurm.slurmJson<{ jobs: { job_id: number; job_state: string; restart_cnt: number }[] }>('squeue')
   ).jobs.find((j) => String(j.job_id) === id);
 const { live, of: allocationsOf } = observedAllocations(h, SOURCE);
-const until = <T>(check: () => Promise<T | undefined | false>) => eventually(check, 30_000, 100);
+/** Polls `check` (30 s at most); a failure quotes what the bridge logged. */
+const until = <T>(check: () => Promise<T | undefined | false>, ms?: number) => bridge.until(check, ms);
 const nodeView = async (nodeId: string) => (await call(h, 'GET', `/v1/nodes/${nodeId}`)).body;
 
 function runBridge() {

@@ -35,6 +35,8 @@ export interface BridgeProcess {
   child: ChildProcess;
   /** Every JSON log line so far. */
   lines: Record<string, unknown>[];
+  /** Resolves once `check` answers (polled every 100 ms, 30 s at most); failing, it quotes the bridge's log. */
+  until<T>(check: () => Promise<T | undefined | false>, ms?: number): Promise<T>;
   /** Resolves once the bridge logged a line for which `match` holds, looking from line `from` on. */
   logged(match: (line: Record<string, unknown>) => boolean, from?: number): Promise<Record<string, unknown>>;
   /** SIGTERM (or `signal`), then waits for it to exit. */
@@ -77,15 +79,14 @@ export function startBridge(options: {
     }
   });
   const exited = new Promise<void>((done) => child.once('exit', () => done()));
+  const quoting = (error: Error): never => {
+    throw new Error(`${error.message}; the bridge said:\n${lines.map((l) => JSON.stringify(l)).join('\n')}`);
+  };
   return {
     child,
     lines,
-    logged: (match, from = 0) =>
-      eventually(async () => lines.slice(from).find(match), 30_000).catch((error: Error) => {
-        throw new Error(
-          `${error.message}; the bridge said:\n${lines.map((l) => JSON.stringify(l)).join('\n')}`,
-        );
-      }),
+    until: (check, ms = 30_000) => eventually(check, ms, 100).catch(quoting),
+    logged: (match, from = 0) => eventually(async () => lines.slice(from).find(match), 30_000).catch(quoting),
     async stop(signal = 'SIGTERM') {
       if (child.exitCode === null && child.signalCode === null) child.kill(signal);
       await exited;

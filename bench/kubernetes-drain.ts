@@ -8,9 +8,9 @@
  *
  * Scale. The issue asks for 1,000 nodes and 10,000 pods (`--nodes 1000 --pods 10000`); the default
  * is 300 and 3,000, what a 2-core machine shared with other work sustains. Tried here at 1,000: the
- * cluster took 350 s to start (its nodes are created one by one), and kwok's node status every
- * ~60 s plus the 1,000 Leases this process renews (below) kept kube-apiserver so busy that a round
- * of renewals took 25–48 s; nodes then went NotReady mid-drain, the node lifecycle controller marked
+ * cluster took 350 s to start (its nodes are created one by one), and with 1,000 node Leases
+ * renewed (then by this benchmark, every 15 s) kube-apiserver was so busy that a round of renewals
+ * took 25–48 s; nodes then went NotReady mid-drain, the node lifecycle controller marked
  * their pods not Ready (kwok never marks them Ready again), and every budget refused every eviction
  * from then on. The scale used is printed with every figure.
  *
@@ -47,8 +47,8 @@
  * after each answer); the baseline, for the same pod, is when a watch of the pods in this process
  * saw it deleted.
  *
- * Throughout, this process renews a Lease for every node every 15 s, as kubelets do: kwok as
- * scripts/services/kubernetes.ts runs it keeps none (keepNodeLeases says why that matters).
+ * kwok renews each node's Lease every 10 s (scripts/services/kubernetes.ts), as kubelets do: without
+ * them nodes went NotReady on this busy machine and every budget refused every eviction.
  */
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -57,14 +57,12 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import {
   AppsV1Api,
-  CoordinationV1Api,
   CoreV1Api,
   KubeConfig,
   makeInformer,
   PatchStrategy,
   PolicyV1Api,
   setHeaderOptions,
-  V1MicroTime,
   type V1Pod,
 } from '@kubernetes/client-node';
 import { createApiClient } from '@drydock/client';
@@ -115,8 +113,6 @@ const GOAL_RELEASE_MS = 1000;
 /** Replacement pods a spare node takes (kwok's nodes hold any number; this just spreads them). */
 const PODS_PER_SPARE = 100;
 const DRAIN_TIMEOUT_MS = 15 * 60_000;
-/** How often this process renews every node's Lease (a kubelet's default is 10 s; the grace 50 s). */
-const LEASE_RENEW_MS = 15_000;
 /** The issue asks for 1,000 nodes and 10,000 pods; what this 2-core machine sustains (see above). */
 const DEFAULT_NODES = 300;
 const DEFAULT_PODS = 3000;
@@ -333,12 +329,6 @@ async function measure(o: Options, teardown: Teardown, log: Log): Promise<number
     startBridgeProcess({ api: `http://127.0.0.1:${api.port}`, token, kubeconfig: kube.kubeconfig }, teardown);
 
   const k = kubeClients(kube);
-  await keepNodeLeases(
-    k,
-    shape.specs.map((n) => n.name),
-    teardown,
-    log,
-  );
 
   // ── 1. the drain workloads, placed ─────────────────────────────────────────────────────────────
   const placement = await placeDrainWorkloads(k, shape, o, log);
@@ -533,52 +523,6 @@ function kubeClients(kube: KubernetesCluster) {
 }
 
 type KubeClients = ReturnType<typeof kubeClients>;
-
-/**
- * Renews a Lease in kube-node-lease for every node, as kubelets do: kwok as scripts/services/
- * kubernetes.ts runs it keeps none and posts a node's status about once a minute, longer than the
- * node lifecycle controller's 50 s grace, so on a busy machine nodes went NotReady now and then and
- * the controller marked their pods not Ready (which kwok never undoes): every PodDisruptionBudget
- * then refused every eviction. A renewed Lease is a heartbeat the controller takes as one.
- */
-async function keepNodeLeases(k: KubeClients, names: string[], teardown: Teardown, log: Log) {
-  const coordination = k.kc.makeApiClient(CoordinationV1Api);
-  const namespace = 'kube-node-lease';
-  await paced(names, { concurrency: 16 }, async (name) => {
-    await coordination.createNamespacedLease({
-      namespace,
-      body: {
-        metadata: { name, namespace },
-        spec: { holderIdentity: name, leaseDurationSeconds: 40, renewTime: new V1MicroTime() },
-      },
-    });
-  });
-  let stopped = false;
-  const renewing = (async () => {
-    while (!stopped) {
-      const began = performance.now();
-      // MicroTime: six digits of fraction.
-      const renewTime = new Date().toISOString().replace(/\.(\d{3})Z$/, '.$1000Z');
-      await paced(names, { concurrency: 16 }, async (name) => {
-        if (stopped) return;
-        await coordination
-          .patchNamespacedLease(
-            { name, namespace, body: { spec: { renewTime } } },
-            setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
-          )
-          .catch((error: Error) => log(`lease ${name}: ${error.message}`));
-      });
-      const spent = performance.now() - began;
-      if (spent > LEASE_RENEW_MS)
-        log(`renewing ${names.length} node leases took ${round(spent / 1000, 1)} s`);
-      await sleep(Math.max(0, LEASE_RENEW_MS - spent));
-    }
-  })();
-  teardown.add('stop renewing node leases', async () => {
-    stopped = true;
-    await renewing;
-  });
-}
 
 const namespaceOf = (side: Side) => `drain-${side}`;
 

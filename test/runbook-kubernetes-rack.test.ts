@@ -146,6 +146,15 @@ beforeAll(async () => {
     `#!/bin/sh\necho "$1 $(kubectl get node "$1" -o jsonpath='{.spec.unschedulable}')" >> '${dir}/rolled-out.txt'\n`,
   );
   chmodSync(rollOut, 0o755);
+  // The bridge started (a slow start on a busy machine is no test's business): it reported every node.
+  await eventually(
+    async () => {
+      for (const id of Object.values(ids)) if ((await readNode(h, id)).schedulers.length === 0) return false;
+      return true;
+    },
+    120_000,
+    100,
+  );
 }, 40 * 60_000);
 
 afterAll(async () => {

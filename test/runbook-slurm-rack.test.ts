@@ -141,7 +141,16 @@ beforeAll(async () => {
     `#!/bin/sh\necho "$1 $(sinfo -h -N -n "$1" -o %T) $(squeue -h -w "$1" -o %i | wc -l)" >> '${dir}/rolled-out.txt'\n`,
   );
   chmodSync(rollOut, 0o755);
-}, 120_000);
+  // The bridge started (a slow start on a busy machine is no test's business): it reported every node.
+  await eventually(
+    async () => {
+      for (const id of Object.values(ids)) if ((await readNode(h, id)).schedulers.length === 0) return false;
+      return true;
+    },
+    120_000,
+    100,
+  );
+}, 240_000);
 
 afterAll(async () => {
   await bridge?.stop();

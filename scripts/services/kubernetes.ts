@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { stringify } from 'yaml';
 import { formatElapsed, GoBuildProgress, goInstall, progressLines } from './go-install';
-import { spawnDaemon, sweepAbandoned, untilReady, type Daemon } from './daemons';
+import { Fatal, spawnDaemon, sweepAbandoned, untilReady, type Daemon } from './daemons';
 import { freePort } from './process';
 
 const exec = promisify(execFile);
@@ -266,14 +266,21 @@ export async function startKubernetes(options: KubernetesOptions): Promise<Kuber
       `--kubeconfig=${kubeconfig}`,
       `--config=${kwokConfig}`,
       `--manage-nodes-with-annotation-selector=${KWOK_NODE_ANNOTATION}=fake`,
+      // Node Leases renewed every 10 s, as kubelets do: without them kwok posts a node's status
+      // about once a minute, past the node lifecycle controller's 50 s grace on a busy machine,
+      // and the node goes NotReady (its pods not Ready, every eviction refused by its budget).
+      '--node-lease-duration-seconds=40',
       // Pod IPs are names in pod status only: room for the benchmark's 10,000 pods.
       '--cidr=10.0.0.1/16',
     ]);
     for (const node of options.nodes) {
-      const created = await api('POST', '/api/v1/nodes', nodeObject(node));
-      if (created.status !== 201) {
-        throw new Error(`creating node ${node.name}: ${created.status} ${created.body}`);
-      }
+      // A busy machine's etcd may time out (500) a create it then makes: 409 is that one, done.
+      await until(`node ${node.name} created`, async () => {
+        const created = await api('POST', '/api/v1/nodes', nodeObject(node));
+        if (created.status === 201 || created.status === 409) return true;
+        if (created.status >= 500) return false;
+        throw new Fatal(`creating node ${node.name}: ${created.status} ${created.body}`);
+      });
     }
     await until(`every node (${names.join(', ')}) Ready and schedulable`, async () => {
       const { body } = await api('GET', '/api/v1/nodes');

@@ -9,7 +9,7 @@ import { startKubernetes, type KubernetesCluster } from '../../scripts/services/
 import { observedAllocations, startBridge, type BridgeProcess } from '../support/bridge';
 import { operationWhen } from '../support/builders';
 import { call, eventsOf, seedNode, seedPool, tenantKey } from '../support/fixtures';
-import { useHarness } from '../support/harness';
+import { eventually, useHarness } from '../support/harness';
 
 // The Kubernetes bridge end to end: a real kube-apiserver, controller manager (its disruption
 // controller computes what a PodDisruptionBudget allows), scheduler and etcd, kwok playing the
@@ -145,6 +145,8 @@ beforeAll(async () => {
   configFile = join(dir, 'bridge.yaml');
   writeFileSync(configFile, 'deleteGracePeriod: 1s\nnotReadyAfter: 2s\n');
   runBridge();
+  // Started (a slow start on a busy machine is no test's business): it has reported both nodes.
+  await eventually(async () => (await schedulerView(nodeA)) && (await schedulerView(nodeB)), 120_000, 100);
 }, 40 * 60_000);
 
 afterAll(async () => {

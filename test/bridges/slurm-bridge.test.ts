@@ -9,7 +9,7 @@ import { startSlurm, type SlurmCluster } from '../../scripts/services/slurm';
 import { observedAllocations, slurmHook, startBridge, type BridgeProcess } from '../support/bridge';
 import { operationWhen } from '../support/builders';
 import { call, eventsOf, seedNode, seedPool } from '../support/fixtures';
-import { useHarness } from '../support/harness';
+import { eventually, useHarness } from '../support/harness';
 
 // The Slurm bridge end to end: a real slurmctld, slurmd and munged, the bridge as its own process
 // (bin/drydock-bridge.mjs) against the API over HTTP, slurmctld's hooks running bin/drydock-slurm-hook.
@@ -89,7 +89,10 @@ beforeAll(async () => {
   configFile = join(dir, 'bridge.yaml');
   writeFileSync(configFile, 'tenants:\n  research: research-team\nend:\n  default: requeue\n');
   runBridge();
-}, 120_000);
+  // Started (a slow start on a busy machine is no test's business): it has reported both nodes.
+  const reported = async (nodeId: string) => (await nodeView(nodeId)).schedulers?.[0];
+  await eventually(async () => (await reported(node1)) && (await reported(node2)), 120_000, 100);
+}, 240_000);
 
 afterAll(async () => {
   await bridge?.stop();

@@ -329,9 +329,13 @@ export async function startKubernetes(options: KubernetesOptions): Promise<Kuber
       const apiserver = running.get('kube-apiserver')!;
       apiserver.child.kill('SIGKILL');
       await apiserver.exited;
-      await whileDown?.();
-      startApiserver();
-      await apiserverReady();
+      try {
+        await whileDown?.();
+      } finally {
+        // Back whatever whileDown found: the cluster stays usable for what comes after.
+        startApiserver();
+        await apiserverReady();
+      }
       log(`restarted kube-apiserver in ${Date.now() - restarting} ms`);
     },
     memory() {

@@ -313,10 +313,12 @@ describe('the Kubernetes bridge', () => {
       ),
     );
     await bridge.stop('SIGKILL');
-    const recorded = (await live(nodeA)).map((a) => a.externalId).sort();
-    // A new bridge started while kube-apiserver is away: no answer is no pods, so nothing is released.
+    // A new bridge started while kube-apiserver is away: no answer is no pods, so nothing is released
+    // (read from its start on: a release the killed one sent just before may land a moment later).
     await kube.restartApiserver(async () => {
       runBridge();
+      await bridge.logged((l) => String(l.message).startsWith('bridging'));
+      const recorded = (await live(nodeA)).map((a) => a.externalId).sort();
       await bridge.logged((l) => String(l.message).startsWith('pass failed'));
       expect((await live(nodeA)).map((a) => a.externalId).sort()).toEqual(recorded);
     });

@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../config';
 import { startKubernetes, type KubernetesCluster } from '../scripts/services/kubernetes';
-import { observedAllocations, startBridge, type BridgeProcess } from './support/bridge';
+import { observedAllocations, startBridge, untilReported, type BridgeProcess } from './support/bridge';
 import { readNode, useCli } from './support/cli';
 import { call, eventsOf, seedNode, seedPool } from './support/fixtures';
 import { eventually, useHarness } from './support/harness';
@@ -146,15 +146,7 @@ beforeAll(async () => {
     `#!/bin/sh\necho "$1 $(kubectl get node "$1" -o jsonpath='{.spec.unschedulable}')" >> '${dir}/rolled-out.txt'\n`,
   );
   chmodSync(rollOut, 0o755);
-  // The bridge started (a slow start on a busy machine is no test's business): it reported every node.
-  await eventually(
-    async () => {
-      for (const id of Object.values(ids)) if ((await readNode(h, id)).schedulers.length === 0) return false;
-      return true;
-    },
-    120_000,
-    100,
-  );
+  await untilReported(h, Object.values(ids));
 }, 40 * 60_000);
 
 afterAll(async () => {

@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../config';
 import { startSlurm, type SlurmCluster } from '../scripts/services/slurm';
-import { slurmHook, startBridge, type BridgeProcess } from './support/bridge';
+import { slurmHook, startBridge, untilReported, type BridgeProcess } from './support/bridge';
 import { readNode, useCli } from './support/cli';
 import { call, eventsOf, seedNode, seedPool } from './support/fixtures';
 import { eventually, useHarness } from './support/harness';
@@ -141,15 +141,7 @@ beforeAll(async () => {
     `#!/bin/sh\necho "$1 $(sinfo -h -N -n "$1" -o %T) $(squeue -h -w "$1" -o %i | wc -l)" >> '${dir}/rolled-out.txt'\n`,
   );
   chmodSync(rollOut, 0o755);
-  // The bridge started (a slow start on a busy machine is no test's business): it reported every node.
-  await eventually(
-    async () => {
-      for (const id of Object.values(ids)) if ((await readNode(h, id)).schedulers.length === 0) return false;
-      return true;
-    },
-    120_000,
-    100,
-  );
+  await untilReported(h, Object.values(ids));
 }, 240_000);
 
 afterAll(async () => {

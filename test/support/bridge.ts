@@ -94,6 +94,24 @@ export function startBridge(options: {
   };
 }
 
+/**
+ * Waits until the bridge reported each of these nodes (a scheduler view on each): a bridge's slow
+ * start on a busy machine is no test's business, so a setup waits for it, up to 2 minutes.
+ */
+export async function untilReported(h: Harness, nodeIds: string[]): Promise<void> {
+  await eventually(
+    async () => {
+      for (const id of nodeIds) {
+        const node = (await call(h, 'GET', `/v1/nodes/${id}`)).body as { schedulers: unknown[] };
+        if (node.schedulers.length === 0) return false;
+      }
+      return true;
+    },
+    120_000,
+    100,
+  );
+}
+
 /** An allocation a bridge recorded, as the API lists it: what the bridge tests read of it. */
 export interface ObservedView {
   id: string;

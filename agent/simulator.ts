@@ -1,4 +1,5 @@
 import { join } from 'node:path';
+import { mapLimited } from '../cli-kit/map-limited';
 import { AgentClient } from './client';
 import { CommandHandlers, type CommandHandler } from './commands';
 import { Connections } from './connections';
@@ -230,22 +231,4 @@ function plannedMachines(options: SimulatorOptions): SimulatedMachine[] {
   return Array.from({ length: count }, (_, i) => ({
     hostname: `${prefix}-${String(i + 1).padStart(width, '0')}`,
   }));
-}
-
-/** `fn` over `items`, at most `limit` at a time, results in order; the first failure rejects. */
-async function mapLimited<T, R>(
-  items: T[],
-  limit: number,
-  fn: (item: T, index: number) => Promise<R>,
-): Promise<R[]> {
-  const results: R[] = new Array(items.length);
-  let next = 0;
-  const worker = async () => {
-    while (next < items.length) {
-      const index = next++;
-      results[index] = await fn(items[index]!, index);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
-  return results;
 }

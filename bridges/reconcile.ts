@@ -1,4 +1,5 @@
 import { ApiError, Unreachable, type Schemas } from '@drydock/client';
+import { mapLimited } from '../cli-kit/map-limited';
 import { nodeReport, REFUSED, nodeStep, tenantFor, workPlan, type PlacedWork } from '../domain/scheduler';
 import { sameReport, type SchedulerReport } from '../domain/scheduler-view';
 import type { DrydockSide } from './drydock';
@@ -33,7 +34,7 @@ export interface PassSummary {
 /** A report older than this is sent again even when nothing changed: the view says when it was seen. */
 const REFRESH_REPORT_MS = 60_000;
 /** How many writes to Drydock one pass has in flight at once. */
-const WRITES_AT_ONCE = 8;
+export const WRITES_AT_ONCE = 8;
 
 /**
  * One pass, from scratch (the bridge keeps no state between passes): reads the scheduler and
@@ -119,13 +120,13 @@ export async function reconcile(
     Date.now(),
   );
   // Released first: work the scheduler moved to another node is recorded there after.
-  await inBatches(plan.release, async (allocation) => {
+  await mapLimited(plan.release, WRITES_AT_ONCE, async (allocation) => {
     await attempt(summary, `release ${allocation.externalId}`, async () => {
       await drydock.release(allocation.id);
       summary.released++;
     });
   });
-  await inBatches(plan.observe, async (p) => {
+  await mapLimited(plan.observe, WRITES_AT_ONCE, async (p) => {
     await attempt(summary, `record ${p.work.id}`, async () => {
       await drydock.observe({
         nodeId: p.nodeId,
@@ -136,7 +137,7 @@ export async function reconcile(
       summary.observed++;
     });
   });
-  await inBatches(plan.end, async ({ allocation, work, action, forced }) => {
+  await mapLimited(plan.end, WRITES_AT_ONCE, async ({ allocation, work, action, forced }) => {
     await attempt(summary, `end ${work.id}`, async () => {
       let answer: string;
       try {
@@ -149,7 +150,7 @@ export async function reconcile(
       summary.ended++;
     });
   });
-  await inBatches(reports, async ({ nodeId, name, report }) => {
+  await mapLimited(reports, WRITES_AT_ONCE, async ({ nodeId, name, report }) => {
     await attempt(summary, `${name}: report`, async () => {
       await drydock.report(nodeId, report);
       summary.reported++;
@@ -176,12 +177,5 @@ async function attempt(summary: PassSummary, what: string, step: () => Promise<v
     if (error instanceof Unreachable) throw error;
     if (error instanceof ApiError) summary.problems.push(`${what}: ${error.code}: ${error.message}`);
     else summary.problems.push(`${what}: ${(error as Error).message}`);
-  }
-}
-
-/** Runs `each` over the items, WRITES_AT_ONCE at a time. */
-export async function inBatches<T>(items: T[], each: (item: T) => Promise<void>): Promise<void> {
-  for (let i = 0; i < items.length; i += WRITES_AT_ONCE) {
-    await Promise.all(items.slice(i, i + WRITES_AT_ONCE).map(each));
   }
 }

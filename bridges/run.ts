@@ -1,8 +1,9 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Log } from '../cli-kit/log';
+import { mapLimited } from '../cli-kit/map-limited';
 import { REFUSED_AGAIN_AFTER_MS } from '../domain/scheduler';
 import type { DrydockSide } from './drydock';
-import { inBatches, reconcile, type BridgeRules, type PassSummary } from './reconcile';
+import { reconcile, WRITES_AT_ONCE, type BridgeRules, type PassSummary } from './reconcile';
 import type { Scheduler } from './scheduler';
 
 /** The events that change what a bridge must do: a cordon, a drain and its end, a node come or gone, an end asked. */
@@ -40,8 +41,9 @@ export async function runBridge(options: BridgeOptions): Promise<void> {
   const { scheduler, drydock, log, signal } = options;
   let unmatched = '';
   const passes = new Passes(async (wokenBy) => {
+    const began = performance.now();
     const summary = await reconcile(scheduler, drydock, options.rules);
-    describe(summary, wokenBy, log);
+    describe(summary, wokenBy, Math.round(performance.now() - began), log);
     // Said when it changes, not every pass: a scheduler node Drydock does not know is never invented.
     if (summary.unmatched.join() !== unmatched) {
       unmatched = summary.unmatched.join();
@@ -85,7 +87,7 @@ export async function runBridge(options: BridgeOptions): Promise<void> {
 async function releaseEnded(drydock: DrydockSide, ids: string[], log: Log, retry: () => void) {
   let released = 0;
   try {
-    await inBatches(ids, async (id) => void (released += await drydock.releaseWork(id)));
+    await mapLimited(ids, WRITES_AT_ONCE, async (id) => void (released += await drydock.releaseWork(id)));
   } catch (error) {
     log('warn', `releasing ended work failed (${(error as Error).message}); a pass tries again`);
     retry();
@@ -179,7 +181,7 @@ class Passes {
   }
 }
 
-function describe(summary: PassSummary, wokenBy: Wake[], log: Log): void {
+function describe(summary: PassSummary, wokenBy: Wake[], tookMs: number, log: Log): void {
   const did = [
     summary.observed && `recorded ${summary.observed}`,
     summary.released && `released ${summary.released}`,
@@ -188,6 +190,6 @@ function describe(summary: PassSummary, wokenBy: Wake[], log: Log): void {
     summary.uncordoned.length && `resumed ${summary.uncordoned.join(', ')}`,
     summary.reported && `reported ${summary.reported} node${summary.reported === 1 ? '' : 's'}`,
   ].filter(Boolean);
-  if (did.length > 0) log('info', did.join('; '), { ...summary, wokenBy });
+  if (did.length > 0) log('info', did.join('; '), { ...summary, wokenBy, tookMs });
   for (const problem of summary.problems) log('warn', problem);
 }

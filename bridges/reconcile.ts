@@ -1,6 +1,14 @@
 import { ApiError, Unreachable, type Schemas } from '@drydock/client';
 import { mapLimited } from '../cli-kit/map-limited';
-import { nodeReport, REFUSED, nodeStep, tenantFor, workPlan, type PlacedWork } from '../domain/scheduler';
+import {
+  nodeReport,
+  REFUSED,
+  nodeStep,
+  tenantFor,
+  workPlan,
+  type NodeStep,
+  type PlacedWork,
+} from '../domain/scheduler';
 import { sameReport, type SchedulerReport } from '../domain/scheduler-view';
 import type { DrydockSide } from './drydock';
 import type { Scheduler } from './scheduler';
@@ -14,6 +22,9 @@ export interface BridgeRules {
   /** The tenant of work whose owner is not in `tenants`; absent: the node's own tenant. */
   defaultTenant: string | null;
 }
+
+/** The ends a pass is asking and recording, by the work's id: settled once the answer is recorded. */
+export type Answering = Map<string, Promise<void>>;
 
 /** What one pass did, for the log and the tests. */
 export interface PassSummary {
@@ -33,6 +44,8 @@ export interface PassSummary {
 
 /** A report older than this is sent again even when nothing changed: the view says when it was seen. */
 const REFRESH_REPORT_MS = 60_000;
+/** How many asks of the scheduler (cordon, uncordon, end work) one pass has in flight at once. */
+const ASKS_AT_ONCE = 32;
 /** How many writes to Drydock one pass has in flight at once. */
 export const WRITES_AT_ONCE = 8;
 
@@ -47,6 +60,7 @@ export async function reconcile(
   scheduler: Scheduler,
   drydock: DrydockSide,
   rules: BridgeRules,
+  answering: Answering,
 ): Promise<PassSummary> {
   // Drydock first, then the scheduler: work released (by the bridge's quick path) before Drydock
   // was read had ended before the scheduler is read, so this pass cannot record it again.
@@ -71,6 +85,7 @@ export async function reconcile(
   const matched = new Map<string, Schemas['Node']>();
   // Sent after the work: a release is what a drain waits for, a report is only what it shows.
   const reports: { nodeId: string; name: string; report: SchedulerReport }[] = [];
+  const steps: { name: string; step: NonNullable<NodeStep> }[] = [];
   for (const s of schedulerNodes) {
     const node = byHostname.get(rules.hostnames[s.name] ?? s.hostname ?? s.name);
     if (!node) {
@@ -80,16 +95,8 @@ export async function reconcile(
     matched.set(s.name, node);
     const drain = drains.get(node.id);
     const step = nodeStep(node.cordoned, s, drain ? { id: drain.id, reason: drain.reason } : null);
-    if (step?.kind === 'cordon') {
-      await attempt(summary, `${s.name}: cordon`, async () => {
-        await scheduler.cordon(s.name, step.reason);
-        summary.cordoned.push(s.name);
-      });
-    } else if (step?.kind === 'uncordon') {
-      await attempt(summary, `${s.name}: uncordon`, async () => {
-        await scheduler.uncordon(s.name);
-        summary.uncordoned.push(s.name);
-      });
+    if (step) {
+      steps.push({ name: s.name, step });
     } else {
       const known = node.schedulers.find((v) => v.source === scheduler.source) ?? null;
       const report = nodeReport(node.cordoned, s, scheduler.source, known, Date.now());
@@ -97,6 +104,19 @@ export async function reconcile(
         reports.push({ nodeId: node.id, name: s.name, report });
     }
   }
+  await mapLimited(steps, ASKS_AT_ONCE, async ({ name, step }) => {
+    await attempt(summary, `${name}: ${step.kind}`, async () => {
+      if (step.kind === 'cordon') {
+        await scheduler.cordon(name, step.reason);
+        summary.cordoned.push(name);
+      } else {
+        await scheduler.uncordon(name);
+        summary.uncordoned.push(name);
+      }
+    });
+  });
+  summary.cordoned.sort();
+  summary.uncordoned.sort();
 
   const placed: PlacedWork[] = [];
   for (const work of running) {
@@ -137,18 +157,29 @@ export async function reconcile(
       summary.observed++;
     });
   });
-  await mapLimited(plan.end, WRITES_AT_ONCE, async ({ allocation, work, action, forced }) => {
-    await attempt(summary, `end ${work.id}`, async () => {
+  // Each is asked, then its answer recorded, ASKS_AT_ONCE at a time (kubectl drain evicts a node's
+  // pods together). Work ended by the ask is released by the watch only after its answer is in
+  // (`answering`): recorded after the release, the answer would be refused and lost.
+  summary.ended = plan.end.length;
+  await mapLimited(plan.end, ASKS_AT_ONCE, async ({ allocation, work, action, forced }) => {
+    const answered = (async () => {
       let answer: string;
       try {
         answer = await scheduler.endWork(work, action);
       } catch (error) {
-        answer = `${REFUSED}${(error as Error).message}`;
         if (!forced) summary.refused++;
+        answer = `${REFUSED}${(error as Error).message}`;
       }
-      await drydock.ending(allocation.id, action, answer);
-      summary.ended++;
-    });
+      await attempt(summary, `end ${work.id}`, async () => {
+        await drydock.ending(allocation.id, action, answer);
+      });
+    })();
+    answering.set(work.id, answered);
+    try {
+      await answered;
+    } finally {
+      answering.delete(work.id);
+    }
   });
   await mapLimited(reports, WRITES_AT_ONCE, async ({ nodeId, name, report }) => {
     await attempt(summary, `${name}: report`, async () => {

@@ -3,7 +3,7 @@ import type { Log } from '../cli-kit/log';
 import { mapLimited } from '../cli-kit/map-limited';
 import { REFUSED_AGAIN_AFTER_MS } from '../domain/scheduler';
 import type { DrydockSide } from './drydock';
-import { reconcile, WRITES_AT_ONCE, type BridgeRules, type PassSummary } from './reconcile';
+import { reconcile, WRITES_AT_ONCE, type Answering, type BridgeRules, type PassSummary } from './reconcile';
 import type { Scheduler } from './scheduler';
 
 /** The events that change what a bridge must do: a cordon, a drain and its end, a node come or gone, an end asked. */
@@ -40,9 +40,10 @@ export interface BridgeOptions {
 export async function runBridge(options: BridgeOptions): Promise<void> {
   const { scheduler, drydock, log, signal } = options;
   let unmatched = '';
+  const answering: Answering = new Map();
   const passes = new Passes(async (wokenBy) => {
     const began = performance.now();
-    const summary = await reconcile(scheduler, drydock, options.rules);
+    const summary = await reconcile(scheduler, drydock, options.rules, answering);
     describe(summary, wokenBy, Math.round(performance.now() - began), log);
     // Said when it changes, not every pass: a scheduler node Drydock does not know is never invented.
     if (summary.unmatched.join() !== unmatched) {
@@ -61,7 +62,7 @@ export async function runBridge(options: BridgeOptions): Promise<void> {
   }, log);
   const stopWatching = scheduler.watchWork({
     changed: () => passes.wake('scheduler'),
-    ended: (ids) => void releaseEnded(drydock, ids, log, () => passes.wake('retry')),
+    ended: (ids) => void releaseEnded(drydock, ids, answering, log, () => passes.wake('retry')),
     failed: (error) =>
       log(
         'error',
@@ -84,9 +85,17 @@ export async function runBridge(options: BridgeOptions): Promise<void> {
  * idempotent, and a pass reads Drydock before the scheduler, so it never records again what this
  * released (reconcile). What fails here is left to a pass, woken by `retry`.
  */
-async function releaseEnded(drydock: DrydockSide, ids: string[], log: Log, retry: () => void) {
+async function releaseEnded(
+  drydock: DrydockSide,
+  ids: string[],
+  answering: Answering,
+  log: Log,
+  retry: () => void,
+) {
   let released = 0;
   try {
+    // An end the pass asked is released once its answer is recorded: after, the answer is refused.
+    await Promise.all(ids.map((id) => answering.get(id)));
     await mapLimited(ids, WRITES_AT_ONCE, async (id) => void (released += await drydock.releaseWork(id)));
   } catch (error) {
     log('warn', `releasing ended work failed (${(error as Error).message}); a pass tries again`);

@@ -17,6 +17,7 @@ import {
 import type { EndingAction } from '../../domain/observed';
 import type { SchedulerWork } from '../../domain/scheduler';
 import type { Scheduler, WorkWatch } from '../scheduler';
+import { pooledConfiguration } from './connections';
 import {
   blockedBy,
   budgetNamed,
@@ -54,8 +55,9 @@ interface Watched<T extends KubernetesObject> {
  */
 export function kubernetesScheduler(options: KubernetesOptions): Scheduler & { stop(): Promise<void> } {
   const kc = options.kubeconfig;
-  const core = kc.makeApiClient(CoreV1Api);
-  const policy = kc.makeApiClient(PolicyV1Api);
+  const configuration = pooledConfiguration(kc);
+  const core = new CoreV1Api(configuration);
+  const policy = new PolicyV1Api(configuration);
   let watch: WorkWatch | null = null;
   const informers: Informer<KubernetesObject>[] = [];
   let stopped = false;
@@ -135,6 +137,7 @@ export function kubernetesScheduler(options: KubernetesOptions): Scheduler & { s
   informerOf(budgets).on('change', changed);
   informerOf(namespaces).on('change', changed);
 
+  const inTurn = inTurnByKey();
   const patch = (name: string, body: object) =>
     core.patchNode({ name, body }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
 
@@ -166,49 +169,77 @@ export function kubernetesScheduler(options: KubernetesOptions): Scheduler & { s
       });
     },
     endAction: (_work, forced) => (forced ? 'delete' : 'evict'),
-    async endWork(work: SchedulerWork, action: EndingAction) {
-      const [namespace, name, uid] = work.id.split('/') as [string, string, string];
-      // The uid precondition: a new pod of the same name is other work, never ended for this one.
-      const preconditions = { uid };
-      try {
-        if (action === 'evict') {
-          await core.createNamespacedPodEviction({
-            name,
-            namespace,
-            body: {
-              apiVersion: 'policy/v1',
-              kind: 'Eviction',
-              metadata: { name, namespace },
-              deleteOptions: { preconditions },
-            },
-          });
-          return 'evicted: the pod is terminating';
-        }
-        const grace = options.deleteGraceMs === null ? undefined : Math.round(options.deleteGraceMs / 1000);
-        await core.deleteNamespacedPod({
-          name,
-          namespace,
-          gracePeriodSeconds: grace,
-          body: { preconditions },
-        });
-        return `deleted${grace === undefined ? '' : ` (grace ${grace} s)`}: the pod is terminating`;
-      } catch (error) {
-        if (!(error instanceof ApiException)) throw error;
-        if (error.code === 404 || error.code === 409) return 'already gone';
-        const status = parseStatus(error.body);
-        if (error.code === 429) {
-          const budget = budgetNamed(status.details?.causes ?? []);
-          if (budget) throw new Error(blockedBy(namespace, budget, budgets.cache.get(budget, namespace)));
-        }
-        throw new Error(
-          `${action === 'evict' ? 'eviction' : 'deletion'} refused (${error.code}): ${status.message ?? 'no reason given'}`,
-        );
-      }
+    endWork(work: SchedulerWork, action: EndingAction) {
+      const [namespace, name] = work.id.split('/') as [string, string];
+      const controller = pods.cache
+        .get(name, namespace)
+        ?.metadata?.ownerReferences?.find((o) => o.controller);
+      return inTurn(controller?.uid ?? work.id, () => endPod(work, action));
     },
     async stop() {
       stopped = true;
       await Promise.all(informers.map((i) => i.stop()));
     },
+  };
+
+  /** Evicts or deletes the pod `work` is, with a refusal in words (its budget and counts) as the error. */
+  async function endPod(work: SchedulerWork, action: EndingAction): Promise<string> {
+    const [namespace, name, uid] = work.id.split('/') as [string, string, string];
+    // The uid precondition: a new pod of the same name is other work, never ended for this one.
+    const preconditions = { uid };
+    try {
+      if (action === 'evict') {
+        await core.createNamespacedPodEviction({
+          name,
+          namespace,
+          body: {
+            apiVersion: 'policy/v1',
+            kind: 'Eviction',
+            metadata: { name, namespace },
+            deleteOptions: { preconditions },
+          },
+        });
+        return 'evicted: the pod is terminating';
+      }
+      const grace = options.deleteGraceMs === null ? undefined : Math.round(options.deleteGraceMs / 1000);
+      await core.deleteNamespacedPod({
+        name,
+        namespace,
+        gracePeriodSeconds: grace,
+        body: { preconditions },
+      });
+      return `deleted${grace === undefined ? '' : ` (grace ${grace} s)`}: the pod is terminating`;
+    } catch (error) {
+      if (!(error instanceof ApiException)) throw error;
+      if (error.code === 404 || error.code === 409) return 'already gone';
+      const status = parseStatus(error.body);
+      if (error.code === 429) {
+        const budget = budgetNamed(status.details?.causes ?? []);
+        if (budget) throw new Error(blockedBy(namespace, budget, budgets.cache.get(budget, namespace)));
+      }
+      throw new Error(
+        `${action === 'evict' ? 'eviction' : 'deletion'} refused (${error.code}): ${status.message ?? 'no reason given'}`,
+      );
+    }
+  }
+}
+
+/**
+ * Asks in turn by key: `ask` runs after every earlier ask of its `key` settled. A controller's pods
+ * share a PodDisruptionBudget, and kube-apiserver answers concurrent evictions under one budget by
+ * letting one through and making the others wait out an update conflict (about 500 ms) before it
+ * refuses them: one after another, a refusal is answered at once.
+ */
+function inTurnByKey() {
+  const asking = new Map<string, Promise<unknown>>();
+  return <T>(key: string, ask: () => Promise<T>): Promise<T> => {
+    const mine = (asking.get(key) ?? Promise.resolve()).then(ask);
+    const settled = mine.catch(() => undefined);
+    asking.set(key, settled);
+    void settled.then(() => {
+      if (asking.get(key) === settled) asking.delete(key);
+    });
+    return mine;
   };
 }
 

@@ -8,7 +8,7 @@
  *
  * Scale. The issue asks for 1,000 nodes and 10,000 pods (`--nodes 1000 --pods 10000`); the default
  * is 300 and 3,000, what a 2-core machine shared with other work sustains. Tried here at 1,000: the
- * cluster took 350 s to start (its nodes are created one by one), and with 1,000 node Leases
+ * cluster took 350 s to start (its nodes were then created one by one; now 16 at a time), and with 1,000 node Leases
  * renewed (then by this benchmark, every 15 s) kube-apiserver was so busy that a round of renewals
  * took 25–48 s; nodes then went NotReady mid-drain, the node lifecycle controller marked
  * their pods not Ready (kwok never marks them Ready again), and every budget refused every eviction

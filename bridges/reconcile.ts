@@ -1,6 +1,7 @@
 import { ApiError, Unreachable, type Schemas } from '@drydock/client';
 import { mapLimited } from '../cli-kit/map-limited';
 import {
+  ASKING,
   nodeReport,
   REFUSED,
   nodeStep,
@@ -157,12 +158,21 @@ export async function reconcile(
       summary.observed++;
     });
   });
-  // Each is asked, then its answer recorded, ASKS_AT_ONCE at a time (kubectl drain evicts a node's
-  // pods together). Work ended by the ask is released by the watch only after its answer is in
+  // Each is recorded as asked (ASKING, the first time: a bridge stopped mid-ask leaves a record),
+  // asked, then its answer recorded; ASKS_AT_ONCE at a time (kubectl drain evicts a node's pods
+  // together). Work ended by the ask is released by the watch only after its answer is in
   // (`answering`): recorded after the release, the answer would be refused and lost.
   summary.ended = plan.end.length;
   await mapLimited(plan.end, ASKS_AT_ONCE, async ({ allocation, work, action, forced }) => {
     const answered = (async () => {
+      if (allocation.ending?.action !== action) {
+        let recorded = false;
+        await attempt(summary, `end ${work.id}`, async () => {
+          await drydock.ending(allocation.id, action, ASKING);
+          recorded = true;
+        });
+        if (!recorded) return; // Drydock refused it (the drain ended, say): not asked either
+      }
       let answer: string;
       try {
         answer = await scheduler.endWork(work, action);

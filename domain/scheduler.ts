@@ -181,6 +181,13 @@ export type EndActions = (work: SchedulerWork, forced: boolean) => EndingAction 
 /** How a bridge's answer says the scheduler refused (a PodDisruptionBudget, a job that cannot be requeued). */
 export const REFUSED = 'refused: ';
 
+/**
+ * What a bridge records before it first asks the scheduler to end work a given way, replaced by the
+ * answer once it comes: a bridge stopped in between leaves this, not nothing, and the ask counts as
+ * made (asked again after `END_AGAIN_AFTER_MS`, so work a scheduler ended is not ended twice).
+ */
+export const ASKING = 'asking: no answer recorded yet';
+
 /** How long a bridge leaves the scheduler to end work it accepted to end before asking again. */
 export const END_AGAIN_AFTER_MS = 30_000;
 /**

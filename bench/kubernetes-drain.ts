@@ -68,8 +68,9 @@ import {
 import { createApiClient } from '@drydock/client';
 import { DrydockSide } from '../bridges/drydock';
 import { loadConfig } from '../config';
-import { createDb } from '../db/client';
-import { nodes, pools } from '../db/schema';
+import { count, desc, eq, gte } from 'drizzle-orm';
+import { createDb, type Db } from '../db/client';
+import { events, nodes, operations, pools } from '../db/schema';
 import { newId } from '../domain/ids';
 import { hashSecret } from '../domain/secrets';
 import {
@@ -227,7 +228,7 @@ const minAvailableOf = (replicas: number) => Math.max(0, replicas - 1);
 interface DrainSide {
   side: Side;
   wallMs: number;
-  /** kubectl: each node's drain; Drydock: none (one request). */
+  /** Each node's drain: kubectl's run; Drydock's node drain operation, its start to its end. */
   perNodeMs: number[];
   /** Evictions refused by a PodDisruptionBudget (kubectl's "will retry" lines; the bridge's `refused`). */
   refusals: number;
@@ -368,6 +369,7 @@ async function measure(o: Options, teardown: Teardown, log: Log): Promise<number
 
   // ── 3. one Drydock pool drain, maxConcurrent 5 ────────────────────────────────────────────────
   const fromLine = running.lines.length;
+  const drydockBegan = new Date();
   const drydockSide = await budgets.during('drydock', async () => {
     const began = performance.now();
     const drain = await call('POST', `/v1/pools/${DRAIN_POOL}/drain`, {
@@ -386,12 +388,24 @@ async function measure(o: Options, teardown: Teardown, log: Log): Promise<number
     }
     const wallMs = round(performance.now() - began);
     if (status !== 'succeeded') throw new Error(`the pool drain ${opId} ended ${status}`);
+    const perNodeMs = await nodeDrainTimes(seed.db, opId);
     const refusals = running.lines
       .slice(fromLine)
       .reduce((n, l) => n + (typeof l.fields.refused === 'number' ? l.fields.refused : 0), 0);
-    return { wallMs, perNodeMs: [], refusals };
+    return { wallMs, perNodeMs, refusals };
   });
   log(`Drydock side: ${round(drydockSide.wallMs / 1000, 1)} s, ${drydockSide.violations} PDB violations`);
+  const passes = running.lines
+    .slice(fromLine)
+    .flatMap((l) => (typeof l.fields.tookMs === 'number' ? [l.fields.tookMs] : []));
+  const took = summarize(passes);
+  log(`bridge passes during the Drydock side: ${took.count}, each p50 ${took.p50} ms, p99 ${took.p99} ms`);
+  const written = await eventsSince(seed.db, drydockBegan);
+  log(
+    `Drydock side's events: ${Object.entries(written)
+      .map(([t, n]) => `${t} ${n}`)
+      .join(', ')}`,
+  );
   budgets.stop();
   await running.stop();
 
@@ -700,6 +714,26 @@ async function watchBudgets(k: KubeClients, teardown: Teardown, log: Log) {
     },
     stop: () => void informer.stop(),
   };
+}
+
+/** How long each node's drain of the pool drain `opId` ran: its worker's start to its end. */
+async function nodeDrainTimes(db: Db, opId: string): Promise<number[]> {
+  const rows = await db
+    .select({ startedAt: operations.startedAt, completedAt: operations.completedAt })
+    .from(operations)
+    .where(eq(operations.parentOperationId, opId));
+  return rows.map((r) => round(r.completedAt!.getTime() - r.startedAt!.getTime()));
+}
+
+/** Drydock's events since `since`, by type: what a drain writes (and wakes its workflow with) per pod. */
+async function eventsSince(db: Db, since: Date): Promise<Record<string, number>> {
+  const rows = await db
+    .select({ type: events.type, n: count() })
+    .from(events)
+    .where(gte(events.createdAt, since))
+    .groupBy(events.type)
+    .orderBy(desc(count()));
+  return Object.fromEntries(rows.map((r) => [r.type, r.n]));
 }
 
 /** Runs the built kubectl as an operator does; its stdout and stderr together. */

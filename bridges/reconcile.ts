@@ -1,9 +1,8 @@
 import { ApiError, Unreachable, type Schemas } from '@drydock/client';
 import { mapLimited } from '../cli-kit/map-limited';
+import { ASKING, REFUSED } from '../domain/observed';
 import {
-  ASKING,
   nodeReport,
-  REFUSED,
   nodeStep,
   tenantFor,
   workPlan,
@@ -133,13 +132,7 @@ export async function reconcile(
     placed.push({ work, nodeId: node.id, tenantId });
   }
   const draining = new Set(drains.keys());
-  const plan = workPlan(
-    placed,
-    recorded,
-    draining,
-    (w, forced) => scheduler.endAction(w, forced),
-    Date.now(),
-  );
+  const plan = workPlan(placed, recorded, draining, scheduler, Date.now());
   // Released first: work the scheduler moved to another node is recorded there after.
   await mapLimited(plan.release, WRITES_AT_ONCE, async (allocation) => {
     await attempt(summary, `release ${allocation.externalId}`, async () => {
@@ -162,17 +155,16 @@ export async function reconcile(
   // asked, then its answer recorded; ASKS_AT_ONCE at a time (kubectl drain evicts a node's pods
   // together). Work ended by the ask is released by the watch only after its answer is in
   // (`answering`): recorded after the release, the answer would be refused and lost.
-  summary.ended = plan.end.length;
   await mapLimited(plan.end, ASKS_AT_ONCE, async ({ allocation, work, action, forced }) => {
     const answered = (async () => {
-      if (allocation.ending?.action !== action) {
-        let recorded = false;
-        await attempt(summary, `end ${work.id}`, async () => {
-          await drydock.ending(allocation.id, action, ASKING);
-          recorded = true;
-        });
-        if (!recorded) return; // Drydock refused it (the drain ended, say): not asked either
-      }
+      const first = allocation.ending?.action !== action;
+      // Drydock refused the record (the drain ended, say): not asked either.
+      if (
+        first &&
+        !(await attempt(summary, `end ${work.id}`, () => drydock.ending(allocation.id, action, ASKING)))
+      )
+        return;
+      summary.ended++;
       let answer: string;
       try {
         answer = await scheduler.endWork(work, action);
@@ -180,9 +172,7 @@ export async function reconcile(
         if (!forced) summary.refused++;
         answer = `${REFUSED}${(error as Error).message}`;
       }
-      await attempt(summary, `end ${work.id}`, async () => {
-        await drydock.ending(allocation.id, action, answer);
-      });
+      await attempt(summary, `end ${work.id}`, () => drydock.ending(allocation.id, action, answer));
     })();
     answering.set(work.id, answered);
     try {
@@ -208,15 +198,18 @@ function reportedLately(node: Schemas['Node'], source: string, report: Scheduler
 }
 
 /**
- * Runs one step of a pass; a refusal is noted and the pass goes on (the next pass tries again).
- * No answer from Drydock ends the pass: nothing else would get through either.
+ * Runs one step of a pass, resolving to whether it went through; a refusal is noted and the pass
+ * goes on (the next pass tries again). No answer from Drydock ends the pass: nothing else would get
+ * through either.
  */
-async function attempt(summary: PassSummary, what: string, step: () => Promise<void>): Promise<void> {
+async function attempt(summary: PassSummary, what: string, step: () => Promise<unknown>): Promise<boolean> {
   try {
     await step();
+    return true;
   } catch (error) {
     if (error instanceof Unreachable) throw error;
     if (error instanceof ApiError) summary.problems.push(`${what}: ${error.code}: ${error.message}`);
     else summary.problems.push(`${what}: ${(error as Error).message}`);
+    return false;
   }
 }

@@ -1,13 +1,13 @@
 import type { EndingAction } from '../domain/observed';
-import type { SchedulerNodeState, SchedulerWork } from '../domain/scheduler';
+import type { EndAsking, SchedulerNodeState, SchedulerWork } from '../domain/scheduler';
 
 /**
- * What every scheduler adapter does (Slurm here; Kubernetes next): read its nodes and the work on
- * them, follow that work, cordon and uncordon a node, end work. Thin: the rules are in
+ * What every scheduler adapter does (Slurm, Kubernetes): read its nodes and the work on them,
+ * follow that work, cordon and uncordon a node, say how it ends work (EndAsking) and end it. Thin: the rules are in
  * domain/scheduler.ts, the reconciling in bridges/reconcile.ts. A read that the scheduler could not
  * answer in full throws: an empty answer means nothing runs, and work is released on it.
  */
-export interface Scheduler {
+export interface Scheduler extends EndAsking {
   /** `<scheduler>:<cluster>`: the allocations' source, e.g. `slurm:hpc1`. */
   readonly source: string;
   listNodes(): Promise<SchedulerNodeState[]>;
@@ -18,11 +18,6 @@ export interface Scheduler {
   /** No new work on the node, saying why; a cordon already there is replaced. */
   cordon(node: string, reason: string): Promise<void>;
   uncordon(node: string): Promise<void>;
-  /**
-   * How it asks work to end: politely while a drain waits (`forced` false; null: it leaves work
-   * to end by itself), or once a drain's deadline let the work go.
-   */
-  endAction(work: SchedulerWork, forced: boolean): EndingAction | null;
   /** Asks the scheduler to end the work; resolves to what it answered, throws when it refused. */
   endWork(work: SchedulerWork, action: EndingAction): Promise<string>;
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { endingRefusal } from './observed';
+import { answerTurned, ASKING, endingRefusal, REFUSED } from './observed';
 
 const job = {
   id: 'alloc_1',
@@ -26,5 +26,25 @@ describe("when a scheduler's answer may be recorded", () => {
     expect(endingRefusal({ ...job, live: false, draining: true })).toBe(
       'allocation alloc_1 is released (or past its end): its work is over',
     );
+  });
+});
+
+describe('when an answer wakes the drain waiting for the work', () => {
+  const refusal = (n: number) =>
+    `${REFUSED}eviction blocked by PodDisruptionBudget ns/web (${n} of 3 available)`;
+
+  it('the first answer, and each turn between refused and accepted', () => {
+    expect(answerTurned(null, refusal(2))).toBe(true);
+    expect(answerTurned(ASKING, refusal(2))).toBe(true);
+    expect(answerTurned(ASKING, 'evicted: the pod is terminating')).toBe(true);
+    expect(answerTurned(refusal(2), 'evicted: the pod is terminating')).toBe(true);
+    expect(answerTurned('evicted: the pod is terminating', refusal(2))).toBe(true);
+  });
+
+  it('not an ask under way, nor a refusal or acceptance in other words', () => {
+    expect(answerTurned(null, ASKING)).toBe(false);
+    expect(answerTurned(refusal(2), ASKING)).toBe(false);
+    expect(answerTurned(refusal(2), refusal(3))).toBe(false);
+    expect(answerTurned('requeued', 'already gone')).toBe(false);
   });
 });

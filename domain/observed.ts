@@ -21,6 +21,27 @@ export const EXTERNAL_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._:+/-]{0,252}$/;
 export const ENDING_ACTIONS = ['requeue', 'cancel', 'evict', 'delete'] as const;
 export type EndingAction = (typeof ENDING_ACTIONS)[number];
 
+/** How an answer says the scheduler refused (a PodDisruptionBudget, a job that cannot be requeued). */
+export const REFUSED = 'refused: ';
+
+/**
+ * What a bridge records before it first asks the scheduler to end work a given way, replaced by the
+ * answer once it comes: a bridge stopped in between leaves this, not nothing, and the ask counts as
+ * made (asked again after a while, so work a scheduler ended is not ended twice).
+ */
+export const ASKING = 'asking: no answer recorded yet';
+
+/**
+ * Whether a newly recorded answer changes what a drain waiting for the work would say of it: the
+ * scheduler now refuses, or now accepts, where it did not. An ask under way (ASKING) and a refusal
+ * in other words (a budget's counts moved) do not: the drain's next look shows them.
+ */
+export function answerTurned(previous: string | null, answer: string): boolean {
+  if (answer === ASKING) return false;
+  const refused = answer.startsWith(REFUSED);
+  return previous === null || previous === ASKING || previous.startsWith(REFUSED) !== refused;
+}
+
 /** What a scheduler answered when asked to end work, as its bridge recorded it. */
 export interface Ending {
   action: EndingAction;

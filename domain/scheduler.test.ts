@@ -1,18 +1,17 @@
 import { describe, expect, it } from 'vitest';
-import type { EndingAction } from './observed';
+import { REFUSED, type EndingAction } from './observed';
 import {
   drydockReason,
   END_AGAIN_AFTER_MS,
   endActionFor,
   isDrydockReason,
-  REFUSED,
   REFUSED_AGAIN_AFTER_MS,
   nodeReport,
   nodeStep,
   UNRESPONSIVE_GRACE_MS,
   tenantFor,
   workPlan,
-  type EndActions,
+  type EndAsking,
   type ObservedAllocation,
   type SchedulerNodeState,
   type SchedulerWork,
@@ -139,9 +138,9 @@ describe('workPlan', () => {
   const placed = (w: SchedulerWork, nodeId = 'node_1') => ({ work: w, nodeId, tenantId: 'acme' });
   const none = new Set<string>();
   /** Slurm's way: nothing before the deadline, requeue after. */
-  const slurm: EndActions = (_work, forced) => (forced ? 'requeue' : null);
+  const slurm: EndAsking = { endAction: (_work, forced) => (forced ? 'requeue' : null) };
   /** Kubernetes' way: evict while a drain waits, delete after its deadline. */
-  const kubernetes: EndActions = (_work, forced) => (forced ? 'delete' : 'evict');
+  const kubernetes: EndAsking = { endAction: (_work, forced) => (forced ? 'delete' : 'evict') };
   const answer = (action: EndingAction, text: string, msAgo: number) => ({
     action,
     answer: text,
@@ -186,7 +185,7 @@ describe('workPlan', () => {
     expect(workPlan([placed(work())], [recorded()], none, kubernetes, now).end).toEqual([]);
   });
 
-  it('asks again soon after a polite ask was refused, and by force at once when the deadline comes', () => {
+  it('asks again soon after a polite ask was refused (at once when it has room), and by force at once when the deadline comes', () => {
     const draining = new Set(['node_1']);
     const refused = recorded({
       ending: answer('evict', `${REFUSED}eviction blocked by PodDisruptionBudget`, 500),
@@ -195,7 +194,18 @@ describe('workPlan', () => {
     expect(
       workPlan([placed(work())], [refused], draining, kubernetes, now + REFUSED_AGAIN_AFTER_MS).end,
     ).toHaveLength(1);
+    // At once when what refused it has room now (its budget allows a disruption since); while it
+    // has none, not on the short clock, and at the latest after END_AGAIN_AFTER_MS.
+    const roomy: EndAsking = { ...kubernetes, roomNow: () => true };
+    expect(workPlan([placed(work())], [refused], draining, roomy, now).end).toHaveLength(1);
+    const full: EndAsking = { ...kubernetes, roomNow: () => false };
+    const later = now + REFUSED_AGAIN_AFTER_MS;
+    expect(workPlan([placed(work())], [refused], draining, full, later).end).toEqual([]);
+    expect(workPlan([placed(work())], [refused], draining, full, now + END_AGAIN_AFTER_MS).end).toHaveLength(
+      1,
+    );
     const accepted = recorded({ ending: answer('evict', 'evicted', 500) });
+    expect(workPlan([placed(work())], [accepted], draining, roomy, now).end).toEqual([]);
     expect(
       workPlan([placed(work())], [accepted], draining, kubernetes, now + REFUSED_AGAIN_AFTER_MS).end,
     ).toEqual([]);

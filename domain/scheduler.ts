@@ -1,4 +1,4 @@
-import type { Ending, EndingAction } from './observed';
+import { REFUSED, type Ending, type EndingAction } from './observed';
 import type { SchedulerReport } from './scheduler-view';
 
 /**
@@ -172,26 +172,27 @@ export interface WorkPlan {
   end: { allocation: ObservedAllocation; work: SchedulerWork; action: EndingAction; forced: boolean }[];
 }
 
-/**
- * How a scheduler asks work to end: `polite` while a drain waits for it (null: the scheduler
- * leaves work to end by itself, as Slurm's jobs do), `forced` once a drain's deadline let it go.
- */
-export type EndActions = (work: SchedulerWork, forced: boolean) => EndingAction | null;
-
-/** How a bridge's answer says the scheduler refused (a PodDisruptionBudget, a job that cannot be requeued). */
-export const REFUSED = 'refused: ';
-
-/**
- * What a bridge records before it first asks the scheduler to end work a given way, replaced by the
- * answer once it comes: a bridge stopped in between leaves this, not nothing, and the ask counts as
- * made (asked again after `END_AGAIN_AFTER_MS`, so work a scheduler ended is not ended twice).
- */
-export const ASKING = 'asking: no answer recorded yet';
+/** How a scheduler asks work to end, as a bridge's plan needs to know it. */
+export interface EndAsking {
+  /**
+   * Politely while a drain waits for the work (`forced` false; null: the scheduler leaves work to
+   * end by itself, as Slurm's jobs do), or once a drain's deadline let it go.
+   */
+  endAction(work: SchedulerWork, forced: boolean): EndingAction | null;
+  /**
+   * Whether what refused the last polite ask of this work has room now: true (a
+   * PodDisruptionBudget allows a disruption since), asked again at once; false (it has not moved,
+   * or still allows none), asked again when it moves or after END_AGAIN_AFTER_MS at the latest;
+   * undefined (it cannot tell, or the method is absent), after REFUSED_AGAIN_AFTER_MS.
+   */
+  roomNow?(work: SchedulerWork): boolean | undefined;
+}
 
 /** How long a bridge leaves the scheduler to end work it accepted to end before asking again. */
 export const END_AGAIN_AFTER_MS = 30_000;
 /**
- * How long after a polite ask was refused a bridge asks again (kubectl drain: 5 s): a
+ * How long after a polite ask was refused a bridge asks again when the scheduler cannot tell
+ * whether what refused it has room (EndAsking.roomNow; kubectl drain: 5 s): a
  * PodDisruptionBudget frees up in seconds. A forced ask refused waits `END_AGAIN_AFTER_MS`: what
  * refuses it (a permission, a job that cannot be requeued) does not pass by itself.
  */
@@ -200,14 +201,14 @@ export const REFUSED_AGAIN_AFTER_MS = 1_000;
 /**
  * Compares what runs with what Drydock records: what to record, release and end. Work on a node
  * whose drain is open (`draining`) is asked politely where the scheduler can; work a deadline
- * let go (`endRequestedAt`) by force. The same ask is repeated only after `END_AGAIN_AFTER_MS`
- * (`REFUSED_AGAIN_AFTER_MS` when a polite one was refused).
+ * let go (`endRequestedAt`) by force. The same ask is repeated only after `END_AGAIN_AFTER_MS`;
+ * a polite one refused, as soon as what refused it has room, else as `roomNow` says.
  */
 export function workPlan(
   running: PlacedWork[],
   recorded: ObservedAllocation[],
   draining: ReadonlySet<string>,
-  endActions: EndActions,
+  asking: EndAsking,
   now: number,
 ): WorkPlan {
   const runningById = new Map(running.map((r) => [r.work.id, r]));
@@ -220,8 +221,11 @@ export function workPlan(
       continue;
     }
     const forced = allocation.endRequestedAt !== null;
-    const action = forced || draining.has(allocation.nodeId) ? endActions(current.work, forced) : null;
-    if (action !== null && !askedLately(allocation, action, forced, now)) {
+    const action = forced || draining.has(allocation.nodeId) ? asking.endAction(current.work, forced) : null;
+    if (
+      action !== null &&
+      !askedLately(allocation, action, forced, now, () => asking.roomNow?.(current.work))
+    ) {
       plan.end.push({ allocation, work: current.work, action, forced });
     }
   }
@@ -237,9 +241,12 @@ function askedLately(
   action: EndingAction,
   forced: boolean,
   now: number,
+  roomNow: () => boolean | undefined,
 ): boolean {
   const { ending } = allocation;
   if (ending === null || ending.action !== action) return false;
-  const wait = !forced && ending.answer.startsWith(REFUSED) ? REFUSED_AGAIN_AFTER_MS : END_AGAIN_AFTER_MS;
+  const room = !forced && ending.answer.startsWith(REFUSED) ? roomNow() : false;
+  if (room === true) return false;
+  const wait = room === undefined ? REFUSED_AGAIN_AFTER_MS : END_AGAIN_AFTER_MS;
   return now - Date.parse(ending.at) < wait;
 }

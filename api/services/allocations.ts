@@ -2,7 +2,7 @@ import { and, desc, eq, isNull, sql } from 'drizzle-orm';
 import { DrydockError } from '../../domain/errors';
 import { newId } from '../../domain/ids';
 import { isDraining } from '../../domain/node';
-import { endingRefusal, type EndingAction } from '../../domain/observed';
+import { answerTurned, endingRefusal, type EndingAction } from '../../domain/observed';
 import type { AllocationKind } from '../../domain/operation';
 import { placementRefusals } from '../../domain/placement';
 import { actorOf, type Principal } from '../../domain/principal';
@@ -242,9 +242,9 @@ async function recordForcedEnd(tx: Tx, principal: Principal, allocation: Allocat
  * Records what a scheduler answered when asked to end observed work — on a draining node (a
  * scheduler that evicts asks politely from the drain's start) or once a drain's deadline asked
  * (`endRequestedAt`) — in one transaction: the action and the answer on the allocation,
- * `allocation.ending`, and the node's drain woken, as on a release, so its progress shows the
- * answer. The same answer again moves only `endingAt` (when the scheduler last said it), with no
- * event. INVALID_STATE, naming why, for work placed through Drydock, work released or ended, or
+ * `allocation.ending`, and the node's drain woken when the answer turned (`answerTurned`: now
+ * refused, or now accepted), so its progress shows it. The same answer again moves only `endingAt`
+ * (when the scheduler last said it), with no event. INVALID_STATE, naming why, for work placed through Drydock, work released or ended, or
  * work neither on a draining node nor asked to end (`endingRefusal`).
  */
 export async function recordEnding(
@@ -300,7 +300,7 @@ export async function recordEnding(
         answer: ending.answer,
       },
     });
-    if (draining) {
+    if (draining && answerTurned(allocation.endAnswer, ending.answer)) {
       await enqueueWake(tx, drainWorkflowId(allocation.nodeId), `allocation ${id} ending: ${ending.action}`);
     }
     return { allocation: updated!, live };

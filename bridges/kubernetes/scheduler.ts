@@ -109,19 +109,26 @@ export function kubernetesScheduler(options: KubernetesOptions): Scheduler & { s
   // What a pass reads only changes with these: each change wakes one (passes coalesce).
   const changed = () => watch?.changed();
   const counted = new Set<string>();
+  // The budget that refused each pod's last eviction, as the cache held it then: asked again as
+  // soon as the budget moved and allows a disruption (roomNow), not on the clock alone.
+  const refusedBy = new Map<string, { namespace: string; name: string; version: string | undefined }>();
   const seePod = (pod: V1Pod) => {
     const id = podId(pod);
     const work = workOfPod(pod, tenantOf);
     if (work && !counted.has(id)) {
       counted.add(id);
       changed();
-    } else if (!work && counted.delete(id)) watch?.ended([id]);
+    } else if (!work && counted.delete(id)) {
+      refusedBy.delete(id);
+      watch?.ended([id]);
+    }
   };
   const informerOf = <T extends KubernetesObject>(w: Watched<T>) => w.cache as unknown as Informer<T>;
   informerOf(pods).on('add', seePod);
   informerOf(pods).on('update', seePod);
   informerOf(pods).on('delete', (pod) => {
     const id = podId(pod);
+    refusedBy.delete(id);
     if (counted.delete(id)) watch?.ended([id]);
   });
   const seen = new Map<string, string>();
@@ -133,8 +140,18 @@ export function kubernetesScheduler(options: KubernetesOptions): Scheduler & { s
   informerOf(nodes).on('add', seeNode);
   informerOf(nodes).on('update', seeNode);
   informerOf(nodes).on('delete', changed);
-  // A budget's status moves as pods come and go: a refused eviction may go through now.
-  informerOf(budgets).on('change', changed);
+  // A budget's status moves as pods come and go: an eviction it refused may go through now that it
+  // has room, or is gone. Budgets no refused eviction waits on wake nothing.
+  const waitedOn = ({ metadata }: V1PodDisruptionBudget) =>
+    [...refusedBy.values()].some((r) => r.namespace === metadata?.namespace && r.name === metadata?.name);
+  const seeBudget = (budget: V1PodDisruptionBudget) => {
+    if (hasRoom(budget) && waitedOn(budget)) changed();
+  };
+  informerOf(budgets).on('add', seeBudget);
+  informerOf(budgets).on('update', seeBudget);
+  informerOf(budgets).on('delete', (budget) => {
+    if (waitedOn(budget)) changed();
+  });
   informerOf(namespaces).on('change', changed);
 
   const inTurn = inTurnByKey();
@@ -169,6 +186,13 @@ export function kubernetesScheduler(options: KubernetesOptions): Scheduler & { s
       });
     },
     endAction: (_work, forced) => (forced ? 'delete' : 'evict'),
+    roomNow(work) {
+      const refused = refusedBy.get(work.id);
+      const budget =
+        refused && budgets.synced() ? budgets.cache.get(refused.name, refused.namespace) : undefined;
+      if (!budget) return undefined;
+      return budget.metadata?.resourceVersion !== refused!.version && hasRoom(budget);
+    },
     endWork(work: SchedulerWork, action: EndingAction) {
       const [namespace, name] = work.id.split('/') as [string, string];
       const controller = pods.cache
@@ -199,6 +223,7 @@ export function kubernetesScheduler(options: KubernetesOptions): Scheduler & { s
             deleteOptions: { preconditions },
           },
         });
+        refusedBy.delete(work.id);
         return 'evicted: the pod is terminating';
       }
       const grace = options.deleteGraceMs === null ? undefined : Math.round(options.deleteGraceMs / 1000);
@@ -214,8 +239,12 @@ export function kubernetesScheduler(options: KubernetesOptions): Scheduler & { s
       if (error.code === 404 || error.code === 409) return 'already gone';
       const status = parseStatus(error.body);
       if (error.code === 429) {
-        const budget = budgetNamed(status.details?.causes ?? []);
-        if (budget) throw new Error(blockedBy(namespace, budget, budgets.cache.get(budget, namespace)));
+        const name = budgetNamed(status.details?.causes ?? []);
+        if (name) {
+          const budget = budgets.cache.get(name, namespace);
+          refusedBy.set(work.id, { namespace, name, version: budget?.metadata?.resourceVersion });
+          throw new Error(blockedBy(namespace, name, budget));
+        }
       }
       throw new Error(
         `${action === 'evict' ? 'eviction' : 'deletion'} refused (${error.code}): ${status.message ?? 'no reason given'}`,
@@ -223,6 +252,9 @@ export function kubernetesScheduler(options: KubernetesOptions): Scheduler & { s
     }
   }
 }
+
+/** The budget allows a disruption now, as its status says. */
+const hasRoom = (budget: V1PodDisruptionBudget) => (budget.status?.disruptionsAllowed ?? 0) > 0;
 
 /**
  * Asks in turn by key: `ask` runs after every earlier ask of its `key` settled. A controller's pods

@@ -194,10 +194,20 @@ export const limit = (max: number, fallback: number) => queryInteger(1, max, fal
 
 /** The opaque cursor a listing handed out (base64url). */
 export const cursor = z.string().regex(/^[A-Za-z0-9_-]{1,200}$/, 'cursor is one a listing handed out');
-/** An event type or a prefix of one (`node.`, `node.drain`, `node.drained`), as both feeds filter by. */
-export const eventTypePrefix = z
+/**
+ * Event types or prefixes of them (`node.`, `node.drain`, `node.drained`), up to 10 separated by
+ * commas (`node.,allocation.end-requested`), as both feeds filter by: an event of any of them.
+ */
+export const eventTypePrefixes = z
   .string()
-  .regex(/^[a-z][a-z0-9.-]{0,99}$/, 'type is an event type prefix such as node. or node.drained');
+  .regex(
+    /^[a-z][a-z0-9.-]{0,99}(,[a-z][a-z0-9.-]{0,99}){0,9}$/,
+    'type is an event type prefix such as node. or node.drained, or up to 10 of them separated by commas',
+  )
+  .transform((v) => v.split(','))
+  .openapi({
+    description: 'an event type or a prefix of one, or up to 10 separated by commas: events of any of them',
+  });
 export const booleanString = z.enum(['true', 'false']).transform((v) => v === 'true');
 
 /** The one error envelope (api/errors.ts), referred to by every error response. */

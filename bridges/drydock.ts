@@ -106,10 +106,14 @@ export class DrydockSide {
     return (await this.api.GET('/v1/events', { params: { query: { limit: 0 } } })).nextCursor;
   }
 
-  /** The events after `cursor`, waiting up to FEED_WAIT_SECONDS for one. */
-  events(cursor: string, signal: AbortSignal): Promise<{ items: Event[]; nextCursor: string }> {
+  /** The events after `cursor` of the `types` (prefixes), waiting up to FEED_WAIT_SECONDS for one. */
+  events(
+    cursor: string,
+    types: readonly string[],
+    signal: AbortSignal,
+  ): Promise<{ items: Event[]; nextCursor: string }> {
     return this.api.GET('/v1/events', {
-      params: { query: { after: cursor, wait: FEED_WAIT_SECONDS, limit: 200 } },
+      params: { query: { after: cursor, type: types.join(','), wait: FEED_WAIT_SECONDS, limit: 200 } },
       timeoutMs: (FEED_WAIT_SECONDS + 15) * 1000,
       signal,
     });

@@ -114,9 +114,9 @@ async function followFeed(drydock: DrydockSide, wake: (why: Wake) => void, log: 
         cursor = await drydock.feedCursor();
         wake('start'); // anything before the cursor is in this pass's from-scratch read
       }
-      const page = await drydock.events(cursor, signal);
+      const page = await drydock.events(cursor, WAKING_EVENTS, signal);
       cursor = page.nextCursor;
-      if (page.items.some((e) => WAKING_EVENTS.some((type) => e.type.startsWith(type)))) wake('feed');
+      if (page.items.length > 0) wake('feed');
       backoff = 0;
     } catch (error) {
       if (signal.aborted) return;

@@ -3,7 +3,7 @@ import { eventView } from '../../db/queries/events';
 import { requireAction } from '../auth';
 import type { AppEnv } from '../env';
 import { readEventFeed } from '../services/event-feed';
-import { errorResponses, EventSchema, eventTypePrefix, idOf, json, queryInteger } from '../schemas';
+import { errorResponses, EventSchema, eventTypePrefixes, idOf, json, queryInteger } from '../schemas';
 
 const feedRoute = createRoute({
   method: 'get',
@@ -18,7 +18,7 @@ const feedRoute = createRoute({
         .regex(/^\d{1,15}$/, 'after is an event id: a nextCursor this feed handed out, or 0')
         .optional()
         .openapi({ description: 'the nextCursor of the previous page; absent or 0: from the first event' }),
-      type: eventTypePrefix.optional(),
+      type: eventTypePrefixes.optional(),
       nodeId: idOf('node').optional().openapi({ description: "only this node's events" }),
       // 0 is no events: the answer is at once, and its nextCursor is where the feed stands now.
       limit: queryInteger(0, 200, 200).openapi({
@@ -49,7 +49,7 @@ export function eventsRoutes(): OpenAPIHono<AppEnv> {
     const q = c.req.valid('query');
     const { items, nextCursor } = await readEventFeed(c.get('deps'), principal, {
       afterId: Number(q.after ?? 0),
-      typePrefix: q.type,
+      typePrefixes: q.type,
       nodeId: q.nodeId,
       limit: q.limit,
       waitMs: q.wait * 1000,

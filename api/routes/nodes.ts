@@ -12,7 +12,7 @@ import {
   cursor,
   errorResponses,
   EventSchema,
-  eventTypePrefix,
+  eventTypePrefixes,
   json,
   labelSelector,
   limit,
@@ -73,7 +73,7 @@ const nodeEventsRoute = createRoute({
   request: {
     params: nodeIdParams,
     query: z.strictObject({
-      type: eventTypePrefix.optional(),
+      type: eventTypePrefixes.optional(),
       order: z
         .enum(['oldest', 'newest'])
         .default('oldest')
@@ -130,7 +130,7 @@ export function nodesRoutes(): OpenAPIHono<AppEnv> {
     const q = c.req.valid('query');
     const after = decodeCursor(q.cursor, /^\d{1,18}$/);
     const rows = await listNodeEvents(db, principal, node.id, {
-      typePrefix: q.type,
+      typePrefixes: q.type,
       afterId: after ? Number(after) : undefined,
       limit: q.limit + 1,
       newestFirst: q.order === 'newest',

@@ -18,7 +18,7 @@ export async function readEventFeed(
   principal: Principal,
   q: {
     afterId: number;
-    typePrefix?: string;
+    typePrefixes?: string[];
     nodeId?: string;
     limit: number;
     waitMs: number;

@@ -16,7 +16,7 @@ const events = defineCommand({
       value: 'PREFIX',
       pattern: /^[a-z][a-z0-9.-]{0,99}$/,
       patternHint: 'an event type prefix such as node. or node.drain',
-      help: 'only events whose type starts with PREFIX (node., node.drain, security.)',
+      help: 'only events whose type starts with PREFIX (node., node.drain, security.), or with one of several: node.,security.',
     },
     node: nodeFlag("only NODE's events"),
     after: {

@@ -92,7 +92,7 @@ const events = defineCommand({
       value: 'PREFIX',
       pattern: /^[a-z][a-z0-9.-]{0,99}$/,
       patternHint: 'an event type prefix such as node. or node.drained',
-      help: 'only events whose type starts with PREFIX (node., security.)',
+      help: 'only events whose type starts with PREFIX (node., security.), or with one of several: node.,security.',
     },
     follow: {
       type: 'boolean',

@@ -6,13 +6,13 @@ import { eventPage, type EventRow } from './events';
 
 /**
  * Fleet events after `afterId` up to `horizon` (`feedHorizon` in db/events.ts), oldest first,
- * those whose type starts with `typePrefix` (and of `nodeId` alone when given), projected as the
+ * those whose type starts with one of `typePrefixes` (and of `nodeId` alone when given), projected as the
  * per-node feed is (`eventPage`).
  */
 export async function listFeedEvents(
   db: DbOrTx,
   principal: Principal,
-  q: { afterId: number; horizon: number; typePrefix?: string; nodeId?: string; limit: number },
+  q: { afterId: number; horizon: number; typePrefixes?: string[]; nodeId?: string; limit: number },
 ): Promise<EventRow[]> {
   return eventPage(db, principal, {
     ...q,

@@ -1,4 +1,4 @@
-import { and, asc, desc, eq, gt, like, lt, sql, type SQL } from 'drizzle-orm';
+import { and, asc, desc, eq, gt, like, lt, or, sql, type SQL } from 'drizzle-orm';
 import type { Principal } from '../../domain/principal';
 import type { DbOrTx } from '../client';
 import { events, nodes } from '../schema';
@@ -35,14 +35,14 @@ function eventsVisibleTo(principal: Principal): SQL | undefined {
 
 /**
  * The events `principal` may see, oldest first (or newest first), meeting every condition, those
- * whose type starts with `typePrefix` if given.
+ * whose type starts with one of `typePrefixes` if given.
  */
 export async function eventPage(
   db: DbOrTx,
   principal: Principal,
-  q: { conditions: (SQL | undefined)[]; typePrefix?: string; limit: number; newestFirst?: boolean },
+  q: { conditions: (SQL | undefined)[]; typePrefixes?: string[]; limit: number; newestFirst?: boolean },
 ): Promise<EventRow[]> {
-  const byType = q.typePrefix ? like(events.type, `${q.typePrefix}%`) : undefined;
+  const byType = q.typePrefixes ? or(...q.typePrefixes.map((p) => like(events.type, `${p}%`))) : undefined;
   return db
     .select()
     .from(events)
@@ -53,14 +53,14 @@ export async function eventPage(
 
 /**
  * A node's events as `principal` sees them (the projection of `eventPage`), oldest first or newest
- * first, those whose type starts with `typePrefix` when one is given. `afterId` is the last event
+ * first, those whose type starts with one of `typePrefixes` when given. `afterId` is the last event
  * of the page before, in the same order.
  */
 export async function listNodeEvents(
   db: DbOrTx,
   principal: Principal,
   nodeId: string,
-  q: { typePrefix?: string; afterId?: number; limit: number; newestFirst?: boolean },
+  q: { typePrefixes?: string[]; afterId?: number; limit: number; newestFirst?: boolean },
 ): Promise<EventRow[]> {
   const beyond = q.newestFirst ? lt : gt;
   const after = q.afterId === undefined ? undefined : beyond(events.id, q.afterId);

@@ -69,7 +69,7 @@ describe('GET /v1/events', () => {
     expect((await feed(`after=${position.nextCursor}`)).items.map((e) => e.type)).toEqual(['node.cordoned']);
   });
 
-  it('filters by a type prefix or an exact type', async () => {
+  it('filters by a type prefix or an exact type, or any of several', async () => {
     const start = await now();
     await cordonTwice(await seedPoolNode(h, 'pool-t'));
     expect((await feed(`after=${start}&type=node.cordon`)).items.map((e) => e.type)).toEqual([
@@ -78,6 +78,10 @@ describe('GET /v1/events', () => {
     expect((await feed(`after=${start}&type=node.uncordoned`)).items.map((e) => e.type)).toEqual([
       'node.uncordoned',
     ]);
+    // Several, separated by commas: an event of any of them, each once.
+    expect(
+      (await feed(`after=${start}&type=node.uncordoned,security.,node.cordon`)).items.map((e) => e.type),
+    ).toEqual(['node.cordoned', 'node.uncordoned']);
     const none = await feed(`after=${start}&type=security.`);
     expect(none.items).toEqual([]);
     // Every event up to the horizon was looked at: the cursor moves past the ones filtered out.
@@ -197,6 +201,9 @@ describe('GET /v1/events', () => {
       'type=node_drain',
       'type=',
       'type=node%25',
+      'type=node.,',
+      'type=,node.',
+      `type=${Array.from({ length: 11 }, (_, i) => `t${i}.`).join(',')}`,
       'nodeId=node_1',
       'nodeId=pool-a',
     ]) {

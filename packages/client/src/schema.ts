@@ -1704,6 +1704,7 @@ export interface operations {
   listNodeEvents: {
     parameters: {
       query?: {
+        /** @description an event type or a prefix of one, or up to 10 separated by commas: events of any of them */
         type?: string;
         /** @description oldest first (the default) or newest first; a cursor keeps its order */
         order?: 'oldest' | 'newest';
@@ -1747,6 +1748,7 @@ export interface operations {
       query?: {
         /** @description the nextCursor of the previous page; absent or 0: from the first event */
         after?: string;
+        /** @description an event type or a prefix of one, or up to 10 separated by commas: events of any of them */
         type?: string;
         /** @description only this node's events */
         nodeId?: string;

@@ -199,6 +199,8 @@ function describe(summary: PassSummary, wokenBy: Wake[], tookMs: number, log: Lo
     summary.uncordoned.length && `resumed ${summary.uncordoned.join(', ')}`,
     summary.reported && `reported ${summary.reported} node${summary.reported === 1 ? '' : 's'}`,
   ].filter(Boolean);
-  if (did.length > 0) log('info', did.join('; '), { ...summary, wokenBy, tookMs });
+  // The unmatched nodes by count: their names are said when they change (runBridge), not each pass.
+  const fields = { ...summary, unmatched: summary.unmatched.length, wokenBy, tookMs };
+  if (did.length > 0) log('info', did.join('; '), fields);
   for (const problem of summary.problems) log('warn', problem);
 }

@@ -3,9 +3,10 @@ import type { EndAsking, SchedulerNodeState, SchedulerWork } from '../domain/sch
 
 /**
  * What every scheduler adapter does (Slurm, Kubernetes): read its nodes and the work on them,
- * follow that work, cordon and uncordon a node, say how it ends work (EndAsking) and end it. Thin: the rules are in
- * domain/scheduler.ts, the reconciling in bridges/reconcile.ts. A read that the scheduler could not
- * answer in full throws: an empty answer means nothing runs, and work is released on it.
+ * follow that work, cordon and uncordon a node, say how it ends work (EndAsking) and end it.
+ * Thin: the rules are in domain/scheduler.ts, the reconciling in bridges/reconcile.ts. A read that
+ * the scheduler could not answer in full throws: an empty answer means nothing runs, and work is
+ * released on it.
  */
 export interface Scheduler extends EndAsking {
   /** `<scheduler>:<cluster>`: the allocations' source, e.g. `slurm:hpc1`. */

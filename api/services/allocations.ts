@@ -244,8 +244,9 @@ async function recordForcedEnd(tx: Tx, principal: Principal, allocation: Allocat
  * (`endRequestedAt`) — in one transaction: the action and the answer on the allocation,
  * `allocation.ending`, and the node's drain woken when the answer turned (`answerTurned`: now
  * refused, or now accepted), so its progress shows it. The same answer again moves only `endingAt`
- * (when the scheduler last said it), with no event. INVALID_STATE, naming why, for work placed through Drydock, work released or ended, or
- * work neither on a draining node nor asked to end (`endingRefusal`).
+ * (when the scheduler last said it), with no event. INVALID_STATE, naming why, for work placed
+ * through Drydock, work released or ended, or work neither on a draining node nor asked to end
+ * (`endingRefusal`).
  */
 export async function recordEnding(
   deps: Pick<AppDeps, 'db'>,

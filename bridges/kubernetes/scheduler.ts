@@ -188,10 +188,10 @@ export function kubernetesScheduler(options: KubernetesOptions): Scheduler & { s
     endAction: (_work, forced) => (forced ? 'delete' : 'evict'),
     roomNow(work) {
       const refused = refusedBy.get(work.id);
-      const budget =
-        refused && budgets.synced() ? budgets.cache.get(refused.name, refused.namespace) : undefined;
+      if (!refused || !budgets.synced()) return undefined;
+      const budget = budgets.cache.get(refused.name, refused.namespace);
       if (!budget) return undefined;
-      return budget.metadata?.resourceVersion !== refused!.version && hasRoom(budget);
+      return budget.metadata?.resourceVersion !== refused.version && hasRoom(budget);
     },
     endWork(work: SchedulerWork, action: EndingAction) {
       const [namespace, name] = work.id.split('/') as [string, string];

@@ -2,6 +2,7 @@ import { eq, inArray, sql } from 'drizzle-orm';
 import { parseDuration } from '../domain/duration';
 import { livenessStep, NODE_UNREACHABLE, type LivenessSettings } from '../domain/liveness';
 import type { Db, Tx } from '../db/client';
+import { expireOverdueCommands } from '../db/commands';
 import { applyLivenessChanges, withoutUnreachable, type LivenessChange } from '../db/liveness';
 import type { NodeRow } from '../db/queries/nodes';
 import { controllerState, nodeCertificates, nodes, pools } from '../db/schema';
@@ -35,6 +36,8 @@ export function createLivenessActivities(db: Db, metrics?: WorkerMetrics) {
       const started = Date.now();
       const swept = await db.transaction(async (tx) => {
         const now = new Date();
+        // Commands no agent took before their expiresAt end here (docs/lifecycle/commands.md).
+        await expireOverdueCommands(tx);
         const graceUntil = await updateGrace(tx, now, settings);
         const result: SweepResult = {
           disconnected: 0,

@@ -1,4 +1,5 @@
 import { and, eq, sql } from 'drizzle-orm';
+import type { CommandStatus } from '../domain/command-status';
 import { newId } from '../domain/ids';
 import type { RemediationProgress, RemediationWaitingFor } from '../domain/progress';
 import { conditionReason, type AttemptRecord, type RemediationPlan } from '../domain/remediation';
@@ -17,7 +18,7 @@ import { beginOperationRun } from './begin';
 /** Where an attempt stands: the condition, the command's answer, the operation ended from outside. */
 export interface AttemptCheck {
   cleared: boolean;
-  command: 'pending' | 'delivered' | 'acked' | 'refused' | 'cancelled';
+  command: CommandStatus;
   refuseReason: string | null;
   /**
    * The operation's record once it ended while this run waited (cancelled, its node deleted, or by

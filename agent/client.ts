@@ -4,11 +4,34 @@ import type { CaOffer } from '../domain/signing';
 import type { AgentCommand } from './commands';
 import type { Connections } from './connections';
 import type { Inventory } from './inventory';
+import type { Output } from './run-argv';
 
 /** How long a short call (join, heartbeat, ack) may take before it counts as a network failure. */
 const CALL_TIMEOUT_MS = 15_000;
 /** A long-poll may stay silent this much longer than the wait it asked for. */
 const POLL_GRACE_MS = 15_000;
+
+/** A result carries up to 1 MiB of output: it may take longer than a short call on a slow link. */
+const RESULT_TIMEOUT_MS = 60_000;
+
+/** What the agent says of the machine at session start (`PUT /v1/agent/facts`). */
+export interface AgentFacts {
+  bootId: string;
+  bootedAt: string;
+  actions: {
+    name: string;
+    params: Record<string, { pattern: string; default?: string }>;
+    timeoutSeconds: number;
+    restarts: boolean;
+  }[];
+}
+
+/** How a `run` command ended, as the agent reports it, with what it printed. */
+export interface RunReport extends Output {
+  status: 'succeeded' | 'failed' | 'returned';
+  reason?: string;
+  exitCode: number | null;
+}
 
 export interface JoinBody {
   token?: string;
@@ -95,6 +118,27 @@ export class AgentClient {
       params: { path: { id } },
       body: {},
       signal,
+    });
+  }
+
+  /** At session start: the machine's boot and the actions this agent runs (`node.booted` on a new boot). */
+  async reportFacts(facts: AgentFacts, signal?: AbortSignal): Promise<{ booted: boolean }> {
+    const answer = await this.client.PUT('/v1/agent/facts', { body: facts, signal });
+    return { booted: answer.booted };
+  }
+
+  /** Says the agent journaled `run` command `id` and starts it now. */
+  async start(id: string, signal?: AbortSignal): Promise<void> {
+    await this.client.POST('/v1/agent/commands/{id}/start', { params: { path: { id } }, body: {}, signal });
+  }
+
+  /** Says how `run` command `id` ended, with its output. */
+  async result(id: string, result: RunReport, signal?: AbortSignal): Promise<void> {
+    await this.client.POST('/v1/agent/commands/{id}/result', {
+      params: { path: { id } },
+      body: result,
+      signal,
+      timeoutMs: RESULT_TIMEOUT_MS,
     });
   }
 

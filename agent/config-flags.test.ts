@@ -53,9 +53,27 @@ describe('agent config flags (run --action, --restarting-action, --probe)', () =
     );
     expect(config).toEqual({
       actions: {
-        'reset-accelerator': { command: ['nvidia-smi', '-r'], timeoutMs: 300_000, restarts: false },
-        'drain-nic': { command: ['/usr/local/bin/drain-nic', '--all'], timeoutMs: 300_000, restarts: false },
-        reboot: { command: ['systemctl', 'reboot'], timeoutMs: 300_000, restarts: true },
+        'reset-accelerator': {
+          command: ['nvidia-smi', '-r'],
+          timeoutMs: 300_000,
+          restarts: false,
+          params: {},
+          outputLimit: 1_048_576,
+        },
+        'drain-nic': {
+          command: ['/usr/local/bin/drain-nic', '--all'],
+          timeoutMs: 300_000,
+          restarts: false,
+          params: {},
+          outputLimit: 1_048_576,
+        },
+        reboot: {
+          command: ['systemctl', 'reboot'],
+          timeoutMs: 300_000,
+          restarts: true,
+          params: {},
+          outputLimit: 1_048_576,
+        },
       },
       probes: {
         GpuXidError: {
@@ -79,6 +97,8 @@ describe('agent config flags (run --action, --restarting-action, --probe)', () =
       command: ['systemctl', 'reboot'],
       timeoutMs: 300_000,
       restarts: true,
+      params: {},
+      outputLimit: 1_048_576,
     });
     expect(config.probes.GpuXidError).toMatchObject({
       command: ['/usr/local/lib/drydock/gpu-xid-probe.sh', '8'],
@@ -109,8 +129,20 @@ describe('agent config flags (run --action, --restarting-action, --probe)', () =
         // The file's, untouched.
         'reset-accelerator': FILE.actions['reset-accelerator'],
         // Replaced whole: the flag's action does not restart, and has the default timeout.
-        reboot: { command: ['/usr/local/bin/safe-reboot'], timeoutMs: 300_000, restarts: false },
-        'drain-nic': { command: ['drain-nic'], timeoutMs: 300_000, restarts: false },
+        reboot: {
+          command: ['/usr/local/bin/safe-reboot'],
+          timeoutMs: 300_000,
+          restarts: false,
+          params: {},
+          outputLimit: 1_048_576,
+        },
+        'drain-nic': {
+          command: ['drain-nic'],
+          timeoutMs: 300_000,
+          restarts: false,
+          params: {},
+          outputLimit: 1_048_576,
+        },
       },
       probes: {
         // The file's probe gpu of GpuXidError is gone; its nic probe stays.

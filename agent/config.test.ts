@@ -41,9 +41,27 @@ probes:
 `);
     expect(config).toEqual({
       actions: {
-        'reset-accelerator': { command: ['nvidia-smi', '-r'], timeoutMs: 120_000, restarts: false },
-        reboot: { command: ['systemctl', 'reboot'], timeoutMs: 300_000, restarts: true },
-        'drain-nic': { command: ['/usr/local/bin/drain-nic'], timeoutMs: 300_000, restarts: false },
+        'reset-accelerator': {
+          command: ['nvidia-smi', '-r'],
+          timeoutMs: 120_000,
+          restarts: false,
+          params: {},
+          outputLimit: 1_048_576,
+        },
+        reboot: {
+          command: ['systemctl', 'reboot'],
+          timeoutMs: 300_000,
+          restarts: true,
+          params: {},
+          outputLimit: 1_048_576,
+        },
+        'drain-nic': {
+          command: ['/usr/local/bin/drain-nic'],
+          timeoutMs: 300_000,
+          restarts: false,
+          params: {},
+          outputLimit: 1_048_576,
+        },
       },
       probes: {
         gpu: {
@@ -57,6 +75,35 @@ probes:
     });
   });
 
+  it('maps parameters and an output limit; a placeholder names a declared parameter, a default matches its pattern', () => {
+    const config = load(`
+actions:
+  logs:
+    command: ["journalctl", "--since", "-{since}", "--unit={unit}"]
+    params: { since: { pattern: "[0-9]+[smhd]", default: "1h" }, unit: { pattern: "[a-z.-]+" } }
+    outputLimit: 65536
+`);
+    expect(config.actions.logs).toMatchObject({ outputLimit: 65_536, restarts: false });
+    expect(config.actions.logs!.params).toEqual({
+      since: { pattern: '[0-9]+[smhd]', matches: /^(?:[0-9]+[smhd])$/, default: '1h' },
+      unit: { pattern: '[a-z.-]+', matches: /^(?:[a-z.-]+)$/ },
+    });
+    // The whole value must match: a pattern is not searched for inside it.
+    expect(config.actions.logs!.params.since!.matches.test('1h; reboot')).toBe(false);
+    expect(problem('actions: { a: { command: [x, "{day}"] } }')).toBe(
+      'actions.a.command: {day} names no parameter of the action (declare it under actions.a.params)',
+    );
+    expect(
+      problem('actions: { a: { command: [x], params: { d: { pattern: "[0-9]+", default: "x" } } } }'),
+    ).toBe('actions.a.params.d.default: "x" does not match its pattern [0-9]+');
+    expect(problem('actions: { a: { command: [x], params: { d: { pattern: "([" } } } }')).toBe(
+      'actions.a.params.d.pattern: is not a valid regular expression',
+    );
+    expect(problem('actions: { a: { command: [x], outputLimit: 2097152 } }')).toBe(
+      'actions.a.outputLimit: is at most 1048576 bytes (1 MiB)',
+    );
+  });
+
   it('an empty file is no actions and no probes', () => {
     expect(load('')).toEqual({ actions: {}, probes: {} });
   });
@@ -64,7 +111,14 @@ probes:
   it('the shipped example (examples/agent/agent.yaml) loads', () => {
     const example = fileURLToPath(new URL('../examples/agent/agent.yaml', import.meta.url));
     const config = loadAgentConfig(example);
-    expect(Object.keys(config.actions)).toEqual(['reset-accelerator', 'reboot']);
+    expect(Object.keys(config.actions)).toEqual([
+      'reset-accelerator',
+      'reboot',
+      'diagnostics',
+      'logs',
+      'driver-upgrade',
+    ]);
+    expect(config.actions.logs!.params.since).toMatchObject({ pattern: '[0-9]+[smhd]', default: '1h' });
     expect(config.actions.reboot).toMatchObject({ restarts: true });
     expect(config.probes.gpu).toMatchObject({ condition: 'GpuXidError', everyMs: 30_000 });
   });

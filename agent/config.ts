@@ -1,16 +1,32 @@
 import { z } from 'zod';
 import { describeIssue, durationSetting, readYamlConfig } from '../cli-kit/config-file';
 import { SLUG_PATTERN } from '../domain/ids';
+import { MAX_OUTPUT_BYTES } from '../domain/node-command';
 import { CONDITION_TYPE } from '../domain/remediation';
 import { UsageError } from './errors';
 
-/** An action a `remediate` command names, as `--config` maps it (docs/agent/gpu-machine.md). */
+/**
+ * An action a `remediate` or `run` command names, as `--config` maps it (docs/agent/gpu-machine.md,
+ * docs/lifecycle/commands.md).
+ */
 export interface ActionConfig {
-  /** The program and its arguments, run as given: no shell. */
+  /** The program and its arguments, run as given: no shell; `{name}` stands for parameter `name`'s value. */
   command: string[];
   timeoutMs: number;
   /** It restarts the machine: acked before it runs, and its return reported on the next start. */
   restarts: boolean;
+  /** Declared parameters: a value must match `pattern` whole; `default` when a command gives none. */
+  params: Record<string, ActionParam>;
+  /** The most output a `run` of it keeps, stdout and stderr together, in bytes. */
+  outputLimit: number;
+}
+
+export interface ActionParam {
+  /** As written in the file (reported to the API). */
+  pattern: string;
+  /** `^(?:pattern)$`, compiled once. */
+  matches: RegExp;
+  default?: string;
 }
 
 /** A health probe: `command` run every `everyMs`; its exit status is condition `condition`'s. */
@@ -50,6 +66,28 @@ const names = <T extends z.ZodType>(what: string, value: T) =>
     })
     .default({});
 
+/** `{name}` in an action's command: the value of its parameter `name`. */
+export const PLACEHOLDER = /\{([a-z][a-z0-9-]{0,62})\}/g;
+
+const param = z.strictObject(
+  {
+    pattern: z
+      .string({ error: 'must be a regular expression the whole value must match, e.g. "[0-9]+[smhd]"' })
+      .min(1, 'must not be empty')
+      .max(256, 'is at most 256 characters')
+      .refine((pattern) => {
+        try {
+          new RegExp(pattern);
+          return true;
+        } catch {
+          return false;
+        }
+      }, 'is not a valid regular expression'),
+    default: z.string({ error: 'must be a string' }).max(256, 'is at most 256 characters').optional(),
+  },
+  { error: 'must be a map with pattern (and default)' },
+);
+
 const ConfigSchema = z.strictObject(
   {
     actions: names(
@@ -59,8 +97,15 @@ const ConfigSchema = z.strictObject(
           command: argv,
           timeout: durationSetting(DEFAULT_ACTION_TIMEOUT),
           restarts: z.boolean({ error: 'must be true or false' }).default(false),
+          params: names('parameter', param),
+          outputLimit: z
+            .number({ error: 'must be a number of bytes' })
+            .int('must be a whole number of bytes')
+            .min(1024, 'is at least 1024 bytes')
+            .max(MAX_OUTPUT_BYTES, `is at most ${MAX_OUTPUT_BYTES} bytes (1 MiB)`)
+            .default(MAX_OUTPUT_BYTES),
         },
-        { error: 'must be a map with command, timeout, restarts' },
+        { error: 'must be a map with command, timeout, restarts, params, outputLimit' },
       ),
     ),
     probes: names(
@@ -97,6 +142,22 @@ export function loadAgentConfig(file: string): AgentConfig {
 export function parseAgentConfig(document: unknown, file: string): AgentConfig {
   const checked = checkConfig(document);
   if ('issue' in checked) throw new UsageError(`--config ${file}: ${describeIssue(checked.issue)}`);
+  for (const [name, action] of Object.entries(checked.config.actions)) {
+    for (const [, used] of action.command.join(' ').matchAll(PLACEHOLDER)) {
+      if (!Object.hasOwn(action.params, used!)) {
+        throw new UsageError(
+          `--config ${file}: actions.${name}.command: {${used}} names no parameter of the action (declare it under actions.${name}.params)`,
+        );
+      }
+    }
+    for (const [param, declared] of Object.entries(action.params)) {
+      if (declared.default !== undefined && !declared.matches.test(declared.default)) {
+        throw new UsageError(
+          `--config ${file}: actions.${name}.params.${param}.default: ${JSON.stringify(declared.default)} does not match its pattern ${declared.pattern}`,
+        );
+      }
+    }
+  }
   const probed = new Map<string, string>();
   for (const [name, probe] of Object.entries(checked.config.probes)) {
     const other = probed.get(probe.condition);
@@ -124,7 +185,22 @@ export function checkConfig(raw: unknown): { config: AgentConfig } | { issue: z.
       actions: Object.fromEntries(
         Object.entries(actions).map(([name, a]) => [
           name,
-          { command: a.command, timeoutMs: a.timeout, restarts: a.restarts },
+          {
+            command: a.command,
+            timeoutMs: a.timeout,
+            restarts: a.restarts,
+            outputLimit: a.outputLimit,
+            params: Object.fromEntries(
+              Object.entries(a.params).map(([param, p]) => [
+                param,
+                {
+                  pattern: p.pattern,
+                  matches: new RegExp(`^(?:${p.pattern})$`),
+                  ...(p.default === undefined ? {} : { default: p.default }),
+                },
+              ]),
+            ),
+          },
         ]),
       ),
       probes: Object.fromEntries(

@@ -22,12 +22,14 @@ export function dataFiles(dir: string) {
     identity: join(dir, 'identity.json'),
     key: join(dir, 'node.key'),
     journal: join(dir, 'journal.jsonl'),
+    /** A finished `run` command's output, until the API has it. */
+    outputs: join(dir, 'command-output'),
     pid: join(dir, 'agent.pid'),
   };
 }
 
 /** Files that `join --reset` moves aside: the identity and everything recorded under it. */
-const RESET_FILES = ['identity', 'key', 'journal'] as const;
+const RESET_FILES = ['identity', 'key', 'journal', 'outputs'] as const;
 
 /**
  * The identity stored in `dir`, or null when none was written. A file that exists but does not

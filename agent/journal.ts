@@ -2,12 +2,17 @@ import { appendFileSync, existsSync, readFileSync } from 'node:fs';
 
 /**
  * One step of a command the agent handled. Several lines may name one command; the last one is
- * where it stands: `started` (an action began and has no outcome yet), then `acked` or `refused`.
+ * where it stands: `started` (an action began and has no outcome yet), then `acked` or `refused` —
+ * or, for a `run` command, `finished` (its status and exit code; its output kept beside the
+ * journal until the API has it).
  */
 export interface JournalEntry {
   id: string;
   kind: string;
-  outcome: 'started' | 'acked' | 'refused';
+  outcome: 'started' | 'acked' | 'refused' | 'finished';
+  /** How a finished `run` command ended. */
+  status?: 'succeeded' | 'failed';
+  exitCode?: number | null;
   reason?: string;
   /** The action a `remediate` command ran. */
   action?: string;

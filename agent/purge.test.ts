@@ -45,6 +45,7 @@ function command(claims: { nodeId?: string; clusterId?: string } = {}, key = ca)
     kind: 'purge',
     action: null,
     condition: null,
+    args: null,
     payload,
     signature: signPayload(key.privateKey, payload),
     createdAt: new Date().toISOString(),

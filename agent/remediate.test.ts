@@ -12,6 +12,7 @@ const command: AgentCommand = {
   kind: 'remediate',
   action: 'reset-accelerator',
   condition: 'GpuXidError',
+  args: null,
   payload: null,
   signature: null,
   createdAt: new Date().toISOString(),
@@ -36,6 +37,8 @@ const action = (path: string, more: Partial<ActionConfig> = {}): ActionConfig =>
   command: [path],
   timeoutMs: 5_000,
   restarts: false,
+  params: {},
+  outputLimit: 1024 * 1024,
   ...more,
 });
 

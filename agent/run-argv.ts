@@ -3,10 +3,28 @@ import { spawn } from 'node:child_process';
 /** How much of a program's output is kept: the start of stdout, the end of stderr. */
 const KEEP_BYTES = 8_192;
 
+/**
+ * What a program printed, as a `run` command reports it: the first bytes of stdout and stderr as
+ * they came, up to the limit together, in base64 (the API decodes them), and how many bytes past
+ * the limit were not kept.
+ */
+export interface Output {
+  stdout: string;
+  stderr: string;
+  droppedBytes: number;
+}
+
 /** How a program run by the agent ended. */
 export type ArgvResult =
-  | { kind: 'exited'; code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }
-  | { kind: 'timed-out'; stdout: string; stderr: string }
+  | {
+      kind: 'exited';
+      code: number | null;
+      signal: NodeJS.Signals | null;
+      stdout: string;
+      stderr: string;
+      output?: Output;
+    }
+  | { kind: 'timed-out'; stdout: string; stderr: string; output?: Output }
   | { kind: 'not-started'; message: string }
   /** The agent stopped while it ran (`signal` aborted). */
   | { kind: 'stopped' };
@@ -18,6 +36,34 @@ export interface ArgvOptions {
   signal: AbortSignal;
   /** On stop, leave the program running (an action that restarts the machine stops the agent). */
   leaveOnStop?: boolean;
+  /** Keep this many bytes of output, stdout and stderr together, as `output`. */
+  keepBytes?: number;
+}
+
+/** Keeps the first `limit` bytes of two streams together, counting the rest. */
+class Capture {
+  private readonly chunks = { stdout: [] as Buffer[], stderr: [] as Buffer[] };
+  private kept = 0;
+  private dropped = 0;
+
+  constructor(private readonly limit: number) {}
+
+  add(stream: 'stdout' | 'stderr', chunk: Buffer): void {
+    const room = Math.max(0, this.limit - this.kept);
+    const keep = chunk.subarray(0, room);
+    if (keep.length > 0) this.chunks[stream].push(keep);
+    this.kept += keep.length;
+    this.dropped += chunk.length - keep.length;
+  }
+
+  output(): Output {
+    const base64 = (chunks: Buffer[]) => Buffer.concat(chunks).toString('base64');
+    return {
+      stdout: base64(this.chunks.stdout),
+      stderr: base64(this.chunks.stderr),
+      droppedBytes: this.dropped,
+    };
+  }
 }
 
 /**
@@ -35,6 +81,8 @@ export function runArgv(argv: readonly string[], options: ArgvOptions): Promise<
     });
     let stdout = '';
     let stderr = '';
+    const capture = options.keepBytes === undefined ? null : new Capture(options.keepBytes);
+    const output = capture ? () => ({ output: capture.output() }) : () => ({});
     let timedOut = false;
     let settled = false;
     const finish = (result: ArgvResult) => {
@@ -68,15 +116,19 @@ export function runArgv(argv: readonly string[], options: ArgvOptions): Promise<
     };
     options.signal.addEventListener('abort', onStop, { once: true });
     child.stdout!.on('data', (chunk: Buffer) => {
+      capture?.add('stdout', chunk);
       if (stdout.length < KEEP_BYTES) stdout += chunk.toString('utf8');
     });
     child.stderr!.on('data', (chunk: Buffer) => {
+      capture?.add('stderr', chunk);
       stderr = (stderr + chunk.toString('utf8')).slice(-KEEP_BYTES);
     });
     child.once('error', (error) => finish({ kind: 'not-started', message: error.message }));
     child.once('close', (code, signal) => {
       finish(
-        timedOut ? { kind: 'timed-out', stdout, stderr } : { kind: 'exited', code, signal, stdout, stderr },
+        timedOut
+          ? { kind: 'timed-out', stdout, stderr, ...output() }
+          : { kind: 'exited', code, signal, stdout, stderr, ...output() },
       );
     });
   });
@@ -85,7 +137,8 @@ export function runArgv(argv: readonly string[], options: ArgvOptions): Promise<
 /** What a probe or an action is run for: the node, the condition, and for an action its command. */
 export interface ScriptFor {
   nodeId: string;
-  condition: string;
+  /** The condition a probe or a remediation rung is for; none for a `run` command. */
+  condition?: string;
   commandId?: string;
   action?: string;
 }
@@ -100,7 +153,7 @@ export function scriptEnv(what: ScriptFor): NodeJS.ProcessEnv {
   env.DRYDOCK_NODE_ID = what.nodeId;
   if (what.commandId !== undefined) env.DRYDOCK_COMMAND_ID = what.commandId;
   if (what.action !== undefined) env.DRYDOCK_ACTION = what.action;
-  env.DRYDOCK_CONDITION = what.condition;
+  if (what.condition !== undefined) env.DRYDOCK_CONDITION = what.condition;
   return env;
 }
 

@@ -18,6 +18,9 @@ import type { Log } from './log';
 import { claimPidFile, releasePidFile } from './pid-file';
 import { removeNode } from './purge';
 import { AgentSession } from './session';
+import { KERNEL_BOOT_ID, readBoot } from './boot';
+import { configuredActions } from './configured-actions';
+import { FileOutputStore } from './run-commands';
 
 /** `drydock-agent run`: the node's session with the control plane, until stopped. */
 export const runCommand = defineWordCommand({
@@ -41,6 +44,12 @@ export const runCommand = defineWordCommand({
       default: 'none: the actions and probes of --action, --restarting-action and --probe only',
     },
     ...configFlags,
+    'boot-id-file': {
+      type: 'string',
+      value: 'FILE',
+      help: 'where to read the boot id said at each session start (a reboot is seen as a new one)',
+      default: KERNEL_BOOT_ID,
+    },
     binary: {
       type: 'string',
       value: 'PATH',
@@ -56,6 +65,8 @@ export const runCommand = defineWordCommand({
       flags,
     );
     const heartbeatEveryMs = flags['heartbeat-every'] ?? HEARTBEAT_EVERY_MS;
+    const bootIdFile = flags['boot-id-file'] ?? KERNEL_BOOT_ID;
+    readBoot(bootIdFile); // a file it cannot read is a usage error now, not a session that never starts
     const identity = requireIdentity(dataDir);
     const files = dataFiles(dataDir);
     const log = stderrLog('drydock-agent', json);
@@ -71,6 +82,9 @@ export const runCommand = defineWordCommand({
       dataDir,
       heartbeatEveryMs,
       handlers: defaultHandlers({ binary, actions: config.actions }),
+      runner: configuredActions(config.actions),
+      outputs: new FileOutputStore(files.outputs),
+      boot: () => readBoot(bootIdFile),
       probes: config.probes,
       journal,
       log,

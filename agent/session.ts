@@ -11,6 +11,19 @@ import { MemoryJournal, type Journal } from './journal';
 import { silentLog, type Log } from './log';
 import { Probes } from './probes';
 import { Reach } from './reach';
+import { MemoryOutputStore, RunCommands, type ActionRunner, type OutputStore } from './run-commands';
+
+/** The machine's boot as the agent says it: the kernel's boot id, and when it booted. */
+export interface Boot {
+  bootId: string;
+  bootedAt: string;
+}
+
+/** A session without a runner: every `run` command is refused, saying so. */
+const NO_ACTIONS: ActionRunner = {
+  describe: () => [],
+  prepare: () => ({ refuse: 'this agent runs no actions (none configured: see --config)' }),
+};
 
 /** The long-poll wait the agent asks for (docs/lifecycle/enrollment.md: `?wait=30`). */
 export const POLL_WAIT_SECONDS = 30;
@@ -32,6 +45,15 @@ export interface SessionOptions {
   commands?: boolean;
   pollWaitSeconds?: number;
   handlers?: CommandHandlers;
+  /** The actions `run` commands name (docs/lifecycle/commands.md); none: every one is refused. */
+  runner?: ActionRunner;
+  /** Where a finished `run` command's output waits until the API has it (default: memory). */
+  outputs?: OutputStore;
+  /**
+   * The machine's boot, said at each session start with the runner's actions (`PUT
+   * /v1/agent/facts`), before the first heartbeat. Absent: nothing is said.
+   */
+  boot?: () => Boot;
   /** Health probes run for the session's length (docs/agent/gpu-machine.md). */
   probes?: Record<string, ProbeConfig>;
   journal?: Journal;
@@ -78,13 +100,23 @@ export class AgentSession {
   /** A final ack being reported: a heartbeat refused as revoked now may mean the API took it. */
   private finalAck: string | null = null;
   private readonly outcomes: CommandOutcomes;
+  private readonly runs: RunCommands;
+  /** The session's facts are still to be said (at each start). */
+  private factsDue = false;
   private readonly probes: Probes | null;
   private readonly log: Log;
 
   constructor(private readonly options: SessionOptions) {
     this.log = options.log ?? silentLog;
     const handlers = options.handlers ?? new CommandHandlers();
-    this.outcomes = new CommandOutcomes(handlers, options.journal ?? new MemoryJournal(), this.log);
+    const journal = options.journal ?? new MemoryJournal();
+    this.outcomes = new CommandOutcomes(handlers, journal, this.log);
+    this.runs = new RunCommands(
+      options.runner ?? NO_ACTIONS,
+      journal,
+      options.outputs ?? new MemoryOutputStore(),
+      this.log,
+    );
     this.ca = new CaTrust(options.identity, options.persistCaKey, this.log);
     this.reach = new Reach(options.client.api, options.identity.nodeId, this.log);
     const probes = options.probes ?? {};
@@ -107,6 +139,7 @@ export class AgentSession {
     const soft = new AbortController();
     const hard = new AbortController();
     hard.signal.addEventListener('abort', () => soft.abort(), { once: true });
+    this.factsDue = this.options.boot !== undefined;
     const loops = [this.heartbeatLoop(soft.signal, hard.signal)];
     if (this.options.commands !== false) loops.push(this.commandLoop(soft.signal));
     if (this.probes) loops.push(this.probes.run(soft.signal));
@@ -156,6 +189,11 @@ export class AgentSession {
       const started = Date.now();
       let wait: number;
       try {
+        if (this.factsDue) {
+          const boot = this.options.boot!();
+          await this.options.client.reportFacts({ ...boot, actions: this.runs.actions() }, hard);
+          this.factsDue = false;
+        }
         const ca = await this.options.client.heartbeat('running', hard);
         this.ca.follow(ca);
         this.heartbeats++;
@@ -208,14 +246,16 @@ export class AgentSession {
 
   /** Handles one command and reports its outcome; true once the API has it. */
   private async dispatch(command: AgentCommand, signal: AbortSignal): Promise<boolean> {
-    const entry = await this.outcomes.decide(command, {
+    const context = {
       nodeId: this.options.identity.nodeId,
       clusterId: this.options.identity.clusterId,
       caPublicKey: this.ca.publicKey,
       dataDir: this.options.dataDir,
       log: this.log,
       signal,
-    });
+    };
+    if (command.kind === 'run') return this.runs.handle(command, this.options.client, context);
+    const entry = await this.outcomes.decide(command, context);
     if (!entry) return false;
     // An ack whose report failed before comes back from the journal: its step is still due.
     const next = this.outcomes.afterAck(command.id);

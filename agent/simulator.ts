@@ -10,6 +10,17 @@ import { simulatedPurgeHandler } from './purge';
 import { FileJournal, MemoryJournal, type Journal } from './journal';
 import { silentLog, withFields, type Log } from './log';
 import { AgentSession, type SessionEnd } from './session';
+import { sleep } from './backoff';
+import {
+  SIMULATED_ACTIONS,
+  SimulatedBoot,
+  simulatedActions,
+  type ActionOutcome,
+  type SimulatedAction,
+} from './simulated-actions';
+
+/** How long a simulated reboot keeps the machine away. */
+const DEFAULT_REBOOT_MS = 3_000;
 
 /** One machine the simulator plays. */
 export interface SimulatedMachine {
@@ -46,6 +57,10 @@ export interface SimulatorOptions {
   joinConcurrency?: number;
   log?: Log;
   backoff?: { baseMs?: number; capMs?: number };
+  /** The actions `run` commands name (default `SIMULATED_ACTIONS`: diagnostics, logs, driver-upgrade, acceptance, reboot). */
+  actions?: Record<string, SimulatedAction>;
+  /** How long a simulated reboot keeps a machine away before it comes back on a new boot (default 3 s). */
+  rebootMs?: number;
 }
 
 /** A simulated agent: its node, and how its session stands. */
@@ -60,6 +75,8 @@ export interface SimulatedAgent {
   client: AgentClient;
   session: AgentSession;
   journal: Journal;
+  /** Its machine's boot: a simulated reboot renews it. */
+  boot: SimulatedBoot;
 }
 
 /**
@@ -88,6 +105,11 @@ export interface Simulator {
   reportCondition(nodeId: string, type: string, status: boolean, reason?: string): Promise<void>;
   /** How agents answer remediation commands (`RemediationBehaviour`). For every agent, or one node. */
   remediation(behaviour: RemediationBehaviour, nodeId?: string): void;
+  /**
+   * How simulated actions end from now on (`fail`: exit 1), by action name; an action not named
+   * succeeds. For every agent, or one node.
+   */
+  actionOutcomes(outcomes: Partial<Record<string, ActionOutcome>>, nodeId?: string): void;
   /** Stops every session, without goodbyes unless asked, and closes the sockets. */
   close(options?: { goodbye?: boolean }): Promise<void>;
 }
@@ -104,6 +126,10 @@ export async function createSimulator(options: SimulatorOptions): Promise<Simula
   const log = options.log ?? silentLog;
 
   const agents: SimulatedAgent[] = [];
+  const outcomes = new Map<string, Partial<Record<string, ActionOutcome>>>();
+  /** Aborts when the simulator closes: a reboot in progress does not come back. */
+  const closing = new AbortController();
+  let defaultOutcomes: Partial<Record<string, ActionOutcome>> = {};
   try {
     const identities = await mapLimited(machines, options.joinConcurrency ?? 16, async (machine, index) => {
       const dataDir = options.dataRoot ? join(options.dataRoot, machine.hostname) : undefined;
@@ -130,7 +156,22 @@ export async function createSimulator(options: SimulatorOptions): Promise<Simula
       const journal = dataDir ? new FileJournal(dataFiles(dataDir).journal) : new MemoryJournal();
       const agentLog = withFields(log, { hostname: machine.hostname, nodeId: identity.nodeId });
       const client = new AgentClient(options.api, identity.credential, connections);
-      const session = new AgentSession({
+      const boot = new SimulatedBoot();
+      // A simulated reboot: silent at once, back after `rebootMs` on a new boot (after the run returned).
+      const restart = () =>
+        void (async () => {
+          agentLog('info', 'simulated reboot');
+          await session.pause();
+          await sleep(options.rebootMs ?? DEFAULT_REBOOT_MS, closing.signal);
+          boot.renew();
+          session.start();
+        })();
+      const runner = simulatedActions(
+        options.actions ?? SIMULATED_ACTIONS,
+        (action) => (outcomes.get(identity.nodeId) ?? defaultOutcomes)[action] ?? 'succeed',
+        restart,
+      );
+      const session: AgentSession = new AgentSession({
         client,
         identity,
         persistCaKey: dataDir ? (caPublicKey) => updateCaPublicKey(dataDir, caPublicKey) : undefined,
@@ -139,6 +180,8 @@ export async function createSimulator(options: SimulatorOptions): Promise<Simula
         commands: options.commands,
         pollWaitSeconds: options.pollWaitSeconds,
         handlers,
+        runner,
+        boot: () => boot.get(),
         journal,
         log: agentLog,
         backoff: options.backoff,
@@ -158,6 +201,7 @@ export async function createSimulator(options: SimulatorOptions): Promise<Simula
         client,
         session,
         journal,
+        boot,
       });
     }
   } catch (error) {
@@ -212,7 +256,12 @@ export async function createSimulator(options: SimulatorOptions): Promise<Simula
     pause: (nodeId) => agent(nodeId).session.pause(),
     resume: (nodeId) => agent(nodeId).session.start(),
     onCommand: (kind, handler) => void handlers.on(kind, handler),
+    actionOutcomes(told, nodeId) {
+      if (nodeId) outcomes.set(nodeId, told);
+      else defaultOutcomes = told;
+    },
     async close({ goodbye = false } = {}) {
+      closing.abort();
       await Promise.all(
         agents.map(async (a) => {
           if (goodbye && a.session.state === 'running') await a.session.goodbye().catch(() => {});

@@ -25,6 +25,7 @@ import { decommissionRoutes } from './routes/decommission';
 import { drainRoutes } from './routes/drain';
 import { purgeRoutes } from './routes/purge';
 import { remediationRoutes } from './routes/remediation';
+import { commandRoutes } from './routes/commands';
 import { conditionsRoutes } from './routes/conditions';
 import { schedulerViewsRoutes } from './routes/scheduler-views';
 import { poolDrainRoutes } from './routes/pool-drain';
@@ -48,6 +49,7 @@ const ROUTES = [
   decommissionRoutes,
   purgeRoutes,
   remediationRoutes,
+  commandRoutes,
   conditionsRoutes,
   schedulerViewsRoutes,
   operationsRoutes,

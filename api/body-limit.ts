@@ -7,23 +7,38 @@ import { requireUtf8Body } from './utf8-body';
 /** Largest request body accepted, however it is sent; every documented body is far smaller. */
 export const MAX_BODY_BYTES = 64 * 1024;
 
+/**
+ * The one body allowed to be larger: a `run` command's result, with up to 1 MiB of output in
+ * base64 (4 characters for 3 bytes).
+ */
+export const RESULT_BODY_BYTES = 2 * 1024 * 1024;
+const RESULT_PATH = /^\/v1\/agent\/commands\/[^/]+\/result$/;
+
+/** The largest body the request's path takes. */
+export function maxBodyBytesOf(path: string): number {
+  return RESULT_PATH.test(path) ? RESULT_BODY_BYTES : MAX_BODY_BYTES;
+}
+
 /** How long the connection of a refused body stays open after the answer: the client's moment to read it. */
 export const LINGER_MS = 1_000;
 
-function tooLarge(): DrydockError {
-  return new DrydockError('PAYLOAD_TOO_LARGE', `request body over ${MAX_BODY_BYTES} bytes`, {
-    maxBodyBytes: MAX_BODY_BYTES,
-  });
+function tooLarge(max: number): DrydockError {
+  return new DrydockError('PAYLOAD_TOO_LARGE', `request body over ${max} bytes`, { maxBodyBytes: max });
 }
 
 // Hono's bodyLimit stops pulling a body without Content-Length as soon as it passes the limit and
 // keeps at most the limit in memory; its answer is a plain 413, so ours is passed in.
-const streamingLimit = bodyLimit({
-  maxSize: MAX_BODY_BYTES,
-  onError: (c) => {
-    throw refuseUnread(c);
-  },
-});
+const streamingLimits = new Map(
+  [MAX_BODY_BYTES, RESULT_BODY_BYTES].map((max) => [
+    max,
+    bodyLimit({
+      maxSize: max,
+      onError: (c) => {
+        throw refuseUnread(c, max);
+      },
+    }),
+  ]),
+);
 
 /**
  * Refuses a body over the limit: a declared Content-Length at once, before reading (whatever the
@@ -34,9 +49,10 @@ const streamingLimit = bodyLimit({
  * as UTF-8 (`requireUtf8Body`), before any route parses it.
  */
 export const limitBody: MiddlewareHandler<AppEnv> = async (c, next) => {
+  const max = maxBodyBytesOf(c.req.path);
   const length = c.req.header('content-length');
   const unknownLength = length === undefined || c.req.header('transfer-encoding') !== undefined;
-  if (Number(length ?? 0) > MAX_BODY_BYTES) throw refuseUnread(c);
+  if (Number(length ?? 0) > max) throw refuseUnread(c, max);
   if (c.req.method === 'GET' || c.req.method === 'HEAD') {
     // Fetch gives them no body; one of unknown length is left unread, and so is the connection.
     if (c.req.header('transfer-encoding') !== undefined) c.header('Connection', 'close');
@@ -49,7 +65,7 @@ export const limitBody: MiddlewareHandler<AppEnv> = async (c, next) => {
   }
   let reading = true;
   try {
-    await streamingLimit(c, async () => {
+    await streamingLimits.get(max)!(c, async () => {
       reading = false;
       await read(c);
     });
@@ -76,9 +92,9 @@ function endedEarly(): DrydockError {
  * The refusal of a body over the limit, whose rest is never read: the connection closes after the
  * answer (`lingerAfterRefusal`), or the server would go on reading the rest to reach the next request.
  */
-function refuseUnread(c: Context): DrydockError {
+function refuseUnread(c: Context, max: number): DrydockError {
   c.header('Connection', 'close');
-  return tooLarge();
+  return tooLarge(max);
 }
 
 /**

@@ -20,6 +20,11 @@ const TAGS = [
   { name: 'decommission', description: 'Preview, then retire a node for good (operator; a workflow).' },
   { name: 'purge', description: 'Make a node wipe itself from its machine (operator; a workflow).' },
   { name: 'remediation', description: 'Remediate a fault condition of a node (a workflow).' },
+  {
+    name: 'commands',
+    description:
+      "Run an action configured on a node's agent (diagnostics, logs, a driver upgrade) and read its output.",
+  },
   { name: 'operations', description: 'The records of workflow-backed calls: read, list, cancel.' },
   { name: 'allocations', description: 'Tenant workloads placed on nodes; what a drain waits for.' },
   {

@@ -261,6 +261,11 @@ export const NodeSchema = z
     connectivity: z.enum(CONNECTIVITY),
     liveness: z.enum(LIVENESS),
     lastSeenAt: z.string().nullable(),
+    bootId: z.string().nullable().openapi({
+      description:
+        "the machine's boot id as its agent said it at its latest session start: a reboot is a new one",
+    }),
+    bootedAt: z.string().nullable().openapi({ description: 'when that boot began' }),
     labels: z.array(z.object({ key: z.string(), value: z.string(), source: z.string() })),
     conditions: z.array(
       z.object({

@@ -10,7 +10,7 @@ import { schemaAllowsStart } from '../db/schema-version';
 import { createLogger, type Logger } from '../observability/log';
 import { hashSecret } from '../domain/secrets';
 import { createApp } from './app';
-import { MAX_BODY_BYTES } from './body-limit';
+import { maxBodyBytesOf } from './body-limit';
 import { clientErrorHandler, requestErrorAnswer } from './client-errors';
 import type { AppDeps } from './env';
 import { rateLimitsOf } from './rate-limit';
@@ -74,7 +74,8 @@ export async function listen(
     // `Expect: 100-continue` asks before sending the body: a body declared over the limit is not
     // invited (Node would say "continue" to every one), the app's refusal is the answer.
     server.on('checkContinue', (request: IncomingMessage, response: ServerResponse) => {
-      if (Number(request.headers['content-length'] ?? 0) <= MAX_BODY_BYTES) response.writeContinue();
+      const path = new URL(request.url ?? '/', 'http://x').pathname;
+      if (Number(request.headers['content-length'] ?? 0) <= maxBodyBytesOf(path)) response.writeContinue();
       server.emit('request', request, response);
     });
   });

@@ -66,11 +66,11 @@ export type FlagValues<F extends FlagSpecs> = { [N in keyof F]: FlagValue<F[N]> 
 
 /**
  * A positional argument and the form it must have (`pool`: a slug; `token`: `jt_…`; `condition`:
- * a condition type such as `GpuXidError`).
+ * a condition type such as `GpuXidError`; `action`: an agent action's name; `command`: `cmd_…`).
  */
 export interface Operand {
   name: string;
-  type: 'node' | 'op' | 'pool' | 'token' | 'key' | 'condition' | 'artifact';
+  type: 'node' | 'op' | 'pool' | 'token' | 'key' | 'condition' | 'artifact' | 'action' | 'command';
 }
 
 export type OperandValues<O extends readonly Operand[]> = { [N in O[number]['name']]: string };

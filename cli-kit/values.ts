@@ -21,6 +21,11 @@ export const OPERAND_FORMS: Record<Operand['type'], { test(value: string): boole
     test: (value) => CONDITION_TYPE.test(value),
     form: 'be a condition type such as GpuXidError: a letter, then letters and digits',
   },
+  action: {
+    test: (value) => SLUG_PATTERN.test(value),
+    form: 'be an action name: 1–63 of a-z 0-9 -, starting with a letter',
+  },
+  command: { test: (value) => isId('cmd', value), form: ulidForm('cmd') },
   artifact: {
     test: (value) => ARTIFACT_ID.test(value),
     form: 'be an artifact id: 1–128 of letters, digits and . _ : -, starting with a letter or digit',

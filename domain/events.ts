@@ -8,6 +8,13 @@ import type { SchedulerReport } from './scheduler-view';
 /** The `data` of an event that carries none. */
 type NoData = Record<string, never>;
 
+/** What every `node.command.*` event says: the command, its action, and who asked for it. */
+type CommandEventData = {
+  commandId: string;
+  action: string;
+  requestedBy: string;
+};
+
 /**
  * What a pool change changed, as a JSON merge patch of the pool's grants and policy (RFC 7396):
  * only what changed, `null` for a policy field that was (or became) not set.
@@ -109,6 +116,17 @@ export interface EventPayloads {
   'node.remediation.attempted': { attempt: number; action: string; condition: string; commandId: string };
   /** The agent started again after a restarting action it had acked (a reboot): the machine is back. */
   'node.remediation.returned': { commandId: string; action: string; attempt?: number };
+  /** Someone asked the node to run a configured action (the actor is who; docs/lifecycle/commands.md). */
+  'node.command.requested': CommandEventData & { args: Record<string, string>; expiresAt: string };
+  'node.command.started': CommandEventData;
+  'node.command.succeeded': CommandEventData & { exitCode: number };
+  'node.command.failed': CommandEventData & { exitCode: number | null; reason: string };
+  'node.command.returned': CommandEventData & { reason: string };
+  'node.command.refused': CommandEventData & { reason: string };
+  'node.command.expired': CommandEventData;
+  'node.command.cancelled': CommandEventData;
+  /** The agent's session began on a boot other than the last it reported: the machine restarted. */
+  'node.booted': { bootId: string; bootedAt: string; previousBootId: string | null };
   /** An operator recorded a condition the node had not reported (the actor is who). */
   'node.condition.reported': { type: string; reason: string | null; source: 'operator' };
   /** An operator turned a true condition false by hand (the actor is who, the reason why). */
@@ -194,6 +212,19 @@ export const EVENT_DESCRIPTIONS: Record<EventType, string> = {
   'node.remediation.attempted': 'a remediation action was sent to the node',
   'node.remediation.returned':
     'the agent came back after an action that restarts the machine (it acked the action before running it)',
+  'node.command.requested':
+    'someone asked the node to run one of its configured actions (`data.action`, `data.args`; the actor is who)',
+  'node.command.started': "the node's agent started the command (`data.requestedBy`: who asked)",
+  'node.command.succeeded': 'the command exited 0 (`data.exitCode`)',
+  'node.command.failed':
+    'the command exited otherwise than 0, timed out or could not start (`data.exitCode`, `data.reason`)',
+  'node.command.returned':
+    'the agent started again while the command ran (or after its action restarted the machine): it is not run again',
+  'node.command.refused': "the node's agent refused the command before running it (`data.reason`)",
+  'node.command.expired': 'the command was not delivered before its `expiresAt`: it will not run',
+  'node.command.cancelled': 'the command was withdrawn before the node started it',
+  'node.booted':
+    "the node's agent started on a new boot (`data.bootId`, `data.bootedAt`; `data.previousBootId`: the boot before)",
   'node.condition.reported': 'an operator recorded a fault condition the node had not reported',
   'node.condition.cleared':
     'an operator cleared a true condition by hand: it is false, its NoSchedule reason gone, and a remediation of it sees it cleared',

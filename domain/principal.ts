@@ -19,6 +19,7 @@ export const ACTIONS = [
   'compute:nodes:revoke-identity',
   'compute:nodes:delete',
   'compute:nodes:remediate',
+  'compute:nodes:command',
   'compute:nodes:observe',
   'compute:allocations:write',
   'compute:allocations:observe',

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { MAX_BODY_BYTES } from '../api/body-limit';
+import { maxBodyBytesOf } from '../api/body-limit';
 import { ERROR_STATUS, type ErrorCode } from '../domain/errors';
 import { TEXT_PATTERN } from '../domain/text';
 import { call } from './support/fixtures';
@@ -775,7 +775,8 @@ describe('bad input', () => {
         const answer = await sendWire(wire);
         const label = `${target.route.key} with ${spoil.what}`;
         expectEnvelope(answer, label);
-        const code = bytesOf(wire.body) > MAX_BODY_BYTES ? 'PAYLOAD_TOO_LARGE' : 'INVALID_INPUT';
+        const tooLarge = bytesOf(wire.body) > maxBodyBytesOf(target.route.path);
+        const code = tooLarge ? 'PAYLOAD_TOO_LARGE' : 'INVALID_INPUT';
         if (answer.body.error?.code !== code) expect.fail(`${label}: ${answer.text.slice(0, 400)}`);
       }),
       { numRuns: REFUSALS, ...REPLAY },

@@ -30,8 +30,9 @@ export type PoolDrainOutcome = 'succeeded' | 'failed' | 'cancelled';
  * each as an ordinary drain `drain/<nodeId>` with its own operation record (its
  * `parentOperationId` is the pool drain's), requested through the outbox like any other. Each look
  * (one transaction) reads where every node stands from those records, writes it on the pool
- * drain's operation, and ends it once every node drained or failed; a node drain that ends wakes
- * it, and it looks every 10 s regardless (budget waits).
+ * drain's operation, and ends it once every node drained or failed. It looks again only when woken
+ * (a node drain that ends, or that starts or stops waiting for the pool's disruption budget, wakes
+ * it through the outbox), or at the record's `nextCheckAt`, minutes away: no poll.
  */
 export async function poolDrain(input: PoolOperationInput): Promise<PoolDrainOutcome> {
   let progress: PoolDrainProgress = waitingForWorker('pool-drain');
@@ -44,10 +45,7 @@ export async function poolDrain(input: PoolOperationInput): Promise<PoolDrainOut
       async (): Promise<PoolDrainOutcome> => {
         for (;;) {
           const seen = wakes;
-          const look = await lookAtPoolDrain({
-            operationId: input.operationId,
-            pollIntervalMs: input.pollIntervalMs,
-          });
+          const look = await lookAtPoolDrain({ operationId: input.operationId });
           progress = look.progress;
           setCurrentDetails(progressInWords(progress, Date.now()));
           if (progress.phase !== 'draining') return progress.phase as PoolDrainOutcome;

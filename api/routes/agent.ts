@@ -3,8 +3,9 @@ import type { CommandAnswer } from '../../domain/command-status';
 import { commandView } from '../../db/queries/commands';
 import { requireAgent } from '../auth';
 import type { AppEnv } from '../env';
-import { errorResponses, idOf, json, jsonBody, queryInteger, reason, text } from '../schemas';
-import { answerCommand, join, reportReturned, waitForCommands } from '../services/agent';
+import { MAX_OUTPUT_BYTES, outputText } from '../../domain/node-command';
+import { errorResponses, idOf, json, jsonBody, queryInteger, reason, record, slug, text } from '../schemas';
+import { answerCommand, join, reportFacts, reportReturned, waitForCommands } from '../services/agent';
 
 const hostname = z
   .string()
@@ -117,6 +118,10 @@ const CommandSchema = z
     kind: z.string(),
     action: z.string().nullable(),
     condition: z.string().nullable(),
+    args: z
+      .record(z.string(), z.string())
+      .nullable()
+      .openapi({ description: "a run command's parameter values" }),
     payload: z.string().nullable(),
     signature: z.string().nullable(),
     createdAt: z.string(),
@@ -178,6 +183,104 @@ const returnedRoute = createRoute({
   },
 });
 
+const startRoute = createRoute({
+  method: 'post',
+  path: '/v1/agent/commands/{id}/start',
+  operationId: 'startCommand',
+  tags: ['agent'],
+  summary: 'The agent journaled a run command and starts it now (running; event node.command.started)',
+  request: { params: z.object({ id: idOf('cmd') }), ...jsonBody(z.strictObject({})) },
+  responses: { 200: json(CommandSchema.extend({ status: z.string() }), 'the command'), ...errorResponses },
+});
+
+/** Output as it came from the program: its bytes in base64, decoded and kept as text by the API. */
+const outputBytes = z
+  .string()
+  .max(Math.ceil(MAX_OUTPUT_BYTES / 3) * 4)
+  .regex(/^[A-Za-z0-9+/]*={0,2}$/, 'base64 of the bytes the program wrote')
+  .refine(
+    (value) => value.length % 4 === 0,
+    'base64 of the bytes the program wrote: a length a multiple of 4',
+  );
+
+/** How many bytes a base64 string holds. */
+const decodedLength = (base64: string) => (base64.length / 4) * 3 - base64.match(/=*$/)![0].length;
+
+const resultRoute = createRoute({
+  method: 'post',
+  path: '/v1/agent/commands/{id}/result',
+  operationId: 'reportCommandResult',
+  tags: ['agent'],
+  summary:
+    'How a run command ended, with its output in base64 (a body of up to 2 MiB: the one exception to the 64 KiB limit)',
+  request: {
+    params: z.object({ id: idOf('cmd') }),
+    ...jsonBody(
+      z
+        .strictObject({
+          status: z.enum(['succeeded', 'failed', 'returned']),
+          reason: reason.optional(),
+          exitCode: z.number().int().min(0).max(255).nullable(),
+          stdout: outputBytes,
+          stderr: outputBytes,
+          droppedBytes: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER),
+        })
+        .refine((r) => decodedLength(r.stdout) + decodedLength(r.stderr) <= MAX_OUTPUT_BYTES, {
+          error: `stdout and stderr together are at most ${MAX_OUTPUT_BYTES} bytes`,
+          path: ['stdout'],
+        }),
+      true,
+    ),
+  },
+  responses: { 200: json(CommandSchema.extend({ status: z.string() }), 'the command'), ...errorResponses },
+});
+
+const ActionOnNodeSchema = z.strictObject({
+  name: slug,
+  params: record(
+    slug,
+    z.strictObject({
+      pattern: text({ max: 256, description: 'the pattern a value must match whole (checked by the agent)' }),
+      default: text({ max: 256, description: 'the value when none is given' }).optional(),
+    }),
+  ),
+  timeoutSeconds: z
+    .number()
+    .int()
+    .min(1)
+    .max(7 * 86_400),
+  restarts: z.boolean(),
+});
+
+const factsRoute = createRoute({
+  method: 'put',
+  path: '/v1/agent/facts',
+  operationId: 'reportAgentFacts',
+  tags: ['agent'],
+  summary:
+    'At session start: the boot (boot id, boot time) and the actions the agent runs; a new boot appends node.booted',
+  request: jsonBody(
+    z.strictObject({
+      bootId: z
+        .string()
+        .regex(/^[0-9a-f-]{1,64}$/, "the kernel's boot id, as /proc/sys/kernel/random/boot_id has it"),
+      bootedAt: z.iso.datetime({ offset: true }),
+      actions: z.array(ActionOnNodeSchema).max(100),
+    }),
+    true,
+  ),
+  responses: {
+    200: json(
+      z.object({
+        nodeId: z.string(),
+        booted: z.boolean().openapi({ description: 'a boot other than the last reported' }),
+      }),
+      'recorded',
+    ),
+    ...errorResponses,
+  },
+});
+
 /**
  * The routes a node's agent calls: join, heartbeat, the command long-poll, its answers, and the
  * return from a restarting action.
@@ -228,6 +331,41 @@ export function agentRoutes(): OpenAPIHono<AppEnv> {
       return c.json({ ...commandView(command), status: command.status }, 200);
     });
   }
+
+  router.openapi(startRoute, async (c) => {
+    const node = requireAgent(c.get('principal'), c.get('agentNode'));
+    const command = await answerCommand(c.get('deps'), {
+      node,
+      commandId: c.req.valid('param').id,
+      answer: 'running',
+      reason: null,
+    });
+    return c.json({ ...commandView(command), status: command.status }, 200);
+  });
+
+  router.openapi(resultRoute, async (c) => {
+    const node = requireAgent(c.get('principal'), c.get('agentNode'));
+    const body = c.req.valid('json');
+    const command = await answerCommand(c.get('deps'), {
+      node,
+      commandId: c.req.valid('param').id,
+      answer: body.status,
+      reason: body.reason ?? null,
+      output: {
+        exitCode: body.exitCode,
+        stdout: outputText(body.stdout),
+        stderr: outputText(body.stderr),
+        droppedBytes: body.droppedBytes,
+      },
+    });
+    return c.json({ ...commandView(command), status: command.status }, 200);
+  });
+
+  router.openapi(factsRoute, async (c) => {
+    const node = requireAgent(c.get('principal'), c.get('agentNode'), { beforeAdmission: true });
+    const booted = await reportFacts(c.get('deps'), node, c.req.valid('json'));
+    return c.json({ nodeId: node.id, booted }, 200);
+  });
 
   router.openapi(returnedRoute, async (c) => {
     const node = requireAgent(c.get('principal'), c.get('agentNode'));

@@ -4,10 +4,13 @@ import { answerEffect, type CommandAnswer } from '../../domain/command-status';
 import { DrydockError } from '../../domain/errors';
 import type { Principal } from '../../domain/principal';
 import { openCommands, type CommandRow } from '../../db/queries/commands';
+import { appendCommandEvent } from '../../db/commands';
+import type { Tx } from '../../db/client';
 import { appendEvent } from '../../db/events';
 import { joinNode, type JoinRequest } from '../../db/join';
-import type { NodeRow } from '../../db/nodes';
-import { nodeCommands } from '../../db/schema';
+import { lockNode, type NodeRow } from '../../db/nodes';
+import { agentActions, nodeCommands, nodes } from '../../db/schema';
+import type { ReportedAction } from '../../db/schema/agent-actions';
 import { enqueueWake } from '../../db/outbox';
 import { purgeWorkflowId, remediationWorkflowId } from '../../workflows/definitions';
 import { requireAgent } from '../auth';
@@ -81,15 +84,38 @@ export async function waitForCommands(
   }
 }
 
+/** What a `run` command printed, as its agent kept it (docs/lifecycle/commands.md). */
+export interface RunOutput {
+  exitCode: number | null;
+  stdout: string;
+  stderr: string;
+  droppedBytes: number;
+}
+
+/** The reports each kind of command takes: a purge or a rung is answered once; a run starts, then ends. */
+const REPORTS: Record<CommandRow['kind'], readonly CommandAnswer[]> = {
+  purge: ['acked', 'refused'],
+  remediate: ['acked', 'refused'],
+  run: ['running', 'refused', 'succeeded', 'failed', 'returned'],
+};
+
 /**
- * The node's answer to one of its commands, in one transaction: final for the command, the same
- * answer again changes nothing, another is INVALID_STATE (`answerEffect`). A purge refusal also
- * appends `node.purge.refused` with the reason. The workflow waiting on the answer is woken, through
- * the outbox in the same transaction (a refused rung escalates now, not at the attempt's deadline).
+ * The node's report on one of its commands, in one transaction: its answer (final for a purge or
+ * a rung), or a `run` command's start and its end with the output. The same report again changes
+ * nothing; one the command's status does not allow is INVALID_STATE (`answerEffect`), one its kind
+ * never takes INVALID_INPUT. A purge refusal appends `node.purge.refused`; each step of a `run`
+ * command its `node.command.*` event. The workflow waiting on the answer is woken, through the
+ * outbox in the same transaction (a refused rung escalates now, not at the attempt's deadline).
  */
 export async function answerCommand(
   deps: Pick<AppDeps, 'db'>,
-  input: { node: NodeRow; commandId: string; answer: CommandAnswer; reason: string | null },
+  input: {
+    node: NodeRow;
+    commandId: string;
+    answer: CommandAnswer;
+    reason: string | null;
+    output?: RunOutput;
+  },
 ): Promise<CommandRow> {
   const { node, commandId: id, answer, reason } = input;
   return deps.db.transaction(async (tx) => {
@@ -101,6 +127,15 @@ export async function answerCommand(
     if (!command || (node.access === 'blocked' && command.kind !== 'purge')) {
       throw new DrydockError('NOT_FOUND', `command ${id} not found`, { commandId: id });
     }
+    if (!REPORTS[command.kind].includes(answer)) {
+      throw new DrydockError(
+        'INVALID_INPUT',
+        `command ${id} is a ${command.kind} command: it is not reported ${answer}`,
+        {
+          kind: command.kind,
+        },
+      );
+    }
     const effect = answerEffect(command.status, answer);
     if (effect === 'repeat') return command;
     if (effect === 'conflict') {
@@ -110,7 +145,23 @@ export async function answerCommand(
     }
     const [updated] = await tx
       .update(nodeCommands)
-      .set({ status: answer, finishedAt: sql`now()`, refuseReason: reason })
+      .set(
+        answer === 'running'
+          ? { status: answer, startedAt: sql`now()` }
+          : {
+              status: answer,
+              finishedAt: sql`now()`,
+              refuseReason: reason,
+              ...(input.output
+                ? {
+                    exitCode: input.output.exitCode,
+                    stdout: input.output.stdout,
+                    stderr: input.output.stderr,
+                    outputDropped: input.output.droppedBytes,
+                  }
+                : {}),
+            },
+      )
       .where(eq(nodeCommands.id, id))
       .returning();
     if (command.kind === 'purge' && answer === 'refused') {
@@ -124,12 +175,49 @@ export async function answerCommand(
         data: { commandId: id },
       });
     }
-    if (command.operationId) {
+    if (command.kind === 'run') await appendRunEvent(tx, updated!, node, answer, reason ?? '');
+    if (command.operationId && command.kind !== 'run') {
       const workflowId = (command.kind === 'purge' ? purgeWorkflowId : remediationWorkflowId)(node.id);
       await enqueueWake(tx, workflowId, `command ${id} ${answer}`);
     }
     return updated!;
   });
+}
+
+/** The `node.command.*` event of a run command's report. */
+async function appendRunEvent(
+  tx: Tx,
+  command: CommandRow,
+  node: NodeRow,
+  answer: CommandAnswer,
+  reason: string,
+) {
+  const event = { actor: `node:${node.id}` };
+  switch (answer) {
+    case 'running':
+      return appendCommandEvent(tx, command, node.tenantId, { ...event, type: 'node.command.started' });
+    case 'succeeded':
+      return appendCommandEvent(tx, command, node.tenantId, {
+        ...event,
+        type: 'node.command.succeeded',
+        data: { exitCode: command.exitCode ?? 0 },
+      });
+    case 'failed':
+      return appendCommandEvent(tx, command, node.tenantId, {
+        ...event,
+        type: 'node.command.failed',
+        data: { exitCode: command.exitCode, reason },
+      });
+    case 'returned':
+    case 'refused':
+      return appendCommandEvent(tx, command, node.tenantId, {
+        ...event,
+        type: answer === 'returned' ? 'node.command.returned' : 'node.command.refused',
+        data: { reason },
+      });
+    case 'acked':
+      return;
+  }
 }
 
 /**
@@ -181,5 +269,38 @@ export async function reportReturned(
       },
     });
     return { command: updated!, returnedAt };
+  });
+}
+
+/**
+ * What the agent says of the machine at the start of a session (`PUT /v1/agent/facts`), in one
+ * transaction with the node locked: its boot on the node (`bootId`, `bootedAt`; no version, as a
+ * heartbeat's `lastSeenAt`) and the actions it runs in `agent_actions`. A boot id other than the
+ * last reported (or the first) appends `node.booted`: the machine started since. Answers whether
+ * it did.
+ */
+export async function reportFacts(
+  deps: Pick<AppDeps, 'db'>,
+  node: NodeRow,
+  facts: { bootId: string; bootedAt: string; actions: ReportedAction[] },
+): Promise<boolean> {
+  return deps.db.transaction(async (tx) => {
+    const locked = await lockNode(tx, node.id);
+    const reportedAt = new Date();
+    await tx
+      .insert(agentActions)
+      .values({ nodeId: node.id, actions: facts.actions, reportedAt })
+      .onConflictDoUpdate({ target: agentActions.nodeId, set: { actions: facts.actions, reportedAt } });
+    if (locked.bootId === facts.bootId) return false;
+    const bootedAt = new Date(facts.bootedAt);
+    await tx.update(nodes).set({ bootId: facts.bootId, bootedAt }).where(eq(nodes.id, node.id));
+    await appendEvent(tx, {
+      nodeId: node.id,
+      tenantId: locked.tenantId,
+      type: 'node.booted',
+      actor: `node:${node.id}`,
+      data: { bootId: facts.bootId, bootedAt: bootedAt.toISOString(), previousBootId: locked.bootId },
+    });
+    return true;
   });
 }

@@ -2,6 +2,7 @@ import type { Command } from '../command';
 import { allocationCommands } from './allocations';
 import { artifactCommands } from './artifacts';
 import { caCommands } from './ca';
+import { commandCommands } from './commands';
 import { decommissionCommands } from './decommission';
 import { eventCommands } from './events';
 import { keyCommands } from './keys';
@@ -21,6 +22,7 @@ export const commands: readonly Command[] = [
   ...nodeAccessCommands,
   ...eventCommands,
   ...remediationCommands,
+  ...commandCommands,
   ...allocationCommands,
   ...artifactCommands,
   ...poolCommands,

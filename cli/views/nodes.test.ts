@@ -16,6 +16,8 @@ const node: Node = {
   connectivity: 'connected',
   liveness: 'alive',
   lastSeenAt: null,
+  bootId: null,
+  bootedAt: null,
   labels: [],
   conditions: [],
   session: { connectivity: 'connected', lastSeenAt: null },

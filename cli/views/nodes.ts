@@ -42,6 +42,7 @@ export function nodeDetails(n: Node): string {
     ['Reasons', dash(n.noScheduleReasons.join(', '))],
     ['Connectivity', n.connectivity],
     ['Liveness', `${n.liveness}${n.lastSeenAt ? ` (last seen ${n.lastSeenAt})` : ''}`],
+    ['Booted', n.bootId ? `${n.bootedAt} (boot ${n.bootId})` : '-'],
     ['Labels', dash(labels)],
     ['Conditions', dash(conditions)],
     ...n.schedulers.map((v) => [`Scheduler ${v.source}`, schedulerLine(v)] as const),

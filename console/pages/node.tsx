@@ -97,6 +97,7 @@ function Axes(props: { node: Node }) {
     ['connectivity', node.connectivity],
     ['liveness', node.liveness],
     ['last seen', node.lastSeenAt ?? 'never (no heartbeat yet)'],
+    ['booted', node.bootId ? `${node.bootedAt} (boot ${node.bootId})` : 'not said yet'],
   ];
   return (
     <div class="axes">

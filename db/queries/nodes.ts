@@ -30,6 +30,8 @@ export function nodeView(node: NodeRow, labels: Label[], schedulers: SchedulerVi
     connectivity: node.connectivity,
     liveness: node.liveness,
     lastSeenAt: isoOrNull(node.lastSeenAt),
+    bootId: node.bootId,
+    bootedAt: isoOrNull(node.bootedAt),
     labels: labels.map((l) => ({ key: l.key, value: l.value, source: l.source })),
     conditions: node.conditions,
     session: { connectivity: node.connectivity, lastSeenAt: isoOrNull(node.lastSeenAt) },

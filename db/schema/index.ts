@@ -18,3 +18,4 @@ export * from './console-sessions';
 export * from './workflow-outbox';
 export * from './rate-limits';
 export * from './scheduler-views';
+export * from './agent-actions';

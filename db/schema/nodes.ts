@@ -22,6 +22,13 @@ export const nodes = pgTable(
     connectivity: text('connectivity', { enum: CONNECTIVITY }).notNull().default('disconnected'),
     liveness: text('liveness', { enum: LIVENESS }).notNull().default('alive'),
     lastSeenAt: tz('last_seen_at'),
+    /**
+     * The machine's boot as its agent said it at its latest session start (the kernel's boot id,
+     * and when it booted): a reboot is a new id. Not a change of the node: no version, like
+     * `lastSeenAt`.
+     */
+    bootId: text('boot_id'),
+    bootedAt: tz('booted_at'),
     /** When the node became unreachable; `lost` counts from here. */
     unreachableSince: tz('unreachable_since'),
     /** The pool a node that joined without a token asked for; approval may take it. */

@@ -380,6 +380,27 @@ async function command(w: World, status: 'pending' | 'acked' = 'pending'): Promi
   return id;
 }
 
+/** A `run` command of `nodeId`, as `POST /v1/nodes/{id}/commands` queues one. */
+async function runCommand(
+  w: World,
+  nodeId: string,
+  status: 'pending' | 'running' = 'pending',
+): Promise<string> {
+  const id = newId('cmd');
+  await w.h.db.insert(nodeCommands).values({
+    id,
+    nodeId,
+    kind: 'run',
+    action: 'diagnostics',
+    args: {},
+    status,
+    reason: REASON,
+    requestedBy: 'key:exemplar',
+    expiresAt: new Date(Date.now() + 3_600_000),
+  });
+  return id;
+}
+
 /**
  * A valid call per route, with every optional field filled so that each field can be spoiled in
  * turn. The tests fail for a route without an exemplar and for an exemplar without a route.
@@ -757,6 +778,75 @@ export const EXEMPLARS: Record<string, Exemplar> = {
     access: AGENT,
     status: 200,
     build: async (w) => ({ params: { id: await command(w) }, body: { reason: 'not now: a job runs' } }),
+  },
+  'POST /v1/nodes/{id}/commands': {
+    access: tenant('compute:nodes:command'),
+    status: 201,
+    build: async (w) => ({
+      params: { id: await w.node() },
+      headers: { 'idempotency-key': `run-${newId('op')}` },
+      body: { action: 'logs', args: { since: '2h' }, reason: REASON, expiresIn: '2h' },
+    }),
+    named: NAMED,
+  },
+  'GET /v1/nodes/{id}/commands': {
+    access: tenant('compute:nodes:read', 'forbidden'),
+    status: 200,
+    build: async (w) => ({
+      params: { id: await w.node() },
+      query: { kind: 'run', status: 'pending', limit: '10' },
+    }),
+    named: NAMED,
+  },
+  'GET /v1/commands/{id}': {
+    access: tenant('compute:nodes:command'),
+    status: 200,
+    build: async (w) => ({ params: { id: await runCommand(w, await w.node()) }, query: { wait: '0' } }),
+    named: NAMED,
+  },
+  'DELETE /v1/commands/{id}': {
+    access: tenant('compute:nodes:command'),
+    status: 200,
+    build: async (w) => ({ params: { id: await runCommand(w, await w.node()) } }),
+    named: NAMED,
+  },
+  'POST /v1/agent/commands/{id}/start': {
+    access: AGENT,
+    status: 200,
+    build: async (w) => ({ params: { id: await runCommand(w, w.agent.nodeId) }, body: {} }),
+  },
+  'POST /v1/agent/commands/{id}/result': {
+    access: AGENT,
+    status: 200,
+    build: async (w) => ({
+      params: { id: await runCommand(w, w.agent.nodeId, 'running') },
+      body: {
+        status: 'failed',
+        reason: 'exited 3',
+        exitCode: 3,
+        stdout: 'b3V0',
+        stderr: 'ZXJy',
+        droppedBytes: 0,
+      },
+    }),
+  },
+  'PUT /v1/agent/facts': {
+    access: { kind: 'agent', pending: true },
+    status: 200,
+    build: async () => ({
+      body: {
+        bootId: '6b1f0c2e-6f57-4d7e-9a51-0e8f5d2c9b11',
+        bootedAt: '2026-12-04T08:00:00Z',
+        actions: [
+          {
+            name: 'logs',
+            params: { since: { pattern: '[0-9]+[smhd]', default: '1h' } },
+            timeoutSeconds: 60,
+            restarts: false,
+          },
+        ],
+      },
+    }),
   },
   'POST /v1/agent/commands/{id}/returned': {
     access: AGENT,

@@ -275,6 +275,42 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/v1/nodes/{id}/commands': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** The node's commands, newest first (without their output) */
+    get: operations['listNodeCommands'];
+    put?: never;
+    /** Run one of the actions configured on the node's agent (argv from its config, never a shell string) */
+    post: operations['runNodeCommand'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/commands/{id}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** A command, with its output; `wait` holds the answer until it has ended (up to 60 s) */
+    get: operations['getNodeCommand'];
+    put?: never;
+    post?: never;
+    /** Withdraw a command the node has not started (one running is not stopped from here) */
+    delete: operations['cancelNodeCommand'];
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/v1/nodes/{id}/conditions/{type}/clear': {
     parameters: {
       query?: never;
@@ -792,6 +828,57 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/v1/agent/commands/{id}/start': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** The agent journaled a run command and starts it now (running; event node.command.started) */
+    post: operations['startCommand'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/agent/commands/{id}/result': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** How a run command ended, with its output in base64 (a body of up to 2 MiB: the one exception to the 64 KiB limit) */
+    post: operations['reportCommandResult'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/agent/facts': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    /** At session start: the boot (boot id, boot time) and the actions the agent runs; a new boot appends node.booted */
+    put: operations['reportAgentFacts'];
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/v1/agent/commands/{id}/returned': {
     parameters: {
       query?: never;
@@ -882,6 +969,10 @@ export interface components {
       /** @enum {string} */
       liveness: 'alive' | 'unreachable' | 'lost' | 'offline' | 'decommissioned';
       lastSeenAt: string | null;
+      /** @description the machine's boot id as its agent said it at its latest session start: a reboot is a new one */
+      bootId: string | null;
+      /** @description when that boot began */
+      bootedAt: string | null;
       labels: {
         key: string;
         value: string;
@@ -979,6 +1070,15 @@ export interface components {
         | 'node.operation.abandoned'
         | 'node.remediation.attempted'
         | 'node.remediation.returned'
+        | 'node.command.requested'
+        | 'node.command.started'
+        | 'node.command.succeeded'
+        | 'node.command.failed'
+        | 'node.command.returned'
+        | 'node.command.refused'
+        | 'node.command.expired'
+        | 'node.command.cancelled'
+        | 'node.booted'
         | 'node.condition.reported'
         | 'node.condition.cleared'
         | 'node.scheduler.changed'
@@ -1124,6 +1224,19 @@ export interface components {
         maxConcurrent: number;
         /** @description a deadline counted from each node's drain start */
         graceAfterStart: string | null;
+        /** @description while some of its nodes wait for the pool's disruption budget: the budget and who holds it */
+        budget: {
+          max: number;
+          /** @description nodes out now, the exact count */
+          used: number;
+          /** @description the nodes holding a slot, longest out first; at most 20 */
+          holders: {
+            nodeId: string;
+            hostname: string;
+            /** @description its drain still ends its work; false: drained, still cordoned */
+            draining: boolean;
+          }[];
+        } | null;
       } | null;
     };
     PurgeProgress: {
@@ -1234,6 +1347,44 @@ export interface components {
         count: number;
       }[];
     };
+    NodeCommand: {
+      id: string;
+      nodeId: string;
+      /** @enum {string} */
+      kind: 'purge' | 'remediate' | 'run';
+      action: string | null;
+      args: {
+        [key: string]: string;
+      };
+      /** @enum {string} */
+      status:
+        | 'pending'
+        | 'running'
+        | 'acked'
+        | 'refused'
+        | 'cancelled'
+        | 'expired'
+        | 'succeeded'
+        | 'failed'
+        | 'returned';
+      /** @description why it was refused, failed, returned or expired */
+      statusReason: string | null;
+      requestedBy: string | null;
+      reason: string | null;
+      operationId: string | null;
+      createdAt: string;
+      expiresAt: string | null;
+      startedAt: string | null;
+      finishedAt: string | null;
+      exitCode: number | null;
+      /** @description what the action printed, as UTF-8 text; null in listings */
+      output: {
+        stdout: string;
+        stderr: string;
+        /** @description output bytes past the action's output limit, not kept (0: all of it) */
+        droppedBytes: number;
+      } | null;
+    };
     Allocation: {
       id: string;
       nodeId: string;
@@ -1334,6 +1485,10 @@ export interface components {
       kind: string;
       action: string | null;
       condition: string | null;
+      /** @description a run command's parameter values */
+      args: {
+        [key: string]: string;
+      } | null;
       payload: string | null;
       signature: string | null;
       createdAt: string;
@@ -1356,6 +1511,7 @@ export interface components {
         | 'compute:nodes:revoke-identity'
         | 'compute:nodes:delete'
         | 'compute:nodes:remediate'
+        | 'compute:nodes:command'
         | 'compute:nodes:observe'
         | 'compute:allocations:write'
         | 'compute:allocations:observe'
@@ -1516,6 +1672,8 @@ export interface operations {
            *           "connectivity": "disconnected",
            *           "liveness": "alive",
            *           "lastSeenAt": null,
+           *           "bootId": null,
+           *           "bootedAt": null,
            *           "labels": [
            *             {
            *               "key": "gpu.count",
@@ -1606,6 +1764,8 @@ export interface operations {
            *       "connectivity": "disconnected",
            *       "liveness": "alive",
            *       "lastSeenAt": null,
+           *       "bootId": null,
+           *       "bootedAt": null,
            *       "labels": [
            *         {
            *           "key": "gpu.count",
@@ -1840,6 +2000,8 @@ export interface operations {
            *       "connectivity": "disconnected",
            *       "liveness": "alive",
            *       "lastSeenAt": null,
+           *       "bootId": null,
+           *       "bootedAt": null,
            *       "labels": [
            *         {
            *           "key": "gpu.count",
@@ -1989,6 +2151,8 @@ export interface operations {
            *       "connectivity": "disconnected",
            *       "liveness": "alive",
            *       "lastSeenAt": null,
+           *       "bootId": null,
+           *       "bootedAt": null,
            *       "labels": [
            *         {
            *           "key": "gpu.count",
@@ -2096,6 +2260,8 @@ export interface operations {
            *       "connectivity": "disconnected",
            *       "liveness": "alive",
            *       "lastSeenAt": null,
+           *       "bootId": null,
+           *       "bootedAt": null,
            *       "labels": [
            *         {
            *           "key": "gpu.count",
@@ -2307,6 +2473,8 @@ export interface operations {
            *         "connectivity": "disconnected",
            *         "liveness": "alive",
            *         "lastSeenAt": null,
+           *         "bootId": null,
+           *         "bootedAt": null,
            *         "labels": [
            *           {
            *             "key": "gpu.count",
@@ -2647,6 +2815,8 @@ export interface operations {
            *         "connectivity": "disconnected",
            *         "liveness": "alive",
            *         "lastSeenAt": null,
+           *         "bootId": null,
+           *         "bootedAt": null,
            *         "labels": [],
            *         "conditions": [],
            *         "session": {
@@ -2866,6 +3036,180 @@ export interface operations {
       503: components['responses']['Unavailable'];
     };
   };
+  listNodeCommands: {
+    parameters: {
+      query?: {
+        kind?: 'purge' | 'remediate' | 'run';
+        status?:
+          | 'pending'
+          | 'running'
+          | 'acked'
+          | 'refused'
+          | 'cancelled'
+          | 'expired'
+          | 'succeeded'
+          | 'failed'
+          | 'returned';
+        /** @description decimal digits only */
+        limit?: number;
+        cursor?: string;
+      };
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description a page of commands */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            items: components['schemas']['NodeCommand'][];
+            nextCursor: string | null;
+          };
+        };
+      };
+      400: components['responses']['InvalidInput'];
+      401: components['responses']['Unauthenticated'];
+      403: components['responses']['Forbidden'];
+      404: components['responses']['NotFound'];
+      409: components['responses']['Conflict'];
+      413: components['responses']['PayloadTooLarge'];
+      422: components['responses']['IdempotencyKeyReused'];
+      429: components['responses']['RateLimited'];
+      503: components['responses']['Unavailable'];
+    };
+  };
+  runNodeCommand: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description makes a retried request return the stored operation */
+        'idempotency-key'?: string;
+      };
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          /** @example diagnostics */
+          action: string;
+          args?: {
+            [key: string]: string;
+          };
+          /** @description why, recorded on the event; free text: no control characters (U+0000–U+001F, U+007F–U+009F), no format characters that hide or reorder text (bidi controls, zero-width and tag characters; U+200C and U+200D allowed), no lone surrogates */
+          reason: string;
+          /**
+           * @description how long the command waits for its node (default 1h, at most 7d)
+           * @example 1h
+           */
+          expiresIn?: string;
+        };
+      };
+    };
+    responses: {
+      /** @description the command this Idempotency-Key already queued */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['NodeCommand'];
+        };
+      };
+      /** @description queued: the agent gets it now, or when it comes back (until expiresAt) */
+      201: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['NodeCommand'];
+        };
+      };
+      400: components['responses']['InvalidInput'];
+      401: components['responses']['Unauthenticated'];
+      403: components['responses']['Forbidden'];
+      404: components['responses']['NotFound'];
+      409: components['responses']['Conflict'];
+      413: components['responses']['PayloadTooLarge'];
+      422: components['responses']['IdempotencyKeyReused'];
+      429: components['responses']['RateLimited'];
+      503: components['responses']['Unavailable'];
+    };
+  };
+  getNodeCommand: {
+    parameters: {
+      query?: {
+        /** @description decimal digits only */
+        wait?: number;
+      };
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description the command */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['NodeCommand'];
+        };
+      };
+      400: components['responses']['InvalidInput'];
+      401: components['responses']['Unauthenticated'];
+      403: components['responses']['Forbidden'];
+      404: components['responses']['NotFound'];
+      409: components['responses']['Conflict'];
+      413: components['responses']['PayloadTooLarge'];
+      422: components['responses']['IdempotencyKeyReused'];
+      429: components['responses']['RateLimited'];
+      503: components['responses']['Unavailable'];
+    };
+  };
+  cancelNodeCommand: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description the command, cancelled (now, or before) */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['NodeCommand'];
+        };
+      };
+      400: components['responses']['InvalidInput'];
+      401: components['responses']['Unauthenticated'];
+      403: components['responses']['Forbidden'];
+      404: components['responses']['NotFound'];
+      409: components['responses']['Conflict'];
+      413: components['responses']['PayloadTooLarge'];
+      422: components['responses']['IdempotencyKeyReused'];
+      429: components['responses']['RateLimited'];
+      503: components['responses']['Unavailable'];
+    };
+  };
   clearNodeCondition: {
     parameters: {
       query?: never;
@@ -2917,6 +3261,8 @@ export interface operations {
            *       "connectivity": "disconnected",
            *       "liveness": "alive",
            *       "lastSeenAt": null,
+           *       "bootId": null,
+           *       "bootedAt": null,
            *       "labels": [],
            *       "conditions": [
            *         {
@@ -3933,6 +4279,7 @@ export interface operations {
            *               "draining": [],
            *               "waitingForBudget": []
            *             },
+           *             "budget": null,
            *             "counts": {
            *               "failed": 0,
            *               "drained": 0,
@@ -4032,6 +4379,7 @@ export interface operations {
             | 'compute:nodes:revoke-identity'
             | 'compute:nodes:delete'
             | 'compute:nodes:remediate'
+            | 'compute:nodes:command'
             | 'compute:nodes:observe'
             | 'compute:allocations:write'
             | 'compute:allocations:observe'
@@ -4726,6 +5074,143 @@ export interface operations {
         content: {
           'application/json': components['schemas']['AgentCommand'] & {
             status: string;
+          };
+        };
+      };
+      400: components['responses']['InvalidInput'];
+      401: components['responses']['Unauthenticated'];
+      403: components['responses']['Forbidden'];
+      404: components['responses']['NotFound'];
+      409: components['responses']['Conflict'];
+      413: components['responses']['PayloadTooLarge'];
+      422: components['responses']['IdempotencyKeyReused'];
+      429: components['responses']['RateLimited'];
+      503: components['responses']['Unavailable'];
+    };
+  };
+  startCommand: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: {
+      content: {
+        'application/json': Record<string, never>;
+      };
+    };
+    responses: {
+      /** @description the command */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['AgentCommand'] & {
+            status: string;
+          };
+        };
+      };
+      400: components['responses']['InvalidInput'];
+      401: components['responses']['Unauthenticated'];
+      403: components['responses']['Forbidden'];
+      404: components['responses']['NotFound'];
+      409: components['responses']['Conflict'];
+      413: components['responses']['PayloadTooLarge'];
+      422: components['responses']['IdempotencyKeyReused'];
+      429: components['responses']['RateLimited'];
+      503: components['responses']['Unavailable'];
+    };
+  };
+  reportCommandResult: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          /** @enum {string} */
+          status: 'succeeded' | 'failed' | 'returned';
+          /** @description why, recorded on the event; free text: no control characters (U+0000–U+001F, U+007F–U+009F), no format characters that hide or reorder text (bidi controls, zero-width and tag characters; U+200C and U+200D allowed), no lone surrogates */
+          reason?: string;
+          exitCode: number | null;
+          stdout: string;
+          stderr: string;
+          droppedBytes: number;
+        };
+      };
+    };
+    responses: {
+      /** @description the command */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['AgentCommand'] & {
+            status: string;
+          };
+        };
+      };
+      400: components['responses']['InvalidInput'];
+      401: components['responses']['Unauthenticated'];
+      403: components['responses']['Forbidden'];
+      404: components['responses']['NotFound'];
+      409: components['responses']['Conflict'];
+      413: components['responses']['PayloadTooLarge'];
+      422: components['responses']['IdempotencyKeyReused'];
+      429: components['responses']['RateLimited'];
+      503: components['responses']['Unavailable'];
+    };
+  };
+  reportAgentFacts: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          bootId: string;
+          /** Format: date-time */
+          bootedAt: string;
+          actions: {
+            name: string;
+            params: {
+              [key: string]: {
+                /** @description the pattern a value must match whole (checked by the agent); free text: no control characters (U+0000–U+001F, U+007F–U+009F), no format characters that hide or reorder text (bidi controls, zero-width and tag characters; U+200C and U+200D allowed), no lone surrogates */
+                pattern: string;
+                /** @description the value when none is given; free text: no control characters (U+0000–U+001F, U+007F–U+009F), no format characters that hide or reorder text (bidi controls, zero-width and tag characters; U+200C and U+200D allowed), no lone surrogates */
+                default?: string;
+              };
+            };
+            timeoutSeconds: number;
+            restarts: boolean;
+          }[];
+        };
+      };
+    };
+    responses: {
+      /** @description recorded */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            nodeId: string;
+            /** @description a boot other than the last reported */
+            booted: boolean;
           };
         };
       };

@@ -1,11 +1,15 @@
-import { eq, inArray, or, sql } from 'drizzle-orm';
+import { and, asc, count, eq, inArray, isNull, or, sql } from 'drizzle-orm';
+import { budgetMax } from '../domain/budget';
 import { deadlineOf } from '../domain/deadline';
 import { DrydockError } from '../domain/errors';
+import { isDraining } from '../domain/node';
 import { isFinished } from '../domain/operation';
 import {
+  DRAIN_MAX_SLEEP_MS,
   POOL_DRAIN_LISTED,
   poolDrainDeadline,
   type FailedNode,
+  type PoolDrainBudget,
   type PoolDrainProgress,
   type PoolDrainWaitingFor,
 } from '../domain/progress';
@@ -16,7 +20,7 @@ import { finishOperation, recordProgress, type OperationRow } from '../db/operat
 import { progressOf } from '../db/queries/operations';
 import { requestDrain } from '../db/requests/drain';
 import type { PoolDrainRecord } from '../db/requests/pool-drain';
-import { operations } from '../db/schema';
+import { disruptions, nodes, operations, pools } from '../db/schema';
 import { POOL_DRAIN_WAVE } from '../workflows/definitions';
 import { beginOperationRun } from './begin';
 
@@ -40,21 +44,29 @@ interface PoolDrainState {
 /** Node drains requested in one transaction of a wave (its nodes and the record locked until it commits). */
 const SHARE = 25;
 
-/** How often a pool drain looks at its node drains without a wake-up (budget waits, lost wakes). */
-const DEFAULT_POLL_MS = 10_000;
+/**
+ * How long a pool drain waits without a wake-up before it looks again anyway. Every change of where
+ * its nodes stand wakes it through the outbox: a node drain that ends (one it requested or one it
+ * joined), or that starts or stops waiting for the pool's disruption budget. What this look is for:
+ * who holds the budget can change while none of its nodes does (a node outside it drained, or
+ * uncordoned and its slot taken by another drain), which its progress names anew at the next look;
+ * and it is the safety net every workflow keeps for a wake-up that comes late (docs/architecture.md,
+ * rule 4). As long as a node drain's: no poll (12 looks an hour at most, not 360).
+ */
+const LOOK_AGAIN_AFTER_MS = DRAIN_MAX_SLEEP_MS;
 
 export function createPoolDrainActivities(db: Db) {
   return {
     /**
      * One look at a pool drain, in one transaction with its record locked: where each selected node
-     * stands (from its drain's record), written on the operation; when every node drained or failed,
-     * the pool drain ends (`succeeded` when all drained, else `failed` naming them). `startable`:
-     * how many node drains it may request now (`maxConcurrent` less those running). The first look
-     * begins the operation (`beginOperationRun`).
+     * stands (from its drain's record) and, while some wait for the pool's disruption budget, who
+     * holds it, written on the operation; when every node drained or failed, the pool drain ends
+     * (`succeeded` when all drained, else `failed` naming them). `startable`: how many node drains
+     * it may request now (`maxConcurrent` less those running). The first look begins the operation
+     * (`beginOperationRun`).
      */
     async lookAtPoolDrain(input: {
       operationId: string;
-      pollIntervalMs?: number;
     }): Promise<{ progress: PoolDrainProgress; startable: number }> {
       return db.transaction(async (tx) => {
         await tx.select().from(operations).where(eq(operations.id, input.operationId)).for('update');
@@ -62,7 +74,8 @@ export function createPoolDrainActivities(db: Db) {
         if (op.status !== 'running') return { progress: progressOf(op) as PoolDrainProgress, startable: 0 };
         const record = op.result as unknown as PoolDrainResult;
         const state = await stateOf(tx, op);
-        const waitingFor = waitingForOf(record, state);
+        const budget = state.waitingForBudget.length > 0 && op.poolId ? await budgetOf(tx, op.poolId) : null;
+        const waitingFor = waitingForOf(record, state, budget);
         if (state.pending.length === 0 && state.draining.length + state.waitingForBudget.length === 0) {
           const result = { ...record, counts: waitingFor.counts, failed: state.failed };
           const ended =
@@ -81,7 +94,7 @@ export function createPoolDrainActivities(db: Db) {
         const recorded = await recordProgress(tx, op.id, {
           phase: 'draining',
           waitingFor,
-          nextCheckAt: new Date(Date.now() + (input.pollIntervalMs ?? DEFAULT_POLL_MS)),
+          nextCheckAt: new Date(Date.now() + LOOK_AGAIN_AFTER_MS),
         });
         const running = state.draining.length + state.waitingForBudget.length;
         const startable = Math.min(record.maxConcurrent - running, state.pending.length);
@@ -217,8 +230,42 @@ function failedNode(
   };
 }
 
+/**
+ * The pool's disruption budget as its waiting node drains see it, read (not locked: it decides
+ * nothing) in the look's transaction: its max, how many nodes hold a slot, and the first of them,
+ * longest out first, with their hostnames and whether their drain still ends their work.
+ */
+async function budgetOf(tx: DbOrTx, poolId: string): Promise<PoolDrainBudget> {
+  const [pool] = await tx.select({ policy: pools.policy }).from(pools).where(eq(pools.id, poolId));
+  const [size] = await tx
+    .select({ n: count() })
+    .from(nodes)
+    .where(and(eq(nodes.poolId, poolId), isNull(nodes.deletedAt)));
+  const holders = await tx
+    .select({
+      nodeId: disruptions.nodeId,
+      hostname: nodes.hostname,
+      noScheduleReasons: nodes.noScheduleReasons,
+      total: sql<number>`count(*) over ()`,
+    })
+    .from(disruptions)
+    .innerJoin(nodes, eq(nodes.id, disruptions.nodeId))
+    .where(and(eq(disruptions.poolId, poolId), eq(disruptions.state, 'holding')))
+    .orderBy(asc(disruptions.since), asc(disruptions.nodeId))
+    .limit(POOL_DRAIN_LISTED);
+  return {
+    max: budgetMax(pool?.policy.maxUnavailable, size?.n ?? 0),
+    used: Number(holders[0]?.total ?? 0),
+    holders: holders.map((h) => ({ nodeId: h.nodeId, hostname: h.hostname, draining: isDraining(h) })),
+  };
+}
+
 /** The pool drain's progress from its state: exact counts, the first few nodes of each. */
-function waitingForOf(record: PoolDrainResult, state: PoolDrainState): PoolDrainWaitingFor {
+function waitingForOf(
+  record: PoolDrainResult,
+  state: PoolDrainState,
+  budget: PoolDrainBudget | null,
+): PoolDrainWaitingFor {
   const listed = <T>(items: T[]) => items.slice(0, POOL_DRAIN_LISTED);
   return {
     counts: {
@@ -237,6 +284,7 @@ function waitingForOf(record: PoolDrainResult, state: PoolDrainState): PoolDrain
     },
     maxConcurrent: record.maxConcurrent,
     graceAfterStart: poolDrainDeadline(record.deadline).graceAfterStart,
+    budget,
   };
 }
 

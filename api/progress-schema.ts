@@ -93,6 +93,27 @@ const PoolDrainProgressSchema = z
           .string()
           .nullable()
           .openapi({ description: "a deadline counted from each node's drain start" }),
+        budget: z
+          .object({
+            max: z.number().int(),
+            used: z.number().int().openapi({ description: 'nodes out now, the exact count' }),
+            holders: z
+              .array(
+                z.object({
+                  nodeId: z.string(),
+                  hostname: z.string(),
+                  draining: z.boolean().openapi({
+                    description: 'its drain still ends its work; false: drained, still cordoned',
+                  }),
+                }),
+              )
+              .openapi({ description: 'the nodes holding a slot, longest out first; at most 20' }),
+          })
+          .nullable()
+          .openapi({
+            description:
+              "while some of its nodes wait for the pool's disruption budget: the budget and who holds it",
+          }),
       })
       .nullable(),
   })

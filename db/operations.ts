@@ -1,4 +1,4 @@
-import { and, eq, inArray, sql } from 'drizzle-orm';
+import { and, eq, inArray, or, sql } from 'drizzle-orm';
 import { DrydockError } from '../domain/errors';
 import { OPERATION_KINDS, type CancellationRequest } from '../domain/operation';
 import { OPEN_OPERATION_STATUSES, type FinalOperationStatus } from '../domain/operation-status';
@@ -47,15 +47,46 @@ export async function finishOperation(
     })
     .where(and(eq(operations.id, id), inArray(operations.status, OPEN_OPERATION_STATUSES)))
     .returning();
-  // A pool drain's node drain ended: the pool drain looks again (it may start the next one).
-  if (op?.parentOperationId) {
-    const [parent] = await tx
-      .select({ workflowId: operations.workflowId })
-      .from(operations)
-      .where(eq(operations.id, op.parentOperationId));
-    if (parent) await enqueueWake(tx, parent.workflowId, `node drain ${op.id} ended`);
-  }
+  // A node drain ended: the pool drains that follow it look again (one may start the next node).
+  if (op) await wakePoolDrainsOf(tx, op, `node drain ${op.id} ended`);
   return op;
+}
+
+/**
+ * Wakes the open pool drains that follow a node drain — the one that requested it
+ * (`parentOperationId`) and the one of its pool that joined it (`result.joined`) — through the
+ * outbox, in the caller's transaction: the drain ended, or it started or stopped waiting for the
+ * pool's disruption budget. A pool drain looks only when woken, so each of these must wake it.
+ */
+export async function wakePoolDrainsOf(
+  tx: Tx,
+  drain: Pick<OperationRow, 'id' | 'kind' | 'poolId' | 'parentOperationId'>,
+  why: string,
+): Promise<void> {
+  if (drain.kind !== 'drain') return;
+  const follows = [
+    ...(drain.parentOperationId ? [eq(operations.id, drain.parentOperationId)] : []),
+    ...(drain.poolId
+      ? [
+          and(
+            eq(operations.poolId, drain.poolId),
+            sql`${operations.result} -> 'joined' @> ${JSON.stringify([drain.id])}::jsonb`,
+          ),
+        ]
+      : []),
+  ];
+  if (follows.length === 0) return;
+  const followers = await tx
+    .select({ workflowId: operations.workflowId })
+    .from(operations)
+    .where(
+      and(
+        eq(operations.kind, 'pool-drain'),
+        inArray(operations.status, OPEN_OPERATION_STATUSES),
+        or(...follows),
+      ),
+    );
+  for (const { workflowId } of followers) await enqueueWake(tx, workflowId, why);
 }
 
 /** `finalPhase` of the row's own kind, as SQL. */

@@ -5,6 +5,8 @@ import {
   nextDrainCheck,
   progressInWords,
   type OperationProgress,
+  type PoolDrainProgress,
+  type PoolDrainWaitingFor,
 } from './progress';
 
 const NOW = Date.parse('2026-01-02T12:00:00Z');
@@ -177,9 +179,65 @@ describe('an operation in words', () => {
       nodes: { pending: [], draining: [], waitingForBudget: [], drained: [], failed: [] },
       maxConcurrent: 4,
       graceAfterStart: '2h',
+      budget: null,
     };
     expect(progressInWords({ kind: 'pool-drain', phase: 'draining', ...base, waitingFor }, NOW)).toBe(
       "Draining: 12 drained, 4 draining (1 waiting for the budget), 30 pending, 2 failed; at most 4 at a time; deadline 2h after each node's drain starts.",
+    );
+  });
+
+  it('names the nodes of a pool drain that wait for the budget, who holds it, and what lets the next go', () => {
+    const holder = (nodeId: string, hostname: string, draining = false) => ({ nodeId, hostname, draining });
+    const waiting = (
+      budget: PoolDrainWaitingFor['budget'],
+      waitingForBudget = ['node_b', 'node_c'],
+    ): PoolDrainProgress => ({
+      kind: 'pool-drain',
+      phase: 'draining',
+      ...base,
+      waitingFor: {
+        counts: {
+          pending: 1,
+          draining: 0,
+          waitingForBudget: waitingForBudget.length,
+          drained: 1,
+          failed: 0,
+        },
+        nodes: { pending: ['node_d'], draining: [], waitingForBudget, drained: ['node_a'], failed: [] },
+        maxConcurrent: 2,
+        graceAfterStart: '0s',
+        budget,
+      },
+    });
+    const counts =
+      "Draining: 1 drained, 2 draining (2 waiting for the budget), 1 pending, 0 failed; at most 2 at a time; deadline 0s after each node's drain starts.";
+    // The pool drain's own drained node holds the only slot.
+    expect(progressInWords(waiting({ max: 1, used: 1, holders: [holder('node_a', 'gpu-a1')] }), NOW)).toBe(
+      `${counts} node_b, node_c wait for a slot in the pool's disruption budget: 1 of 1 nodes out, held by ` +
+        'node_a (gpu-a1). Uncordon it (or run a rolling maintenance, which puts each node back) to let the next go.',
+    );
+    // Two holders, one of them a node another drain still empties; one node waiting.
+    const two = { max: 2, used: 2, holders: [holder('node_x', 'gpu-x9'), holder('node_a', 'gpu-a1', true)] };
+    expect(progressInWords(waiting(two, ['node_b']), NOW)).toContain(
+      "node_b waits for a slot in the pool's disruption budget: 2 of 2 nodes out, held by node_x (gpu-x9), " +
+        'node_a (gpu-a1, still draining). Uncordon one of them (or run a rolling maintenance, which puts ' +
+        'each node back) to let the next go.',
+    );
+    // More holders than listed: the exact count, and how many more.
+    const many = { max: 25, used: 25, holders: [holder('node_a', 'gpu-a1')] };
+    expect(progressInWords(waiting(many), NOW)).toContain(
+      '25 of 25 nodes out, held by node_a (gpu-a1) and 24 more.',
+    );
+    // A budget that lets no node out, and one with a slot just freed.
+    expect(progressInWords(waiting({ max: 0, used: 0, holders: [] }), NOW)).toContain(
+      "node_b, node_c wait for a slot in the pool's disruption budget, which lets no node out (maxUnavailable 0): raise it to let them go.",
+    );
+    expect(progressInWords(waiting({ max: 1, used: 0, holders: [] }), NOW)).toContain(
+      '0 of 1 nodes out, so a slot is free and the next look takes it.',
+    );
+    // Once it ended, only the counts.
+    expect(progressInWords({ ...waiting({ max: 1, used: 1, holders: [] }), phase: 'failed' }, NOW)).toBe(
+      'Failed: 1 drained, 2 draining (2 waiting for the budget), 1 pending, 0 failed.',
     );
   });
 

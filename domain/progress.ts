@@ -64,6 +64,25 @@ export interface FailedNode {
   message: string;
 }
 
+/** A node that holds a slot of its pool's disruption budget. */
+export interface BudgetHolder {
+  nodeId: string;
+  hostname: string;
+  /** Its drain is still ending its work (a slot is held from the forced release on); else drained. */
+  draining: boolean;
+}
+
+/**
+ * The pool's disruption budget while some of a pool drain's nodes wait for it: at most `max` of
+ * its nodes out at once, `used` now (exact), the holders (longest out first, at most
+ * `POOL_DRAIN_LISTED`) — drained nodes still cordoned, of this pool drain or any other drain.
+ */
+export interface PoolDrainBudget {
+  max: number;
+  used: number;
+  holders: BudgetHolder[];
+}
+
 /** Where a pool drain's nodes stand: exact counts, at most `POOL_DRAIN_LISTED` ids per state. */
 export interface PoolDrainWaitingFor {
   counts: PoolDrainCounts;
@@ -77,6 +96,8 @@ export interface PoolDrainWaitingFor {
   maxConcurrent: number;
   /** A grace counted from each node's own drain start (`2h`), when the deadline is one. */
   graceAfterStart: string | null;
+  /** While some of its nodes wait for the pool's disruption budget: the budget and who holds it. */
+  budget: PoolDrainBudget | null;
 }
 
 /** How many node ids a pool drain's progress lists per state. */
@@ -307,8 +328,11 @@ function poolDrainInWords(p: PoolDrainProgress, now: number): string {
       : 'no deadline';
   const at = w ? `; at most ${w.maxConcurrent} at a time; ${deadline}` : '';
   switch (p.phase) {
-    case 'draining':
-      return `Draining: ${counts}${at}.`;
+    case 'draining': {
+      const budget =
+        w && w.counts.waitingForBudget > 0 && w.budget ? ` ${budgetWaitInWords(w, w.budget)}` : '';
+      return `Draining: ${counts}${at}.${budget}`;
+    }
     case 'succeeded':
       return `Succeeded: ${counts}.`;
     case 'failed':
@@ -318,6 +342,33 @@ function poolDrainInWords(p: PoolDrainProgress, now: number): string {
     case PENDING_PHASE:
       return '';
   }
+}
+
+/**
+ * Which of a pool drain's nodes wait for the pool's disruption budget, who holds it, and what lets
+ * the next go: a full budget frees only when a holder comes back (an uncordon), as a drained node
+ * keeps its slot while it stays cordoned.
+ */
+function budgetWaitInWords(w: PoolDrainWaitingFor, b: PoolDrainBudget): string {
+  const waiting = listed(w.nodes.waitingForBudget, w.counts.waitingForBudget);
+  const head = `${waiting} ${w.counts.waitingForBudget === 1 ? 'waits' : 'wait'} for a slot in the pool's disruption budget`;
+  if (b.max === 0) return `${head}, which lets no node out (maxUnavailable 0): raise it to let them go.`;
+  const out = `${b.used} of ${b.max} nodes out`;
+  if (b.used < b.max) return `${head}: ${out}, so a slot is free and the next look takes it.`;
+  const holders = listed(
+    b.holders.map((x) => `${x.nodeId} (${x.hostname}${x.draining ? ', still draining' : ''})`),
+    b.used,
+  );
+  return (
+    `${head}: ${out}, held by ${holders}. Uncordon ${b.used === 1 ? 'it' : 'one of them'} ` +
+    '(or run a rolling maintenance, which puts each node back) to let the next go.'
+  );
+}
+
+/** `a, b and 3 more`: the listed items, and how many of `total` are not listed. */
+function listed(items: string[], total: number): string {
+  const more = total - items.length;
+  return more > 0 ? `${items.join(', ')} and ${more} more` : items.join(', ');
 }
 
 function purgeInWords(p: PurgeProgress, now: number): string {

@@ -1,10 +1,10 @@
 import { and, asc, eq, inArray } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { allocations, events, operations } from '../db/schema';
-import type { PoolDrainProgress } from '../domain/progress';
+import { progressInWords, type PoolDrainProgress } from '../domain/progress';
 import { poolDrainWorkflowId } from '../workflows/definitions';
 import { ParentOperationIdKey } from '../workflows/search-attributes';
-import { operationWhen, readNode, setNode } from './support/builders';
+import { operationWhen, readNode, setNode, workflowResult } from './support/builders';
 import { allocate, call, seedNode, seedPool, tenantKey } from './support/fixtures';
 import { eventually, useHarness } from './support/harness';
 import { recordHistory } from './support/histories';
@@ -45,6 +45,29 @@ const progressOf = async (operationId: string): Promise<PoolDrainProgress> =>
 /** How many of the pool drain's nodes drain now, as its last look counted them. */
 const drainingNow = async (operationId: string) =>
   (await progressOf(operationId)).waitingFor?.counts.draining;
+
+/**
+ * What a finished pool drain's history holds: its events, the timers that fired (a look with no
+ * wake-up), the wake-ups it was sent, and its steps (local activities) by name.
+ */
+async function historyOf(workflowId: string) {
+  const events = (await h.temporal.workflow.getHandle(workflowId).fetchHistory()).events ?? [];
+  const steps = events.flatMap((e) => {
+    const marker = e.markerRecordedEventAttributes;
+    const data =
+      marker?.markerName === 'core_local_activity' ? marker.details?.data?.payloads?.[0]?.data : null;
+    return data
+      ? [(JSON.parse(Buffer.from(data).toString()) as { activity_type: string }).activity_type]
+      : [];
+  });
+  return {
+    events: events.length,
+    timersFired: events.filter((e) => e.timerFiredEventAttributes).length,
+    wakes: events.filter((e) => e.workflowExecutionSignaledEventAttributes?.signalName === 'wake').length,
+    looks: steps.filter((s) => s === 'lookAtPoolDrain').length,
+    waves: steps.filter((s) => s === 'requestNodeDrains').length,
+  };
+}
 
 describe('pool drain', () => {
   it('drains 50 selected nodes at most 5 at a time, as their allocations go, and leaves the others alone', async () => {
@@ -309,20 +332,124 @@ describe('pool drain', () => {
     expect(await drainsOf(nodes)).toHaveLength(1);
   }, 60_000);
 
+  it('looks at its node drains only when one wakes it, not on a timer, however long a node holds it', async () => {
+    await seedPool(h, { id: 'pool-quiet', tenantId: 'acme' });
+    const [held, next] = await seedNodes('pool-quiet', 2, { rack: 'q1' }, false);
+    // The first node's job ends on its own 25 s from now (2.5 times the old 10 s poll): its drain
+    // sees the end at its endsAt, and only then may the second node's drain begin.
+    const endsAt = new Date(Date.now() + 25_000);
+    await allocate(h, held!, 'acme', endsAt);
+    const started = await drainPool('pool-quiet', { maxConcurrent: 1, reason: 'quiet' });
+    expect(started.status).toBe(202);
+    expect(await workflowResult(h, poolDrainWorkflowId('pool-quiet'))).toBe('succeeded');
+    const [first] = await drainsOf([held!]);
+    expect(first!.completedAt!.getTime()).toBeGreaterThanOrEqual(endsAt.getTime());
+    expect((await drainsOf([next!]))[0]?.status).toBe('succeeded');
+
+    const history = await historyOf(poolDrainWorkflowId('pool-quiet'));
+    // No look came from a timer: each look after the first followed a wake-up (a node drain that
+    // ended) or a wave it requested. The old 10 s poll fired twice while the first node held it,
+    // two looks more and 36 events in all (24 now); held 12 minutes, 450 events (now 36).
+    expect(history.timersFired).toBe(0);
+    expect(history.looks).toBeLessThanOrEqual(1 + history.wakes + history.waves);
+    expect(history.wakes).toBe(2);
+    expect(history.events).toBeLessThanOrEqual(30);
+  }, 60_000);
+
+  it('names the drained nodes that hold the disruption budget while its next nodes wait for it', async () => {
+    await seedPool(h, { id: 'pool-full', tenantId: 'acme', policy: { maxUnavailable: 1 } });
+    const hosts = ['gpu-f1', 'gpu-f2', 'gpu-f3'];
+    const ids: string[] = [];
+    for (const hostname of hosts) {
+      const nodeId = await seedNode(h, {
+        poolId: 'pool-full',
+        tenantId: 'acme',
+        hostname,
+        labels: { rack: 'f1' },
+      });
+      await allocate(h, nodeId, 'acme');
+      ids.push(nodeId);
+    }
+    const hostOf = (nodeId: string) => hosts[ids.indexOf(nodeId)]!;
+    // Two at a time, each node's work released by force at once: the first node drained takes the
+    // budget's only slot and keeps it while it stays cordoned, so the other two wait for it.
+    const started = await drainPool('pool-full', { maxConcurrent: 2, deadline: '0s', reason: 'firmware' });
+    expect(started.status).toBe(202);
+    const operationId: string = started.body.operation.id;
+    const blocked = await eventually(async () => {
+      const p = await progressOf(operationId);
+      return p.waitingFor?.counts.waitingForBudget === 2 && p.waitingFor.budget ? p : undefined;
+    }, 20_000);
+    const w = blocked.waitingFor!;
+    expect(w.counts).toMatchObject({ drained: 1, draining: 0, waitingForBudget: 2, pending: 0 });
+    const [holder] = w.nodes.drained;
+    expect(w.budget).toEqual({
+      max: 1,
+      used: 1,
+      holders: [{ nodeId: holder, hostname: hostOf(holder!), draining: false }],
+    });
+    const [b, c] = w.nodes.waitingForBudget;
+    expect(progressInWords(blocked)).toContain(
+      `${b}, ${c} wait for a slot in the pool's disruption budget: 1 of 1 nodes out, held by ${holder} ` +
+        `(${hostOf(holder!)}). Uncordon it (or run a rolling maintenance, which puts each node back) to let the next go.`,
+    );
+    // The console and the CLI say it in the same words, from the record.
+    const read = await call(h, 'GET', `/v1/operations/${operationId}`);
+    expect(read.body.progress.waitingFor.budget).toEqual(w.budget);
+
+    // Putting the holder back lets the next go; that one now holds the slot, and the last waits.
+    await call(h, 'POST', `/v1/nodes/${holder}/uncordon`, { body: { reason: 'firmware done' } });
+    const moved = await eventually(async () => {
+      const p = await progressOf(operationId);
+      return p.waitingFor?.counts.drained === 2 && p.waitingFor.counts.waitingForBudget === 1 ? p : undefined;
+    }, 20_000);
+    const second = moved.waitingFor!.nodes.drained.find((n) => n !== holder)!;
+    const [last] = moved.waitingFor!.nodes.waitingForBudget;
+    expect(moved.waitingFor!.budget!.holders).toEqual([
+      { nodeId: second, hostname: hostOf(second), draining: false },
+    ]);
+    expect(progressInWords(moved)).toContain(
+      `${last} waits for a slot in the pool's disruption budget: 1 of 1 nodes out, held by ${second} (${hostOf(second)}).`,
+    );
+    await call(h, 'POST', `/v1/nodes/${second}/uncordon`, { body: { reason: 'firmware done' } });
+    expect(await h.temporal.workflow.getHandle(poolDrainWorkflowId('pool-full')).result()).toBe('succeeded');
+    const done = await progressOf(operationId);
+    expect(done.waitingFor).toMatchObject({ counts: { drained: 3, waitingForBudget: 0 }, budget: null });
+    expect(progressInWords(done)).toBe('Succeeded: 3 drained, 0 draining, 0 pending, 0 failed.');
+    await recordHistory(h.temporal, poolDrainWorkflowId('pool-full'), 'pool-drain-waited-for-budget');
+  }, 60_000);
+
+  it('joins a drain already running on a node, and is woken when that drain ends', async () => {
+    await seedPool(h, { id: 'pool-join', tenantId: 'acme' });
+    const [byHand] = await seedNodes('pool-join', 1, { rack: 'j1' });
+    const drained = await call(h, 'POST', `/v1/nodes/${byHand}/drain`, { body: { reason: 'by hand' } });
+    expect(drained.status).toBe(202);
+    const started = await drainPool('pool-join', { reason: 'rack' });
+    const operationId: string = started.body.operation.id;
+    await operationWhen(h, operationId, (op) => op.progress.waitingFor?.counts.draining === 1);
+    const [op] = await h.db.select().from(operations).where(eq(operations.id, operationId));
+    expect(op!.result).toMatchObject({ joined: [drained.body.operation.id] });
+    // The joined drain is not the pool drain's child, yet its end wakes the pool drain: it ends
+    // within moments, not at its next look minutes away.
+    await releaseAll(byHand!);
+    expect(await workflowResult(h, poolDrainWorkflowId('pool-join'))).toBe('succeeded');
+    expect((await historyOf(poolDrainWorkflowId('pool-join'))).timersFired).toBe(0);
+  });
+
   it('continues as new on a long drain and still drains every node once', async () => {
     await seedPool(h, { id: 'pool-long', tenantId: 'acme' });
     const nodes = await seedNodes('pool-long', 12, { rack: 'l1' });
     const started = await drainPool('pool-long', { maxConcurrent: 3, reason: 'long' });
     expect(started.status).toBe(202);
     const operationId: string = started.body.operation.id;
-    // The same workflow, restarted with a small history budget and a short look interval.
+    // The same workflow, restarted with a small history budget.
     await operationWhen(h, operationId);
     const handle = h.temporal.workflow.getHandle(poolDrainWorkflowId('pool-long'));
     await handle.terminate('restart with a small continue-as-new budget');
     await h.temporal.workflow.start('poolDrain', {
       workflowId: poolDrainWorkflowId('pool-long'),
       taskQueue: h.taskQueue,
-      args: [{ operationId, poolId: 'pool-long', continueAsNewAfter: 40, pollIntervalMs: 500 }],
+      args: [{ operationId, poolId: 'pool-long', continueAsNewAfter: 40 }],
     });
     const runs = new Set<string>();
     await eventually(

@@ -32,6 +32,10 @@ describe('replay of recorded histories', () => {
         'remediation-queued.json',
         // A pool drain whose nodes drained, were refused or were cancelled.
         'pool-drain.json',
+        // A pool drain of the shape that looked every 10 s (two of its looks a timer's): a run
+        // begun before the change still replays; and one whose nodes waited for the budget.
+        'pool-drain-polled.json',
+        'pool-drain-waited-for-budget.json',
       ]),
     );
   });

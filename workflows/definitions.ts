@@ -36,8 +36,6 @@ export interface PoolOperationInput {
   poolId: string;
   /** History length after which the run continues as new (tests make it small). */
   continueAsNewAfter?: number;
-  /** How often the pool drain reads its node drains' records without a wake-up (default 10 s). */
-  pollIntervalMs?: number;
 }
 
 /**

@@ -80,6 +80,7 @@ export async function requestPoolDrain(
       },
       maxConcurrent: request.maxConcurrent,
       graceAfterStart,
+      budget: null,
     },
   });
   await enqueueStart(tx, operation);

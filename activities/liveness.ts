@@ -2,6 +2,7 @@ import { eq, inArray, sql } from 'drizzle-orm';
 import { parseDuration } from '../domain/duration';
 import { livenessStep, NODE_UNREACHABLE, type LivenessSettings } from '../domain/liveness';
 import type { Db, Tx } from '../db/client';
+import { settleAcceptances } from '../db/acceptance';
 import { expireOverdueCommands } from '../db/commands';
 import { applyLivenessChanges, withoutUnreachable, type LivenessChange } from '../db/liveness';
 import type { NodeRow } from '../db/queries/nodes';
@@ -38,6 +39,8 @@ export function createLivenessActivities(db: Db, metrics?: WorkerMetrics) {
         const now = new Date();
         // Commands no agent took before their expiresAt end here (docs/lifecycle/commands.md).
         await expireOverdueCommands(tx);
+        // Acceptance commands that expired or were withdrawn fail their node's acceptance.
+        await settleAcceptances(tx);
         const graceUntil = await updateGrace(tx, now, settings);
         const result: SweepResult = {
           disconnected: 0,

@@ -127,6 +127,15 @@ export class AgentClient {
     return { booted: answer.booted };
   }
 
+  /** Reports the inventory the discovery command found (`PUT /v1/agent/inventory`). */
+  async reportInventory(
+    inventory: Inventory,
+    signal?: AbortSignal,
+  ): Promise<{ changed: boolean; labels: { set: Record<string, string>; removed: string[] } }> {
+    const answer = await this.client.PUT('/v1/agent/inventory', { body: inventory, signal });
+    return { changed: answer.changed, labels: answer.labels };
+  }
+
   /** Says the agent journaled `run` command `id` and starts it now. */
   async start(id: string, signal?: AbortSignal): Promise<void> {
     await this.client.POST('/v1/agent/commands/{id}/start', { params: { path: { id } }, body: {}, signal });

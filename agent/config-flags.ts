@@ -82,7 +82,7 @@ export function withConfigFlags(config: AgentConfig, flags: FlagValues<typeof co
     }
     probes[condition] = probe;
   }
-  return { actions, probes };
+  return { ...config, actions, probes };
 }
 
 /** `NAME=COMMAND` → the name and COMMAND's words (split on whitespace; none when it is empty). */

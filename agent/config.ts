@@ -37,15 +37,26 @@ export interface ProbeConfig {
   condition: string;
 }
 
+/** The discovery command: it prints the machine's inventory as JSON (docs/agent/gpu-machine.md#discovery). */
+export interface DiscoveryConfig {
+  command: string[];
+  everyMs: number;
+  timeoutMs: number;
+}
+
 /** What `drydock-agent run --config FILE` carries out and checks on this machine. */
 export interface AgentConfig {
   actions: Record<string, ActionConfig>;
   probes: Record<string, ProbeConfig>;
+  /** Absent: the agent reports no inventory (the join's stays). */
+  inventory?: DiscoveryConfig;
 }
 
 export const DEFAULT_ACTION_TIMEOUT = '5m';
 export const DEFAULT_PROBE_EVERY = '30s';
 export const DEFAULT_PROBE_TIMEOUT = '10s';
+export const DEFAULT_DISCOVERY_EVERY = '1h';
+export const DEFAULT_DISCOVERY_TIMEOUT = '30s';
 
 /** No `--config`: no actions (every `remediate` is refused, saying so) and no probes; flags may add some. */
 export const EMPTY_CONFIG: AgentConfig = { actions: {}, probes: {} };
@@ -125,8 +136,18 @@ const ConfigSchema = z.strictObject(
         { error: 'must be a map with command, every, timeout, condition' },
       ),
     ),
+    inventory: z
+      .strictObject(
+        {
+          command: argv,
+          every: durationSetting(DEFAULT_DISCOVERY_EVERY),
+          timeout: durationSetting(DEFAULT_DISCOVERY_TIMEOUT),
+        },
+        { error: 'must be a map with command, every, timeout' },
+      )
+      .optional(),
   },
-  { error: 'must be a map with actions and probes' },
+  { error: 'must be a map with actions, probes and inventory' },
 );
 
 /**
@@ -179,7 +200,7 @@ export function parseAgentConfig(document: unknown, file: string): AgentConfig {
 export function checkConfig(raw: unknown): { config: AgentConfig } | { issue: z.core.$ZodIssue } {
   const parsed = ConfigSchema.safeParse(raw);
   if (!parsed.success) return { issue: parsed.error.issues[0]! };
-  const { actions, probes } = parsed.data;
+  const { actions, probes, inventory } = parsed.data;
   return {
     config: {
       actions: Object.fromEntries(
@@ -209,6 +230,11 @@ export function checkConfig(raw: unknown): { config: AgentConfig } | { issue: z.
           { command: p.command, everyMs: p.every, timeoutMs: p.timeout, condition: p.condition },
         ]),
       ),
+      ...(inventory
+        ? {
+            inventory: { command: inventory.command, everyMs: inventory.every, timeoutMs: inventory.timeout },
+          }
+        : {}),
     },
   };
 }

@@ -40,7 +40,7 @@ export const runCommand = defineWordCommand({
     config: {
       type: 'string',
       value: 'FILE',
-      help: 'the actions and health probes of this machine (YAML; docs/agent/gpu-machine.md)',
+      help: 'the actions, health probes and inventory discovery of this machine (YAML; docs/agent/gpu-machine.md)',
       default: 'none: the actions and probes of --action, --restarting-action and --probe only',
     },
     ...configFlags,
@@ -86,6 +86,7 @@ export const runCommand = defineWordCommand({
       outputs: new FileOutputStore(files.outputs),
       boot: () => readBoot(bootIdFile),
       probes: config.probes,
+      ...(config.inventory ? { discovery: config.inventory } : {}),
       journal,
       log,
     });

@@ -3,7 +3,8 @@ import { HEARTBEAT_EVERY_MS } from '../domain/liveness';
 import { Backoff, sleep } from './backoff';
 import { CaTrust } from './ca-trust';
 import type { AgentClient } from './client';
-import type { ProbeConfig } from './config';
+import type { DiscoveryConfig, ProbeConfig } from './config';
+import { Discovery } from './discovery';
 import { CommandOutcomes } from './command-outcomes';
 import { CommandHandlers, type AgentCommand } from './commands';
 import type { Identity } from './identity';
@@ -56,6 +57,8 @@ export interface SessionOptions {
   boot?: () => Boot;
   /** Health probes run for the session's length (docs/agent/gpu-machine.md). */
   probes?: Record<string, ProbeConfig>;
+  /** The inventory discovery command, run at each start and periodically (agent/discovery.ts). */
+  discovery?: DiscoveryConfig;
   journal?: Journal;
   log?: Log;
   backoff?: { baseMs?: number; capMs?: number };
@@ -104,6 +107,7 @@ export class AgentSession {
   /** The session's facts are still to be said (at each start). */
   private factsDue = false;
   private readonly probes: Probes | null;
+  private readonly discovery: Discovery | null;
   private readonly log: Log;
 
   constructor(private readonly options: SessionOptions) {
@@ -124,6 +128,14 @@ export class AgentSession {
       Object.keys(probes).length === 0
         ? null
         : new Probes({ probes, client: options.client, nodeId: options.identity.nodeId, log: this.log });
+    this.discovery = options.discovery
+      ? new Discovery({
+          config: options.discovery,
+          client: options.client,
+          nodeId: options.identity.nodeId,
+          log: this.log,
+        })
+      : null;
     this.ended = new Promise((resolve) => (this.resolveEnded = resolve));
   }
 
@@ -143,6 +155,7 @@ export class AgentSession {
     const loops = [this.heartbeatLoop(soft.signal, hard.signal)];
     if (this.options.commands !== false) loops.push(this.commandLoop(soft.signal));
     if (this.probes) loops.push(this.probes.run(soft.signal));
+    if (this.discovery) loops.push(this.discovery.run(soft.signal));
     this.running = { soft, hard, loops: Promise.all(loops).then(() => undefined) };
   }
 

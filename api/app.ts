@@ -16,6 +16,7 @@ import { eventsRoutes } from './routes/events';
 import { nodesRoutes } from './routes/nodes';
 import { operationsRoutes } from './routes/operations';
 import { agentRoutes } from './routes/agent';
+import { agentInventoryRoutes } from './routes/agent-inventory';
 import { allocationsRoutes } from './routes/allocations';
 import { allocationsReadRoutes } from './routes/allocations-read';
 import { artifactsRoutes } from './routes/artifacts';
@@ -62,6 +63,7 @@ const ROUTES = [
   tokensRoutes,
   nodeAccessRoutes,
   agentRoutes,
+  agentInventoryRoutes,
   whoamiRoutes,
 ] as const;
 

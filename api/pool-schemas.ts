@@ -66,6 +66,18 @@ const conditionRemediationFields = {
   }),
 };
 
+/** `policy.acceptance`: the action acceptance runs on a node, and how long its command waits. */
+const acceptanceFields = {
+  action: z.string().max(64).regex(ACTION_NAME, 'an action name such as acceptance').openapi({
+    description:
+      "an action configured on the node's agent that must exit 0 before the node is adopted (default: none, the node's own checks only)",
+  }),
+  expiresIn: boundedDuration('expiresIn', { zero: false, maxMs: 7 * 86_400_000, max: '7d' }).openapi({
+    description:
+      'how long the action waits for the agent to take it before it expires: at most 7d (default 1h)',
+  }),
+};
+
 /** `policy.remediation`: per condition type, at most 64 of them. */
 const perConditionType = <V extends z.ZodType>(value: V) =>
   record(conditionType, value)
@@ -102,6 +114,10 @@ export const policySchema = z
   .strictObject({
     ...policyFields,
     remediation: perConditionType(z.strictObject(conditionRemediationFields).partial()),
+    acceptance: z
+      .strictObject(acceptanceFields)
+      .partial()
+      .openapi({ description: 'what acceptance runs (docs/lifecycle/enrollment.md#acceptance)' }),
   })
   .partial();
 
@@ -111,6 +127,7 @@ export const policyPatchSchema = z.strictObject({
   remediation: perConditionType(z.strictObject(removable(conditionRemediationFields)).nullable())
     .nullable()
     .optional(),
+  acceptance: z.strictObject(removable(acceptanceFields)).nullable().optional(),
 });
 
 /** The policy a merge patch left, checked whole as a created pool's is; INVALID_INPUT otherwise. */

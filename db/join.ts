@@ -1,23 +1,14 @@
 import { and, eq, gt, isNull, or, sql } from 'drizzle-orm';
-import { accept } from '../domain/controls';
 import { DrydockError } from '../domain/errors';
 import { newId } from '../domain/ids';
+import type { Inventory } from '../domain/inventory';
 import { hashSecret } from '../domain/secrets';
 import type { Db, Tx } from './client';
 import { appendEvent } from './events';
 import { issueIdentity } from './identity';
-import { applyNodeChange, labelsOf, lockNode, nodeState } from './nodes';
-import {
-  accelerators,
-  inventoryCurrent,
-  inventorySnapshots,
-  joinTokens,
-  nodeLabels,
-  nodes,
-  pools,
-  schedulerEntries,
-  storageRoots,
-} from './schema';
+import { runAcceptance } from './acceptance';
+import { recordInventory } from './inventory';
+import { joinTokens, nodeLabels, nodes, pools } from './schema';
 
 export interface JoinRequest {
   token?: string;
@@ -25,10 +16,7 @@ export interface JoinRequest {
   hostname: string;
   displayName?: string;
   poolId?: string;
-  inventory: {
-    accelerators: { model: string; serial: string }[];
-    storageRoots: { path: string; bytes: number }[];
-  };
+  inventory: Inventory;
 }
 
 export interface JoinResult {
@@ -83,7 +71,7 @@ export async function joinNode(db: Db, request: JoinRequest): Promise<JoinResult
         liveness: 'alive',
       })
       .returning();
-    await writeInventory(tx, id, request.inventory);
+    await recordInventory(tx, node!, request.inventory, { event: false });
     if (token) {
       const labels = Object.entries(token.labels).map(([key, value]) => ({
         nodeId: id,
@@ -104,53 +92,11 @@ export async function joinNode(db: Db, request: JoinRequest): Promise<JoinResult
     }
     const identity = await issueIdentity(tx, node!, request.publicKey);
     // Acceptance in the same transaction: a join is adopted, or waits, or never happened.
-    const accepted = await acceptIn(tx, id);
+    const accepted = await runAcceptance(tx, id);
     return {
       nodeId: id,
       credential: identity.credential,
       provisionState: accepted.provisionState as JoinResult['provisionState'],
     };
   });
-}
-
-async function writeInventory(tx: Tx, nodeId: string, inventory: JoinRequest['inventory']) {
-  await tx.insert(inventorySnapshots).values({ id: newId('inv'), nodeId, data: inventory });
-  await tx.insert(inventoryCurrent).values({ nodeId, data: inventory });
-  if (inventory.accelerators.length > 0) {
-    await tx
-      .insert(accelerators)
-      .values(
-        inventory.accelerators.map((a) => ({ id: newId('acc'), nodeId, model: a.model, serial: a.serial })),
-      );
-    const models = [...new Set(inventory.accelerators.map((a) => a.model))];
-    await tx.insert(nodeLabels).values([
-      { nodeId, key: 'gpu.model', value: models.join('.'), source: 'inventory' },
-      { nodeId, key: 'gpu.count', value: String(inventory.accelerators.length), source: 'inventory' },
-    ]);
-  }
-  if (inventory.storageRoots.length > 0) {
-    await tx
-      .insert(storageRoots)
-      .values(inventory.storageRoots.map((s) => ({ id: newId('sr'), nodeId, path: s.path, bytes: s.bytes })));
-  }
-}
-
-/**
- * Acceptance, inside the caller's transaction: an `adopting` node whose checks pass becomes
- * `adopted` and gets its scheduler entry. Returns the node as it is after.
- */
-export async function acceptIn(tx: Tx, nodeId: string) {
-  const node = await lockNode(tx, nodeId);
-  const change = accept(nodeState(node, await labelsOf(tx, nodeId)));
-  if (!change) return node;
-  const after = await applyNodeChange(tx, node, change, { actor: 'system:acceptance' });
-  // The scheduler's current entry for a node it may place on.
-  await tx
-    .insert(schedulerEntries)
-    .values({ nodeId, poolId: after.poolId })
-    .onConflictDoUpdate({
-      target: schedulerEntries.nodeId,
-      set: { poolId: after.poolId, updatedAt: new Date() },
-    });
-  return after;
 }

@@ -1,3 +1,4 @@
+import { nodeCheckFailures } from './acceptance';
 import { DrydockError } from './errors';
 import type { DrydockEvent } from './events';
 import { checkLabelRequest, labelDiff, type Label } from './labels';
@@ -118,13 +119,7 @@ export const readopt: Control = (node) => {
 
 /** Why acceptance cannot pass yet; empty when the node may become `adopted`. */
 export function acceptanceFailures(node: NodeState): string[] {
-  const failures: string[] = [];
-  if (node.access !== 'allowed') failures.push('access is blocked');
-  if (node.liveness !== 'alive') failures.push(`liveness is ${node.liveness}`);
-  for (const reason of node.noScheduleReasons.filter((r) => r.startsWith('condition:'))) {
-    failures.push(`${reason} is true`);
-  }
-  return failures;
+  return nodeCheckFailures(node).map((f) => f.reason);
 }
 
 /** Acceptance: an `adopting` node whose checks pass becomes `adopted`. */

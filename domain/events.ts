@@ -1,3 +1,4 @@
+import type { AcceptanceCheck } from './acceptance';
 import type { Connectivity, Liveness } from './node';
 import type { EndingAction } from './observed';
 import type { OperationKind } from './operation';
@@ -41,6 +42,17 @@ export interface EventPayloads {
 
   'node.adopting': { joinToken?: string; hostname?: string };
   'node.adopted': NoData;
+  /** Acceptance runs the pool's acceptance action on the node (docs/lifecycle/enrollment.md#acceptance). */
+  'node.acceptance.started': { commandId: string; action: string };
+  /** A check of acceptance failed: the node stays `adopting` with `acceptance:<check>`. */
+  'node.acceptance.failed': { check: AcceptanceCheck; reason: string; commandId?: string };
+  /** The agent's discovery reported another inventory: its rows and `inventory` labels follow. */
+  'node.inventory.changed': {
+    set: Record<string, string>;
+    removed: string[];
+    accelerators: number;
+    storageRoots: number;
+  };
   'node.approved': { poolId: string };
   'node.rejected': NoData;
   'node.deleted': NoData;
@@ -181,6 +193,12 @@ export const EVENT_DESCRIPTIONS: Record<EventType, string> = {
   'security.node.identity-revoked': "the node's credentials and certificates were revoked",
   'node.adopting': 'the node joined, or was adopted again, and waits for acceptance',
   'node.adopted': 'acceptance passed: the node may take placements',
+  'node.acceptance.started':
+    "acceptance runs the pool's acceptance action on the node (`data.action`, `data.commandId`); the node stays adopting until it passes",
+  'node.acceptance.failed':
+    'a check of acceptance failed (`data.check`: access, liveness, conditions or action; `data.reason`): the node stays adopting, with `acceptance:<check>`, until adopted again',
+  'node.inventory.changed':
+    "the agent's discovery reported another inventory: accelerators, storage roots and `inventory` labels follow (`data.set`, `data.removed`)",
   'node.approved': 'an operator let a pending node in, into a pool',
   'node.rejected': 'an operator turned a pending node away',
   'node.deleted': 'the node was deleted (its row stays as a tombstone)',

@@ -1,3 +1,4 @@
+import type { AcceptancePolicy } from './acceptance';
 import type { RemediationPolicy } from './remediation';
 
 /** A pool's policy (docs/api.md, Pools): what is not set takes its default. */
@@ -7,6 +8,8 @@ export interface PoolPolicy {
   maxUnhealthy?: number | string;
   /** Ladders, attempt timeouts and healthyAfter per condition type (docs/lifecycle/remediation.md). */
   remediation?: RemediationPolicy;
+  /** What acceptance runs before a node is adopted (docs/lifecycle/enrollment.md#acceptance). */
+  acceptance?: AcceptancePolicy;
 }
 
 /** What `PATCH /v1/pools/{id}` may change: the grants and the policy. */

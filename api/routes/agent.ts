@@ -2,6 +2,7 @@ import { createRoute, OpenAPIHono, z } from '@hono/zod-openapi';
 import type { CommandAnswer } from '../../domain/command-status';
 import { commandView } from '../../db/queries/commands';
 import { requireAgent } from '../auth';
+import { inventorySchema } from '../inventory-schema';
 import type { AppEnv } from '../env';
 import { MAX_OUTPUT_BYTES, outputText } from '../../domain/node-command';
 import { errorResponses, idOf, json, jsonBody, queryInteger, reason, record, slug, text } from '../schemas';
@@ -17,11 +18,6 @@ const ed25519Pem = z
     /^-----BEGIN PUBLIC KEY-----\n[A-Za-z0-9+/=\n]+\n-----END PUBLIC KEY-----\n?$/,
     'an Ed25519 public key in PEM',
   );
-
-const storagePath = text({ max: 1024, description: 'an absolute path' }).refine(
-  (path) => path.startsWith('/'),
-  'must be an absolute path, starting with /',
-);
 
 const joinRoute = createRoute({
   method: 'post',
@@ -43,26 +39,7 @@ const joinRoute = createRoute({
         .string()
         .regex(/^[a-z][a-z0-9-]{0,62}$/)
         .optional(),
-      inventory: z
-        .strictObject({
-          accelerators: z
-            .array(
-              z.strictObject({
-                model: z.string().regex(/^[A-Za-z0-9._-]{1,64}$/),
-                serial: text({ max: 128, description: "the accelerator's serial number" }),
-              }),
-            )
-            .max(64),
-          storageRoots: z
-            .array(
-              z.strictObject({
-                path: storagePath,
-                bytes: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER),
-              }),
-            )
-            .max(64),
-        })
-        .default({ accelerators: [], storageRoots: [] }),
+      inventory: inventorySchema.default({ accelerators: [], storageRoots: [] }),
     }),
     true,
   ),

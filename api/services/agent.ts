@@ -7,6 +7,7 @@ import { openCommands, type CommandRow } from '../../db/queries/commands';
 import { appendCommandEvent } from '../../db/commands';
 import type { Tx } from '../../db/client';
 import { appendEvent } from '../../db/events';
+import { onRunCommandEnded } from '../../db/acceptance';
 import { joinNode, type JoinRequest } from '../../db/join';
 import { lockNode, type NodeRow } from '../../db/nodes';
 import { agentActions, nodeCommands, nodes } from '../../db/schema';
@@ -176,6 +177,7 @@ export async function answerCommand(
       });
     }
     if (command.kind === 'run') await appendRunEvent(tx, updated!, node, answer, reason ?? '');
+    await onRunCommandEnded(tx, node, updated!);
     if (command.operationId && command.kind !== 'run') {
       const workflowId = (command.kind === 'purge' ? purgeWorkflowId : remediationWorkflowId)(node.id);
       await enqueueWake(tx, workflowId, `command ${id} ${answer}`);

@@ -3,7 +3,7 @@ import { approve, revokeIdentityOf, type Control } from '../../domain/controls';
 import { DrydockError } from '../../domain/errors';
 import type { Tx } from '../../db/client';
 import { revokeIdentity } from '../../db/identity';
-import { acceptIn } from '../../db/join';
+import { runAcceptance } from '../../db/acceptance';
 import { changeNodeIn, lockNode, readNodeView, type NodeView } from '../../db/nodes';
 import { pools } from '../../db/schema';
 import { wakeNode } from '../../db/wakeups';
@@ -41,8 +41,9 @@ export async function controlAccess(deps: Deps, target: NodeTarget, control: Con
 
 /**
  * An operator lets a pending node into a pool (the one it asked for unless `poolId` names
- * another), and acceptance runs, in one transaction: the node is `adopted` when its checks pass,
- * `adopting` otherwise, and never approved without its acceptance run on a crash between the two.
+ * another), and acceptance runs, in one transaction (db/acceptance.ts): the node is `adopted` when
+ * its checks pass, `adopting` while the pool's acceptance action runs or after a check failed, and
+ * never approved without its acceptance begun on a crash between the two.
  */
 export async function approveNode(deps: Deps, target: NodeTarget & { poolId?: string }): Promise<NodeView> {
   const { view } = await changeAndWake(deps, target.nodeId, async (tx) => {
@@ -52,7 +53,7 @@ export async function approveNode(deps: Deps, target: NodeTarget & { poolId?: st
     const [pool] = await tx.select().from(pools).where(eq(pools.id, poolId));
     if (!pool) throw new DrydockError('INVALID_INPUT', `pool ${poolId} does not exist`, { poolId });
     const approved = await changeNodeIn(tx, { ...target, control: approve(pool) });
-    const accepted = await acceptIn(tx, target.nodeId);
+    const accepted = await runAcceptance(tx, target.nodeId);
     return { changed: approved.changed, view: await readNodeView(tx, accepted) };
   });
   return view;

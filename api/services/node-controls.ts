@@ -1,9 +1,10 @@
-import { accept, readopt, type Control } from '../../domain/controls';
+import { readopt, type Control } from '../../domain/controls';
+import { runAcceptance } from '../../db/acceptance';
 import { isDraining } from '../../domain/node';
 import { actorOf } from '../../domain/principal';
 import { deleteNode } from '../../db/delete-node';
 import { cancelOpenDrain } from '../../db/cancellation';
-import { changeNodeIn, type NodeView } from '../../db/nodes';
+import { changeNodeIn, readNodeView, type NodeView } from '../../db/nodes';
 import type { AppDeps } from '../env';
 import type { NodeTarget } from '../node-route';
 
@@ -32,15 +33,18 @@ export async function controlNode(deps: Deps, target: NodeTarget, control: Contr
 
 /**
  * Adopt again: back to `adopting`, then acceptance, in one transaction, so the node never stays
- * `adopting` because a crash came between the two. A node whose checks fail stays `adopting`,
- * out of placement, until an adopt finds them passing.
+ * `adopting` because a crash came between the two. A node whose checks fail, or whose pool's
+ * acceptance action runs, stays `adopting`, out of placement (db/acceptance.ts).
  */
 export async function adoptNode(deps: Pick<AppDeps, 'db'>, target: NodeTarget): Promise<NodeView> {
   return deps.db.transaction(async (tx) => {
     await changeNodeIn(tx, { ...target, control: readopt });
     // The version was checked by the first step; acceptance runs on what that step left.
-    const { view } = await changeNodeIn(tx, { ...target, version: undefined, control: accept });
-    return view;
+    const accepted = await runAcceptance(tx, target.nodeId, {
+      actor: actorOf(target.principal),
+      reason: target.reason,
+    });
+    return readNodeView(tx, accepted);
   });
 }
 

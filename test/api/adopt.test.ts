@@ -22,16 +22,24 @@ describe('adopt again', () => {
     const id = await seedPoolNode(h, 'pool-a');
     await setNode(h, id, { liveness: 'unreachable' });
     const stuck = await call(h, 'POST', `/v1/nodes/${id}/adopt`);
-    expect(stuck.body.provisionState).toBe('adopting');
+    // The check that failed is said: on the node, and in an event.
+    expect(stuck.body).toMatchObject({
+      provisionState: 'adopting',
+      noScheduleReasons: ['acceptance:liveness'],
+    });
     const refused = await placeAllocation(h, id);
-    expect(refused.body.error.details.reasons).toEqual(['provisionState:adopting']);
+    expect(refused.body.error.details.reasons).toEqual(['provisionState:adopting', 'acceptance:liveness']);
     const stillStuck = await call(h, 'POST', `/v1/nodes/${id}/adopt`);
     expect(stillStuck.body).toMatchObject({ provisionState: 'adopting', version: stuck.body.version });
 
     await setNode(h, id, { liveness: 'alive' });
     const passed = await call(h, 'POST', `/v1/nodes/${id}/adopt`);
-    expect(passed.body.provisionState).toBe('adopted');
-    expect((await eventsOf(h, id)).map((e) => e.type)).toEqual(['node.adopting', 'node.adopted']);
+    expect(passed.body).toMatchObject({ provisionState: 'adopted', noScheduleReasons: [] });
+    expect((await eventsOf(h, id)).map((e) => [e.type, e.data.check, e.data.reason])).toEqual([
+      ['node.adopting', undefined, undefined],
+      ['node.acceptance.failed', 'liveness', 'liveness is unreachable'],
+      ['node.adopted', undefined, undefined],
+    ]);
   });
 
   it('error: any state but adopting or adopted is INVALID_STATE; a stale version conflicts', async () => {

@@ -830,6 +830,18 @@ export const EXEMPLARS: Record<string, Exemplar> = {
       },
     }),
   },
+  'PUT /v1/agent/inventory': {
+    access: { kind: 'agent', pending: true },
+    status: 200,
+    build: async () => ({
+      body: {
+        accelerators: [{ model: 'H100', serial: 'GPU-0001', memoryBytes: 85_899_345_920 }],
+        storageRoots: [{ path: '/data', bytes: 7_680_000_000_000 }],
+        cpu: { count: 192, model: 'AMD EPYC 9654 96-Core Processor' },
+        memoryBytes: 2_163_988_934_656,
+      },
+    }),
+  },
   'PUT /v1/agent/facts': {
     access: { kind: 'agent', pending: true },
     status: 200,

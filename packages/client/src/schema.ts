@@ -311,6 +311,40 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/v1/nodes/{id}/maintenances': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Carry out a maintenance plan on the node, step after step (workflow maintenance/<nodeId>) */
+    post: operations['maintainNode'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/nodes/{id}/reboot': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** A verified reboot: (drain), reboot, back on a new boot id, probes healthy, (uncordon) */
+    post: operations['rebootNode'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/v1/nodes/{id}/conditions/{type}/clear': {
     parameters: {
       query?: never;
@@ -896,6 +930,23 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/v1/agent/inventory': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    /** The machine's inventory as the agent's discovery found it; another than the last sets its rows and inventory labels (node.inventory.changed) */
+    put: operations['reportAgentInventory'];
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/v1/whoami': {
     parameters: {
       query?: never;
@@ -1046,6 +1097,9 @@ export interface components {
         | 'security.node.identity-revoked'
         | 'node.adopting'
         | 'node.adopted'
+        | 'node.acceptance.started'
+        | 'node.acceptance.failed'
+        | 'node.inventory.changed'
         | 'node.approved'
         | 'node.rejected'
         | 'node.deleted'
@@ -1078,6 +1132,11 @@ export interface components {
         | 'node.command.refused'
         | 'node.command.expired'
         | 'node.command.cancelled'
+        | 'node.maintenance.started'
+        | 'node.maintenance.step-ended'
+        | 'node.maintenance.succeeded'
+        | 'node.maintenance.failed'
+        | 'node.maintenance.cancelled'
         | 'node.booted'
         | 'node.condition.reported'
         | 'node.condition.cleared'
@@ -1098,7 +1157,7 @@ export interface components {
     Operation: {
       id: string;
       /** @enum {string} */
-      kind: 'drain' | 'decommission' | 'purge' | 'remediation' | 'pool-drain';
+      kind: 'drain' | 'decommission' | 'purge' | 'remediation' | 'pool-drain' | 'maintenance';
       nodeId: string | null;
       poolId: string | null;
       /** @description the pool drain a node drain belongs to; null for any other operation */
@@ -1132,7 +1191,8 @@ export interface components {
       | components['schemas']['PoolDrainProgress']
       | components['schemas']['PurgeProgress']
       | components['schemas']['DecommissionProgress']
-      | components['schemas']['RemediationProgress'];
+      | components['schemas']['RemediationProgress']
+      | components['schemas']['MaintenanceProgress'];
     DrainProgress: {
       /**
        * @description discriminator enum property added by openapi-typescript
@@ -1325,6 +1385,62 @@ export interface components {
         queued: string[];
       } | null;
     };
+    MaintenanceProgress: {
+      /**
+       * @description discriminator enum property added by openapi-typescript
+       * @enum {string}
+       */
+      kind: 'maintenance';
+      /** @enum {string} */
+      phase:
+        | 'waiting-for-worker'
+        | 'draining'
+        | 'running'
+        | 'rebooting'
+        | 'verifying'
+        | 'uncordoning'
+        | 'succeeded'
+        | 'failed'
+        | 'cancelled';
+      /** @description when a worker began it; null while it waits for one */
+      startedAt: string | null;
+      /** @description when what is still live is released by force (drains) */
+      deadline: string | null;
+      /** @description when its workflow looks again at the latest */
+      nextCheckAt: string | null;
+      waitingFor: {
+        /** @description the step it is at (0-based); the number of steps once all are done */
+        step: number;
+        steps: {
+          /** @description the step as a plan writes it: drain:2h, run:ACTION, reboot, verify, uncordon */
+          step: string;
+          /** @enum {string|null} */
+          outcome: 'done' | 'failed' | 'cancelled' | null;
+          startedAt: string | null;
+          endedAt: string | null;
+          /** @description the drain a drain step followed */
+          operationId?: string;
+          /** @description the command a run, reboot or verify step ran (its output: GET /v1/commands/{id}) */
+          commandId?: string;
+          /** @description why it failed */
+          reason?: string;
+        }[];
+        /** @description a reboot step: the boot id before it */
+        bootIdBefore?: string | null;
+        /** @description a verify step: since when every probe is healthy */
+        healthySince?: string | null;
+        /** @description a verify step: the probes (conditions) that are not healthy */
+        failing?: {
+          type: string;
+          reason: string | null;
+          since: string;
+        }[];
+        /** @description when the current step gives up (a reboot's or a verify's timeout) */
+        stepDeadline?: string | null;
+        /** @description the rolling maintenance it belongs to */
+        parentOperationId?: string | null;
+      } | null;
+    };
     DecommissionPreview: {
       nodeId: string;
       hostname: string;
@@ -1385,6 +1501,37 @@ export interface components {
         droppedBytes: number;
       } | null;
     };
+    MaintenanceStep:
+      | {
+          /** @enum {string} */
+          kind: 'drain';
+          /**
+           * @description when what is still live goes by force (as a drain takes it)
+           * @example 2h
+           */
+          deadline?: string;
+        }
+      | {
+          /** @enum {string} */
+          kind: 'run';
+          action: string;
+          args?: {
+            [key: string]: string;
+          };
+        }
+      | {
+          /** @enum {string} */
+          kind: 'reboot';
+        }
+      | {
+          /** @enum {string} */
+          kind: 'verify';
+          action?: string;
+        }
+      | {
+          /** @enum {string} */
+          kind: 'uncordon';
+        };
     Allocation: {
       id: string;
       nodeId: string;
@@ -1441,6 +1588,13 @@ export interface components {
             healthyAfter?: string;
           };
         };
+        /** @description what acceptance runs (docs/lifecycle/enrollment.md#acceptance) */
+        acceptance?: {
+          /** @description an action configured on the node's agent that must exit 0 before the node is adopted (default: none, the node's own checks only) */
+          action?: string;
+          /** @description how long the action waits for the agent to take it before it expires: at most 7d (default 1h) */
+          expiresIn?: string;
+        };
       };
       /** @description bumped by every change of the pool; its If-Match */
       version: number;
@@ -1471,6 +1625,36 @@ export interface components {
       createdBy: string;
       createdAt: string;
       revokedAt: string | null;
+    };
+    /**
+     * @description what the machine holds: accelerators, storage roots, CPUs and memory; it sets the inventory labels gpu.model, gpu.count, cpu.count and memory.gib
+     * @default {
+     *       "accelerators": [],
+     *       "storageRoots": []
+     *     }
+     */
+    Inventory: {
+      accelerators: {
+        model: string;
+        /** @description the accelerator's serial number; free text: no control characters (U+0000–U+001F, U+007F–U+009F), no format characters that hide or reorder text (bidi controls, zero-width and tag characters; U+200C and U+200D allowed), no lone surrogates */
+        serial: string;
+        /** @description the accelerator's memory */
+        memoryBytes?: number;
+      }[];
+      storageRoots: {
+        /** @description an absolute path; free text: no control characters (U+0000–U+001F, U+007F–U+009F), no format characters that hide or reorder text (bidi controls, zero-width and tag characters; U+200C and U+200D allowed), no lone surrogates */
+        path: string;
+        /** @description its size */
+        bytes: number;
+      }[];
+      cpu?: {
+        /** @description logical CPUs */
+        count: number;
+        /** @description the CPU model name; free text: no control characters (U+0000–U+001F, U+007F–U+009F), no format characters that hide or reorder text (bidi controls, zero-width and tag characters; U+200C and U+200D allowed), no lone surrogates */
+        model?: string;
+      };
+      /** @description memory (MemTotal) */
+      memoryBytes?: number;
     };
     /** @description the current CA public key; each endorsement is a newer key signed by the key it replaced, newest first */
     CaOffer: {
@@ -3210,6 +3394,139 @@ export interface operations {
       503: components['responses']['Unavailable'];
     };
   };
+  maintainNode: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description makes a retried request return the stored operation */
+        'idempotency-key'?: string;
+      };
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          steps: components['schemas']['MaintenanceStep'][];
+          /** @description why, recorded on the event; free text: no control characters (U+0000–U+001F, U+007F–U+009F), no format characters that hide or reorder text (bidi controls, zero-width and tag characters; U+200C and U+200D allowed), no lone surrogates */
+          reason: string;
+          /** @description how long a reboot may take to come back on a new boot id (default 15m) */
+          rebootTimeout?: string;
+          /** @description how long every probe must hold healthy for verify (default 60s) */
+          healthyAfter?: string;
+          /** @description how long verify waits for the probes to hold before it fails (default 10m) */
+          verifyTimeout?: string;
+        };
+      };
+    };
+    responses: {
+      /** @description a maintenance already runs on the node */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            node: components['schemas']['Node'];
+            operation: components['schemas']['Operation'];
+          };
+        };
+      };
+      /** @description the maintenance began */
+      202: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            node: components['schemas']['Node'];
+            operation: components['schemas']['Operation'];
+          };
+        };
+      };
+      400: components['responses']['InvalidInput'];
+      401: components['responses']['Unauthenticated'];
+      403: components['responses']['Forbidden'];
+      404: components['responses']['NotFound'];
+      409: components['responses']['Conflict'];
+      413: components['responses']['PayloadTooLarge'];
+      422: components['responses']['IdempotencyKeyReused'];
+      429: components['responses']['RateLimited'];
+      503: components['responses']['Unavailable'];
+    };
+  };
+  rebootNode: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description makes a retried request return the stored operation */
+        'idempotency-key'?: string;
+      };
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          /** @description why, recorded on the event; free text: no control characters (U+0000–U+001F, U+007F–U+009F), no format characters that hide or reorder text (bidi controls, zero-width and tag characters; U+200C and U+200D allowed), no lone surrogates */
+          reason: string;
+          drain?: {
+            /**
+             * @description when what is still live goes by force
+             * @example 2h
+             */
+            deadline?: string;
+          };
+          uncordon?: boolean;
+          /** @description how long a reboot may take to come back on a new boot id (default 15m) */
+          rebootTimeout?: string;
+          /** @description how long every probe must hold healthy for verify (default 60s) */
+          healthyAfter?: string;
+          /** @description how long verify waits for the probes to hold before it fails (default 10m) */
+          verifyTimeout?: string;
+        };
+      };
+    };
+    responses: {
+      /** @description a maintenance already runs on the node */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            node: components['schemas']['Node'];
+            operation: components['schemas']['Operation'];
+          };
+        };
+      };
+      /** @description the reboot began */
+      202: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            node: components['schemas']['Node'];
+            operation: components['schemas']['Operation'];
+          };
+        };
+      };
+      400: components['responses']['InvalidInput'];
+      401: components['responses']['Unauthenticated'];
+      403: components['responses']['Forbidden'];
+      404: components['responses']['NotFound'];
+      409: components['responses']['Conflict'];
+      413: components['responses']['PayloadTooLarge'];
+      422: components['responses']['IdempotencyKeyReused'];
+      429: components['responses']['RateLimited'];
+      503: components['responses']['Unavailable'];
+    };
+  };
   clearNodeCondition: {
     parameters: {
       query?: never;
@@ -3465,7 +3782,7 @@ export interface operations {
         nodeId?: string;
         /** @description the pool's operations: its pool drains, and those of nodes in it when they began */
         poolId?: string;
-        kind?: 'drain' | 'decommission' | 'purge' | 'remediation' | 'pool-drain';
+        kind?: 'drain' | 'decommission' | 'purge' | 'remediation' | 'pool-drain' | 'maintenance';
         status?: 'pending' | 'running' | 'succeeded' | 'failed' | 'cancelled';
         /** @description decimal digits only */
         limit?: number;
@@ -3981,6 +4298,13 @@ export interface operations {
                 healthyAfter?: string;
               };
             };
+            /** @description what acceptance runs (docs/lifecycle/enrollment.md#acceptance) */
+            acceptance?: {
+              /** @description an action configured on the node's agent that must exit 0 before the node is adopted (default: none, the node's own checks only) */
+              action?: string;
+              /** @description how long the action waits for the agent to take it before it expires: at most 7d (default 1h) */
+              expiresIn?: string;
+            };
           };
         };
       };
@@ -4101,6 +4425,12 @@ export interface operations {
                 /** @description how long the condition must hold clear before the agent reports it cleared: 0 to 1h (default 60s) */
                 healthyAfter?: string | null;
               } | null;
+            } | null;
+            acceptance?: {
+              /** @description an action configured on the node's agent that must exit 0 before the node is adopted (default: none, the node's own checks only) */
+              action?: string | null;
+              /** @description how long the action waits for the agent to take it before it expires: at most 7d (default 1h) */
+              expiresIn?: string | null;
             } | null;
           };
           /** @description why, recorded on the event; free text: no control characters (U+0000–U+001F, U+007F–U+009F), no format characters that hide or reorder text (bidi controls, zero-width and tag characters; U+200C and U+200D allowed), no lone surrogates */
@@ -4878,24 +5208,7 @@ export interface operations {
           /** @description a name for people; free text: no control characters (U+0000–U+001F, U+007F–U+009F), no format characters that hide or reorder text (bidi controls, zero-width and tag characters; U+200C and U+200D allowed), no lone surrogates */
           displayName?: string;
           poolId?: string;
-          /**
-           * @default {
-           *       "accelerators": [],
-           *       "storageRoots": []
-           *     }
-           */
-          inventory?: {
-            accelerators: {
-              model: string;
-              /** @description the accelerator's serial number; free text: no control characters (U+0000–U+001F, U+007F–U+009F), no format characters that hide or reorder text (bidi controls, zero-width and tag characters; U+200C and U+200D allowed), no lone surrogates */
-              serial: string;
-            }[];
-            storageRoots: {
-              /** @description an absolute path; free text: no control characters (U+0000–U+001F, U+007F–U+009F), no format characters that hide or reorder text (bidi controls, zero-width and tag characters; U+200C and U+200D allowed), no lone surrogates */
-              path: string;
-              bytes: number;
-            }[];
-          };
+          inventory?: components['schemas']['Inventory'];
         };
       };
     };
@@ -5249,6 +5562,50 @@ export interface operations {
           'application/json': components['schemas']['AgentCommand'] & {
             status: string;
             returnedAt: string;
+          };
+        };
+      };
+      400: components['responses']['InvalidInput'];
+      401: components['responses']['Unauthenticated'];
+      403: components['responses']['Forbidden'];
+      404: components['responses']['NotFound'];
+      409: components['responses']['Conflict'];
+      413: components['responses']['PayloadTooLarge'];
+      422: components['responses']['IdempotencyKeyReused'];
+      429: components['responses']['RateLimited'];
+      503: components['responses']['Unavailable'];
+    };
+  };
+  reportAgentInventory: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['Inventory'];
+      };
+    };
+    responses: {
+      /** @description recorded */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            nodeId: string;
+            /** @description another inventory than the one recorded */
+            changed: boolean;
+            /** @description the inventory labels it set and removed */
+            labels: {
+              set: {
+                [key: string]: string;
+              };
+              removed: string[];
+            };
           };
         };
       };

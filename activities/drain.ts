@@ -8,7 +8,7 @@ import { endCancelledOperation } from '../db/cancellation';
 import { forceReleaseOpenAllocations } from '../db/allocations';
 import { holdDrained, lockBudget, markDisruption } from '../db/disruptions';
 import { applyNodeChange, lockNode, type NodeRow } from '../db/nodes';
-import { finishOperation, recordProgress, wakePoolDrainsOf, type OperationRow } from '../db/operations';
+import { finishOperation, recordProgress, wakeFollowersOf, type OperationRow } from '../db/operations';
 import { endingOf, isOpen } from '../db/queries/allocations';
 import { isoOrNull } from '../db/queries/dates';
 import { progressOf } from '../db/queries/operations';
@@ -138,6 +138,6 @@ async function waiting(
   // A pool drain following this drain counts it as waiting for the budget or as draining, and
   // looks only when woken: the drain's move between the two wakes it. (Not every change of who
   // holds the budget: each waiting drain would wake it on each; its next look reads them anew.)
-  if (phase !== op.phase) await wakePoolDrainsOf(tx, op, `node drain ${op.id} ${phase}`);
+  if (phase !== op.phase) await wakeFollowersOf(tx, op, `node drain ${op.id} ${phase}`);
   return progressOf(recorded!) as DrainProgress;
 }

@@ -9,6 +9,7 @@ import { createDecommissionActivities } from './decommission';
 import { createDrainActivities } from './drain';
 import { createFailureActivities } from './failure';
 import { createLivenessActivities } from './liveness';
+import { createMaintenanceActivities } from './maintenance';
 import { createPoolDrainActivities } from './pool-drain';
 import { createPurgeActivities } from './purge';
 import { createRemediationActivities } from './remediation';
@@ -35,6 +36,7 @@ export function createActivities(input: {
     ...createDecommissionActivities(db),
     ...createPurgeActivities(db),
     ...createRemediationActivities(db, metrics),
+    ...createMaintenanceActivities(db),
     ...createFailureActivities(db),
   });
 }

@@ -1,7 +1,8 @@
 import type { AgentFacts } from './client';
 import type { AgentCommand } from './commands';
 import { PLACEHOLDER, type ActionConfig } from './config';
-import { runArgv, scriptEnv, spoken } from './run-argv';
+import { spokenDuration } from '../domain/duration';
+import { runArgv, scriptEnv } from './run-argv';
 import type { ActionRunner, PreparedRun, RunResult } from './run-commands';
 
 /**
@@ -87,7 +88,7 @@ function prepare(actions: Record<string, ActionConfig>, command: AgentCommand): 
           return {
             status: 'failed',
             exitCode: null,
-            reason: `${name} timed out after ${spoken(action.timeoutMs)}`,
+            reason: `${name} timed out after ${spokenDuration(action.timeoutMs)}`,
             output: result.output!,
           };
         case 'not-started':

@@ -4,7 +4,8 @@ import type { ProbeConfig } from './config';
 import { DampedCondition, type ProbeVerdict } from './damping';
 import { freeText, MAX_REASON } from './free-text';
 import type { Log } from './log';
-import { runArgv, scriptEnv, spoken } from './run-argv';
+import { spokenDuration } from '../domain/duration';
+import { runArgv, scriptEnv } from './run-argv';
 
 /** One probe and what the agent says of its condition. */
 interface Probed {
@@ -68,7 +69,7 @@ export class Probes {
         if (p.condition.observe(verdict, Date.now()) === 'clearing') {
           this.options.log(
             'info',
-            `probe ${p.name}: healthy; ${p.probe.condition} is reported cleared once it holds for ${spoken(p.condition.clearAfterMs)}`,
+            `probe ${p.name}: healthy; ${p.probe.condition} is reported cleared once it holds for ${spokenDuration(p.condition.clearAfterMs)}`,
             { probe: p.name, condition: p.probe.condition },
           );
         }
@@ -95,7 +96,7 @@ export class Probes {
     if (result.kind === 'exited' && result.code === 0) return { healthy: true };
     const fallback =
       result.kind === 'timed-out'
-        ? `timed out after ${spoken(p.probe.timeoutMs)}`
+        ? `timed out after ${spokenDuration(p.probe.timeoutMs)}`
         : `exit ${result.code ?? result.signal}`;
     const line = firstLine(result.stdout) || firstLine(result.stderr) || fallback;
     return { healthy: false, reason: freeText(line, MAX_REASON, fallback) };

@@ -1,7 +1,8 @@
 import type { ActionConfig } from './config';
 import type { AgentCommand, CommandContext, CommandHandler, RunOutcome } from './commands';
 import { MAX_REASON } from './free-text';
-import { runArgv, scriptEnv, spoken } from './run-argv';
+import { spokenDuration } from '../domain/duration';
+import { runArgv, scriptEnv } from './run-argv';
 
 /** The actions this node can run, by name. */
 export type ActionConfigs = Record<string, ActionConfig>;
@@ -67,7 +68,7 @@ async function runAction(
       if (result.code === 0) return { outcome: 'ack' };
       return refusal(`${name} exited ${result.code ?? `on ${result.signal}`}`, result.stderr);
     case 'timed-out':
-      return refusal(`${name} timed out after ${spoken(action.timeoutMs)}`, result.stderr);
+      return refusal(`${name} timed out after ${spokenDuration(action.timeoutMs)}`, result.stderr);
     case 'not-started':
       return { outcome: 'refuse', reason: `${name} could not start: ${result.message}` };
     case 'stopped':

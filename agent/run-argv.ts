@@ -156,11 +156,3 @@ export function scriptEnv(what: ScriptFor): NodeJS.ProcessEnv {
   if (what.condition !== undefined) env.DRYDOCK_CONDITION = what.condition;
   return env;
 }
-
-/** A duration in words for messages: `90 s`, `2 min`, `1.5 h`. */
-export function spoken(ms: number): string {
-  if (ms < 1000) return `${ms} ms`;
-  if (ms < 120_000) return `${+(ms / 1000).toFixed(1)} s`;
-  if (ms < 7_200_000) return `${+(ms / 60_000).toFixed(1)} min`;
-  return `${+(ms / 3_600_000).toFixed(1)} h`;
-}

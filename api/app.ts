@@ -27,6 +27,7 @@ import { drainRoutes } from './routes/drain';
 import { purgeRoutes } from './routes/purge';
 import { remediationRoutes } from './routes/remediation';
 import { commandRoutes } from './routes/commands';
+import { maintenanceRoutes } from './routes/maintenance';
 import { conditionsRoutes } from './routes/conditions';
 import { schedulerViewsRoutes } from './routes/scheduler-views';
 import { poolDrainRoutes } from './routes/pool-drain';
@@ -51,6 +52,7 @@ const ROUTES = [
   purgeRoutes,
   remediationRoutes,
   commandRoutes,
+  maintenanceRoutes,
   conditionsRoutes,
   schedulerViewsRoutes,
   operationsRoutes,

@@ -32,7 +32,8 @@ export const inventorySchema = z
       .optional(),
     memoryBytes: bytes('memory (MemTotal)').optional(),
   })
-  .openapi('Inventory', {
+  // Inline, not a named component: the request-body tests read a body's schema without following $ref.
+  .openapi({
     description:
       'what the machine holds: accelerators, storage roots, CPUs and memory; it sets the inventory labels gpu.model, gpu.count, cpu.count and memory.gib',
   });

@@ -21,6 +21,11 @@ const TAGS = [
   { name: 'purge', description: 'Make a node wipe itself from its machine (operator; a workflow).' },
   { name: 'remediation', description: 'Remediate a fault condition of a node (a workflow).' },
   {
+    name: 'maintenance',
+    description:
+      'A maintenance plan on a node (drain, run, reboot, verify, uncordon) and the verified reboot (a workflow).',
+  },
+  {
     name: 'commands',
     description:
       "Run an action configured on a node's agent (diagnostics, logs, a driver upgrade) and read its output.",

@@ -10,6 +10,7 @@ describe('the progress the OpenAPI document describes', () => {
     expect(ProgressSchema.options.map((option) => option.shape.kind.value).sort()).toEqual([
       'decommission',
       'drain',
+      'maintenance',
       'pool-drain',
       'purge',
       'remediation',

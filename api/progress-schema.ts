@@ -171,6 +171,57 @@ const RemediationProgressSchema = z
   })
   .openapi('RemediationProgress');
 
+const stepRecord = z.object({
+  step: z
+    .string()
+    .openapi({ description: 'the step as a plan writes it: drain:2h, run:ACTION, reboot, verify, uncordon' }),
+  outcome: z.enum(['done', 'failed', 'cancelled']).nullable(),
+  startedAt: time,
+  endedAt: time,
+  operationId: z.string().optional().openapi({ description: 'the drain a drain step followed' }),
+  commandId: z.string().optional().openapi({
+    description: 'the command a run, reboot or verify step ran (its output: GET /v1/commands/{id})',
+  }),
+  reason: z.string().optional().openapi({ description: 'why it failed' }),
+});
+
+const MaintenanceProgressSchema = z
+  .object({
+    kind: z.literal('maintenance'),
+    phase: z.enum(PROGRESS_PHASES.maintenance),
+    ...common,
+    waitingFor: z
+      .object({
+        step: z
+          .number()
+          .int()
+          .openapi({ description: 'the step it is at (0-based); the number of steps once all are done' }),
+        steps: z.array(stepRecord),
+        bootIdBefore: z
+          .string()
+          .nullable()
+          .optional()
+          .openapi({ description: 'a reboot step: the boot id before it' }),
+        healthySince: time
+          .optional()
+          .openapi({ description: 'a verify step: since when every probe is healthy' }),
+        failing: z
+          .array(z.object({ type: z.string(), reason: z.string().nullable(), since: z.string() }))
+          .optional()
+          .openapi({ description: 'a verify step: the probes (conditions) that are not healthy' }),
+        stepDeadline: time
+          .optional()
+          .openapi({ description: "when the current step gives up (a reboot's or a verify's timeout)" }),
+        parentOperationId: z
+          .string()
+          .nullable()
+          .optional()
+          .openapi({ description: 'the rolling maintenance it belongs to' }),
+      })
+      .nullable(),
+  })
+  .openapi('MaintenanceProgress');
+
 /** What an operation is doing, as its record says; its workflow's `progress` query answers the same. */
 export const ProgressSchema = z
   .discriminatedUnion('kind', [
@@ -179,5 +230,6 @@ export const ProgressSchema = z
     PurgeProgressSchema,
     DecommissionProgressSchema,
     RemediationProgressSchema,
+    MaintenanceProgressSchema,
   ])
   .openapi('OperationProgress');

@@ -4,12 +4,14 @@ import { OPEN_OPERATION_STATUSES } from '../domain/operation-status';
 import { finishDrain } from '../domain/controls';
 import { isDraining } from '../domain/node';
 import { isFinished, type CancellationRequest } from '../domain/operation';
+import type { MaintenanceWaitingFor } from '../domain/maintenance-progress';
 import type { AttemptRecord } from '../domain/remediation';
 import type { Tx } from './client';
 import { stopWaiting } from './disruptions';
 import { appendEvent } from './events';
 import { applyNodeChange, lockNode, type NodeRow } from './nodes';
 import { finishOperation, openOperation, type OperationRow } from './operations';
+import { withdrawPendingCommands } from './maintenance';
 import { forgetPurgedNode } from './purge';
 import { escalateRemediation, remediationAttempts } from './remediation';
 import { enqueueWake } from './outbox';
@@ -134,6 +136,29 @@ export async function endCancelledOperation(
       return cancelDecommission(tx, node, op, context).then(cancelled);
     case 'pool-drain':
       return cancelled();
+    case 'maintenance': {
+      // Its drain goes with it (the node stays cordoned, as a cancelled drain leaves it); what its
+      // node has not started is withdrawn, what runs there is left to report.
+      const drain = await openOperation(tx, node.id, 'drain');
+      if (drain?.parentOperationId === op.id) {
+        await recordCancellation(tx, drain.id, {
+          by: actor,
+          reason: context.reason ?? `its maintenance ${op.id} was cancelled`,
+          at: new Date().toISOString(),
+        });
+        await endCancelledOperation(tx, drain.id, { actor });
+      }
+      await withdrawPendingCommands(tx, op.id);
+      const w = op.waitingFor as MaintenanceWaitingFor | null;
+      await appendEvent(tx, {
+        nodeId: node.id,
+        tenantId: node.tenantId,
+        type: 'node.maintenance.cancelled',
+        data: { index: w?.step ?? 0, step: w?.steps[w.step]?.step ?? null },
+        ...context,
+      });
+      return cancelled();
+    }
   }
 }
 

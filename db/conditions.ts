@@ -8,6 +8,7 @@ import { actorOf, type Principal } from '../domain/principal';
 import { conditionReason } from '../domain/remediation';
 import type { Tx } from './client';
 import { appendEvent } from './events';
+import { wakeMaintenance } from './maintenance';
 import { enqueueWake } from './outbox';
 import { checkVersion, lockNode, readNodeView, type NodeRow, type NodeView } from './nodes';
 import { nodes, operations } from './schema';
@@ -51,6 +52,8 @@ export async function reportCondition(
             ...(report.source ? { source: report.source } : {}),
           })
         : await turnConditionFalse(tx, node, report);
+    // A maintenance verifying the node's probes looks again.
+    if (!unchanged) await wakeMaintenance(tx, node.id, `condition ${report.type} ${report.status}`);
     const unhandled =
       report.status && (await unhandledConditions(tx, updated)).some((c) => c.type === report.type);
     return { node: updated, unhandled };
@@ -120,6 +123,7 @@ export async function clearConditionByHand(
     reason: input.reason,
     source: 'operator',
   });
+  await wakeMaintenance(tx, node.id, `condition ${input.type} cleared by hand`);
   await appendEvent(tx, {
     nodeId: node.id,
     tenantId: node.tenantId,

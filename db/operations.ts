@@ -47,30 +47,31 @@ export async function finishOperation(
     })
     .where(and(eq(operations.id, id), inArray(operations.status, OPEN_OPERATION_STATUSES)))
     .returning();
-  // A node drain ended: the pool drains that follow it look again (one may start the next node).
-  if (op) await wakePoolDrainsOf(tx, op, `node drain ${op.id} ended`);
+  // It ended: what follows it looks again (a pool drain may start the next node, a maintenance go on).
+  if (op) await wakeFollowersOf(tx, op, `${op.kind} ${op.id} ended`);
   return op;
 }
 
 /**
- * Wakes the open pool drains that follow a node drain — the one that requested it
- * (`parentOperationId`) and the one of its pool that joined it (`result.joined`) — through the
- * outbox, in the caller's transaction: the drain ended, or it started or stopped waiting for the
- * pool's disruption budget. A pool drain looks only when woken, so each of these must wake it.
+ * Wakes the open operations that follow `op`, through the outbox, in the caller's transaction: the
+ * one that requested it (`parentOperationId`: a pool drain's node drain, a maintenance's drain, a
+ * rolling maintenance's node maintenance) and, for a node drain, the pool drain of its pool that
+ * joined it (`result.joined`). Called when `op` ended, and when a node drain started or stopped
+ * waiting for the pool's disruption budget. Those followers look only when woken.
  */
-export async function wakePoolDrainsOf(
+export async function wakeFollowersOf(
   tx: Tx,
-  drain: Pick<OperationRow, 'id' | 'kind' | 'poolId' | 'parentOperationId'>,
+  op: Pick<OperationRow, 'id' | 'kind' | 'poolId' | 'parentOperationId'>,
   why: string,
 ): Promise<void> {
-  if (drain.kind !== 'drain') return;
   const follows = [
-    ...(drain.parentOperationId ? [eq(operations.id, drain.parentOperationId)] : []),
-    ...(drain.poolId
+    ...(op.parentOperationId ? [eq(operations.id, op.parentOperationId)] : []),
+    ...(op.kind === 'drain' && op.poolId
       ? [
           and(
-            eq(operations.poolId, drain.poolId),
-            sql`${operations.result} -> 'joined' @> ${JSON.stringify([drain.id])}::jsonb`,
+            eq(operations.kind, 'pool-drain'),
+            eq(operations.poolId, op.poolId),
+            sql`${operations.result} -> 'joined' @> ${JSON.stringify([op.id])}::jsonb`,
           ),
         ]
       : []),
@@ -79,13 +80,7 @@ export async function wakePoolDrainsOf(
   const followers = await tx
     .select({ workflowId: operations.workflowId })
     .from(operations)
-    .where(
-      and(
-        eq(operations.kind, 'pool-drain'),
-        inArray(operations.status, OPEN_OPERATION_STATUSES),
-        or(...follows),
-      ),
-    );
+    .where(and(inArray(operations.status, OPEN_OPERATION_STATUSES), or(...follows)));
   for (const { workflowId } of followers) await enqueueWake(tx, workflowId, why);
 }
 

@@ -10,3 +10,11 @@ export function parseDuration(text: string): number | null {
   if (match[1] === undefined) return 0;
   return Math.round(Number(match[1]) * UNITS[match[2]!]!);
 }
+
+/** A duration in words for messages: `90 s`, `2 min`, `1.5 h`. */
+export function spokenDuration(ms: number): string {
+  if (ms < 1000) return `${ms} ms`;
+  if (ms < 120_000) return `${+(ms / 1000).toFixed(1)} s`;
+  if (ms < 7_200_000) return `${+(ms / 60_000).toFixed(1)} min`;
+  return `${+(ms / 3_600_000).toFixed(1)} h`;
+}

@@ -137,6 +137,22 @@ export interface EventPayloads {
   'node.command.refused': CommandEventData & { reason: string };
   'node.command.expired': CommandEventData;
   'node.command.cancelled': CommandEventData;
+  /** A maintenance of the node was recorded (docs/lifecycle/maintenance.md): its plan's steps. */
+  'node.maintenance.started': { steps: string[]; parentOperationId: string | null };
+  /** One step of the node's maintenance ended: how, and what it ran (a drain, a command). */
+  'node.maintenance.step-ended': {
+    index: number;
+    step: string;
+    outcome: 'done' | 'failed';
+    reason?: string;
+    commandId?: string;
+    operationId?: string;
+  };
+  'node.maintenance.succeeded': { steps: string[] };
+  /** A step failed: the node is in maintenance for a person, with the reason. */
+  'node.maintenance.failed': { index: number; step: string; reason: string };
+  /** Cancelled: what its step was doing is withdrawn; the node stays cordoned. */
+  'node.maintenance.cancelled': { index: number; step: string | null };
   /** The agent's session began on a boot other than the last it reported: the machine restarted. */
   'node.booted': { bootId: string; bootedAt: string; previousBootId: string | null };
   /** An operator recorded a condition the node had not reported (the actor is who). */
@@ -241,6 +257,15 @@ export const EVENT_DESCRIPTIONS: Record<EventType, string> = {
   'node.command.refused': "the node's agent refused the command before running it (`data.reason`)",
   'node.command.expired': 'the command was not delivered before its `expiresAt`: it will not run',
   'node.command.cancelled': 'the command was withdrawn before the node started it',
+  'node.maintenance.started':
+    'a maintenance of the node began (`data.steps`: its plan); the node is cordoned for its length',
+  'node.maintenance.step-ended':
+    "a step of the node's maintenance ended (`data.step`, `data.outcome`; `data.commandId` / `data.operationId`: what it ran)",
+  'node.maintenance.succeeded': "every step of the node's maintenance is done",
+  'node.maintenance.failed':
+    "a step of the node's maintenance failed (`data.step`, `data.reason`): the node is in maintenance for a person",
+  'node.maintenance.cancelled':
+    "the node's maintenance was cancelled: its drain and unstarted commands withdrawn; the node stays cordoned",
   'node.booted':
     "the node's agent started on a new boot (`data.bootId`, `data.bootedAt`; `data.previousBootId`: the boot before)",
   'node.condition.reported': 'an operator recorded a fault condition the node had not reported',

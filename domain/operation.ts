@@ -1,4 +1,11 @@
-export const OPERATION_KINDS = ['drain', 'decommission', 'purge', 'remediation', 'pool-drain'] as const;
+export const OPERATION_KINDS = [
+  'drain',
+  'decommission',
+  'purge',
+  'remediation',
+  'pool-drain',
+  'maintenance',
+] as const;
 export type OperationKind = (typeof OPERATION_KINDS)[number];
 
 /**
@@ -20,6 +27,7 @@ export const OPERATION_WORKFLOWS = {
   purge: { type: 'purge', workflowId: (nodeId: string) => `purge/${nodeId}` },
   remediation: { type: 'remediation', workflowId: (nodeId: string) => `remediation/${nodeId}` },
   'pool-drain': { type: 'poolDrain', workflowId: (poolId: string) => `pool-drain/${poolId}` },
+  maintenance: { type: 'maintenance', workflowId: (nodeId: string) => `maintenance/${nodeId}` },
 } as const satisfies Record<OperationKind, { type: string; workflowId: (subjectId: string) => string }>;
 
 export const ALLOCATION_KINDS = ['job', 'deployment', 'request', 'probe', 'lease', 'residency'] as const;

@@ -1,6 +1,7 @@
 import { assertNever } from './assert-never';
 import type { Budget } from './budget';
 import type { Deadline } from './deadline';
+import { MAINTENANCE_PHASES, type MaintenanceWaitingFor } from './maintenance-progress';
 import type { Ending } from './observed';
 import type { OperationKind } from './operation';
 import type { AttemptRecord } from './remediation';
@@ -16,6 +17,7 @@ export const PROGRESS_PHASES = {
   purge: ['waiting-for-worker', 'waiting-for-node', 'refused', 'purged', 'cancelled', 'failed'],
   decommission: ['waiting-for-worker', 'cleaning-up', 'decommissioned', 'cancelled', 'failed'],
   remediation: ['waiting-for-worker', 'attempting', 'succeeded', 'escalated', 'cancelled'],
+  maintenance: MAINTENANCE_PHASES,
 } as const satisfies Record<OperationKind, readonly string[]>;
 
 export type PhaseOf<K extends OperationKind> = (typeof PROGRESS_PHASES)[K][number];
@@ -152,9 +154,15 @@ export type PoolDrainProgress = ProgressOf<'pool-drain', PoolDrainWaitingFor>;
 export type PurgeProgress = ProgressOf<'purge', PurgeWaitingFor>;
 export type DecommissionProgress = ProgressOf<'decommission', DecommissionWaitingFor>;
 export type RemediationProgress = ProgressOf<'remediation', RemediationWaitingFor>;
+export type MaintenanceProgress = ProgressOf<'maintenance', MaintenanceWaitingFor>;
 
 export type OperationProgress =
-  DrainProgress | PoolDrainProgress | PurgeProgress | DecommissionProgress | RemediationProgress;
+  | DrainProgress
+  | PoolDrainProgress
+  | PurgeProgress
+  | DecommissionProgress
+  | RemediationProgress
+  | MaintenanceProgress;
 
 /** The `waitingFor` of each kind, by kind. */
 export type WaitingForOf<K extends OperationKind> = Extract<OperationProgress, { kind: K }>['waitingFor'];
@@ -220,6 +228,8 @@ export function progressInWords(p: OperationProgress, now: number = Date.now()):
       return decommissionInWords(p);
     case 'remediation':
       return remediationInWords(p, now);
+    case 'maintenance':
+      return maintenanceInWords(p, now);
     default:
       return assertNever(p);
   }
@@ -456,8 +466,64 @@ export function finalPhase(kind: OperationKind, status: 'succeeded' | 'failed' |
     case 'remediation':
       return status === 'succeeded' ? 'succeeded' : 'escalated';
     case 'pool-drain':
+    case 'maintenance':
       return status;
     default:
       return assertNever(kind);
+  }
+}
+
+/**
+ * A maintenance in words: which step of how many, and what it waits for — "Step 3 of 5 (reboot):
+ * rebooted 2 min ago, waiting for the node to come back (boot id still 1b2c…); gives up 14:05Z."
+ */
+function maintenanceInWords(p: MaintenanceProgress, now: number): string {
+  const w = p.waitingFor;
+  if (!w) return '';
+  const done = w.steps.filter((s) => s.outcome === 'done').length;
+  switch (p.phase) {
+    case 'succeeded':
+      return `Succeeded: ${plural(done, 'step')} done (${w.steps.map((s) => s.step).join(', ')}).`;
+    case 'failed': {
+      const failed = w.steps.find((s) => s.outcome === 'failed');
+      return failed
+        ? `Failed at step ${w.steps.indexOf(failed) + 1} (${failed.step}): ${failed.reason ?? 'no reason'}. The node is in maintenance.`
+        : 'Failed.';
+    }
+    case 'cancelled':
+      return `Cancelled at step ${Math.min(w.step + 1, w.steps.length)} of ${w.steps.length}; the node stays cordoned.`;
+    case PENDING_PHASE:
+      return '';
+    default: {
+      const current = w.steps[w.step];
+      if (!current) return '';
+      const until = w.stepDeadline ? `; gives up ${clock(w.stepDeadline, now)}` : '';
+      return `Step ${w.step + 1} of ${w.steps.length} (${current.step}): ${stepWaitInWords(p.phase, w, now)}${until}.`;
+    }
+  }
+}
+
+/** What the current step of a maintenance waits for. */
+function stepWaitInWords(phase: MaintenanceProgress['phase'], w: MaintenanceWaitingFor, now: number): string {
+  const current = w.steps[w.step]!;
+  const since = current.startedAt ? ` (since ${clock(current.startedAt, now)})` : '';
+  switch (phase) {
+    case 'draining':
+      return `waiting for drain ${current.operationId ?? '…'} to end${since}`;
+    case 'running':
+      return `waiting for command ${current.commandId ?? '…'} to end${since}`;
+    case 'rebooting':
+      return `rebooted ${current.startedAt ? clock(current.startedAt, now) : 'just now'}, waiting for the node to come back (boot id still ${w.bootIdBefore ?? 'unknown'})`;
+    case 'verifying': {
+      if (w.failing && w.failing.length > 0) {
+        return `probe ${w.failing.map((f) => `${f.type} failing${f.reason ? `: ${f.reason}` : ''}`).join('; ')}`;
+      }
+      if (current.commandId) return `probes healthy; waiting for command ${current.commandId} to end`;
+      return w.healthySince
+        ? `every probe healthy since ${clock(w.healthySince, now)}, waiting for it to hold`
+        : 'waiting for the node to report healthy';
+    }
+    default:
+      return 'working';
   }
 }

@@ -1,30 +1,22 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createSimulator, type Simulator } from '../agent/simulator';
-import { createToken } from './support/agents';
+import type { Simulator } from '../agent/simulator';
 import { useCli } from './support/cli';
-import { eventsOf, seedPool } from './support/fixtures';
-import { eventually, useHarness } from './support/harness';
+import { simulatedFleet, type SimulatedFleet } from './support/simulated-fleet';
+import { useHarness } from './support/harness';
 
 const h = useHarness({ worker: false });
 const cli = useCli(h);
 const { drydock } = cli;
+let fleet: SimulatedFleet;
 let simulator: Simulator;
 let nodeId: string;
 
 beforeAll(async () => {
-  await seedPool(h, { id: 'pool-cli-cmd', tenantId: 'acme', kind: 'provider' });
-  const token = await createToken(h, { poolId: 'pool-cli-cmd' });
-  simulator = await createSimulator({
-    api: cli.api,
-    token: token.secret,
-    count: 1,
-    heartbeatEveryMs: 500,
-    pollWaitSeconds: 2,
-  });
-  nodeId = simulator.agents[0]!.nodeId;
-  await eventually(async () => ((await eventsOf(h, nodeId, 'node.booted')).length > 0 ? true : undefined));
+  fleet = await simulatedFleet(h, { poolId: 'pool-cli-cmd', count: 1, api: cli.api, heartbeatEveryMs: 500 });
+  simulator = fleet.simulator;
+  nodeId = fleet.nodes[0]!;
 });
-afterAll(() => simulator?.close());
+afterAll(() => fleet?.close());
 
 describe('drydock nodes run / logs / commands', () => {
   it('runs an action and, with --wait, prints its output and how it ended; exit 1 when it failed', async () => {

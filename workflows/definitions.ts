@@ -8,6 +8,7 @@ import type {
   PoolDrainProgress,
   PurgeProgress,
   RemediationProgress,
+  MaintenanceProgress,
 } from '../domain/progress';
 
 // What the workflows, their activities, the dispatcher and the API share: workflow ids, inputs,
@@ -19,6 +20,7 @@ export const decommissionWorkflowId = OPERATION_WORKFLOWS.decommission.workflowI
 export const purgeWorkflowId = OPERATION_WORKFLOWS.purge.workflowId;
 export const remediationWorkflowId = OPERATION_WORKFLOWS.remediation.workflowId;
 export const poolDrainWorkflowId = OPERATION_WORKFLOWS['pool-drain'].workflowId;
+export const maintenanceWorkflowId = OPERATION_WORKFLOWS.maintenance.workflowId;
 
 /**
  * A lifecycle workflow's argument: the operation it runs, recorded `pending` by the request that
@@ -51,6 +53,7 @@ export const poolDrainProgressQuery = defineQuery<PoolDrainProgress>('progress')
 export const purgeProgressQuery = defineQuery<PurgeProgress>('progress');
 export const decommissionProgressQuery = defineQuery<DecommissionProgress>('progress');
 export const remediationProgressQuery = defineQuery<RemediationProgress>('progress');
+export const maintenanceProgressQuery = defineQuery<MaintenanceProgress>('progress');
 
 /**
  * How many times a purge looks at its command (about one a minute while the node is away) before

@@ -4,3 +4,4 @@ export { decommission } from './decommission';
 export { purge } from './purge';
 export { remediation } from './remediation';
 export { poolDrain } from './pool-drain';
+export { maintenance } from './maintenance';

@@ -13,7 +13,8 @@ import { lockNode, type NodeRow } from '../../db/nodes';
 import { agentActions, nodeCommands, nodes } from '../../db/schema';
 import type { ReportedAction } from '../../db/schema/agent-actions';
 import { enqueueWake } from '../../db/outbox';
-import { purgeWorkflowId, remediationWorkflowId } from '../../workflows/definitions';
+import { wakeMaintenance } from '../../db/maintenance';
+import { maintenanceWorkflowId, purgeWorkflowId, remediationWorkflowId } from '../../workflows/definitions';
 import { requireAgent } from '../auth';
 import type { AppDeps } from '../env';
 import { rateLimited } from '../rate-limit';
@@ -178,9 +179,13 @@ export async function answerCommand(
     }
     if (command.kind === 'run') await appendRunEvent(tx, updated!, node, answer, reason ?? '');
     await onRunCommandEnded(tx, node, updated!);
-    if (command.operationId && command.kind !== 'run') {
-      const workflowId = (command.kind === 'purge' ? purgeWorkflowId : remediationWorkflowId)(node.id);
-      await enqueueWake(tx, workflowId, `command ${id} ${answer}`);
+    if (command.operationId) {
+      const workflowOf = {
+        purge: purgeWorkflowId,
+        remediate: remediationWorkflowId,
+        run: maintenanceWorkflowId,
+      };
+      await enqueueWake(tx, workflowOf[command.kind](node.id), `command ${id} ${answer}`);
     }
     return updated!;
   });
@@ -296,6 +301,8 @@ export async function reportFacts(
     if (locked.bootId === facts.bootId) return false;
     const bootedAt = new Date(facts.bootedAt);
     await tx.update(nodes).set({ bootId: facts.bootId, bootedAt }).where(eq(nodes.id, node.id));
+    // A maintenance waiting for the node to come back from its reboot looks again.
+    await wakeMaintenance(tx, node.id, `booted ${facts.bootId}`);
     await appendEvent(tx, {
       nodeId: node.id,
       tenantId: locked.tenantId,

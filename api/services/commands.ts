@@ -1,11 +1,9 @@
 import { and, eq, sql } from 'drizzle-orm';
 import { DrydockError } from '../../domain/errors';
-import { newId } from '../../domain/ids';
-import { argsFor } from '../../domain/node-command';
 import { actorOf, type Principal } from '../../domain/principal';
-import { appendCommandEvent } from '../../db/commands';
+import { appendCommandEvent, queueRunCommand } from '../../db/commands';
 import { lockNode, type NodeRow } from '../../db/nodes';
-import { reportedActions, type CommandRow } from '../../db/queries/commands';
+import type { CommandRow } from '../../db/queries/commands';
 import { nodeCommands } from '../../db/schema';
 import { wakeNode } from '../../db/wakeups';
 import type { AppDeps } from '../env';
@@ -22,8 +20,6 @@ export interface RunRequest {
   reason: string;
   expiresInMs: number;
   idempotencyKey?: string | null;
-  /** The lifecycle operation that runs it (a maintenance step), if any. */
-  operationId?: string | null;
 }
 
 /**
@@ -71,31 +67,15 @@ export async function requestRunCommand(
       }
     }
     admit(locked);
-    const args = argsFor(await reportedActions(tx, locked.id), request.action, request.args);
-    const [command] = await tx
-      .insert(nodeCommands)
-      .values({
-        id: newId('cmd'),
-        nodeId: locked.id,
-        kind: 'run',
-        action: request.action,
-        args,
-        reason: request.reason,
-        requestedBy: actorOf(request.principal),
-        operationId: request.operationId ?? null,
-        expiresAt: sql`now() + make_interval(secs => ${request.expiresInMs / 1000})`,
-        idempotencyScope: idempotency?.scope ?? null,
-        idempotencyKey: idempotency?.key ?? null,
-        requestHash: idempotency?.hash ?? null,
-      })
-      .returning();
-    await appendCommandEvent(tx, command!, locked.tenantId, {
-      type: 'node.command.requested',
-      actor: actorOf(request.principal),
-      data: { args, expiresAt: command!.expiresAt!.toISOString() },
+    const command = await queueRunCommand(tx, locked, {
+      action: request.action,
+      args: request.args,
+      reason: request.reason,
+      requestedBy: actorOf(request.principal),
+      expiresInMs: request.expiresInMs,
+      idempotency,
     });
-    await wakeNode(tx, locked.id);
-    return { command: command!, created: true };
+    return { command, created: true };
   });
 }
 

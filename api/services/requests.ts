@@ -1,10 +1,12 @@
 import type { Deadline } from '../../domain/deadline';
+import type { MaintenancePlan } from '../../domain/maintenance';
 import { actorOf, type Principal } from '../../domain/principal';
 import type { Selector } from '../../domain/selector';
 import type { NodeRow } from '../../db/nodes';
 import { operationView, type OperationView } from '../../db/operations';
 import { requestDecommission, type DecommissionRequest } from '../../db/requests/decommission';
 import { requestDrain } from '../../db/requests/drain';
+import { requestMaintenance } from '../../db/requests/maintenance';
 import { requestPoolDrain } from '../../db/requests/pool-drain';
 import { requestPurge } from '../../db/requests/purge';
 import { requestedView, type RequestedView } from '../../db/requests/record';
@@ -114,6 +116,23 @@ export function remediateNode(
         ...requestOf('remediation', { nodeId: node.id }, asked),
         condition: asked.condition,
         automatic: asked.automatic,
+      }),
+    ),
+  );
+}
+
+/** A node's maintenance (docs/lifecycle/maintenance.md): its plan, step after step. */
+export function maintainNode(
+  deps: Deps,
+  node: NodeRow,
+  asked: Asked & { plan: MaintenancePlan },
+): Promise<RequestedView> {
+  return deps.db.transaction(async (tx) =>
+    requestedView(
+      tx,
+      await requestMaintenance(tx, node.id, {
+        ...requestOf('maintenance', { nodeId: node.id }, asked),
+        plan: asked.plan,
       }),
     ),
   );

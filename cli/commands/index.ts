@@ -6,6 +6,7 @@ import { commandCommands } from './commands';
 import { decommissionCommands } from './decommission';
 import { eventCommands } from './events';
 import { keyCommands } from './keys';
+import { maintenanceCommands } from './maintenance';
 import { migrateCommands } from './migrate';
 import { nodeAccessCommands } from './node-access';
 import { nodeControlCommands } from './node-controls';
@@ -23,6 +24,7 @@ export const commands: readonly Command[] = [
   ...eventCommands,
   ...remediationCommands,
   ...commandCommands,
+  ...maintenanceCommands,
   ...allocationCommands,
   ...artifactCommands,
   ...poolCommands,

@@ -1,40 +1,21 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLivenessActivities } from '../../activities/liveness';
-import { createSimulator, type Simulator } from '../../agent/simulator';
-import { closeServer, listen } from '../../api/server';
+import type { Simulator } from '../../agent/simulator';
 import { DEFAULT_LIVENESS } from '../../domain/liveness';
-import { createToken } from '../support/agents';
-import { call, eventsOf, seedPool, tenantKey } from '../support/fixtures';
+import { call, eventsOf, tenantKey } from '../support/fixtures';
 import { eventually, useHarness } from '../support/harness';
+import { simulatedFleet, type SimulatedFleet } from '../support/simulated-fleet';
 
 const h = useHarness({ worker: false });
+let fleet: SimulatedFleet;
 let simulator: Simulator;
-let stop: () => Promise<void>;
 let nodes: string[];
 
 beforeAll(async () => {
-  await seedPool(h, { id: 'pool-cmd', tenantId: 'acme', kind: 'provider' });
-  const token = await createToken(h, { poolId: 'pool-cmd' });
-  const { server, port } = await listen(h.deps, 0);
-  stop = () => closeServer(server);
-  simulator = await createSimulator({
-    api: `http://127.0.0.1:${port}`,
-    token: token.secret,
-    count: 4,
-    heartbeatEveryMs: 500,
-    pollWaitSeconds: 2,
-    rebootMs: 200,
-  });
-  nodes = simulator.agents.map((a) => a.nodeId);
-  // Each agent said what it runs at the start of its session.
-  for (const nodeId of nodes) {
-    await eventually(async () => ((await eventsOf(h, nodeId, 'node.booted')).length > 0 ? true : undefined));
-  }
+  fleet = await simulatedFleet(h, { poolId: 'pool-cmd', count: 4, heartbeatEveryMs: 500, rebootMs: 200 });
+  ({ simulator, nodes } = fleet);
 });
-afterAll(async () => {
-  await simulator?.close();
-  await stop?.();
-});
+afterAll(() => fleet?.close());
 
 const run = (nodeId: string, body: unknown, options: { token?: string; key?: string } = {}) =>
   call(h, 'POST', `/v1/nodes/${nodeId}/commands`, {

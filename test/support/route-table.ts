@@ -753,8 +753,10 @@ export const EXEMPLARS: Record<string, Exemplar> = {
         displayName: 'GPU exemplar',
         poolId: w.pool,
         inventory: {
-          accelerators: [{ model: 'H100', serial: 'GPU-0001' }],
+          accelerators: [{ model: 'H100', serial: 'GPU-0001', memoryBytes: 85_899_345_920 }],
           storageRoots: [{ path: '/var/lib/drydock', bytes: 2_000_000_000 }],
+          cpu: { count: 192, model: 'AMD EPYC 9654 96-Core Processor' },
+          memoryBytes: 2_163_988_934_656,
         },
       },
     }),
@@ -786,6 +788,45 @@ export const EXEMPLARS: Record<string, Exemplar> = {
       params: { id: await w.node() },
       headers: { 'idempotency-key': `run-${newId('op')}` },
       body: { action: 'logs', args: { since: '2h' }, reason: REASON, expiresIn: '2h' },
+    }),
+    named: NAMED,
+  },
+  'POST /v1/nodes/{id}/maintenances': {
+    access: tenant('compute:nodes:command'),
+    status: 202,
+    build: async (w) => ({
+      params: { id: await w.node() },
+      headers: { 'idempotency-key': `mnt-${newId('op')}` },
+      body: {
+        reason: REASON,
+        steps: [
+          { kind: 'drain', deadline: '2h' },
+          { kind: 'run', action: 'driver-upgrade', args: { version: '570' } },
+          { kind: 'reboot' },
+          { kind: 'verify', action: 'acceptance' },
+          { kind: 'uncordon' },
+        ],
+        rebootTimeout: '15m',
+        healthyAfter: '60s',
+        verifyTimeout: '10m',
+      },
+    }),
+    named: NAMED,
+  },
+  'POST /v1/nodes/{id}/reboot': {
+    access: tenant('compute:nodes:command'),
+    status: 202,
+    build: async (w) => ({
+      params: { id: await w.node() },
+      headers: { 'idempotency-key': `rbt-${newId('op')}` },
+      body: {
+        reason: REASON,
+        drain: { deadline: '2h' },
+        uncordon: true,
+        rebootTimeout: '15m',
+        healthyAfter: '60s',
+        verifyTimeout: '10m',
+      },
     }),
     named: NAMED,
   },
@@ -941,8 +982,9 @@ export async function settle(h: Harness): Promise<void> {
         if (op.kind === 'purge' && op.nodeId) {
           await call(h, 'DELETE', `/v1/nodes/${op.nodeId}`, { body: { reason: 'the test is over' } });
         }
-        // A drain left waiting on its allocation (the cancel exemplar's, refused to the wrong caller).
-        if (op.kind === 'drain') {
+        // A drain left waiting on its allocation (the cancel exemplar's, refused to the wrong caller),
+        // a maintenance waiting for a node with no agent.
+        if (op.kind === 'drain' || op.kind === 'maintenance') {
           await call(h, 'DELETE', `/v1/operations/${op.id}`, { body: { reason: 'the test is over' } });
         }
       }

@@ -1626,36 +1626,6 @@ export interface components {
       createdAt: string;
       revokedAt: string | null;
     };
-    /**
-     * @description what the machine holds: accelerators, storage roots, CPUs and memory; it sets the inventory labels gpu.model, gpu.count, cpu.count and memory.gib
-     * @default {
-     *       "accelerators": [],
-     *       "storageRoots": []
-     *     }
-     */
-    Inventory: {
-      accelerators: {
-        model: string;
-        /** @description the accelerator's serial number; free text: no control characters (U+0000–U+001F, U+007F–U+009F), no format characters that hide or reorder text (bidi controls, zero-width and tag characters; U+200C and U+200D allowed), no lone surrogates */
-        serial: string;
-        /** @description the accelerator's memory */
-        memoryBytes?: number;
-      }[];
-      storageRoots: {
-        /** @description an absolute path; free text: no control characters (U+0000–U+001F, U+007F–U+009F), no format characters that hide or reorder text (bidi controls, zero-width and tag characters; U+200C and U+200D allowed), no lone surrogates */
-        path: string;
-        /** @description its size */
-        bytes: number;
-      }[];
-      cpu?: {
-        /** @description logical CPUs */
-        count: number;
-        /** @description the CPU model name; free text: no control characters (U+0000–U+001F, U+007F–U+009F), no format characters that hide or reorder text (bidi controls, zero-width and tag characters; U+200C and U+200D allowed), no lone surrogates */
-        model?: string;
-      };
-      /** @description memory (MemTotal) */
-      memoryBytes?: number;
-    };
     /** @description the current CA public key; each endorsement is a newer key signed by the key it replaced, newest first */
     CaOffer: {
       publicKey: string;
@@ -5208,7 +5178,36 @@ export interface operations {
           /** @description a name for people; free text: no control characters (U+0000–U+001F, U+007F–U+009F), no format characters that hide or reorder text (bidi controls, zero-width and tag characters; U+200C and U+200D allowed), no lone surrogates */
           displayName?: string;
           poolId?: string;
-          inventory?: components['schemas']['Inventory'];
+          /**
+           * @description what the machine holds: accelerators, storage roots, CPUs and memory; it sets the inventory labels gpu.model, gpu.count, cpu.count and memory.gib
+           * @default {
+           *       "accelerators": [],
+           *       "storageRoots": []
+           *     }
+           */
+          inventory?: {
+            accelerators: {
+              model: string;
+              /** @description the accelerator's serial number; free text: no control characters (U+0000–U+001F, U+007F–U+009F), no format characters that hide or reorder text (bidi controls, zero-width and tag characters; U+200C and U+200D allowed), no lone surrogates */
+              serial: string;
+              /** @description the accelerator's memory */
+              memoryBytes?: number;
+            }[];
+            storageRoots: {
+              /** @description an absolute path; free text: no control characters (U+0000–U+001F, U+007F–U+009F), no format characters that hide or reorder text (bidi controls, zero-width and tag characters; U+200C and U+200D allowed), no lone surrogates */
+              path: string;
+              /** @description its size */
+              bytes: number;
+            }[];
+            cpu?: {
+              /** @description logical CPUs */
+              count: number;
+              /** @description the CPU model name; free text: no control characters (U+0000–U+001F, U+007F–U+009F), no format characters that hide or reorder text (bidi controls, zero-width and tag characters; U+200C and U+200D allowed), no lone surrogates */
+              model?: string;
+            };
+            /** @description memory (MemTotal) */
+            memoryBytes?: number;
+          };
         };
       };
     };
@@ -5585,7 +5584,29 @@ export interface operations {
     };
     requestBody: {
       content: {
-        'application/json': components['schemas']['Inventory'];
+        'application/json': {
+          accelerators: {
+            model: string;
+            /** @description the accelerator's serial number; free text: no control characters (U+0000–U+001F, U+007F–U+009F), no format characters that hide or reorder text (bidi controls, zero-width and tag characters; U+200C and U+200D allowed), no lone surrogates */
+            serial: string;
+            /** @description the accelerator's memory */
+            memoryBytes?: number;
+          }[];
+          storageRoots: {
+            /** @description an absolute path; free text: no control characters (U+0000–U+001F, U+007F–U+009F), no format characters that hide or reorder text (bidi controls, zero-width and tag characters; U+200C and U+200D allowed), no lone surrogates */
+            path: string;
+            /** @description its size */
+            bytes: number;
+          }[];
+          cpu?: {
+            /** @description logical CPUs */
+            count: number;
+            /** @description the CPU model name; free text: no control characters (U+0000–U+001F, U+007F–U+009F), no format characters that hide or reorder text (bidi controls, zero-width and tag characters; U+200C and U+200D allowed), no lone surrogates */
+            model?: string;
+          };
+          /** @description memory (MemTotal) */
+          memoryBytes?: number;
+        };
       };
     };
     responses: {

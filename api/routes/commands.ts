@@ -5,7 +5,13 @@ import { DURATION_PATTERN, parseDuration } from '../../domain/duration';
 import { DEFAULT_COMMAND_EXPIRY_MS, MAX_COMMAND_EXPIRY_MS } from '../../domain/node-command';
 import type { Principal } from '../../domain/principal';
 import type { DbOrTx } from '../../db/client';
-import { findCommand, listNodeCommands, runCommandView, type CommandRow } from '../../db/queries/commands';
+import {
+  findCommand,
+  listNodeCommands,
+  reportedActionsOf,
+  runCommandView,
+  type CommandRow,
+} from '../../db/queries/commands';
 import { getOperableNode } from '../../db/queries/nodes';
 import { requireAction } from '../auth';
 import type { AppEnv } from '../env';
@@ -136,6 +142,34 @@ const listRoute = createRoute({
   },
 });
 
+const ActionSchema = z
+  .object({
+    name: z.string(),
+    params: z.record(z.string(), z.object({ pattern: z.string(), default: z.string().optional() })),
+    timeoutSeconds: z.number().int(),
+    restarts: z.boolean(),
+  })
+  .openapi('NodeAction');
+
+const actionsRoute = createRoute({
+  method: 'get',
+  path: '/v1/nodes/{id}/actions',
+  operationId: 'listNodeActions',
+  tags: ['commands'],
+  summary: "The actions the node's agent runs, as it said at its latest session start (no command lines)",
+  request: { params: nodeIdParams },
+  responses: {
+    200: json(
+      z.object({
+        items: z.array(ActionSchema),
+        reportedAt: z.string().nullable().openapi({ description: 'null: its agent never said' }),
+      }),
+      "the node's actions",
+    ),
+    ...errorResponses,
+  },
+});
+
 const getRoute = createRoute({
   method: 'get',
   path: '/v1/commands/{id}',
@@ -214,6 +248,18 @@ export function commandRoutes(): OpenAPIHono<AppEnv> {
     const listed = page(rows, q.limit, (row) => row.id);
     return c.json(
       { items: listed.items.map((row) => runCommandView(row, false)), nextCursor: listed.nextCursor },
+      200,
+    );
+  });
+
+  router.openapi(actionsRoute, async (c) => {
+    const principal = c.get('principal');
+    requireAction(principal, 'compute:nodes:read');
+    const deps = c.get('deps');
+    const node = await getOperableNode(deps.db, c.req.valid('param').id, principal);
+    const reported = await reportedActionsOf(deps.db, node.id);
+    return c.json(
+      { items: reported?.actions ?? [], reportedAt: reported?.reportedAt.toISOString() ?? null },
       200,
     );
   });

@@ -107,8 +107,16 @@ export async function openCommands(db: DbOrTx, nodeId: string, purgeOnly: boolea
     .limit(20);
 }
 
-/** The actions the node's agent said it runs at its latest session start; null if it never said. */
-export async function reportedActions(db: DbOrTx, nodeId: string): Promise<ReportedAction[] | null> {
+/** The actions the node's agent said it runs at its latest session start, and when; none if it never said. */
+export async function reportedActionsOf(
+  db: DbOrTx,
+  nodeId: string,
+): Promise<{ actions: ReportedAction[]; reportedAt: Date } | undefined> {
   const [row] = await db.select().from(agentActions).where(eq(agentActions.nodeId, nodeId));
-  return row?.actions ?? null;
+  return row;
+}
+
+/** The actions the node's agent said it runs; null if it never said. */
+export async function reportedActions(db: DbOrTx, nodeId: string): Promise<ReportedAction[] | null> {
+  return (await reportedActionsOf(db, nodeId))?.actions ?? null;
 }

@@ -71,6 +71,22 @@ describe('node commands: a configured action, run by the agent, its output back'
       expect(event.reason).toBe('xid storm on b7, ticket 4711');
     }
 
+    // What the agent said it runs, as the console offers it.
+    const actions = (await call(h, 'GET', `/v1/nodes/${nodeId}/actions`)).body;
+    expect(actions.items.map((a: { name: string }) => a.name)).toEqual([
+      'diagnostics',
+      'logs',
+      'driver-upgrade',
+      'acceptance',
+      'reboot',
+    ]);
+    expect(actions.items[1]).toEqual({
+      name: 'logs',
+      params: { since: { pattern: '[0-9]+[smhd]', default: '1h' } },
+      timeoutSeconds: 60,
+      restarts: false,
+    });
+
     // The node's list shows it, without the output.
     const listed = await call(h, 'GET', `/v1/nodes/${nodeId}/commands`);
     expect(listed.body.items).toEqual([

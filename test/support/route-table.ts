@@ -830,6 +830,12 @@ export const EXEMPLARS: Record<string, Exemplar> = {
     }),
     named: NAMED,
   },
+  'GET /v1/nodes/{id}/actions': {
+    access: tenant('compute:nodes:read', 'forbidden'),
+    status: 200,
+    build: async (w) => ({ params: { id: await w.node() } }),
+    named: NAMED,
+  },
   'GET /v1/nodes/{id}/commands': {
     access: tenant('compute:nodes:read', 'forbidden'),
     status: 200,

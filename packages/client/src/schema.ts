@@ -293,6 +293,23 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/v1/nodes/{id}/actions': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** The actions the node's agent runs, as it said at its latest session start (no command lines) */
+    get: operations['listNodeActions'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/v1/commands/{id}': {
     parameters: {
       query?: never;
@@ -1500,6 +1517,17 @@ export interface components {
         /** @description output bytes past the action's output limit, not kept (0: all of it) */
         droppedBytes: number;
       } | null;
+    };
+    NodeAction: {
+      name: string;
+      params: {
+        [key: string]: {
+          pattern: string;
+          default?: string;
+        };
+      };
+      timeoutSeconds: number;
+      restarts: boolean;
     };
     MaintenanceStep:
       | {
@@ -3286,6 +3314,41 @@ export interface operations {
         };
         content: {
           'application/json': components['schemas']['NodeCommand'];
+        };
+      };
+      400: components['responses']['InvalidInput'];
+      401: components['responses']['Unauthenticated'];
+      403: components['responses']['Forbidden'];
+      404: components['responses']['NotFound'];
+      409: components['responses']['Conflict'];
+      413: components['responses']['PayloadTooLarge'];
+      422: components['responses']['IdempotencyKeyReused'];
+      429: components['responses']['RateLimited'];
+      503: components['responses']['Unavailable'];
+    };
+  };
+  listNodeActions: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description the node's actions */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            items: components['schemas']['NodeAction'][];
+            /** @description null: its agent never said */
+            reportedAt: string | null;
+          };
         };
       };
       400: components['responses']['InvalidInput'];

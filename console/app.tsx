@@ -7,6 +7,7 @@ import { CONSOLE_PATH as PATH, notFound, type ConsoleEnv, type Ctx } from './con
 import { sessionFor } from './live';
 import { Problem } from './layout';
 import { SignInPage } from './pages/sign-in';
+import { commandRoutes } from './routes/commands';
 import { fleetRoutes } from './routes/fleet';
 import { liveRoutes } from './routes/live';
 import { nodeRoutes } from './routes/nodes';
@@ -102,6 +103,7 @@ export function consoleRoutes(send: InProcess, store: SessionStore): Hono<Consol
 
   router.route('/', fleetRoutes());
   router.route('/', nodeRoutes());
+  router.route('/', commandRoutes());
   router.route('/', poolRoutes());
   router.route('/', tokenRoutes());
   router.route('/', operationRoutes());

@@ -22,6 +22,8 @@ export interface Confirmation {
   says: string[];
   /** A refusal goes back to the confirmation page (it offers what the refusal asks for). */
   refusalBack?: boolean;
+  /** The reason is required (the API refuses the call without one). */
+  reasonRequired?: boolean;
   /** Who the node page offers the control to: the action it takes, or operator keys only. */
   offeredTo: Schemas['Caller']['actions'][number] | 'operator';
 }
@@ -164,6 +166,40 @@ export const CONTROLS: Record<string, Control> = {
         body: { reason: field(form, 'reason') ?? '' },
       });
       return `${node.hostname}: ${type} cleared.`;
+    },
+  },
+  reboot: {
+    back: 'node',
+    confirm: {
+      title: 'Reboot',
+      offeredTo: 'compute:nodes:command',
+      says: [
+        "A verified reboot: the node is cordoned, drained first when asked, then its agent runs the node's reboot action; the step is done only when the node is connected again on another boot id, and the reboot then waits for every probe (condition) to hold healthy.",
+        'A step that fails stops there and leaves the node cordoned and in maintenance, with the reason. Without "uncordon" the node stays cordoned after.',
+      ],
+      refusalBack: true,
+      reasonRequired: true,
+    },
+    run: async (api, id, form) => {
+      const deadline = field(form, 'deadline');
+      const idempotencyKey = field(form, 'idempotencyKey');
+      const durations = Object.fromEntries(
+        (['rebootTimeout', 'healthyAfter'] as const).flatMap((name) => {
+          const value = field(form, name);
+          return value ? [[name, value]] : [];
+        }),
+      );
+      const { node, operation } = await api.POST('/v1/nodes/{id}/reboot', {
+        params: { path: { id }, header: idempotencyKey ? { 'idempotency-key': idempotencyKey } : {} },
+        body: {
+          // The reason is required: an empty one goes as it is, and the API refuses it.
+          reason: field(form, 'reason') ?? '',
+          ...(field(form, 'drain') === 'yes' ? { drain: deadline ? { deadline } : {} } : {}),
+          ...(field(form, 'uncordon') === 'yes' ? { uncordon: true } : {}),
+          ...durations,
+        },
+      });
+      return `${node.hostname} rebooting: maintenance ${operation.id} is ${operation.status}.`;
     },
   },
   purge: {

@@ -61,6 +61,30 @@ dl.facts dd { margin: 0; }
 .secret { border: 1px solid var(--ok); border-radius: 4px; padding: .4rem .8rem; margin-bottom: 1rem; }
 .operation-list td code, .operation-list td a { overflow-wrap: anywhere; }
 pre.join-line { white-space: pre-wrap; word-break: break-all; padding: .5rem; border: 1px solid var(--line); border-radius: 4px; user-select: all; }
+/* node commands: run forms, a command's output */
+form.run { display: flex; flex-wrap: wrap; gap: .5rem; align-items: end; margin: .5rem 0; padding-bottom: .5rem; border-bottom: 1px solid var(--line); }
+form.run label { display: flex; flex-direction: column; font-size: .85rem; }
+form.run .run-action { min-width: 12rem; align-self: center; }
+label.check { display: inline-flex; gap: .4rem; align-items: baseline; }
+pre.output { white-space: pre-wrap; overflow-wrap: anywhere; font-family: ui-monospace, monospace; font-size: .85rem; padding: .5rem; border: 1px solid var(--line); border-radius: 4px; max-height: 40rem; overflow: auto; unicode-bidi: isolate; }
+pre.output .hidden-char { border: 1px solid var(--warn); border-radius: 3px; color: var(--warn); font-size: .8em; padding: 0 .15em; }
+a.download { font-size: .8rem; font-weight: 400; }
+/* maintenance: one bar per step, coloured by where it stands, always with the word */
+ol.timeline-steps { display: flex; gap: .3rem; list-style: none; margin: .4rem 0; padding: 0; }
+.timeline-row { margin-bottom: .6rem; }
+.timeline-label { font-weight: 600; }
+li.timeline-step { flex: 1 1 0; min-width: 8rem; font-size: .85rem; }
+.timeline-step > span { display: block; }
+.timeline-bar { height: .55rem; border-radius: 2px; margin-bottom: .2rem; background: var(--line); }
+.timeline-step.done .timeline-bar { background: var(--ok); }
+.timeline-step.failed .timeline-bar { background: var(--bad); }
+.timeline-step.running .timeline-bar { background: var(--warn); }
+.timeline-step.cancelled .timeline-bar { background: var(--muted); }
+.timeline-step.not-started .timeline-bar { background: none; border: 1px dashed var(--line); }
+.timeline-state { font-weight: 600; }
+.timeline-step.failed .timeline-state, .timeline-reason { color: var(--bad); }
+.timeline-time { color: var(--muted); }
+.status.refused, .status.expired, .status.returned { color: var(--warn); }
 /* live */
 .live-status { font-size: .8rem; padding: .1rem .5rem; border: 1px solid var(--line); border-radius: 999px; color: var(--muted); }
 .live-status[data-state=live] { border-color: var(--ok); color: var(--ok); }

@@ -205,6 +205,8 @@ export function ConfirmPage(props: {
   control: string;
   confirmation: Confirmation;
   liveAllocations: number;
+  /** The Idempotency-Key the form carries (a reboot's): a second submit is a replay. */
+  idempotencyKey: string;
 }) {
   const { node, session, confirmation } = props;
   const base = `/console/nodes/${node.id}`;
@@ -228,9 +230,16 @@ export function ConfirmPage(props: {
             is refused
           </label>
         )}
+        {props.control === 'reboot' && (
+          <RebootFields node={node} session={session} idempotencyKey={props.idempotencyKey} />
+        )}
         <label>
           Reason
-          <input name="reason" placeholder="reason (optional)" maxlength={256} />
+          {confirmation.reasonRequired ? (
+            <input name="reason" placeholder="reason (required)" required maxlength={256} />
+          ) : (
+            <input name="reason" placeholder="reason (optional)" maxlength={256} />
+          )}
         </label>
         <button type="submit" class="danger">
           {confirmation.title} {node.hostname}
@@ -238,5 +247,47 @@ export function ConfirmPage(props: {
         <a href={base}>Cancel</a>
       </form>
     </Layout>
+  );
+}
+
+/** A verified reboot's choices: drain first (with a deadline), uncordon after, its timeouts. */
+function RebootFields(props: { node: Node; session: Session; idempotencyKey: string }) {
+  return (
+    <>
+      <input type="hidden" name="idempotencyKey" value={props.idempotencyKey} />
+      <p>
+        It is on boot <code>{props.node.bootId ?? 'not said yet'}</code>
+        {props.node.bootedAt ? `, booted ${props.node.bootedAt}` : ''}.
+      </p>
+      {mayUse(props.node, props.session, 'compute:nodes:drain') && (
+        <>
+          <label class="check">
+            <input type="checkbox" name="drain" value="yes" />
+            Drain first: its live allocations end, or are released at the deadline (a failed drain stops the
+            reboot)
+          </label>
+          <label>
+            Drain deadline
+            <input name="deadline" placeholder="2h, or a time; empty: wait" maxlength={64} />
+          </label>
+        </>
+      )}
+      <label class="check">
+        <input type="checkbox" name="uncordon" value="yes" />
+        Uncordon once verified
+      </label>
+      <label>
+        Reboot timeout
+        <input name="rebootTimeout" placeholder="default 15m" maxlength={16} />
+      </label>
+      <label>
+        Healthy after
+        <input
+          name="healthyAfter"
+          placeholder="default 60s: how long every probe holds healthy"
+          maxlength={16}
+        />
+      </label>
+    </>
   );
 }

@@ -5,7 +5,9 @@ import { isDraining } from '../../domain/node';
 import { TAINT_PREFIX } from '../../domain/taints';
 import { canMove } from '../../domain/provision';
 import { Csrf, Layout, Table } from '../layout';
+import { NodeCommandsSection, type NodeActions, type NodeCommands } from './commands';
 import { DangerZone } from './danger';
+import { MaintenanceTimeline, stepsOfMaintenance } from './maintenance-timeline';
 import { Schedulers } from './node-schedulers';
 import { LiveRegion } from '../live';
 import { Progress } from '../progress';
@@ -21,6 +23,10 @@ export interface NodeView {
   allocations: Schemas['Allocation'][];
   /** Running operations as `GET /v1/operations/{id}` reads them (with `progress`). */
   operations: Schemas['Operation'][];
+  /** Its latest maintenance, running or ended, with its progress; undefined when it never had one. */
+  maintenance?: Schemas['Operation'];
+  commands: NodeCommands;
+  actions: NodeActions;
   events: { items: Schemas['Event'][]; nextCursor: string | null; type?: string };
   /** Opens a workflow in the Temporal UI; undefined when no UI is configured. */
   workflowUrl?: (workflowId: string) => string;
@@ -74,6 +80,19 @@ export function NodePage(view: NodeView) {
       <h2 id="section-operations">Running operations</h2>
       <LiveRegion id="operations" busy={view.operations.length > 0}>
         <Operations operations={view.operations} workflowUrl={view.workflowUrl} />
+      </LiveRegion>
+      <h2 id="section-maintenance">Maintenance</h2>
+      <LiveRegion id="maintenance" busy={isOpen(view.maintenance)}>
+        <Maintenance operation={view.maintenance} />
+      </LiveRegion>
+      <h2 id="section-commands">Commands</h2>
+      <LiveRegion id="commands">
+        <NodeCommandsSection
+          node={node}
+          session={view.session}
+          actions={view.actions}
+          commands={view.commands}
+        />
       </LiveRegion>
       <h2>Events, newest first</h2>
       <LiveRegion id="events">
@@ -223,6 +242,7 @@ function allowed(node: Node, session: Session) {
     provision: may('compute:nodes:provision'),
     revokeIdentity: may('compute:nodes:revoke-identity'),
     remediate: may('compute:nodes:remediate'),
+    command: may('compute:nodes:command'),
   };
 }
 
@@ -297,6 +317,14 @@ function Controls(props: { node: Node; session: Session }) {
         </div>
       )}
       {can.remediate && <Remediate node={node} session={session} />}
+      {can.command && node.provisionState === 'adopted' && node.access !== 'blocked' && (
+        <div class="controls">
+          <form method="get" action={`/console/nodes/${node.id}/reboot`} class="inline">
+            <button type="submit">Reboot…</button>
+          </form>
+          <span class="muted">verified: back on a new boot, probes healthy</span>
+        </div>
+      )}
       {can.revokeIdentity && (
         <div class="controls">
           <form method="get" action={`/console/nodes/${node.id}/revoke-identity`} class="inline">
@@ -393,6 +421,27 @@ function Events(props: { node: Node; events: NodeView['events'] }) {
           </a>
         </p>
       )}
+    </>
+  );
+}
+
+const isOpen = (op: Schemas['Operation'] | undefined) => op?.status === 'pending' || op?.status === 'running';
+
+/** The node's latest maintenance: what it is at in words, and its steps as a timeline. */
+function Maintenance(props: { operation?: Schemas['Operation'] }) {
+  const op = props.operation;
+  if (!op) return <p class="muted">No maintenance yet.</p>;
+  return (
+    <>
+      <p>
+        <a href={`/console/operations/${op.id}`}>
+          <code>{op.id}</code>
+        </a>{' '}
+        <span class={`status ${op.status}`}>{op.status}</span> · asked by {op.actor} · {op.createdAt}
+        {op.reason ? ` · ${op.reason}` : ''}
+      </p>
+      <Progress operation={op} />
+      <MaintenanceTimeline rows={[{ steps: stepsOfMaintenance(op) }]} />
     </>
   );
 }

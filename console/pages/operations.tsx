@@ -2,6 +2,8 @@ import type { Schemas } from '@drydock/client';
 import { OPERATION_KINDS, OPERATION_STATUSES } from '../../domain/operation';
 import { Layout, Table } from '../layout';
 import { LiveRegion } from '../live';
+import { Progress } from '../progress';
+import { MaintenanceTimeline, stepsOfMaintenance } from './maintenance-timeline';
 import type { Flash, Session } from '../sessions';
 
 type Operation = Schemas['Operation'];
@@ -86,7 +88,9 @@ export function OperationTable(props: {
         columns={['Operation', 'Kind', 'Status', 'On', 'Actor', 'Reason', 'Started', 'Ended', 'Workflow']}
         items={props.operations}
         row={(op) => [
-          <code>{op.id}</code>,
+          <a href={`/console/operations/${op.id}`}>
+            <code>{op.id}</code>
+          </a>,
           op.kind,
           <span class={`status ${op.status}`}>{op.status}</span>,
           <Target operation={op} />,
@@ -112,4 +116,71 @@ function Target(props: { operation: Operation }) {
   if (nodeId) return <a href={`/console/nodes/${nodeId}`}>{nodeId}</a>;
   if (poolId) return <a href={`/console/pools/${poolId}`}>pool {poolId}</a>;
   return <span class="muted">—</span>;
+}
+
+/**
+ * One operation (`GET /v1/operations/{id}`): what it works on, who asked and why, its progress in
+ * words and, for a maintenance, its steps as a timeline.
+ */
+export function OperationPage(props: {
+  session: Session;
+  flash?: Flash;
+  operation: Operation;
+  workflowUrl?: (workflowId: string) => string;
+}) {
+  const { operation: op, workflowUrl } = props;
+  const open = op.status === 'pending' || op.status === 'running';
+  return (
+    <Layout
+      title={`${op.kind} ${op.id}`}
+      session={props.session}
+      flash={props.flash}
+      watch={op.nodeId ? { nodeId: op.nodeId } : {}}
+    >
+      <h1>
+        {op.kind} <code>{op.id}</code>
+      </h1>
+      <LiveRegion id="operation" busy={open}>
+        <dl class="facts">
+          <dt>status</dt>
+          <dd>
+            <span class={`status ${op.status}`}>{op.status}</span>
+          </dd>
+          <dt>on</dt>
+          <dd>
+            <Target operation={op} />
+          </dd>
+          {op.parentOperationId && (
+            <>
+              <dt>part of</dt>
+              <dd>
+                <a href={`/console/operations/${op.parentOperationId}`}>
+                  <code>{op.parentOperationId}</code>
+                </a>
+              </dd>
+            </>
+          )}
+          <dt>asked by</dt>
+          <dd>{op.actor}</dd>
+          <dt>reason</dt>
+          <dd>{op.reason ?? '—'}</dd>
+          <dt>started</dt>
+          <dd>{op.createdAt}</dd>
+          <dt>ended</dt>
+          <dd>{op.completedAt ?? '—'}</dd>
+          <dt>workflow</dt>
+          <dd>
+            {workflowUrl ? (
+              <a href={workflowUrl(op.workflowId)}>{op.workflowId}</a>
+            ) : (
+              <code>{op.workflowId}</code>
+            )}
+          </dd>
+        </dl>
+        <h2>Progress</h2>
+        <Progress operation={op} />
+        {op.kind === 'maintenance' && <MaintenanceTimeline rows={[{ steps: stepsOfMaintenance(op) }]} />}
+      </LiveRegion>
+    </Layout>
+  );
 }

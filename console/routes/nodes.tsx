@@ -5,6 +5,7 @@ import {
   CONSOLE_PATH,
   nodeIdOf,
   notFound,
+  refusedInPage,
   takeFlash,
   workflowUrlOf,
   type ConsoleEnv,
@@ -17,6 +18,9 @@ import { mayUse } from '../permissions';
 
 type ConsoleControl = (typeof CONTROLS)[string];
 
+/** How many of its recent commands the node page lists. */
+const COMMANDS_LISTED = 10;
+
 /** The node page and the POST of each of its controls. */
 export function nodeRoutes(): Hono<ConsoleEnv> {
   const router = new Hono<ConsoleEnv>();
@@ -28,19 +32,27 @@ export function nodeRoutes(): Hono<ConsoleEnv> {
     const type = c.req.query('type') || undefined;
     const cursor = c.req.query('cursor') || undefined;
     const node = await api.GET('/v1/nodes/{id}', { params: { path: { id } } });
-    const [allocations, pending, running, events] = await Promise.all([
+    const [allocations, pending, running, events, maintenances, commands, actions] = await Promise.all([
       api.GET('/v1/allocations', { params: { query: { nodeId: id, live: 'true' } } }),
       api.GET('/v1/operations', { params: { query: { nodeId: id, status: 'pending' } } }),
       api.GET('/v1/operations', { params: { query: { nodeId: id, status: 'running' } } }),
       api.GET('/v1/nodes/{id}/events', {
         params: { path: { id }, query: { type, cursor, order: 'newest', limit: 50 } },
       }),
+      api.GET('/v1/operations', { params: { query: { nodeId: id, kind: 'maintenance', limit: 1 } } }),
+      // The node's owner's (a key of a tenant the pool is only granted to is refused: said in the page).
+      api
+        .GET('/v1/nodes/{id}/commands', { params: { path: { id }, query: { limit: COMMANDS_LISTED } } })
+        .catch(refusedInPage),
+      mayUse(node, session, 'compute:nodes:command')
+        ? api.GET('/v1/nodes/{id}/actions', { params: { path: { id } } }).catch(refusedInPage)
+        : { problem: 'not needed' },
     ]);
-    // The open operations (a pending one waits for a worker); the list has no progress: each read
-    // on its own carries it.
-    const operations = await Promise.all(
-      [...pending.items, ...running.items].map((op) =>
-        api.GET('/v1/operations/{id}', { params: { path: { id: op.id } } }),
+    // The open operations (a pending one waits for a worker) and its latest maintenance, open or
+    // ended; the list has no progress: each read on its own carries it.
+    const [latestMaintenance, ...operations] = await Promise.all(
+      [maintenances.items[0], ...pending.items, ...running.items].map((op) =>
+        op ? api.GET('/v1/operations/{id}', { params: { path: { id: op.id } } }) : undefined,
       ),
     );
     return c.html(
@@ -49,7 +61,10 @@ export function nodeRoutes(): Hono<ConsoleEnv> {
         flash={takeFlash(session)}
         node={node}
         allocations={allocations.items}
-        operations={operations}
+        operations={operations.filter((op) => op !== undefined)}
+        maintenance={latestMaintenance}
+        commands={commands}
+        actions={actions}
         events={{ ...events, type }}
         workflowUrl={workflowUrlOf(c)}
       />,
@@ -152,6 +167,7 @@ async function confirmPage(c: Ctx, control: string, chosen: ConsoleControl) {
       control={control}
       confirmation={confirmation}
       liveAllocations={allocations.items.length}
+      idempotencyKey={`console-${control}-${randomUUID()}`}
     />,
   );
 }

@@ -1,7 +1,8 @@
 import { Hono } from 'hono';
 import type { Query } from '@drydock/client';
-import { queryFilters, refusedInPage, takeFlash, workflowUrlOf, type ConsoleEnv } from '../context';
-import { OPERATION_FILTERS, OperationsPage, type OperationFilters } from '../pages/operations';
+import { idPattern } from '../../domain/ids';
+import { notFound, queryFilters, refusedInPage, takeFlash, workflowUrlOf, type ConsoleEnv } from '../context';
+import { OPERATION_FILTERS, OperationPage, OperationsPage, type OperationFilters } from '../pages/operations';
 
 type OperationsQuery = Query<'get', '/v1/operations'>;
 
@@ -27,6 +28,20 @@ export function operationRoutes(): Hono<ConsoleEnv> {
         workflowUrl={workflowUrlOf(c)}
       />,
       'problem' in operations ? operations.status : 200,
+    );
+  });
+  router.get('/operations/:id', async (c) => {
+    const { api, session } = c.var;
+    const id = c.req.param('id');
+    if (!idPattern('op').test(id)) return notFound(c);
+    const operation = await api.GET('/v1/operations/{id}', { params: { path: { id } } });
+    return c.html(
+      <OperationPage
+        session={session}
+        flash={takeFlash(session)}
+        operation={operation}
+        workflowUrl={workflowUrlOf(c)}
+      />,
     );
   });
   return router;

@@ -15,9 +15,11 @@ async function signedIn(key: string) {
   return browser;
 }
 
-/** The operation ids in a page's table, in order. */
+/** The operation ids in a page's table, in order (each linked to its page). */
 const idsOf = (html: string) =>
-  [...html.matchAll(/<td><code>(op_[0-9a-z]{26})<\/code><\/td>/g)].map((m) => m[1]);
+  [
+    ...html.matchAll(/<td><a href="\/console\/operations\/(op_[0-9a-z]{26})"><code>\1<\/code><\/a><\/td>/g),
+  ].map((m) => m[1]);
 
 describe('operations page', () => {
   it('lists running and finished operations, each linked to its node or pool and its workflow; filters pass through', async () => {

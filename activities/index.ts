@@ -11,6 +11,7 @@ import { createFailureActivities } from './failure';
 import { createLivenessActivities } from './liveness';
 import { createMaintenanceActivities } from './maintenance';
 import { createPoolDrainActivities } from './pool-drain';
+import { createPoolMaintenanceActivities } from './pool-maintenance';
 import { createPurgeActivities } from './purge';
 import { createRemediationActivities } from './remediation';
 
@@ -32,6 +33,7 @@ export function createActivities(input: {
     ...createCancelActivities(db, temporal),
     ...createDrainActivities(db, metrics),
     ...createPoolDrainActivities(db),
+    ...createPoolMaintenanceActivities(db),
     ...createLivenessActivities(db, metrics),
     ...createDecommissionActivities(db),
     ...createPurgeActivities(db),

@@ -12,6 +12,7 @@ describe('the progress the OpenAPI document describes', () => {
       'drain',
       'maintenance',
       'pool-drain',
+      'pool-maintenance',
       'purge',
       'remediation',
     ]);

@@ -222,6 +222,53 @@ const MaintenanceProgressSchema = z
   })
   .openapi('MaintenanceProgress');
 
+const PoolMaintenanceProgressSchema = z
+  .object({
+    kind: z.literal('pool-maintenance'),
+    phase: z.enum(PROGRESS_PHASES['pool-maintenance']),
+    ...common,
+    waitingFor: z
+      .object({
+        counts: z.object({
+          pending: z.number().int(),
+          running: z.number().int(),
+          succeeded: z.number().int(),
+          failed: z.number().int(),
+          cancelled: z.number().int(),
+        }),
+        atStep: z
+          .array(z.number().int())
+          .openapi({ description: 'how many nodes run each step of the plan now' }),
+        doneStep: z
+          .array(z.number().int())
+          .openapi({ description: 'how many nodes are done with each step' }),
+        steps: z.array(z.string()),
+        nodes: z
+          .array(
+            z.object({
+              nodeId: z.string(),
+              hostname: z.string().nullable(),
+              operationId: z
+                .string()
+                .nullable()
+                .openapi({ description: "the node's maintenance: its steps and their commands" }),
+              status: z.enum(['pending', 'running', 'succeeded', 'failed', 'cancelled']),
+              step: z.string().nullable(),
+              reason: z.string().nullable(),
+            }),
+          )
+          .openapi({
+            description: 'the nodes that run or ended, oldest first (up to 200; the counts are exact)',
+          }),
+        maxConcurrent: z.number().int(),
+        maxFailures: z.number().int(),
+        failuresSinceResume: z.number().int(),
+        paused: z.boolean(),
+      })
+      .nullable(),
+  })
+  .openapi('PoolMaintenanceProgress');
+
 /** What an operation is doing, as its record says; its workflow's `progress` query answers the same. */
 export const ProgressSchema = z
   .discriminatedUnion('kind', [
@@ -231,5 +278,6 @@ export const ProgressSchema = z
     DecommissionProgressSchema,
     RemediationProgressSchema,
     MaintenanceProgressSchema,
+    PoolMaintenanceProgressSchema,
   ])
   .openapi('OperationProgress');

@@ -3,7 +3,7 @@ import { OPEN_COMMAND_STATUSES } from '../domain/command-status';
 import { OPEN_OPERATION_STATUSES } from '../domain/operation-status';
 import { finishDrain } from '../domain/controls';
 import { isDraining } from '../domain/node';
-import { isFinished, type CancellationRequest } from '../domain/operation';
+import { isFinished, isPoolKind, type CancellationRequest } from '../domain/operation';
 import type { MaintenanceWaitingFor } from '../domain/maintenance-progress';
 import type { AttemptRecord } from '../domain/remediation';
 import type { Tx } from './client';
@@ -67,7 +67,7 @@ export async function endCancelledOperation(
   const [peek] = await tx.select().from(operations).where(eq(operations.id, operationId));
   if (!peek) return undefined;
   // The node first, then the operation: the order every lifecycle step locks in.
-  if (peek.kind === 'pool-drain') await cancelChildren(tx, peek);
+  if (isPoolKind(peek.kind)) await cancelChildren(tx, peek);
   const node = peek.nodeId ? await lockNode(tx, peek.nodeId) : null;
   const [op] = await tx.select().from(operations).where(eq(operations.id, operationId)).for('update');
   if (!op || isFinished(op.status)) return op;
@@ -83,7 +83,7 @@ export async function endCancelledOperation(
           by: actor,
           reason: null,
           at: new Date().toISOString(),
-          ...(op.kind === 'pool-drain' ? { children: 'finish' as const } : {}),
+          ...(isPoolKind(op.kind) ? { children: 'finish' as const } : {}),
         },
       };
   const cancelled = () => finishOperation(tx, op.id, 'cancelled', unrecorded);
@@ -135,6 +135,7 @@ export async function endCancelledOperation(
     case 'decommission':
       return cancelDecommission(tx, node, op, context).then(cancelled);
     case 'pool-drain':
+    case 'pool-maintenance':
       return cancelled();
     case 'maintenance': {
       // Its drain goes with it (the node stays cordoned, as a cancelled drain leaves it); what its

@@ -193,6 +193,8 @@ export interface EventPayloads {
    * operators see it.
    */
   'pool.updated': { poolId: string; version: number; before: PoolSettingsPatch; after: PoolSettingsPatch };
+  /** A paused rolling maintenance was resumed: `maxFailures` counts again from its failures now. */
+  'pool.maintenance.resumed': { poolId: string; failed: number };
 }
 
 export type EventType = keyof EventPayloads;
@@ -278,6 +280,8 @@ export const EVENT_DESCRIPTIONS: Record<EventType, string> = {
   'artifact.copy.recorded':
     'a copy of an artifact was recorded on the node (`data.artifactId`, `data.path`; `data.previousPath` when it moved)',
   'artifact.copy.removed': "the node's copy of an artifact was removed (`data.artifactId`, `data.path`)",
+  'pool.maintenance.resumed':
+    'a paused rolling maintenance was resumed (`data.failed`: its failures so far; maxFailures counts again from there)',
   'pool.updated': "an operator changed a pool's grants or policy (`data.before`, `data.after`: what changed)",
 };
 

@@ -53,3 +53,44 @@ export interface MaintenanceWaitingFor {
   /** The rolling maintenance this node's maintenance belongs to, if any. */
   parentOperationId?: string | null;
 }
+
+/** A rolling maintenance's phases: `paused` once `maxFailures` node maintenances failed. */
+export const POOL_MAINTENANCE_PHASES = [
+  'waiting-for-worker',
+  'maintaining',
+  'paused',
+  'succeeded',
+  'failed',
+  'cancelled',
+] as const;
+
+/** One node of a rolling maintenance: its maintenance, where it is, how it ended. */
+export interface MaintainedNode {
+  nodeId: string;
+  hostname: string | null;
+  /** Its maintenance (`GET /v1/operations/{id}`: its steps, the commands they ran). */
+  operationId: string | null;
+  status: 'pending' | 'running' | 'succeeded' | 'failed' | 'cancelled';
+  /** The step it is at, or failed at (as the plan writes it); null before it began. */
+  step: string | null;
+  /** Why it failed (the failed step's reason, or the refusal of its request). */
+  reason: string | null;
+}
+
+export interface PoolMaintenanceWaitingFor {
+  counts: { pending: number; running: number; succeeded: number; failed: number; cancelled: number };
+  /** How many nodes are at each step of the plan now (`atStep[i]`: running step i), and done with it. */
+  atStep: number[];
+  doneStep: number[];
+  steps: string[];
+  /** The nodes that run or ended (every one, up to `POOL_MAINTENANCE_LISTED`), oldest first. */
+  nodes: MaintainedNode[];
+  maxConcurrent: number;
+  maxFailures: number;
+  /** Failures that count toward `maxFailures`: those since the last resume. */
+  failuresSinceResume: number;
+  paused: boolean;
+}
+
+/** How many of a rolling maintenance's nodes its progress lists (the counts are exact). */
+export const POOL_MAINTENANCE_LISTED = 200;

@@ -5,8 +5,19 @@ export const OPERATION_KINDS = [
   'remediation',
   'pool-drain',
   'maintenance',
+  'pool-maintenance',
 ] as const;
 export type OperationKind = (typeof OPERATION_KINDS)[number];
+
+/**
+ * The operations of a pool, which run one operation of a node per selected node (its children,
+ * `parentOperationId`): a cancel of one may cancel its children too (`children: "cancel"`).
+ */
+export const POOL_KINDS = ['pool-drain', 'pool-maintenance'] as const satisfies readonly OperationKind[];
+
+export function isPoolKind(kind: OperationKind): kind is (typeof POOL_KINDS)[number] {
+  return (POOL_KINDS as readonly OperationKind[]).includes(kind);
+}
 
 /**
  * The operations that end a node's life in the fleet: while one of them is open on a node, no other
@@ -28,6 +39,10 @@ export const OPERATION_WORKFLOWS = {
   remediation: { type: 'remediation', workflowId: (nodeId: string) => `remediation/${nodeId}` },
   'pool-drain': { type: 'poolDrain', workflowId: (poolId: string) => `pool-drain/${poolId}` },
   maintenance: { type: 'maintenance', workflowId: (nodeId: string) => `maintenance/${nodeId}` },
+  'pool-maintenance': {
+    type: 'poolMaintenance',
+    workflowId: (poolId: string) => `pool-maintenance/${poolId}`,
+  },
 } as const satisfies Record<OperationKind, { type: string; workflowId: (subjectId: string) => string }>;
 
 export const ALLOCATION_KINDS = ['job', 'deployment', 'request', 'probe', 'lease', 'residency'] as const;

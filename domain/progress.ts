@@ -1,7 +1,12 @@
 import { assertNever } from './assert-never';
 import type { Budget } from './budget';
 import type { Deadline } from './deadline';
-import { MAINTENANCE_PHASES, type MaintenanceWaitingFor } from './maintenance-progress';
+import {
+  MAINTENANCE_PHASES,
+  POOL_MAINTENANCE_PHASES,
+  type MaintenanceWaitingFor,
+  type PoolMaintenanceWaitingFor,
+} from './maintenance-progress';
 import type { Ending } from './observed';
 import type { OperationKind } from './operation';
 import type { AttemptRecord } from './remediation';
@@ -18,6 +23,7 @@ export const PROGRESS_PHASES = {
   decommission: ['waiting-for-worker', 'cleaning-up', 'decommissioned', 'cancelled', 'failed'],
   remediation: ['waiting-for-worker', 'attempting', 'succeeded', 'escalated', 'cancelled'],
   maintenance: MAINTENANCE_PHASES,
+  'pool-maintenance': POOL_MAINTENANCE_PHASES,
 } as const satisfies Record<OperationKind, readonly string[]>;
 
 export type PhaseOf<K extends OperationKind> = (typeof PROGRESS_PHASES)[K][number];
@@ -155,6 +161,7 @@ export type PurgeProgress = ProgressOf<'purge', PurgeWaitingFor>;
 export type DecommissionProgress = ProgressOf<'decommission', DecommissionWaitingFor>;
 export type RemediationProgress = ProgressOf<'remediation', RemediationWaitingFor>;
 export type MaintenanceProgress = ProgressOf<'maintenance', MaintenanceWaitingFor>;
+export type PoolMaintenanceProgress = ProgressOf<'pool-maintenance', PoolMaintenanceWaitingFor>;
 
 export type OperationProgress =
   | DrainProgress
@@ -162,7 +169,8 @@ export type OperationProgress =
   | PurgeProgress
   | DecommissionProgress
   | RemediationProgress
-  | MaintenanceProgress;
+  | MaintenanceProgress
+  | PoolMaintenanceProgress;
 
 /** The `waitingFor` of each kind, by kind. */
 export type WaitingForOf<K extends OperationKind> = Extract<OperationProgress, { kind: K }>['waitingFor'];
@@ -230,6 +238,8 @@ export function progressInWords(p: OperationProgress, now: number = Date.now()):
       return remediationInWords(p, now);
     case 'maintenance':
       return maintenanceInWords(p, now);
+    case 'pool-maintenance':
+      return poolMaintenanceInWords(p);
     default:
       return assertNever(p);
   }
@@ -467,6 +477,7 @@ export function finalPhase(kind: OperationKind, status: 'succeeded' | 'failed' |
       return status === 'succeeded' ? 'succeeded' : 'escalated';
     case 'pool-drain':
     case 'maintenance':
+    case 'pool-maintenance':
       return status;
     default:
       return assertNever(kind);
@@ -525,5 +536,45 @@ function stepWaitInWords(phase: MaintenanceProgress['phase'], w: MaintenanceWait
     }
     default:
       return 'working';
+  }
+}
+
+/**
+ * A rolling maintenance in words: the counts, the steps the running nodes are at, the failures
+ * and, paused, what to do — "Maintaining: 12 of 40 done, 4 running (2 at reboot, 2 at verify),
+ * 23 pending, 1 failed (gpu-b7-03 at run:driver-upgrade: …); at most 5 at a time."
+ */
+function poolMaintenanceInWords(p: PoolMaintenanceProgress): string {
+  const w = p.waitingFor;
+  if (!w) return '';
+  const total =
+    w.counts.pending + w.counts.running + w.counts.succeeded + w.counts.failed + w.counts.cancelled;
+  const at = w.atStep
+    .map((n, i) => (n > 0 ? `${n} at ${w.steps[i]}` : null))
+    .filter(Boolean)
+    .join(', ');
+  const failed = w.nodes.filter((n) => n.status === 'failed');
+  const failures =
+    failed.length > 0
+      ? ` (${failed
+          .slice(0, 3)
+          .map((n) => `${n.hostname ?? n.nodeId} at ${n.step ?? 'its request'}: ${n.reason ?? 'failed'}`)
+          .join('; ')}${failed.length > 3 ? '; …' : ''})`
+      : '';
+  const counts =
+    `${w.counts.succeeded} of ${total} done, ${w.counts.running} running${at ? ` (${at})` : ''}, ` +
+    `${w.counts.pending} pending, ${w.counts.failed} failed${failures}`;
+  switch (p.phase) {
+    case 'paused':
+      return (
+        `Paused: ${w.failuresSinceResume} of at most ${w.maxFailures} failed since it began or last resumed; ${counts}. ` +
+        'The running nodes finish; no other starts until it is resumed (drydock operations resume) or cancelled.'
+      );
+    case 'succeeded':
+    case 'failed':
+    case 'cancelled':
+      return `${p.phase[0]!.toUpperCase()}${p.phase.slice(1)}: ${counts}.`;
+    default:
+      return `Maintaining: ${counts}; at most ${w.maxConcurrent} at a time, pausing at ${w.maxFailures} failed.`;
   }
 }

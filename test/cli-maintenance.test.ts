@@ -69,6 +69,35 @@ describe('drydock nodes maintain / reboot', () => {
     expect((await readNode(h, nodeId)).cordoned).toBe(true);
   });
 
+  it('rolls a plan across the pool with pools maintain --wait; resume says what is wrong with a run that is not paused', async () => {
+    const run = await cli.drydock([
+      'pools',
+      'maintain',
+      'pool-cli-mnt',
+      '--step',
+      'reboot',
+      '--step',
+      'verify',
+      '--step',
+      'uncordon',
+      '--healthy-after',
+      '1s',
+      '--max-concurrent',
+      '2',
+      '--reason',
+      'kernel',
+      '--wait',
+      '--json',
+    ]);
+    expect(run.code, run.stderr).toBe(0);
+    const op = JSON.parse(run.stdout);
+    expect(op).toMatchObject({ kind: 'pool-maintenance', status: 'succeeded' });
+    expect(op.progress.waitingFor.counts).toMatchObject({ succeeded: 1, failed: 0 });
+    const resume = await cli.drydock(['operations', 'resume', op.id]);
+    expect(resume.code).toBe(3);
+    expect(resume.stderr).toContain(`operation ${op.id} is succeeded, not paused: nothing to resume`);
+  });
+
   it('refuses usage errors before any request', async () => {
     const node = 'node_01k5w8v3x9q2m4n6p8r0s2t4v6';
     await cli.refuses([
@@ -76,6 +105,11 @@ describe('drydock nodes maintain / reboot', () => {
       [['nodes', 'maintain', node, '--step', 'reformat', '--reason', 'r'], '--step'],
       [['nodes', 'maintain', node, '--step', 'run', '--reason', 'r'], '--step'],
       [['nodes', 'reboot', node, '--reason', 'r', '--deadline', '2h'], '--deadline'],
+      [['pools', 'maintain', 'gpu', '--reason', 'r'], 'missing --step STEP'],
+      [
+        ['pools', 'maintain', 'gpu', '--step', 'reboot', '--reason', 'r', '--max-failures', '0'],
+        '--max-failures',
+      ],
     ]);
   });
 });

@@ -9,6 +9,7 @@ import type {
   PurgeProgress,
   RemediationProgress,
   MaintenanceProgress,
+  PoolMaintenanceProgress,
 } from '../domain/progress';
 
 // What the workflows, their activities, the dispatcher and the API share: workflow ids, inputs,
@@ -21,6 +22,7 @@ export const purgeWorkflowId = OPERATION_WORKFLOWS.purge.workflowId;
 export const remediationWorkflowId = OPERATION_WORKFLOWS.remediation.workflowId;
 export const poolDrainWorkflowId = OPERATION_WORKFLOWS['pool-drain'].workflowId;
 export const maintenanceWorkflowId = OPERATION_WORKFLOWS.maintenance.workflowId;
+export const poolMaintenanceWorkflowId = OPERATION_WORKFLOWS['pool-maintenance'].workflowId;
 
 /**
  * A lifecycle workflow's argument: the operation it runs, recorded `pending` by the request that
@@ -54,6 +56,7 @@ export const purgeProgressQuery = defineQuery<PurgeProgress>('progress');
 export const decommissionProgressQuery = defineQuery<DecommissionProgress>('progress');
 export const remediationProgressQuery = defineQuery<RemediationProgress>('progress');
 export const maintenanceProgressQuery = defineQuery<MaintenanceProgress>('progress');
+export const poolMaintenanceProgressQuery = defineQuery<PoolMaintenanceProgress>('progress');
 
 /**
  * How many times a purge looks at its command (about one a minute while the node is away) before

@@ -5,3 +5,4 @@ export { purge } from './purge';
 export { remediation } from './remediation';
 export { poolDrain } from './pool-drain';
 export { maintenance } from './maintenance';
+export { poolMaintenance } from './pool-maintenance';

@@ -1,27 +1,13 @@
-import {
-  allHandlersFinished,
-  condition,
-  continueAsNew,
-  proxyLocalActivities,
-  setCurrentDetails,
-  setHandler,
-  workflowInfo,
-} from '@temporalio/workflow';
+import { continueAsNew, proxyLocalActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities';
-import { DRAIN_MIN_SLEEP_MS, progressInWords, type PoolDrainProgress } from '../domain/progress';
-import { cleanUpOnCancel } from './cancellation';
-import { poolDrainProgressQuery, wakeSignal, type PoolOperationInput } from './definitions';
-import { waitingForWorker } from './progress';
-import { unlessGivenUp } from './refusal';
+import { runChildren } from './children';
+import { poolDrainProgressQuery, type PoolOperationInput } from './definitions';
 
 // Local activities: short transactions, run inside the workflow task (no activity-task round trip).
 const { lookAtPoolDrain, requestNodeDrains, failOperation } = proxyLocalActivities<Activities>({
   startToCloseTimeout: '1 minute',
   retry: { initialInterval: '200 milliseconds', maximumInterval: '10 seconds' },
 });
-
-/** History events after which a run continues as new; well below Temporal's warning at 10,240. */
-const DEFAULT_CONTINUE_AS_NEW_AFTER = 8_000;
 
 export type PoolDrainOutcome = 'succeeded' | 'failed' | 'cancelled';
 
@@ -35,36 +21,20 @@ export type PoolDrainOutcome = 'succeeded' | 'failed' | 'cancelled';
  * it through the outbox), or at the record's `nextCheckAt`, minutes away: no poll.
  */
 export async function poolDrain(input: PoolOperationInput): Promise<PoolDrainOutcome> {
-  let progress: PoolDrainProgress = waitingForWorker('pool-drain');
-  let wakes = 0;
-  setHandler(wakeSignal, () => void wakes++);
-  setHandler(poolDrainProgressQuery, () => progress);
-  const limit = input.continueAsNewAfter ?? DEFAULT_CONTINUE_AS_NEW_AFTER;
-  return cleanUpOnCancel(async (): Promise<PoolDrainOutcome> => {
-    const outcome = await unlessGivenUp(
-      async (): Promise<PoolDrainOutcome> => {
-        for (;;) {
-          const seen = wakes;
-          const look = await lookAtPoolDrain({ operationId: input.operationId });
-          progress = look.progress;
-          setCurrentDetails(progressInWords(progress, Date.now()));
-          if (progress.phase !== 'draining') return progress.phase as PoolDrainOutcome;
-          if (look.startable > 0) {
-            await requestNodeDrains({ operationId: input.operationId, count: look.startable });
-            continue;
-          }
-          const sleep = Date.parse(progress.nextCheckAt!) - Date.now();
-          await condition(() => wakes !== seen, Math.max(DRAIN_MIN_SLEEP_MS, sleep));
-          const info = workflowInfo();
-          if (info.historyLength >= limit || info.continueAsNewSuggested) {
-            await condition(allHandlersFinished);
-            return continueAsNew<typeof poolDrain>(input);
-          }
-        }
-      },
+  const outcome = await runChildren(
+    'pool-drain',
+    poolDrainProgressQuery,
+    {
+      look: () => lookAtPoolDrain({ operationId: input.operationId }),
+      request: (count) => requestNodeDrains({ operationId: input.operationId, count }),
       // A pool drain has no node of its own to repair: its operation ends failed, with the reason.
-      (failure) => failOperation({ nodeId: null, operationId: input.operationId, failure }),
-    );
-    return outcome;
-  });
+      fail: (failure) => failOperation({ nodeId: null, operationId: input.operationId, failure }),
+    },
+    {
+      working: ['draining'],
+      continueAsNewAfter: input.continueAsNewAfter,
+      continueAsNew: () => continueAsNew<typeof poolDrain>(input),
+    },
+  );
+  return outcome as PoolDrainOutcome;
 }

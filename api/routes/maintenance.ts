@@ -11,21 +11,26 @@ import {
   type MaintenanceStep,
 } from '../../domain/maintenance';
 import { getOperableNode } from '../../db/queries/nodes';
+import { getOperablePool } from '../../db/queries/pools';
+import { formatSelector } from '../../domain/selector';
 import { requireAction } from '../auth';
 import type { AppEnv } from '../env';
 import {
   deadlineText,
   idempotencyKeyHeaders,
   jsonBody,
+  labelSelector,
   NodeOperationSchema,
+  OperationSchema,
   nodeIdParams,
   reason,
   record,
+  selectorOf,
   slug,
   startResponses,
   text,
 } from '../schemas';
-import { maintainNode } from '../services/requests';
+import { maintainNode, maintainPool } from '../services/requests';
 
 /** A duration in a body (`15m`, `90s`), within `min`…`max`, read in ms. */
 const duration = (description: string, min: number, max: number) =>
@@ -125,6 +130,47 @@ const rebootRoute = createRoute({
   ),
 });
 
+const poolMaintenanceRoute = createRoute({
+  method: 'post',
+  path: '/v1/pools/{id}/maintenance',
+  operationId: 'maintainPool',
+  tags: ['maintenance'],
+  summary:
+    'A rolling maintenance: the plan on each selected node, at most maxConcurrent at once, pausing at maxFailures (workflow pool-maintenance/<poolId>)',
+  request: {
+    params: z.object({ id: slug }),
+    headers: idempotencyKeyHeaders,
+    ...jsonBody(
+      z.strictObject({
+        selector: labelSelector.optional(),
+        steps: z.array(StepSchema).min(1).max(MAX_STEPS),
+        maxConcurrent: z
+          .number()
+          .int()
+          .min(1)
+          .max(1000)
+          .optional()
+          .openapi({ description: 'node maintenances at once (default 1)' }),
+        maxFailures: z
+          .number()
+          .int()
+          .min(1)
+          .max(1000)
+          .optional()
+          .openapi({ description: 'failed node maintenances that pause it (default 1)' }),
+        reason,
+        ...timeouts,
+      }),
+      true,
+    ),
+  },
+  responses: startResponses(
+    z.object({ operation: OperationSchema }),
+    'the rolling maintenance began',
+    'a rolling maintenance already runs on the pool',
+  ),
+});
+
 /** The plan of a request: its steps and its timeouts, the defaults filled in. */
 function planOf(
   steps: MaintenanceStep[],
@@ -185,6 +231,29 @@ export function maintenanceRoutes(): OpenAPIHono<AppEnv> {
       binds: { ...body, reboot: true },
     });
     return c.json({ node: result.node, operation: result.operation }, result.created ? 202 : 200);
+  });
+  router.openapi(poolMaintenanceRoute, async (c) => {
+    const principal = c.get('principal');
+    const body = c.req.valid('json');
+    requireAction(principal, 'compute:nodes:command');
+    if (body.steps.some((s) => s.kind === 'drain')) requireAction(principal, 'compute:nodes:drain');
+    const plan = planOf(body.steps, body);
+    const deps = c.get('deps');
+    const selector = selectorOf(body.selector ?? '');
+    const pool = await getOperablePool(deps.db, c.req.valid('param').id, principal);
+    const maxConcurrent = body.maxConcurrent ?? 1;
+    const maxFailures = body.maxFailures ?? 1;
+    const result = await maintainPool(deps, pool, {
+      principal,
+      reason: body.reason,
+      selector,
+      plan,
+      maxConcurrent,
+      maxFailures,
+      idempotencyKey: c.req.valid('header')['idempotency-key'],
+      binds: { ...body, selector: formatSelector(selector), maxConcurrent, maxFailures },
+    });
+    return c.json({ operation: result.operation }, result.created ? 202 : 200);
   });
   return router;
 }

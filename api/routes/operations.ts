@@ -3,7 +3,7 @@ import { idPattern } from '../../domain/ids';
 import { OPERATION_KINDS, OPERATION_STATUSES } from '../../domain/operation';
 import { getVisibleOperation, listOperations, operationView } from '../../db/queries/operations';
 import { requireAction, requireOperator } from '../auth';
-import { cancelOperation } from '../services/operations';
+import { cancelOperation, resumeOperation } from '../services/operations';
 import type { AppEnv } from '../env';
 import { decodeCursor, page } from '../pagination';
 import {
@@ -58,7 +58,7 @@ const cancelBody = z.strictObject({
     .enum(['finish', 'cancel'])
     .optional()
     .describe(
-      'pool drains only: leave the node drains already running to finish (default), or cancel them too',
+      'pool drains and rolling maintenances only: leave the node operations already running to finish (default), or cancel them too',
     ),
 });
 
@@ -76,7 +76,20 @@ const cancelOperationRoute = createRoute({
   },
 });
 
-/** Reading operation records, and cancelling one. */
+const resumeOperationRoute = createRoute({
+  method: 'post',
+  path: '/v1/operations/{id}/resume',
+  operationId: 'resumeOperation',
+  tags: ['operations'],
+  summary: 'Resume a rolling maintenance paused at maxFailures (operator): maxFailures counts again from now',
+  request: {
+    params: z.object({ id: idOf('op') }),
+    ...jsonBody(z.strictObject({ reason: reason.optional() })),
+  },
+  responses: { 200: json(OperationSchema, 'the operation, resumed'), ...errorResponses },
+});
+
+/** Reading operation records, cancelling one, resuming a paused rolling maintenance. */
 export function operationsRoutes(): OpenAPIHono<AppEnv> {
   const router = new OpenAPIHono<AppEnv>();
 
@@ -105,6 +118,19 @@ export function operationsRoutes(): OpenAPIHono<AppEnv> {
       c.req.valid('param').id,
       principal,
       c.req.valid('json') ?? {},
+    );
+    return c.json(operationView(operation), 200);
+  });
+
+  router.openapi(resumeOperationRoute, async (c) => {
+    const principal = c.get('principal');
+    requireOperator(principal);
+    const body = c.req.valid('json') ?? {};
+    const operation = await resumeOperation(
+      c.get('deps'),
+      c.req.valid('param').id,
+      principal,
+      body.reason ?? null,
     );
     return c.json(operationView(operation), 200);
   });

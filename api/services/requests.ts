@@ -8,6 +8,7 @@ import { requestDecommission, type DecommissionRequest } from '../../db/requests
 import { requestDrain } from '../../db/requests/drain';
 import { requestMaintenance } from '../../db/requests/maintenance';
 import { requestPoolDrain } from '../../db/requests/pool-drain';
+import { requestPoolMaintenance } from '../../db/requests/pool-maintenance';
 import { requestPurge } from '../../db/requests/purge';
 import { requestedView, type RequestedView } from '../../db/requests/record';
 import { requestRemediation } from '../../db/requests/remediation';
@@ -136,6 +137,24 @@ export function maintainNode(
       }),
     ),
   );
+}
+
+/** A rolling maintenance (docs/lifecycle/maintenance.md): the plan on each selected node, a few at a time. */
+export async function maintainPool(
+  deps: Deps,
+  pool: PoolRow,
+  asked: Asked & { selector: Selector; plan: MaintenancePlan; maxConcurrent: number; maxFailures: number },
+): Promise<{ operation: OperationView; created: boolean }> {
+  const requested = await deps.db.transaction((tx) =>
+    requestPoolMaintenance(tx, pool.id, {
+      ...requestOf('pool-maintenance', { poolId: pool.id }, asked),
+      selector: asked.selector,
+      plan: asked.plan,
+      maxConcurrent: asked.maxConcurrent,
+      maxFailures: asked.maxFailures,
+    }),
+  );
+  return { operation: operationView(requested.operation), created: requested.created };
 }
 
 /** Drains the nodes of a pool that match a selector, a few at a time (docs/lifecycle/drain.md). */

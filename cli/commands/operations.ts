@@ -1,3 +1,4 @@
+import { progressInWords } from '../../domain/progress';
 import { defineCommand, type Command } from '../command';
 import { cancelled, operationDetails } from '../views/operations';
 import { reportFinished, waitForOperation } from '../wait';
@@ -28,7 +29,7 @@ const cancel = defineCommand({
       type: 'string',
       value: 'WHAT',
       choices: ['finish', 'cancel'],
-      help: 'pool drains only: leave the node drains already running to finish (default), or cancel them',
+      help: 'pool drains and rolling maintenances only: leave the node operations already running to finish (default), or cancel them',
     },
   },
   async run({ api, out, args, flags }) {
@@ -43,4 +44,18 @@ const cancel = defineCommand({
   },
 });
 
-export const operationCommands: Command[] = [show, cancel];
+const resume = defineCommand({
+  words: ['operations', 'resume'],
+  summary: 'Resume a rolling maintenance paused at its maxFailures (operator): the next nodes start',
+  operands: [{ name: 'OP', type: 'op' }],
+  flags: { reason: reasonFlag },
+  async run({ api, out, args, flags }) {
+    const op = await api.POST('/v1/operations/{id}/resume', {
+      params: { path: { id: args.OP } },
+      body: flags.reason === undefined ? {} : { reason: flags.reason },
+    });
+    out.result(op, () => `${op.kind} ${op.id} resumed: ${progressInWords(op.progress)}`);
+  },
+});
+
+export const operationCommands: Command[] = [show, cancel, resume];

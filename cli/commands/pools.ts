@@ -1,3 +1,5 @@
+import { stepText } from '../../domain/maintenance';
+import { stepFlag, stepsOf } from './maintenance';
 import { DURATION_PATTERN } from '../../domain/duration';
 import { SLUG_PATTERN } from '../../domain/ids';
 import { defineCommand, type Command, type FlagSpec } from '../command';
@@ -230,4 +232,68 @@ const drain = defineCommand({
   },
 });
 
-export const poolCommands: Command[] = [list, show, capacity, update, drain];
+const maintain = defineCommand({
+  words: ['pools', 'maintain'],
+  summary: 'A rolling maintenance: the plan on each selected node, at most N at once, pausing at M failed',
+  operands: POOL,
+  flags: {
+    selector: selectorFlag(
+      'only the nodes carrying all of these labels, e.g. rack=b7',
+      'every node of the pool',
+    ),
+    step: stepFlag,
+    'max-concurrent': {
+      type: 'integer',
+      value: 'N',
+      min: 1,
+      max: 1000,
+      default: '1',
+      help: 'node maintenances running at once (1–1000)',
+    },
+    'max-failures': {
+      type: 'integer',
+      value: 'M',
+      min: 1,
+      max: 1000,
+      default: '1',
+      help: 'failed node maintenances that pause it (drydock operations resume OP goes on)',
+    },
+    'healthy-after': {
+      type: 'duration',
+      value: 'DURATION',
+      help: 'how long every probe must hold healthy to verify (default 60s)',
+    },
+    reason: { ...reasonFlag, required: true },
+    'idempotency-key': idempotencyKeyFlag,
+    wait: {
+      ...waitFlag,
+      help: 'block until every node maintenance ended, showing the counts; exit 1 unless every node was maintained',
+    },
+    timeout: timeoutFlag,
+  },
+  async run({ api, out, args, flags }) {
+    const steps = stepsOf(flags.step);
+    const healthy = flags['healthy-after'];
+    const { operation } = await api.POST('/v1/pools/{id}/maintenance', {
+      params: { path: { id: args.POOL }, header: { 'idempotency-key': flags['idempotency-key'] } },
+      body: {
+        selector: flags.selector,
+        steps,
+        maxConcurrent: flags['max-concurrent'],
+        maxFailures: flags['max-failures'],
+        reason: flags.reason,
+        ...(healthy === undefined ? {} : { healthyAfter: `${Math.round(healthy / 1000)}s` }),
+      },
+    });
+    const selected = Array.isArray(operation.result?.nodeIds) ? operation.result.nodeIds.length : 0;
+    const begun =
+      `pool ${args.POOL}: rolling maintenance ${operation.id} (${steps.map(stepText).join(' → ')}) ` +
+      `${operation.status}, ${selected} node${selected === 1 ? '' : 's'}`;
+    if (!flags.wait) return void out.result({ operation }, () => begun);
+    if (!out.json) out.note(`${begun}; waiting`);
+    const done = await waitForOperation(api, out, operation, flags.timeout, undefined, true);
+    return reportFinished(out, done);
+  },
+});
+
+export const poolCommands: Command[] = [list, show, capacity, update, drain, maintain];

@@ -55,7 +55,7 @@ export async function requestPoolDrain(
       ),
     );
   if (open) return { operation: open, created: false };
-  const nodeIds = await selectNodes(tx, pool.id, request.selector);
+  const nodeIds = await selectPoolNodes(tx, pool.id, request.selector);
   const record: PoolDrainRecord = {
     selector: formatSelector(request.selector),
     maxConcurrent: request.maxConcurrent,
@@ -88,7 +88,7 @@ export async function requestPoolDrain(
 }
 
 /** The selected nodes of a pool, by id: live, in the fleet, carrying every label of the selector. */
-async function selectNodes(tx: Tx, poolId: string, selector: Selector): Promise<string[]> {
+export async function selectPoolNodes(tx: Tx, poolId: string, selector: Selector): Promise<string[]> {
   const rows = await tx
     .select({ id: nodes.id })
     .from(nodes)

@@ -380,6 +380,46 @@ async function command(w: World, status: 'pending' | 'acked' = 'pending'): Promi
   return id;
 }
 
+/** A rolling maintenance of a pool of its own, paused at its maxFailures (no workflow runs it). */
+async function pausedRollingMaintenance(w: World): Promise<string> {
+  const poolId = fresh('pool-paused');
+  await seedPool(w.h, { id: poolId, tenantId: w.owner });
+  const id = newId('op');
+  const counts = { pending: 1, running: 0, succeeded: 0, failed: 1, cancelled: 0 };
+  await w.h.db.insert(operations).values({
+    id,
+    kind: 'pool-maintenance',
+    poolId,
+    status: 'running',
+    phase: 'paused',
+    workflowId: `pool-maintenance/${poolId}`,
+    actor: 'key:exemplar',
+    reason: REASON,
+    startedAt: new Date(),
+    result: {
+      selector: '',
+      plan: { steps: [{ kind: 'reboot' }] },
+      maxConcurrent: 1,
+      maxFailures: 1,
+      nodeIds: [],
+      failedAtResume: 0,
+      refused: [],
+    },
+    waitingFor: {
+      counts,
+      atStep: [0],
+      doneStep: [0],
+      steps: ['reboot'],
+      nodes: [],
+      maxConcurrent: 1,
+      maxFailures: 1,
+      failuresSinceResume: 1,
+      paused: true,
+    },
+  });
+  return id;
+}
+
 /** A `run` command of `nodeId`, as `POST /v1/nodes/{id}/commands` queues one. */
 async function runCommand(
   w: World,
@@ -459,6 +499,42 @@ export const EXEMPLARS: Record<string, Exemplar> = {
       body: mutation,
     }),
     named: NAMED,
+  },
+  'POST /v1/pools/{id}/maintenance': {
+    access: tenant('compute:nodes:command'),
+    status: 202,
+    build: async (w) => {
+      // A pool of its own each time: a pool has one rolling maintenance at a time.
+      const id = fresh('pool-mnt');
+      await seedPool(w.h, { id, tenantId: w.owner, grants: [w.grantee] });
+      w.ownerIds.add(id);
+      return {
+        params: { id },
+        headers: { 'idempotency-key': fresh('pool-mnt-key') },
+        body: {
+          selector: 'rack=b7',
+          steps: [
+            { kind: 'drain', deadline: '2h' },
+            { kind: 'reboot' },
+            { kind: 'verify' },
+            { kind: 'uncordon' },
+          ],
+          maxConcurrent: 2,
+          maxFailures: 1,
+          reason: REASON,
+          rebootTimeout: '15m',
+          healthyAfter: '60s',
+          verifyTimeout: '10m',
+        },
+      };
+    },
+    named: NAMED,
+  },
+  'POST /v1/operations/{id}/resume': {
+    access: OPERATOR,
+    status: 200,
+    // A rolling maintenance paused at its maxFailures, recorded as its workflow would leave it.
+    build: async (w) => ({ params: { id: await pausedRollingMaintenance(w) }, body: { reason: REASON } }),
   },
   'POST /v1/pools/{id}/drain': {
     access: tenant('compute:nodes:drain'),
@@ -990,7 +1066,7 @@ export async function settle(h: Harness): Promise<void> {
         }
         // A drain left waiting on its allocation (the cancel exemplar's, refused to the wrong caller),
         // a maintenance waiting for a node with no agent.
-        if (op.kind === 'drain' || op.kind === 'maintenance') {
+        if (op.kind === 'drain' || op.kind === 'maintenance' || op.kind === 'pool-maintenance') {
           await call(h, 'DELETE', `/v1/operations/${op.id}`, { body: { reason: 'the test is over' } });
         }
       }

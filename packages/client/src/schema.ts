@@ -362,6 +362,23 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/v1/pools/{id}/maintenance': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** A rolling maintenance: the plan on each selected node, at most maxConcurrent at once, pausing at maxFailures (workflow pool-maintenance/<poolId>) */
+    post: operations['maintainPool'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/v1/nodes/{id}/conditions/{type}/clear': {
     parameters: {
       query?: never;
@@ -425,6 +442,23 @@ export interface paths {
     get: operations['listOperations'];
     put?: never;
     post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/operations/{id}/resume': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Resume a rolling maintenance paused at maxFailures (operator): maxFailures counts again from now */
+    post: operations['resumeOperation'];
     delete?: never;
     options?: never;
     head?: never;
@@ -1162,6 +1196,7 @@ export interface components {
         | 'node.remediation.escalated'
         | 'artifact.copy.recorded'
         | 'artifact.copy.removed'
+        | 'pool.maintenance.resumed'
         | 'pool.updated';
       actor: string;
       reason: string | null;
@@ -1174,7 +1209,14 @@ export interface components {
     Operation: {
       id: string;
       /** @enum {string} */
-      kind: 'drain' | 'decommission' | 'purge' | 'remediation' | 'pool-drain' | 'maintenance';
+      kind:
+        | 'drain'
+        | 'decommission'
+        | 'purge'
+        | 'remediation'
+        | 'pool-drain'
+        | 'maintenance'
+        | 'pool-maintenance';
       nodeId: string | null;
       poolId: string | null;
       /** @description the pool drain a node drain belongs to; null for any other operation */
@@ -1209,7 +1251,8 @@ export interface components {
       | components['schemas']['PurgeProgress']
       | components['schemas']['DecommissionProgress']
       | components['schemas']['RemediationProgress']
-      | components['schemas']['MaintenanceProgress'];
+      | components['schemas']['MaintenanceProgress']
+      | components['schemas']['PoolMaintenanceProgress'];
     DrainProgress: {
       /**
        * @description discriminator enum property added by openapi-typescript
@@ -1456,6 +1499,50 @@ export interface components {
         stepDeadline?: string | null;
         /** @description the rolling maintenance it belongs to */
         parentOperationId?: string | null;
+      } | null;
+    };
+    PoolMaintenanceProgress: {
+      /**
+       * @description discriminator enum property added by openapi-typescript
+       * @enum {string}
+       */
+      kind: 'pool-maintenance';
+      /** @enum {string} */
+      phase: 'waiting-for-worker' | 'maintaining' | 'paused' | 'succeeded' | 'failed' | 'cancelled';
+      /** @description when a worker began it; null while it waits for one */
+      startedAt: string | null;
+      /** @description when what is still live is released by force (drains) */
+      deadline: string | null;
+      /** @description when its workflow looks again at the latest */
+      nextCheckAt: string | null;
+      waitingFor: {
+        counts: {
+          pending: number;
+          running: number;
+          succeeded: number;
+          failed: number;
+          cancelled: number;
+        };
+        /** @description how many nodes run each step of the plan now */
+        atStep: number[];
+        /** @description how many nodes are done with each step */
+        doneStep: number[];
+        steps: string[];
+        /** @description the nodes that run or ended, oldest first (up to 200; the counts are exact) */
+        nodes: {
+          nodeId: string;
+          hostname: string | null;
+          /** @description the node's maintenance: its steps and their commands */
+          operationId: string | null;
+          /** @enum {string} */
+          status: 'pending' | 'running' | 'succeeded' | 'failed' | 'cancelled';
+          step: string | null;
+          reason: string | null;
+        }[];
+        maxConcurrent: number;
+        maxFailures: number;
+        failuresSinceResume: number;
+        paused: boolean;
       } | null;
     };
     DecommissionPreview: {
@@ -3560,6 +3647,76 @@ export interface operations {
       503: components['responses']['Unavailable'];
     };
   };
+  maintainPool: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description makes a retried request return the stored operation */
+        'idempotency-key'?: string;
+      };
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          /**
+           * @description label selector KEY=VALUE[,KEY=VALUE…]: the nodes carrying all of these labels; every node when absent
+           * @example rack=b7,gpu.model=H100
+           */
+          selector?: string;
+          steps: components['schemas']['MaintenanceStep'][];
+          /** @description node maintenances at once (default 1) */
+          maxConcurrent?: number;
+          /** @description failed node maintenances that pause it (default 1) */
+          maxFailures?: number;
+          /** @description why, recorded on the event; free text: no control characters (U+0000–U+001F, U+007F–U+009F), no format characters that hide or reorder text (bidi controls, zero-width and tag characters; U+200C and U+200D allowed), no lone surrogates */
+          reason: string;
+          /** @description how long a reboot may take to come back on a new boot id (default 15m) */
+          rebootTimeout?: string;
+          /** @description how long every probe must hold healthy for verify (default 60s) */
+          healthyAfter?: string;
+          /** @description how long verify waits for the probes to hold before it fails (default 10m) */
+          verifyTimeout?: string;
+        };
+      };
+    };
+    responses: {
+      /** @description a rolling maintenance already runs on the pool */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            operation: components['schemas']['Operation'];
+          };
+        };
+      };
+      /** @description the rolling maintenance began */
+      202: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            operation: components['schemas']['Operation'];
+          };
+        };
+      };
+      400: components['responses']['InvalidInput'];
+      401: components['responses']['Unauthenticated'];
+      403: components['responses']['Forbidden'];
+      404: components['responses']['NotFound'];
+      409: components['responses']['Conflict'];
+      413: components['responses']['PayloadTooLarge'];
+      422: components['responses']['IdempotencyKeyReused'];
+      429: components['responses']['RateLimited'];
+      503: components['responses']['Unavailable'];
+    };
+  };
   clearNodeCondition: {
     parameters: {
       query?: never;
@@ -3781,7 +3938,7 @@ export interface operations {
           /** @description why, recorded on the event; free text: no control characters (U+0000–U+001F, U+007F–U+009F), no format characters that hide or reorder text (bidi controls, zero-width and tag characters; U+200C and U+200D allowed), no lone surrogates */
           reason?: string;
           /**
-           * @description pool drains only: leave the node drains already running to finish (default), or cancel them too
+           * @description pool drains and rolling maintenances only: leave the node operations already running to finish (default), or cancel them too
            * @enum {string}
            */
           children?: 'finish' | 'cancel';
@@ -3815,7 +3972,14 @@ export interface operations {
         nodeId?: string;
         /** @description the pool's operations: its pool drains, and those of nodes in it when they began */
         poolId?: string;
-        kind?: 'drain' | 'decommission' | 'purge' | 'remediation' | 'pool-drain' | 'maintenance';
+        kind?:
+          | 'drain'
+          | 'decommission'
+          | 'purge'
+          | 'remediation'
+          | 'pool-drain'
+          | 'maintenance'
+          | 'pool-maintenance';
         status?: 'pending' | 'running' | 'succeeded' | 'failed' | 'cancelled';
         /** @description decimal digits only */
         limit?: number;
@@ -3877,6 +4041,44 @@ export interface operations {
             items: components['schemas']['Operation'][];
             nextCursor: string | null;
           };
+        };
+      };
+      400: components['responses']['InvalidInput'];
+      401: components['responses']['Unauthenticated'];
+      403: components['responses']['Forbidden'];
+      404: components['responses']['NotFound'];
+      409: components['responses']['Conflict'];
+      413: components['responses']['PayloadTooLarge'];
+      422: components['responses']['IdempotencyKeyReused'];
+      429: components['responses']['RateLimited'];
+      503: components['responses']['Unavailable'];
+    };
+  };
+  resumeOperation: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: {
+      content: {
+        'application/json': {
+          /** @description why, recorded on the event; free text: no control characters (U+0000–U+001F, U+007F–U+009F), no format characters that hide or reorder text (bidi controls, zero-width and tag characters; U+200C and U+200D allowed), no lone surrogates */
+          reason?: string;
+        };
+      };
+    };
+    responses: {
+      /** @description the operation, resumed */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Operation'];
         };
       };
       400: components['responses']['InvalidInput'];

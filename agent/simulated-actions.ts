@@ -30,7 +30,8 @@ export const SIMULATED_ACTIONS: Record<string, SimulatedAction> = {
     params: { since: { pattern: '[0-9]+[smhd]', default: '1h' } },
   },
   'driver-upgrade': {
-    stdout: 'Setting up nvidia-driver (simulated) ...\nthe new driver is active after a reboot\n',
+    stdout: 'Setting up nvidia-driver-{version} (simulated) ...\nthe new driver is active after a reboot\n',
+    params: { version: { pattern: '[0-9]{3}(-server|-open)?', default: '570' } },
     takesMs: 1_000,
   },
   acceptance: { stdout: 'burn-in passed (simulated)\n', takesMs: 200 },

@@ -57,12 +57,31 @@ export function planProblem(steps: readonly MaintenanceStep[]): string | null {
   return null;
 }
 
+/** `K=V,K=V`: the arguments of a `run` step as `--step` writes them; null when malformed. */
+function argsOf(text: string): Record<string, string> | null {
+  const args: Record<string, string> = {};
+  for (const pair of text.split(',')) {
+    const at = pair.indexOf('=');
+    const name = pair.slice(0, at);
+    if (at <= 0 || !SLUG_PATTERN.test(name) || Object.hasOwn(args, name) || at === pair.length - 1)
+      return null;
+    args[name] = pair.slice(at + 1);
+  }
+  return args;
+}
+
 /**
- * A step as `drydock pools maintain --step` writes it: `drain[:DEADLINE]`, `run:ACTION`, `reboot`,
- * `verify[:ACTION]`, `uncordon`. Null when it is none of those.
+ * A step as `drydock pools maintain --step` writes it: `drain[:DEADLINE]`, `run:ACTION[:K=V,…]`,
+ * `reboot`, `verify[:ACTION]`, `uncordon`. Null when it is none of those.
  */
 export function parseStep(text: string): MaintenanceStep | null {
   const [kind, value, ...rest] = text.split(':');
+  if (kind === 'run' && rest.length > 0) {
+    const args = argsOf(rest.join(':'));
+    return value !== undefined && SLUG_PATTERN.test(value) && args
+      ? { kind: 'run', action: value, args }
+      : null;
+  }
   if (rest.length > 0 && kind !== 'drain') return null;
   const rejoined = [value, ...rest].join(':');
   switch (kind) {
@@ -87,8 +106,10 @@ export function stepText(step: MaintenanceStep): string {
   switch (step.kind) {
     case 'drain':
       return step.deadline ? `drain:${step.deadline}` : 'drain';
-    case 'run':
-      return `run:${step.action}`;
+    case 'run': {
+      const args = Object.entries(step.args ?? {}).map(([k, v]) => `${k}=${v}`);
+      return args.length > 0 ? `run:${step.action}:${args.join(',')}` : `run:${step.action}`;
+    }
     case 'verify':
       return step.action ? `verify:${step.action}` : 'verify';
     default:

@@ -39,9 +39,11 @@ export const stepFlag = {
   repeatable: true,
   whole: true,
   required: true,
-  help: 'a step, in order (repeat): drain[:DEADLINE], run:ACTION, reboot, verify[:ACTION], uncordon',
+  help: 'a step, in order (repeat): drain[:DEADLINE], run:ACTION[:K=V,…], reboot, verify[:ACTION], uncordon',
   checkItem: (item: string) =>
-    parseStep(item) ? undefined : 'must be drain[:DEADLINE], run:ACTION, reboot, verify[:ACTION] or uncordon',
+    parseStep(item)
+      ? undefined
+      : 'must be drain[:DEADLINE], run:ACTION[:K=V,…], reboot, verify[:ACTION] or uncordon',
 } as const;
 
 /** The steps of `--step` flags (each checked by the parser already). */

@@ -1,11 +1,12 @@
-import { stepText } from '../../domain/maintenance';
-import { stepFlag, stepsOf } from './maintenance';
 import { DURATION_PATTERN } from '../../domain/duration';
 import { SLUG_PATTERN } from '../../domain/ids';
+import { stepText } from '../../domain/maintenance';
+import { progressInWords } from '../../domain/progress';
 import { defineCommand, type Command, type FlagSpec } from '../command';
-import { UsageError } from '../errors';
+import { CliError, UsageError } from '../errors';
 import { capacityTable, poolDetails, poolDrainSummary, poolsTable } from '../views/pools';
 import { reportFinished, waitForOperation } from '../wait';
+import { stepFlag, stepsOf } from './maintenance';
 import {
   deadlineFlag,
   idempotencyKeyFlag,
@@ -291,7 +292,25 @@ const maintain = defineCommand({
       `${operation.status}, ${selected} node${selected === 1 ? '' : 's'}`;
     if (!flags.wait) return void out.result({ operation }, () => begun);
     if (!out.json) out.note(`${begun}; waiting`);
-    const done = await waitForOperation(api, out, operation, flags.timeout, undefined, true);
+    // A pause is where a person decides: the wait ends there, saying how to go on.
+    const done = await waitForOperation(
+      api,
+      out,
+      operation,
+      flags.timeout,
+      (op) => op.progress.phase === 'paused',
+      true,
+    );
+    if (done.progress.phase === 'paused') {
+      out.result(done, () => progressInWords(done.progress));
+      throw new CliError(
+        'PAUSED',
+        `rolling maintenance ${done.id} paused at its --max-failures; look at the failed nodes ` +
+          `(drydock operations show ${done.id}), then resume it (drydock operations resume ${done.id}) ` +
+          `or stop it (drydock operations cancel ${done.id} --children cancel)`,
+        1,
+      );
+    }
     return reportFinished(out, done);
   },
 });

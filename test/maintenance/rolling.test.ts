@@ -1,7 +1,10 @@
+import { eq } from 'drizzle-orm';
 import { afterAll, describe, expect, it } from 'vitest';
+import { operations } from '../../db/schema';
 import { readNode } from '../support/builders';
 import { call, eventsOf } from '../support/fixtures';
 import { eventually, useHarness } from '../support/harness';
+import { mostAtOnce } from '../support/overlap';
 import { simulatedFleet, type SimulatedFleet } from '../support/simulated-fleet';
 
 const h = useHarness();
@@ -27,19 +30,8 @@ function inPhase(id: string, phases: string[], timeoutMs = 120_000) {
 }
 
 /** The most node maintenances of `parent` recorded and not yet ended at any one moment. */
-async function mostAtOnce(parent: string): Promise<number> {
-  const children = (await call(h, 'GET', `/v1/operations?kind=maintenance&limit=100`)).body.items.filter(
-    (op: { parentOperationId: string | null }) => op.parentOperationId === parent,
-  );
-  const edges = children.flatMap((op: { createdAt: string; completedAt: string }) => [
-    [Date.parse(op.createdAt), 1],
-    [Date.parse(op.completedAt), -1],
-  ]);
-  edges.sort((a: number[], b: number[]) => a[0]! - b[0]! || a[1]! - b[1]!);
-  let now = 0;
-  let most = 0;
-  for (const [, step] of edges) most = Math.max(most, (now += step!));
-  return most;
+async function childrenAtOnce(parent: string): Promise<number> {
+  return mostAtOnce(await h.db.select().from(operations).where(eq(operations.parentOperationId, parent)));
 }
 
 describe('rolling maintenance (pool-maintenance/<poolId>)', () => {
@@ -74,7 +66,7 @@ describe('rolling maintenance (pool-maintenance/<poolId>)', () => {
     expect(w.doneStep).toEqual([40, 40, 40, 40, 40]);
     expect(w.steps).toEqual(['drain', 'run:driver-upgrade', 'reboot', 'verify', 'uncordon']);
 
-    const most = await mostAtOnce(op.id);
+    const most = await childrenAtOnce(op.id);
     expect(most).toBeLessThanOrEqual(5);
     expect(most).toBeGreaterThanOrEqual(2);
     for (const nodeId of fleet.nodes) {

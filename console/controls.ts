@@ -183,12 +183,7 @@ export const CONTROLS: Record<string, Control> = {
     run: async (api, id, form) => {
       const deadline = field(form, 'deadline');
       const idempotencyKey = field(form, 'idempotencyKey');
-      const durations = Object.fromEntries(
-        (['rebootTimeout', 'healthyAfter'] as const).flatMap((name) => {
-          const value = field(form, name);
-          return value ? [[name, value]] : [];
-        }),
-      );
+      const durations = fieldsSet(form, ['rebootTimeout', 'healthyAfter']);
       const { node, operation } = await api.POST('/v1/nodes/{id}/reboot', {
         params: { path: { id }, header: idempotencyKey ? { 'idempotency-key': idempotencyKey } : {} },
         body: {
@@ -263,6 +258,19 @@ function plain(
 export function field(form: Fields, name: string): string | undefined {
   const value = form[name];
   return typeof value === 'string' && value.trim() !== '' ? value.trim() : undefined;
+}
+
+/** The fields among `names` that are set, as posted (a blank one is left out: its default). */
+export function fieldsSet<Name extends string>(
+  form: Fields,
+  names: readonly Name[],
+): Partial<Record<Name, string>> {
+  return Object.fromEntries(
+    names.flatMap((name) => {
+      const value = field(form, name);
+      return value ? [[name, value]] : [];
+    }),
+  ) as Partial<Record<Name, string>>;
 }
 
 /** The node and, when the form carries the version it was read at, If-Match: the API checks it. */

@@ -3,6 +3,7 @@ import { controlRefusal } from '../domain/node';
 import type { Session } from './sessions';
 
 type Node = Schemas['Node'];
+type Pool = Schemas['Pool'];
 type ActionName = Schemas['Caller']['actions'][number];
 
 /**
@@ -23,4 +24,24 @@ export function refusalOf(node: Node): string | null {
     provisionState: node.provisionState,
     deletedAt: node.deletedAt ? new Date(node.deletedAt) : null,
   });
+}
+
+/**
+ * Whether this key may use a pool's control that `needs` an action (or an operator key): a tenant
+ * key only with the action and only on its own tenant's pool, as the API decides. `pool` null: a
+ * control on no pool in particular (an operation's resume and cancel), for operator keys only.
+ */
+export function mayUseOnPool(
+  pool: Pick<Pool, 'tenantId'> | null,
+  session: Session,
+  needs: ActionName | 'operator',
+): boolean {
+  const { caller } = session;
+  if (caller.kind === 'operator') return true;
+  return (
+    needs !== 'operator' &&
+    pool !== null &&
+    caller.actions.includes(needs) &&
+    pool.tenantId === caller.tenantId
+  );
 }

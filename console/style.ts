@@ -85,6 +85,14 @@ li.timeline-step { flex: 1 1 0; min-width: 8rem; font-size: .85rem; }
 .timeline-step.failed .timeline-state, .timeline-reason { color: var(--bad); }
 .timeline-time { color: var(--muted); }
 .status.refused, .status.expired, .status.returned { color: var(--warn); }
+/* rolling maintenance: one timeline row per node, the failures, the start form */
+.status.paused { color: var(--bad); }
+.paused-banner { border-left: 3px solid var(--bad); padding: .3rem .6rem; color: var(--bad); font-weight: 600; }
+ul.failures li { margin: .2rem 0; }
+form.rolling-form { display: flex; flex-wrap: wrap; gap: .6rem; align-items: end; margin-bottom: 1rem; }
+form.rolling-form label { display: flex; flex-direction: column; font-size: .85rem; color: var(--muted); }
+form.rolling-form textarea { font-family: ui-monospace, monospace; }
+form.rolling-form p { flex-basis: 100%; margin: 0; }
 /* live */
 .live-status { font-size: .8rem; padding: .1rem .5rem; border: 1px solid var(--line); border-radius: 999px; color: var(--muted); }
 .live-status[data-state=live] { border-color: var(--ok); color: var(--ok); }

@@ -2,8 +2,11 @@ import type { Schemas } from '@drydock/client';
 import { OPERATION_KINDS, OPERATION_STATUSES } from '../../domain/operation';
 import { Layout, Table } from '../layout';
 import { LiveRegion } from '../live';
+import { mayUseOnPool } from '../permissions';
 import { Progress } from '../progress';
 import { MaintenanceTimeline, stepsOfMaintenance } from './maintenance-timeline';
+import { RollingMaintenance } from './rolling-maintenance';
+import type { Rolling } from '../rolling';
 import type { Flash, Session } from '../sessions';
 
 type Operation = Schemas['Operation'];
@@ -120,12 +123,14 @@ function Target(props: { operation: Operation }) {
 
 /**
  * One operation (`GET /v1/operations/{id}`): what it works on, who asked and why, its progress in
- * words and, for a maintenance, its steps as a timeline.
+ * words and, for a maintenance, its steps as a timeline; for a rolling maintenance, one timeline row
+ * per node (`rolling`: its node maintenances read) with its controls.
  */
 export function OperationPage(props: {
   session: Session;
   flash?: Flash;
   operation: Operation;
+  rolling?: Rolling;
   workflowUrl?: (workflowId: string) => string;
 }) {
   const { operation: op, workflowUrl } = props;
@@ -178,7 +183,16 @@ export function OperationPage(props: {
           </dd>
         </dl>
         <h2>Progress</h2>
-        <Progress operation={op} />
+        {props.rolling ? (
+          <RollingMaintenance
+            rolling={props.rolling}
+            session={props.session}
+            controls={mayUseOnPool(null, props.session, 'operator')}
+            back="operation"
+          />
+        ) : (
+          <Progress operation={op} />
+        )}
         {op.kind === 'maintenance' && <MaintenanceTimeline rows={[{ steps: stepsOfMaintenance(op) }]} />}
       </LiveRegion>
     </Layout>

@@ -12,7 +12,10 @@ import { LiveRegion } from '../live';
 import { Progress } from '../progress';
 import type { Capacity } from '../context';
 import type { Flash, Session } from '../sessions';
+import { mayUseOnPool } from '../permissions';
+import type { Rolling } from '../rolling';
 import { OperationTable } from './operations';
+import { ChildrenChoice, RollingForm, RollingMaintenance } from './rolling-maintenance';
 import { fleetOfPool, ownerOf } from './pools';
 
 type Pool = Schemas['Pool'];
@@ -29,12 +32,16 @@ export interface PoolView {
   running: Operation | null;
   /** Its recent pool drains, newest first. */
   drains: Operation[];
+  /** Its running or latest rolling maintenance, with its node maintenances; null when none. */
+  rolling: Rolling | null;
   workflowUrl?: (workflowId: string) => string;
 }
 
 export function PoolPage(view: PoolView) {
   const { pool, session } = view;
   const actions = session.caller.actions;
+  const rolling = view.rolling?.operation;
+  const rollingOpen = rolling?.status === 'pending' || rolling?.status === 'running';
   return (
     <Layout title={`Pool ${pool.id}`} session={session} flash={view.flash} watch={{}}>
       <h1>
@@ -100,6 +107,22 @@ export function PoolPage(view: PoolView) {
       </LiveRegion>
       {!view.running && actions.includes('compute:nodes:drain') && (
         <DrainForm pool={pool} session={session} />
+      )}
+      <h2>Rolling maintenance</h2>
+      <LiveRegion id="pool-maintenance" busy={rollingOpen}>
+        {view.rolling ? (
+          <RollingMaintenance
+            rolling={view.rolling}
+            session={session}
+            controls={mayUseOnPool(null, session, 'operator')}
+            back={`pool:${pool.id}`}
+          />
+        ) : (
+          <p class="muted">This pool has had no rolling maintenance.</p>
+        )}
+      </LiveRegion>
+      {!rollingOpen && mayUseOnPool(pool, session, 'compute:nodes:command') && (
+        <RollingForm poolId={pool.id} session={session} />
       )}
     </Layout>
   );
@@ -246,13 +269,7 @@ function Running(props: {
         <form method="post" action={`/console/pools/${props.pool.id}/drain/cancel`} class="controls">
           <Csrf session={props.session} />
           <input type="hidden" name="operationId" value={op.id} />
-          <label>
-            node drains already running
-            <select name="children">
-              <option value="finish">let them finish</option>
-              <option value="cancel">cancel them too</option>
-            </select>
-          </label>
+          <ChildrenChoice running="node drains already running" />
           <input name="reason" placeholder="reason (optional)" maxlength={256} />
           <button type="submit">Cancel pool drain</button>
         </form>

@@ -2,6 +2,7 @@ import { Hono } from 'hono';
 import { ApiError, type ApiClient } from '@drydock/client';
 import { isId, SLUG_PATTERN } from '../../domain/ids';
 import { OPEN_OPERATION_STATUSES } from '../../domain/operation-status';
+import { parseStep, type MaintenanceStep } from '../../domain/maintenance';
 import { patchBetween, type PoolSettings } from '../../domain/pool';
 import {
   CONSOLE_PATH,
@@ -12,16 +13,17 @@ import {
   type ConsoleEnv,
   type Ctx,
 } from '../context';
-import { field, type Fields } from '../controls';
+import { field, fieldsSet, type Fields } from '../controls';
 import { PoolPage } from '../pages/pool';
 import { PoolsPage } from '../pages/pools';
+import { readRolling, type Rolling } from '../rolling';
 
 /** How many of a pool's nodes its page lists (the fleet page, filtered by pool, has them all). */
 const POOL_NODES_SHOWN = 20;
 /** How many of a pool's recent drains its page lists (an open one is always the newest). */
 const RECENT_POOL_DRAINS = 10;
 
-/** The pools list, a pool's page, and its pool drain: start and cancel. */
+/** The pools list, a pool's page, its pool drain (start and cancel) and the start of a rolling maintenance. */
 export function poolRoutes(): Hono<ConsoleEnv> {
   const router = new Hono<ConsoleEnv>();
 
@@ -49,10 +51,11 @@ export function poolRoutes(): Hono<ConsoleEnv> {
     if (!id) return notFound(c);
     const path = { path: { id } };
     const pool = await api.GET('/v1/pools/{id}', { params: path });
-    const [capacity, nodes, drains] = await Promise.all([
+    const [capacity, nodes, drains, rolling] = await Promise.all([
       api.GET('/v1/pools/{id}/capacity', { params: path }),
       api.GET('/v1/nodes', { params: { query: { poolId: id, limit: POOL_NODES_SHOWN } } }),
       poolDrainsOf(api, id),
+      latestRollingOf(api, id),
     ]);
     const open = drains.find((op) => OPEN_OPERATION_STATUSES.includes(op.status));
     // The list has no progress: the running drain read on its own carries it.
@@ -66,6 +69,7 @@ export function poolRoutes(): Hono<ConsoleEnv> {
         nodes={{ items: nodes.items, more: nodes.nextCursor !== null }}
         running={running}
         drains={drains}
+        rolling={rolling}
         workflowUrl={workflowUrlOf(c)}
       />,
     );
@@ -93,6 +97,41 @@ export function poolRoutes(): Hono<ConsoleEnv> {
       return `Pool ${id} draining ${selector ? `the nodes with ${selector}` : 'every node'}: operation ${operation.id} is ${operation.status}.`;
     });
     // A pool the key cannot see has no page to go back to: the list says why.
+    return c.redirect(`${CONSOLE_PATH}/pools${refused?.status === 404 ? '' : `/${id}`}`, 303);
+  });
+
+  router.post('/pools/:id/maintenance', async (c) => {
+    const { api, form, session } = c.var;
+    const id = poolIdOf(c);
+    if (!id) return notFound(c);
+    const steps = stepsOf(field(form, 'steps') ?? '');
+    if (typeof steps === 'string') {
+      session.flash = { kind: 'error', text: `Rolling maintenance refused: ${steps}; nothing was sent.` };
+      return c.redirect(`${CONSOLE_PATH}/pools/${id}`, 303);
+    }
+    const refused = await change(c, 'Rolling maintenance', async () => {
+      const selector = field(form, 'selector');
+      const idempotencyKey = field(form, 'idempotencyKey');
+      // A count not made of digits goes as NaN (null in JSON): the API says what it expects.
+      const counts = Object.fromEntries(
+        Object.entries(fieldsSet(form, ['maxConcurrent', 'maxFailures'])).map(([name, value]) => [
+          name,
+          Number(value),
+        ]),
+      );
+      const { operation } = await api.POST('/v1/pools/{id}/maintenance', {
+        params: { path: { id }, header: idempotencyKey ? { 'idempotency-key': idempotencyKey } : {} },
+        body: {
+          // The reason is required: an empty one goes as it is, and the API refuses it.
+          reason: field(form, 'reason') ?? '',
+          steps,
+          ...(selector ? { selector } : {}),
+          ...counts,
+          ...fieldsSet(form, ['rebootTimeout', 'healthyAfter', 'verifyTimeout']),
+        },
+      });
+      return `Rolling maintenance of ${selector ? `the nodes with ${selector}` : 'every node'} in pool ${id}: operation ${operation.id} is ${operation.status}.`;
+    });
     return c.redirect(`${CONSOLE_PATH}/pools${refused?.status === 404 ? '' : `/${id}`}`, 303);
   });
 
@@ -182,6 +221,37 @@ function settingsOf(form: Fields): PoolSettings | string {
 function poolIdOf(c: Ctx): string | undefined {
   const id = c.req.param('id');
   return id && SLUG_PATTERN.test(id) ? id : undefined;
+}
+
+/**
+ * The steps of the form, one a line as `drydock pools maintain --step` takes them (`drain:2h`,
+ * `run:driver-upgrade`, `reboot`, …); what is wrong with the first that is not a step.
+ */
+function stepsOf(text: string): MaintenanceStep[] | string {
+  const lines = text
+    .split(/\r?\n/)
+    .map((line) => line.trim())
+    .filter((line) => line !== '');
+  if (lines.length === 0) return 'no steps';
+  const steps: MaintenanceStep[] = [];
+  for (const [i, line] of lines.entries()) {
+    const step = parseStep(line);
+    if (!step) {
+      return `line ${i + 1} (${line.slice(0, 64)}) is not a step: drain[:deadline], run:<action>, reboot, verify[:<action>] or uncordon`;
+    }
+    steps.push(step);
+  }
+  return steps;
+}
+
+/** The pool's running or latest rolling maintenance, with its node maintenances; null when none. */
+async function latestRollingOf(api: ApiClient, poolId: string): Promise<Rolling | null> {
+  const [latest] = (
+    await api.GET('/v1/operations', { params: { query: { poolId, kind: 'pool-maintenance', limit: 1 } } })
+  ).items;
+  if (!latest) return null;
+  // The list has no progress: read on its own, it carries the nodes and their maintenances.
+  return readRolling(api, await api.GET('/v1/operations/{id}', { params: { path: { id: latest.id } } }));
 }
 
 /** The pool's recent drains, newest first. */

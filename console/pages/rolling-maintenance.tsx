@@ -233,9 +233,10 @@ export function RollingForm(props: { poolId: string; session: Session }) {
       </label>
       <button type="submit">Start rolling maintenance</button>
       <p class="muted">
-        Steps: <code>drain</code> or <code>drain:2h</code>, <code>run:&lt;action&gt;</code>,{' '}
-        <code>reboot</code>, <code>verify</code> or <code>verify:&lt;action&gt;</code>, <code>uncordon</code>.
-        A drain step needs <code>compute:nodes:drain</code> too.
+        Steps: <code>drain</code> or <code>drain:2h</code>, <code>run:&lt;action&gt;</code> or{' '}
+        <code>run:driver-upgrade:version=570</code> (its parameters), <code>reboot</code>, <code>verify</code>{' '}
+        or <code>verify:&lt;action&gt;</code>, <code>uncordon</code>. A drain step needs{' '}
+        <code>compute:nodes:drain</code> too.
       </p>
     </form>
   );

@@ -237,7 +237,7 @@ function stepsOf(text: string): MaintenanceStep[] | string {
   for (const [i, line] of lines.entries()) {
     const step = parseStep(line);
     if (!step) {
-      return `line ${i + 1} (${line.slice(0, 64)}) is not a step: drain[:deadline], run:<action>, reboot, verify[:<action>] or uncordon`;
+      return `line ${i + 1} (${line.slice(0, 64)}) is not a step: drain[:deadline], run:<action>[:k=v,…], reboot, verify[:<action>] or uncordon`;
     }
     steps.push(step);
   }

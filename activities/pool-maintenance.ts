@@ -38,7 +38,7 @@ export function createPoolMaintenanceActivities(db: Db) {
         await tx.select().from(operations).where(eq(operations.id, input.operationId)).for('update');
         const op = await beginOperationRun(tx, input.operationId, 'maintaining');
         if (op.status !== 'running')
-          return { progress: progressOf(op) as PoolMaintenanceProgress, startable: 0 };
+          return { progress: forTheWorkflow(progressOf(op) as PoolMaintenanceProgress), startable: 0 };
         const record = op.result as unknown as PoolMaintenanceRecord;
         const waitingFor = await stateOf(tx, op);
         const { counts } = waitingFor;
@@ -54,7 +54,7 @@ export function createPoolMaintenanceActivities(db: Db) {
                     failed,
                   },
                 });
-          return { progress: progressOf(ended!) as PoolMaintenanceProgress, startable: 0 };
+          return { progress: forTheWorkflow(progressOf(ended!) as PoolMaintenanceProgress), startable: 0 };
         }
         const recorded = await recordProgress(tx, op.id, {
           phase: waitingFor.paused ? 'paused' : 'maintaining',
@@ -66,7 +66,7 @@ export function createPoolMaintenanceActivities(db: Db) {
           ? 0
           : Math.min(record.maxConcurrent - counts.running, counts.pending);
         return {
-          progress: progressOf(recorded!) as PoolMaintenanceProgress,
+          progress: forTheWorkflow(progressOf(recorded!) as PoolMaintenanceProgress),
           startable: Math.max(0, startable),
         };
       });
@@ -219,6 +219,28 @@ async function stateOf(db: DbOrTx, op: OperationRow): Promise<PoolMaintenanceWai
     failuresSinceResume,
     paused: failuresSinceResume >= record.maxFailures && counts.pending > 0,
   };
+}
+
+/** How many nodes the workflow's copy of the progress lists: the failed ones first. */
+const WORKFLOW_LISTED = 20;
+
+/**
+ * The progress as the workflow keeps it (its `progress` query, its current details): every count,
+ * and only the nodes that failed or run, at most 20. Each look's answer is recorded in the
+ * workflow's history, so a list of every node (200 of them, with hostnames and reasons) would
+ * grow it by megabytes over a rolling maintenance; the record (`GET /v1/operations/{id}`) lists
+ * them all.
+ */
+function forTheWorkflow(progress: PoolMaintenanceProgress): PoolMaintenanceProgress {
+  const w = progress.waitingFor;
+  if (!w) return progress;
+  const rank = (n: MaintainedNode) =>
+    n.status === 'failed' || n.status === 'cancelled' ? 0 : n.status === 'running' ? 1 : 2;
+  const nodes = w.nodes
+    .filter((n) => rank(n) < 2)
+    .sort((a, b) => rank(a) - rank(b))
+    .slice(0, WORKFLOW_LISTED);
+  return { ...progress, waitingFor: { ...w, nodes } };
 }
 
 /** The first few nodes that were not maintained, and why. */

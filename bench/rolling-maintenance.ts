@@ -434,10 +434,12 @@ async function measure(options: Options, teardown: Teardown, log: Log): Promise<
   for await (const execution of client.workflow.list({
     query: `WorkflowId = "${poolMaintenanceWorkflowId(ROLL_POOL)}"`,
   })) {
+    // Visibility's figures lag a closed run's; its description is the history's own.
+    const described = await client.workflow.getHandle(execution.workflowId, execution.runId).describe();
     runs.push({
       runId: execution.runId,
-      events: execution.historyLength,
-      bytes: execution.historySize ?? null,
+      events: described.historyLength,
+      bytes: described.historySize ?? null,
     });
   }
   const parentEvents = runs.reduce((sum, x) => sum + x.events, 0);

@@ -226,6 +226,10 @@ function announce(
 ${note}
   Try:  export DRYDOCK_TOKEN=${operatorKey}
         ./bin/drydock.mjs nodes list
+  Roll a maintenance across rack r1 (simulated machines: a driver upgrade, a reboot on a new boot id):
+        ./bin/drydock.mjs pools maintain pool-h100-east --selector rack=r1 --step drain:1m \\
+          --step run:driver-upgrade --step reboot --step verify --step uncordon \\
+          --max-concurrent 2 --healthy-after 5s --reason demo --wait
   Ctrl-C stops everything.
 `);
 }

@@ -36,6 +36,10 @@ describe('replay of recorded histories', () => {
         // begun before the change still replays; and one whose nodes waited for the budget.
         'pool-drain-polled.json',
         'pool-drain-waited-for-budget.json',
+        // A verified reboot: drain, reboot, back on a new boot id, verify, uncordon.
+        'maintenance-reboot.json',
+        // A rolling maintenance paused at its maxFailures, resumed, ended failed.
+        'pool-maintenance-paused.json',
       ]),
     );
   });

@@ -3,6 +3,7 @@ import type { Simulator } from '../../agent/simulator';
 import { readNode } from '../support/builders';
 import { call, eventsOf } from '../support/fixtures';
 import { eventually, useHarness } from '../support/harness';
+import { recordHistory } from '../support/histories';
 import { simulatedFleet, type SimulatedFleet } from '../support/simulated-fleet';
 
 const h = useHarness();
@@ -78,6 +79,7 @@ describe('a verified reboot (maintenance/<nodeId>)', () => {
       'node.maintenance.succeeded',
     ]);
     expect(types.filter((t) => t === 'node.booted')).toHaveLength(2);
+    await recordHistory(h.temporal, `maintenance/${nodeId}`, 'maintenance-reboot');
     expect(types.filter((t) => t === 'node.command.started')).toHaveLength(1);
   });
 

@@ -4,6 +4,7 @@ import { operations } from '../../db/schema';
 import { readNode } from '../support/builders';
 import { call, eventsOf } from '../support/fixtures';
 import { eventually, useHarness } from '../support/harness';
+import { recordHistory } from '../support/histories';
 import { mostAtOnce } from '../support/overlap';
 import { simulatedFleet, type SimulatedFleet } from '../support/simulated-fleet';
 
@@ -128,6 +129,7 @@ describe('rolling maintenance (pool-maintenance/<poolId>)', () => {
       cancelled: 0,
     });
     expect(ended.error.message).toMatch(/^2 of 6 nodes were not maintained: /);
+    await recordHistory(h.temporal, 'pool-maintenance/pool-roll-pause', 'pool-maintenance-paused');
     const [resumedEvent] = (await call(h, 'GET', '/v1/events?type=pool.maintenance.resumed&after=0')).body
       .items;
     expect(resumedEvent).toMatchObject({

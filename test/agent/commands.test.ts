@@ -8,7 +8,7 @@ import { recordedLines } from '../support/scripts';
 import { joinedMachine, runMachine, useAgentBench, type Machine } from './agent-process';
 import { machineConfig, machineScript } from './remediating-machine';
 
-const h = useHarness({ worker: false });
+const h = useHarness();
 const bench = useAgentBench(h);
 
 /** The command once it has ended. */
@@ -109,5 +109,43 @@ describe('drydock-agent runs the actions of its config for run commands', () => 
     expect(recordedLines(record.file)).toHaveLength(1);
     const [event] = await eventsOf(h, m.nodeId, 'node.command.returned');
     expect(event!.data).toMatchObject({ commandId: id, reason: returned.statusReason });
+  });
+
+  it('a verified reboot with the real agent: its reboot action writes a new boot id and stops the agent, which comes back on it', async () => {
+    const { m, bootFile, start } = await machine('pool-agent-reboot', (m, bootFile) => {
+      // A stand-in for `systemctl reboot`: a new boot id, then the agent stopped, as a shutdown does.
+      const reboot = machineScript(
+        m,
+        'reboot.sh',
+        `cat /proc/sys/kernel/random/uuid > '${bootFile}'\nkill -TERM "$(cat '${join(m.dir, 'agent.pid')}')"`,
+      );
+      return `actions:\n  reboot: { command: ["${reboot}"], timeout: 1m, restarts: true }\n`;
+    });
+    const first = await start();
+    const before = recordedLines(bootFile)[0]!;
+    const asked = await call(h, 'POST', `/v1/nodes/${m.nodeId}/reboot`, {
+      body: { reason: 'kernel update', uncordon: true, healthyAfter: '1s' },
+    });
+    expect(asked.status).toBe(202);
+    // The action stops the agent (SIGTERM: a clean stop); a supervisor starts it again on the new boot.
+    expect(await first.exited).toBe(0);
+    const after = recordedLines(bootFile)[0]!;
+    expect(after).not.toBe(before);
+    await start();
+    const op = await eventually(async () => {
+      const read = (await call(h, 'GET', `/v1/operations/${asked.body.operation.id}`)).body;
+      return ['succeeded', 'failed'].includes(read.status) ? read : undefined;
+    }, 60_000);
+    expect(op.status, JSON.stringify(op.error)).toBe('succeeded');
+    expect(op.progress.waitingFor).toMatchObject({ bootIdBefore: before });
+    const node = (await call(h, 'GET', `/v1/nodes/${m.nodeId}`)).body;
+    expect(node).toMatchObject({ bootId: after, cordoned: false, maintenance: false });
+    // The reboot ran once, and the agent back on its new boot reported it returned.
+    const reboot = await eventually(async () => {
+      const read = (await call(h, 'GET', `/v1/commands/${op.progress.waitingFor.steps[0].commandId}`)).body;
+      return read.status === 'returned' ? read : undefined;
+    });
+    expect(reboot.statusReason).toBe('the machine restarted (reboot)');
+    expect((await eventsOf(h, m.nodeId, 'node.booted')).map((e) => e.data.bootId)).toEqual([before, after]);
   });
 });

@@ -173,7 +173,7 @@ actions:
         'probes: { a: { command: [p], condition: GpuXidError }, b: { command: [q], condition: GpuXidError } }',
         'probes.b.condition: GpuXidError is already probed by probes.a; one probe per condition',
       ],
-      ['just words', 'the file: must be a map with actions and probes'],
+      ['just words', 'the file: must be a map with actions, probes and inventory'],
       ['actions: { reboot: [', 'not YAML: '],
     ];
     for (const [text, message] of cases) {

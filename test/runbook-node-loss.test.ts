@@ -298,11 +298,13 @@ describe('docs/runbooks/node-loss.md', () => {
     // Its allocation ran through the outage, never released.
     const [kept] = await h.db.select().from(allocations).where(eq(allocations.id, allocation));
     expect(kept?.releasedAt).toBeNull();
-    // What happened, in order: silence, unreachable, lost, held, back, uncordoned. No revocation.
+    // What happened, in order: its boot said, silence, unreachable, lost, held, back (the same
+    // boot: no second node.booted), uncordoned. No revocation.
     const types = (await eventsOf(h, machine.nodeId))
       .map((e) => e.type)
       .filter((t) => !t.startsWith('allocation.'));
     expect(types.slice(types.indexOf('node.adopted') + 1)).toEqual([
+      'node.booted',
       'node.connected',
       'node.disconnected',
       'node.unreachable',

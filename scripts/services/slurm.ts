@@ -277,8 +277,10 @@ function slurmConf(o: {
     'SelectTypeParameters=CR_CPU',
     // The nodes report what slurm.conf says (CPUs, memory), not this host's hardware.
     'SlurmdParameters=config_overrides',
-    // A node that was DOWN comes back once its slurmd registers with a valid configuration.
-    'ReturnToService=2',
+    // A node Slurm set DOWN for not responding comes back once its slurmd registers again; one an
+    // administrator set DOWN stays so until RESUME (with 2, any registration — a ping's answer to a
+    // DOWN node — lifted it within seconds, before a bridge's sweep could see it).
+    'ReturnToService=1',
     // Batch jobs are requeueable unless submitted with --no-requeue.
     'JobRequeue=1',
     'SchedulerType=sched/backfill',

@@ -224,7 +224,7 @@ describe('the Kubernetes bridge', () => {
       ),
     );
     expect(refused.status).toBe('running');
-    await operationWhen(h, opId, (op) => op.status === 'succeeded', 60_000);
+    await operationWhen(h, opId, (op) => op.status === 'succeeded', 120_000);
     for (const pod of pods) {
       const [allocation] = await allocationsOf(podId(pod));
       expect(allocation).toMatchObject({ live: false, ending: { action: 'evict' } });
@@ -303,6 +303,9 @@ describe('the Kubernetes bridge', () => {
     await until(async () => (await schedulerView(nodeB))?.cordoned === false);
   });
 
+  // Its own time budget: it restarts kube-apiserver and waits out a bridge's failing passes. Alone
+  // it takes 5 s; with two CPU hogs on this 2-core machine 34 s; in the whole suite's load it once
+  // took past the default 60 s (the restart itself 3 s) and failed the clean-clone CI.
   it('killed mid-drain, a new bridge started while kube-apiserver is away finishes it once it is back: each pod evicted once', async () => {
     const pods = await onA('api', 3, 2);
     const drain = await call(h, 'POST', `/v1/nodes/${nodeA}/drain`, { body: { reason: 'kill test' } });
@@ -322,7 +325,7 @@ describe('the Kubernetes bridge', () => {
       await bridge.logged((l) => String(l.message).startsWith('pass failed'));
       expect((await live(nodeA)).map((a) => a.externalId).sort()).toEqual(recorded);
     });
-    await operationWhen(h, opId, (op) => op.status === 'succeeded', 60_000);
+    await operationWhen(h, opId, (op) => op.status === 'succeeded', 120_000);
     for (const pod of pods) {
       const [allocation] = await allocationsOf(podId(pod));
       expect(allocation).toMatchObject({ live: false, ending: { action: 'evict' } });
@@ -339,7 +342,7 @@ describe('the Kubernetes bridge', () => {
     await until(async () => !(await kubeNode(A)).spec.unschedulable);
     await kubectl(['delete', 'deployment', 'api', '-n', NS]);
     await kubectl(['delete', 'pdb', 'api', '-n', NS]);
-  });
+  }, 150_000);
 
   it('turns a node NotReady for longer than notReadyAfter into SchedulerNodeNotReady', async () => {
     // kwok no longer plays B's kubelet; its Ready condition then says False until it plays it again.

@@ -1,7 +1,8 @@
 import { createPrivateKey, createPublicKey, generateKeyPairSync, type KeyObject } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { endorseCaKey, sameKey, type CaOffer } from './domain/signing';
+import { readPrivateKeyFile } from './private-key-file';
 
 /** The cluster CA: an Ed25519 key that signs purge commands; agents get its public half at join. */
 export interface ClusterCa {
@@ -27,12 +28,13 @@ export const defaultCaKeyFile = (home: string): string => resolve(home, 'ca-key.
 
 /**
  * DRYDOCK_CA_KEY_FILE when set (it must exist); in development, `<home>/ca-key.pem`, made on the
- * first start with mode 0600.
+ * first start with mode 0600. A key file its group or others may read is refused.
  */
 export function loadCa(options: { file?: string; home: string }): ClusterCa {
-  if (options.file) return caFromPrivatePem(readFileSync(options.file, 'utf8'));
-  const file = defaultCaKeyFile(options.home);
-  if (existsSync(file)) return caFromPrivatePem(readFileSync(file, 'utf8'));
+  const file = options.file ?? defaultCaKeyFile(options.home);
+  if (options.file || existsSync(file)) {
+    return caFromPrivatePem(readPrivateKeyFile(file, 'DRYDOCK_CA_KEY_FILE'));
+  }
   mkdirSync(dirname(file), { recursive: true });
   const ca = generateCa();
   writeFileSync(file, ca.privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(), { mode: 0o600 });
@@ -47,7 +49,12 @@ export function loadCa(options: { file?: string; home: string }): ClusterCa {
  * the same chain.
  */
 export function caOffer(current: ClusterCa, previousFiles: readonly string[], clusterId: string): CaOffer {
-  const chain = [current, ...previousFiles.map((file) => caFromPrivatePem(readFileSync(file, 'utf8')))];
+  const chain = [
+    current,
+    ...previousFiles.map((file) =>
+      caFromPrivatePem(readPrivateKeyFile(file, 'DRYDOCK_CA_PREVIOUS_KEY_FILES')),
+    ),
+  ];
   chain.forEach((ca, index) => {
     const twin = chain.findIndex((other) => sameKey(other.publicKeyPem, ca.publicKeyPem));
     if (twin !== index) {

@@ -20,6 +20,17 @@ const schema = z.object({
   TEMPORAL_ADDRESS: z.string().min(1).optional(),
   TEMPORAL_NAMESPACE: z.string().min(1).default('default'),
   TEMPORAL_TASK_QUEUE: z.string().min(1).default('drydock'),
+  // The link to TEMPORAL_ADDRESS (temporal-connection.ts): TLS when any of these is set.
+  /** The CA (PEM file) that signed the Temporal frontend's certificate; unset: the system's CAs. */
+  TEMPORAL_TLS_CA: z.string().min(1).optional(),
+  /** mTLS: the client certificate (PEM file) Drydock presents to Temporal; with TEMPORAL_TLS_KEY. */
+  TEMPORAL_TLS_CERT: z.string().min(1).optional(),
+  /** mTLS: its private key (PEM file, mode 0600); with TEMPORAL_TLS_CERT. */
+  TEMPORAL_TLS_KEY: z.string().min(1).optional(),
+  /** The name the frontend's certificate carries, when it is not the host of TEMPORAL_ADDRESS. */
+  TEMPORAL_TLS_SERVER_NAME: z.string().min(1).optional(),
+  /** A file (mode 0600) holding a Temporal Cloud API key, sent as `Authorization: Bearer`; implies TLS. */
+  TEMPORAL_API_KEY_FILE: z.string().min(1).optional(),
   TEMPORAL_CLI: z.string().min(1).optional(),
   PORT: z.coerce.number().int().min(0).max(65535).default(8080),
   /** API processes sharing PORT (node:cluster); `auto` or 0: one per core. */

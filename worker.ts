@@ -8,7 +8,7 @@ import { createActivities, type Activities } from './activities';
 import { loadConfig, type Config } from './config';
 import { startDispatcher } from './dispatch/dispatcher';
 import { clusterCounts } from './db/cluster-counts';
-import { createDb, type Db } from './db/client';
+import { createDb, postgresLinkSummary, type Db } from './db/client';
 import { schemaAllowsStart } from './db/schema-version';
 import { causeChain } from './domain/errors';
 import { createLogger, silentLogger, type Logger } from './observability/log';
@@ -26,6 +26,7 @@ import {
   type Tracing,
 } from './observability/tracing';
 import { freePort } from './scripts/services/process';
+import { temporalConnection } from './temporal-connection';
 import { ensureLivenessSweep } from './workflows/liveness-client';
 import { SEARCH_ATTRIBUTE_KEYS } from './workflows/search-attributes';
 import { bundleInChildProcess, type BundleSources } from './workflow-bundle';
@@ -235,9 +236,12 @@ export function capYoungGeneration(): void {
 
 async function main(config: Config, log: Logger): Promise<void> {
   capYoungGeneration();
-  if (!config.DATABASE_URL || !config.TEMPORAL_ADDRESS) {
+  const temporal = temporalConnection(config);
+  if (!config.DATABASE_URL || !temporal) {
     throw new Error('worker.ts needs DATABASE_URL and TEMPORAL_ADDRESS (npm start runs everything together)');
   }
+  // Where it connects and the fingerprints of the files it read for it, never a key.
+  log.info({ ...postgresLinkSummary(config.DATABASE_URL), ...temporal.summary }, 'links');
   // Activities written for this build's schema must not run on an older one.
   if (!(await schemaAllowsStart(config.DATABASE_URL, log))) return;
   // Core's exporter listens on loopback only: the worker's /metrics (all interfaces) relays it.
@@ -250,7 +254,7 @@ async function main(config: Config, log: Logger): Promise<void> {
   const tracing = startTracing({ service: 'drydock-worker', endpoint: tracesEndpointOf(config) });
   const { db, sql, close } = createDb(config.DATABASE_URL);
   const metrics = createWorkerMetrics(clusterCounts(db));
-  const connection = await NativeConnection.connect({ address: config.TEMPORAL_ADDRESS });
+  const connection = await NativeConnection.connect(temporal.options);
   const bundlePath = config.DRYDOCK_WORKFLOW_BUNDLE ?? compiledWorkflowBundle(tracing);
   const worker = await createWorker({
     connection,
@@ -275,7 +279,7 @@ async function main(config: Config, log: Logger): Promise<void> {
     ready: () => worker.getState() === 'RUNNING',
   });
   // The liveness controller runs once per namespace; starting it again finds the running one.
-  const clientConnection = await Connection.connect({ address: config.TEMPORAL_ADDRESS });
+  const clientConnection = await Connection.connect(temporal.options);
   const client = new Client({
     connection: clientConnection,
     namespace: config.TEMPORAL_NAMESPACE,

@@ -5,10 +5,11 @@ import type { TracerProvider } from '@opentelemetry/api';
 import type { Sql } from 'postgres';
 import { loadConfig, type Config } from '../config';
 import { caOffer, loadCa, type ClusterCa } from '../ca';
-import { createDb, type Db } from '../db/client';
+import { createDb, postgresLinkSummary, type Db } from '../db/client';
 import { schemaAllowsStart } from '../db/schema-version';
 import { createLogger, type Logger } from '../observability/log';
 import { hashSecret } from '../domain/secrets';
+import { caFingerprint } from '../domain/signing';
 import { createApp } from './app';
 import { maxBodyBytesOf } from './body-limit';
 import { clientErrorHandler, requestErrorAnswer } from './client-errors';
@@ -124,8 +125,11 @@ async function main(config: Config, log: Logger): Promise<void> {
   // Once, before any API process: the schema checked (`drydock migrate` applies it, a deploy runs
   // it first), and the CA key file made if it is missing.
   if (cluster.isPrimary) {
+    const link = postgresLinkSummary(config.DATABASE_URL);
     if (!(await schemaAllowsStart(config.DATABASE_URL, log))) return;
-    loadCa({ file: config.DRYDOCK_CA_KEY_FILE, home: config.DRYDOCK_HOME });
+    const { publicKeyPem } = loadCa({ file: config.DRYDOCK_CA_KEY_FILE, home: config.DRYDOCK_HOME });
+    // Where it connects and the fingerprints of the files it read, never a key.
+    log.info({ ...link, caKey: caFingerprint(publicKeyPem) }, 'links and keys');
     const processes = apiProcessCount(config.API_PROCESSES);
     if (processes > 1) {
       aggregateApiMetrics();

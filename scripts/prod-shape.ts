@@ -1,11 +1,12 @@
 import { execFile } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs, promisify } from 'node:util';
 import { loadConfig } from '../config';
 import { newSecret } from '../domain/secrets';
 import { buildDist } from './build';
 import { ManagedProcess, waitForOwnReadyz, type DrydockProcess } from './services/managed-process';
+import { issueCertificate, type Issued } from './services/pki';
 import { freePort, refuseTakenPorts, type WantedPort } from './services/process';
 import { startPostgres } from './services/postgres';
 import {
@@ -134,15 +135,19 @@ export async function startProdShape(options: ProdShapeOptions): Promise<ProdSha
     for (const step of stops.splice(0).reverse()) await step();
   };
   try {
+    const pki = await writeShapePki(join(home, 'tls'));
+    log(`certificates made in ${join(home, 'tls')}: a throwaway CA, servers' and client's`);
     const pg = await startPostgres({
       url: options.databaseUrl,
       home,
       port: plan.postgres ?? undefined,
+      tls: { server: pki.postgres, caFile: pki.ca.certFile },
     });
     stops.push(() => pg.stop());
     const databaseUrl = pg.url;
     const target = new URL(databaseUrl);
-    log(`postgres ready (${pg.source}) at ${target.host}`);
+    const caFile = target.searchParams.get('sslrootcert') ?? undefined;
+    log(`postgres ready (${pg.source}) at ${target.host}${caFile ? ', TLS (verify-full)' : ''}`);
 
     const temporal = await startTemporalCluster({
       postgres: {
@@ -150,20 +155,22 @@ export async function startProdShape(options: ProdShapeOptions): Promise<ProdSha
         port: Number(target.port || 5432),
         user: decodeURIComponent(target.username),
         password: decodeURIComponent(target.password),
+        caFile,
       },
       home: resolve(options.binaries ?? '.drydock'),
       dir: join(home, 'temporal'),
       ports: plan.temporal,
+      tls: { ca: pki.ca.certFile, server: pki.temporal, client: pki.client, serverName: 'localhost' },
       log,
     });
     stops.push(() => temporal.stop());
-    log(`temporal ready at ${temporal.address}${temporal.uiUrl ? `, UI ${temporal.uiUrl}` : ''}`);
+    log(`temporal ready at ${temporal.address}, mTLS${temporal.uiUrl ? `, UI ${temporal.uiUrl}` : ''}`);
 
     const caKeyFile = join(home, 'ca-key.pem');
     const operatorKey = options.env?.DRYDOCK_BOOTSTRAP_OPERATOR_KEY ?? newSecret('ddo');
     const env: Record<string, string> = {
       DATABASE_URL: databaseUrl,
-      TEMPORAL_ADDRESS: temporal.address,
+      ...temporal.env,
       TEMPORAL_NAMESPACE: 'default',
       TEMPORAL_TASK_QUEUE: 'drydock',
       DRYDOCK_CLUSTER_ID: 'drydock-prod-shape',
@@ -228,6 +235,39 @@ export async function startProdShape(options: ProdShapeOptions): Promise<ProdSha
     await stop();
     throw error;
   }
+}
+
+/** The shape's certificates: made at every start, by a CA that lives as long as the files. */
+export interface ShapePki {
+  ca: Issued;
+  /** The Temporal frontend's (localhost, 127.0.0.1). */
+  temporal: Issued;
+  /** Postgres' (127.0.0.1, localhost). */
+  postgres: Issued;
+  /** What Drydock's processes, and the server's own system worker and UI, present to Temporal. */
+  client: Issued;
+}
+
+/** A new CA and the certificates it signs, in `dir` (made again at every start), each file 0600. */
+export async function writeShapePki(dir: string): Promise<ShapePki> {
+  rmSync(dir, { recursive: true, force: true });
+  // Traversable: the embedded Postgres runs as its own user (the files in it are 0600).
+  mkdirSync(dir, { recursive: true, mode: 0o755 });
+  const ca = await issueCertificate(dir, 'ca', '/CN=drydock-prod-shape-ca');
+  const server = (name: string) =>
+    issueCertificate(dir, name, `/CN=${name}`, {
+      ca,
+      extensions: ['subjectAltName=DNS:localhost,IP:127.0.0.1', 'extendedKeyUsage=serverAuth'],
+    });
+  return {
+    ca,
+    temporal: await server('temporal'),
+    postgres: await server('postgres'),
+    client: await issueCertificate(dir, 'drydock', '/CN=drydock', {
+      ca,
+      extensions: ['extendedKeyUsage=clientAuth'],
+    }),
+  };
 }
 
 /**

@@ -19,6 +19,7 @@ import { formatGoBuildStatus } from './services/go-install';
 import { terminalStatusLine } from './services/status-line';
 import { startTemporal, temporalAddressOf, temporalUiUrlOf, type TemporalOptions } from './services/temporal';
 import { startDemoFleet } from './seed-demo';
+import { temporalConnection } from '../temporal-connection';
 
 /** `npm start`: Postgres, Temporal with its UI, migrations, the worker and the API in one command. */
 async function main(): Promise<void> {
@@ -51,6 +52,9 @@ async function main(): Promise<void> {
   Runtime.install({ shutdownSignals: [], logger: temporalLogger(log) });
 
   try {
+    // TEMPORAL_ADDRESS's server with its TLS settings; unset, the dev server started below, plain.
+    const temporalLink = temporalConnection(config);
+    if (temporalLink) log.info(temporalLink.summary, 'temporal link');
     const pg = await startPostgres({ url: config.DATABASE_URL, home });
     stops.push(() => pg.stop());
     say(`postgres ready (${pg.source})`);
@@ -120,7 +124,8 @@ async function main(): Promise<void> {
     const server = await starting;
     status?.clear();
     say(`temporal ready at ${server.address} (${server.source})`);
-    const workerConnection = await NativeConnection.connect({ address: server.address });
+    const connectionOptions = temporalLink?.options ?? { address: server.address };
+    const workerConnection = await NativeConnection.connect(connectionOptions);
     const worker = await createWorker({
       connection: workerConnection,
       db,
@@ -134,7 +139,7 @@ async function main(): Promise<void> {
       await polling.catch(() => {});
       await workerConnection.close();
     });
-    const connection = await Connection.connect({ address: server.address });
+    const connection = await Connection.connect(connectionOptions);
     stops.push(() => connection.close());
     const temporal = new Client({
       connection,

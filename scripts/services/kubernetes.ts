@@ -1,5 +1,5 @@
 import { execFile, spawn } from 'node:child_process';
-import { generateKeyPairSync, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { request } from 'node:https';
 import { dirname, join, resolve } from 'node:path';
@@ -9,6 +9,7 @@ import { promisify } from 'node:util';
 import { stringify } from 'yaml';
 import { formatElapsed, GoBuildProgress, goInstall, progressLines } from './go-install';
 import { Fatal, spawnDaemon, sweepAbandoned, untilReady, type Daemon } from './daemons';
+import { issueCertificate, writeKey } from './pki';
 import { freePort } from './process';
 
 const exec = promisify(execFile);
@@ -400,40 +401,21 @@ interface Pki {
 
 /**
  * A CA, kube-apiserver's serving certificate (127.0.0.1, localhost), an admin client certificate
- * (group system:masters) and the key service-account tokens are signed with. Keys from node:crypto,
- * certificates from the openssl CLI (Node cannot issue them).
+ * (group system:masters) and the key service-account tokens are signed with (pki.ts).
  */
 async function writePki(dir: string): Promise<Pki> {
-  const key = (name: string, type: 'ec' | 'rsa') => {
-    const file = join(dir, `${name}.key`);
-    const { privateKey } =
-      type === 'ec'
-        ? generateKeyPairSync('ec', { namedCurve: 'P-256' })
-        : generateKeyPairSync('rsa', { modulusLength: 2048 });
-    writeFileSync(file, privateKey.export({ type: 'pkcs8', format: 'pem' }), { mode: 0o600 });
-    return file;
-  };
-  /** A certificate for a new key of its own, for ten years; self-signed unless `more` names the CA. */
-  const certificate = async (name: string, subject: string, more: string[]) => {
-    const keyFile = key(name, 'ec');
-    const certFile = join(dir, `${name}.crt`);
-    const args = ['-key', keyFile, '-out', certFile, '-subj', subject, ...more];
-    await exec('openssl', ['req', '-x509', '-new', '-days', '3650', ...args]);
-    return { keyFile, certFile };
-  };
-  const ca = await certificate('ca', '/CN=drydock-kubernetes-ca', []);
-  const leaf = (name: string, subject: string, extensions: string[]) =>
-    certificate(name, subject, [
-      ...['-CA', ca.certFile, '-CAkey', ca.keyFile],
-      ...['basicConstraints=critical,CA:FALSE', 'keyUsage=critical,digitalSignature', ...extensions].flatMap(
-        (extension) => ['-addext', extension],
-      ),
-    ]);
-  const apiserver = await leaf('apiserver', '/CN=kube-apiserver', [
-    'subjectAltName=IP:127.0.0.1,DNS:localhost,DNS:kubernetes,DNS:kubernetes.default.svc',
-    'extendedKeyUsage=serverAuth',
-  ]);
-  const admin = await leaf('admin', '/O=system:masters/CN=drydock-admin', ['extendedKeyUsage=clientAuth']);
+  const ca = await issueCertificate(dir, 'ca', '/CN=drydock-kubernetes-ca');
+  const apiserver = await issueCertificate(dir, 'apiserver', '/CN=kube-apiserver', {
+    ca,
+    extensions: [
+      'subjectAltName=IP:127.0.0.1,DNS:localhost,DNS:kubernetes,DNS:kubernetes.default.svc',
+      'extendedKeyUsage=serverAuth',
+    ],
+  });
+  const admin = await issueCertificate(dir, 'admin', '/O=system:masters/CN=drydock-admin', {
+    ca,
+    extensions: ['extendedKeyUsage=clientAuth'],
+  });
   return {
     caCert: ca.certFile,
     caPem: readFileSync(ca.certFile, 'utf8'),
@@ -441,7 +423,7 @@ async function writePki(dir: string): Promise<Pki> {
     apiserverKey: apiserver.keyFile,
     adminCertPem: readFileSync(admin.certFile, 'utf8'),
     adminKeyPem: readFileSync(admin.keyFile, 'utf8'),
-    serviceAccountKey: key('service-account', 'rsa'),
+    serviceAccountKey: writeKey(dir, 'service-account', 'rsa'),
   };
 }
 

@@ -4,7 +4,9 @@ import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { Connection } from '@temporalio/client';
 import { msToTs } from '@temporalio/common/lib/time';
+import { temporalConnection } from '../../temporal-connection';
 import { goInstall } from './go-install';
+import type { Issued } from './pki';
 import { portIsFree, spawnService, waitForPort, type WantedPort } from './process';
 
 const run = promisify(execFile);
@@ -76,6 +78,21 @@ export interface PostgresTarget {
   port: number;
   user: string;
   password: string;
+  /** Over TLS, the server's certificate checked against this CA and the host (verify-full). */
+  caFile?: string;
+}
+
+/**
+ * The frontend's TLS: its certificate, and mTLS — it takes only clients whose certificate `ca`
+ * signed. `client` is the certificate its own system worker and the Web UI present, and the one
+ * the cluster's `env` hands to Drydock's processes.
+ */
+export interface TemporalClusterTls {
+  ca: string;
+  server: Issued;
+  client: Issued;
+  /** The name the server's certificate carries. */
+  serverName: string;
 }
 
 export interface TemporalClusterOptions {
@@ -87,11 +104,15 @@ export interface TemporalClusterOptions {
   namespace?: string;
   /** Where the server and its UI listen (`temporalPorts`); the caller checks they are free. */
   ports: TemporalPorts;
+  /** Unset: the frontend serves plain gRPC. */
+  tls?: TemporalClusterTls;
   log?: (line: string) => void;
 }
 
 export interface TemporalCluster {
   address: string;
+  /** What a client of it sets: TEMPORAL_ADDRESS and, with TLS, TEMPORAL_TLS_* (temporal-connection.ts). */
+  env: Record<string, string>;
   uiUrl: string | null;
   /** Stops the server and starts it again on the same ports and config (the soak's fault). */
   restart(): Promise<void>;
@@ -198,7 +219,12 @@ const DYNAMIC_CONFIG = {
 };
 
 /** The server's config (YAML is a superset of JSON, so it is written as JSON). */
-function serverConfig(postgres: PostgresTarget, ports: TemporalPorts, dynamicConfigFile: string) {
+function serverConfig(
+  postgres: PostgresTarget,
+  ports: TemporalPorts,
+  dynamicConfigFile: string,
+  tls: TemporalClusterTls | undefined,
+) {
   const store = (databaseName: string, maxConns: number) => ({
     sql: {
       pluginName: 'postgres12',
@@ -210,6 +236,9 @@ function serverConfig(postgres: PostgresTarget, ports: TemporalPorts, dynamicCon
       maxConns,
       maxIdleConns: maxConns,
       maxConnLifetime: '1h',
+      ...(postgres.caFile
+        ? { tls: { enabled: true, caFile: postgres.caFile, enableHostVerification: true } }
+        : {}),
     },
   });
   const service = (grpcPort: number, membershipPort: number, extra: object = {}) => ({
@@ -223,7 +252,10 @@ function serverConfig(postgres: PostgresTarget, ports: TemporalPorts, dynamicCon
       numHistoryShards: 4,
       datastores: { default: store('temporal', 20), visibility: store('temporal_visibility', 4) },
     },
-    global: { membership: { maxJoinDuration: '30s', broadcastAddress: '127.0.0.1' } },
+    global: {
+      membership: { maxJoinDuration: '30s', broadcastAddress: '127.0.0.1' },
+      ...(tls ? { tls: frontendTls(tls) } : {}),
+    },
     services: {
       frontend: service(ports.frontend, ports.membership[0], { httpPort: ports.frontendHttp }),
       history: service(ports.history, ports.membership[1]),
@@ -246,6 +278,41 @@ function serverConfig(postgres: PostgresTarget, ports: TemporalPorts, dynamicCon
     },
     dcRedirectionPolicy: { policy: 'noop' },
     dynamicConfigClient: { filepath: dynamicConfigFile, pollInterval: '10s' },
+  };
+}
+
+/**
+ * mTLS on the frontend, the one service clients reach (the others talk among themselves on
+ * loopback); the server's system worker is a client of it like any other.
+ */
+function frontendTls(tls: TemporalClusterTls) {
+  const client = { serverName: tls.serverName, rootCaFiles: [tls.ca] };
+  return {
+    frontend: {
+      server: {
+        certFile: tls.server.certFile,
+        keyFile: tls.server.keyFile,
+        requireClientAuth: true,
+        clientCaFiles: [tls.ca],
+      },
+      client,
+    },
+    systemWorker: { certFile: tls.client.certFile, keyFile: tls.client.keyFile, client },
+  };
+}
+
+/** What a client of the server sets (temporal-connection.ts reads it). */
+function clientEnv(address: string, tls: TemporalClusterTls | undefined): Record<string, string> {
+  return {
+    TEMPORAL_ADDRESS: address,
+    ...(tls
+      ? {
+          TEMPORAL_TLS_CA: tls.ca,
+          TEMPORAL_TLS_CERT: tls.client.certFile,
+          TEMPORAL_TLS_KEY: tls.client.keyFile,
+          TEMPORAL_TLS_SERVER_NAME: tls.serverName,
+        }
+      : {}),
   };
 }
 
@@ -278,6 +345,7 @@ export async function setupTemporalSchemas(
           postgres.password,
           '--db',
           database,
+          ...(postgres.caFile ? ['--tls', '--tls-ca-file', postgres.caFile] : []),
           ...args,
         ],
         { maxBuffer: 16 * 1024 * 1024 },
@@ -304,9 +372,10 @@ export async function startTemporalCluster(options: TemporalClusterOptions): Pro
   writeFileSync(dynamicConfigFile, JSON.stringify(DYNAMIC_CONFIG, null, 2));
   writeFileSync(
     join(root, 'config', 'drydock.yaml'),
-    JSON.stringify(serverConfig(options.postgres, ports, dynamicConfigFile), null, 2),
+    JSON.stringify(serverConfig(options.postgres, ports, dynamicConfigFile, options.tls), null, 2),
   );
   const address = `127.0.0.1:${ports.frontend}`;
+  const env = clientEnv(address, options.tls);
 
   let server: ReturnType<typeof spawnService> | null = null;
   const startServer = async () => {
@@ -318,7 +387,7 @@ export async function startTemporalCluster(options: TemporalClusterOptions): Pro
     server = started;
     await untilServing(started, 'the Temporal server', async () => {
       await waitForPort('127.0.0.1', ports.frontend, 120_000);
-      await ensureNamespace(address, namespace, 120_000);
+      await ensureNamespace(env, namespace, 120_000);
     });
   };
 
@@ -335,6 +404,17 @@ export async function startTemporalCluster(options: TemporalClusterOptions): Pro
           port: ports.ui,
           enableUi: true,
           defaultNamespace: namespace,
+          ...(options.tls
+            ? {
+                tls: {
+                  caFile: options.tls.ca,
+                  certFile: options.tls.client.certFile,
+                  keyFile: options.tls.client.keyFile,
+                  serverName: options.tls.serverName,
+                  enableHostVerification: true,
+                },
+              }
+            : {}),
         }),
       );
       ui = spawnService(binaries.ui, ['--root', root, '--config', 'ui-config', '--env', 'drydock', 'start'], {
@@ -350,6 +430,7 @@ export async function startTemporalCluster(options: TemporalClusterOptions): Pro
   }
   return {
     address,
+    env,
     uiUrl: ui ? `http://localhost:${ports.ui}` : null,
     async restart() {
       await server?.stop();
@@ -383,11 +464,16 @@ async function untilServing(
 }
 
 /** Registers `namespace` unless it exists, retrying while the server is still starting. */
-async function ensureNamespace(address: string, namespace: string, timeoutMs: number): Promise<void> {
+async function ensureNamespace(
+  env: Record<string, string>,
+  namespace: string,
+  timeoutMs: number,
+): Promise<void> {
+  const { options } = temporalConnection(env)!;
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     try {
-      const connection = await Connection.connect({ address, connectTimeout: 5_000 });
+      const connection = await Connection.connect({ ...options, connectTimeout: 5_000 });
       try {
         await connection.workflowService.describeNamespace({ namespace }).catch(async (error: unknown) => {
           if ((error as { code?: number }).code !== 5) throw error; // 5: NOT_FOUND

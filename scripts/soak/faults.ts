@@ -1,5 +1,5 @@
 import { connect } from 'node:net';
-import postgres from 'postgres';
+import { postgresClient } from '../../db/client';
 import type { SoakProcess, SoakShape } from './shape';
 import { sleep } from './random';
 
@@ -85,7 +85,7 @@ async function restartPostgres(shape: SoakShape) {
 }
 
 async function postmasterStart(url: string): Promise<string> {
-  const sql = postgres(url, { max: 1, onnotice: () => {} });
+  const sql = postgresClient(url, { max: 1 });
   try {
     const [row] = await sql<{ t: string }[]>`select pg_postmaster_start_time()::text as t`;
     return row!.t;

@@ -16,8 +16,10 @@ export interface SoakShape {
   apiUrls: string[];
   apis: SoakProcess[];
   workers: SoakProcess[];
-  temporal: { address: string; restart(): Promise<void> };
+  /** `env`: what a client of it sets (TEMPORAL_ADDRESS, TEMPORAL_TLS_*; temporal-connection.ts). */
+  temporal: { address: string; env: Record<string, string>; restart(): Promise<void> };
   postgres: { restart(): Promise<void> };
+  /** Connect through `postgresClient` (db/client.ts), which reads its TLS parameters. */
   databaseUrl: string;
   operatorKey: string;
 }

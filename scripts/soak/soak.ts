@@ -1,5 +1,6 @@
 import { Client, Connection } from '@temporalio/client';
-import postgres from 'postgres';
+import { postgresClient } from '../../db/client';
+import { temporalConnection } from '../../temporal-connection';
 import { SoakClient } from './client';
 import { FAULTS, type FaultRecord } from './faults';
 import { checkInvariants } from './invariants';
@@ -160,8 +161,8 @@ async function within(work: Promise<unknown>, ms: number, progress: () => void):
 
 /** The invariants, read again for a while: visibility lags the workflows' last steps a little. */
 async function finalInvariants(shape: SoakShape, options: SoakOptions): Promise<string[]> {
-  const sql = postgres(shape.databaseUrl, { max: 2, onnotice: () => {} });
-  const connection = await Connection.connect({ address: shape.temporal.address });
+  const sql = postgresClient(shape.databaseUrl, { max: 2 });
+  const connection = await Connection.connect(temporalConnection(shape.temporal.env)!.options);
   try {
     const temporal = new Client({ connection, namespace: options.namespace ?? 'default' });
     const settleBy = Date.now() + 30_000;

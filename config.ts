@@ -50,6 +50,8 @@ const schema = z.object({
         .map((f) => f.trim())
         .filter((f) => f.length > 0),
     ),
+  /** The SSH CA's Ed25519 key (break-glass SSH); unset: DRYDOCK_HOME/ssh-ca-key.pem, made if missing. */
+  DRYDOCK_SSH_CA_KEY_FILE: z.string().min(1).optional(),
   DRYDOCK_BOOTSTRAP_OPERATOR_KEY: z.string().min(16).optional(),
   /** The bearer token the API's /metrics asks for; unset: /metrics takes no credential (development). */
   DRYDOCK_METRICS_TOKEN: z
@@ -68,6 +70,10 @@ const schema = z.object({
   DRYDOCK_AUTH_FAILURES_BURST: burst(20),
   DRYDOCK_TOKENLESS_JOINS_PER_MINUTE: perMinute(10),
   DRYDOCK_TOKENLESS_JOINS_BURST: burst(10),
+  /** One identity's heartbeats going back to an earlier agent run more than this often… */
+  DRYDOCK_DUPLICATE_SESSION_ALTERNATIONS: z.coerce.number().int().min(1).max(1000).default(3),
+  /** …within this window quarantine it (docs/security.md, A copied identity). */
+  DRYDOCK_DUPLICATE_SESSION_WINDOW_MS: milliseconds(600_000),
   /** Comma-separated proxies whose X-Forwarded-For is believed; empty: none is. */
   DRYDOCK_TRUSTED_PROXIES: z
     .string()

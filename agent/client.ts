@@ -48,20 +48,29 @@ export interface JoinBody {
  */
 export class AgentClient {
   readonly api: string;
-  private readonly client: ApiClient;
+  private client: ApiClient;
 
   constructor(
     api: string,
-    private readonly credential: string | undefined,
+    credential: string | undefined,
     private readonly connections: Connections,
   ) {
-    this.client = createApiClient({
+    this.client = this.clientWith(api, credential);
+    this.api = this.client.baseUrl;
+  }
+
+  private clientWith(api: string, credential: string | undefined): ApiClient {
+    return createApiClient({
       baseUrl: api,
       token: credential,
       timeoutMs: CALL_TIMEOUT_MS,
-      fetch: connections.fetch('call'),
+      fetch: this.connections.fetch('call'),
     });
-    this.api = this.client.baseUrl;
+  }
+
+  /** Calls with a renewed credential from now on (calls in flight finish with the old one). */
+  useCredential(credential: string): void {
+    this.client = this.clientWith(this.api, credential);
   }
 
   /** The same API with a node credential (after joining). */
@@ -75,12 +84,34 @@ export class AgentClient {
   }
 
   /** Says the node is alive; answers the CA key the API offers (see `caOfferOf`). */
-  async heartbeat(state: 'running' | 'offline', signal?: AbortSignal): Promise<OfferedCa> {
+  /**
+   * Says the node is alive, from agent run `sessionId`; answers the CA key the API offers (see
+   * `caOfferOf`) and when the credential is due for renewal.
+   */
+  async heartbeat(
+    state: 'running' | 'offline',
+    sessionId?: string,
+    signal?: AbortSignal,
+  ): Promise<{ ca: OfferedCa; renewAfter: Date | null }> {
     const answer = await this.client.POST('/v1/agent/heartbeat', {
-      body: state === 'running' ? {} : { state },
+      body: { ...(state === 'running' ? {} : { state }), ...(sessionId ? { sessionId } : {}) },
       signal,
     });
-    return caOfferOf(answer);
+    const renewAfter = new Date(answer.credential.renewAfter);
+    return { ca: caOfferOf(answer), renewAfter: isNaN(renewAfter.getTime()) ? null : renewAfter };
+  }
+
+  /** A nonce to sign for `renewCredential`. */
+  async renewalNonce(signal?: AbortSignal): Promise<string> {
+    return (await this.client.POST('/v1/agent/credentials/nonce', { body: {}, signal })).nonce;
+  }
+
+  /** A new credential for the nonce signed with the node's key (docs/lifecycle/enrollment.md). */
+  renewCredential(
+    body: { nonce: string; signature: string },
+    signal?: AbortSignal,
+  ): Promise<Answer<'post', '/v1/agent/credentials/renew'>> {
+    return this.client.POST('/v1/agent/credentials/renew', { body, signal });
   }
 
   /** Long-polls the pending commands: answers when there are some, or after `waitSeconds`. */

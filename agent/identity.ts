@@ -90,6 +90,23 @@ export function updateCaPublicKey(dir: string, caPublicKey: string): void {
   writeIdentity(dir, { ...requireIdentity(dir), caPublicKey });
 }
 
+/** Uses a renewed credential from now on: identity.json rewritten atomically, the rest of it kept. */
+export function updateCredential(dir: string, credential: string): void {
+  writeIdentity(dir, { ...requireIdentity(dir), credential });
+}
+
+/** The node's private key (PKCS8 PEM), as `join` wrote it. */
+export function readPrivateKey(dir: string): string {
+  const file = dataFiles(dir).key;
+  try {
+    return readFileSync(file, 'utf8');
+  } catch (error) {
+    throw new AgentError(
+      `${file} does not load (${(error as Error).message}): the node cannot renew its credential without it; 'join --reset --yes' starts over`,
+    );
+  }
+}
+
 /**
  * Moves the identity, key and journal aside as `<name>.reset-<timestamp>`; returns the new paths.
  * Nothing is deleted: an operator may still want the old journal.

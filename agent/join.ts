@@ -15,6 +15,8 @@ export interface Joined {
   identity: Identity;
   /** `adopted` with a valid token; `pending` without one, until an operator approves. */
   provisionState: string;
+  /** The node's Ed25519 private key (PKCS8 PEM): it signs credential renewals. */
+  privateKeyPem: string;
 }
 
 /**
@@ -42,5 +44,5 @@ export async function joinCluster(
     joinedAt: new Date().toISOString(),
   };
   if (dataDir) writeIdentity(dataDir, identity);
-  return { identity, provisionState: answer.provisionState };
+  return { identity, provisionState: answer.provisionState, privateKeyPem: keys.privateKeyPem };
 }

@@ -11,7 +11,8 @@ import { EMPTY_CONFIG, loadAgentConfig } from './config';
 import { configFlags, withConfigFlags } from './config-flags';
 import { defaultHandlers } from './commands';
 import { AgentError, IdentityInvalid, UsageError } from './errors';
-import { dataFiles, requireIdentity, updateCaPublicKey } from './identity';
+import { dataFiles, readPrivateKey, requireIdentity, updateCaPublicKey, updateCredential } from './identity';
+import { renewalWith } from './renewal';
 import { FileJournal } from './journal';
 import { stderrLog } from '../cli-kit/log';
 import type { Log } from './log';
@@ -21,6 +22,7 @@ import { AgentSession } from './session';
 import { KERNEL_BOOT_ID, readBoot } from './boot';
 import { configuredActions } from './configured-actions';
 import { FileOutputStore } from './run-commands';
+import { DEFAULT_SSH_REFRESH_MS, SshFiles } from './ssh-files';
 
 /** `drydock-agent run`: the node's session with the control plane, until stopped. */
 export const runCommand = defineWordCommand({
@@ -56,6 +58,20 @@ export const runCommand = defineWordCommand({
       help: "the agent's binary, which a purge deletes last",
       default: 'none: a purge deletes the data directory only',
     },
+    'ssh-dir': {
+      type: 'string',
+      value: 'DIR',
+      help: "where to write sshd's files for break-glass SSH: ca.pub, principals/root, revoked.krl (docs/security.md#break-glass-ssh)",
+      default: 'none: no break-glass SSH',
+    },
+    'ssh-refresh': {
+      type: 'duration',
+      value: 'DURATION',
+      min: 100,
+      requires: 'ssh-dir',
+      help: 'how often to ask for the SSH CA key and the revoked certificates',
+      default: `${DEFAULT_SSH_REFRESH_MS / 1000}s`,
+    },
   },
   async run({ flags, json }) {
     const dataDir = resolve(flags['data-dir']);
@@ -85,11 +101,23 @@ export const runCommand = defineWordCommand({
       runner: configuredActions(config.actions),
       outputs: new FileOutputStore(files.outputs),
       boot: () => readBoot(bootIdFile),
+      renewal: renewalWith(readPrivateKey(dataDir), (credential) => updateCredential(dataDir, credential)),
       probes: config.probes,
       ...(config.inventory ? { discovery: config.inventory } : {}),
       journal,
       log,
     });
+    const sshFiles =
+      flags['ssh-dir'] === undefined
+        ? null
+        : new SshFiles({
+            api,
+            credential: () => requireIdentity(dataDir).credential,
+            connections,
+            dir: resolve(flags['ssh-dir']),
+            everyMs: flags['ssh-refresh'] ?? DEFAULT_SSH_REFRESH_MS,
+            log,
+          });
     const onSignal = () => void session.stop();
     process.once('SIGTERM', onSignal);
     process.once('SIGINT', onSignal);
@@ -103,6 +131,7 @@ export const runCommand = defineWordCommand({
         nodeId: identity.nodeId,
       });
       session.start();
+      sshFiles?.start();
       const end = await session.ended;
       if (end.reason === 'revoked') throw new IdentityInvalid(end.message);
       if (end.reason === 'final') {
@@ -112,6 +141,7 @@ export const runCommand = defineWordCommand({
       log('info', 'stopped');
       return 0;
     } finally {
+      await sshFiles?.stop();
       process.off('SIGTERM', onSignal);
       process.off('SIGINT', onSignal);
       releasePidFile(files.pid);

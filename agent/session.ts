@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { ApiError } from '@drydock/client';
 import { HEARTBEAT_EVERY_MS } from '../domain/liveness';
 import { Backoff, sleep } from './backoff';
@@ -12,6 +13,7 @@ import { MemoryJournal, type Journal } from './journal';
 import { silentLog, type Log } from './log';
 import { Probes } from './probes';
 import { Reach } from './reach';
+import { renewCredential, type Renewal } from './renewal';
 import { MemoryOutputStore, RunCommands, type ActionRunner, type OutputStore } from './run-commands';
 
 /** The machine's boot as the agent says it: the kernel's boot id, and when it booted. */
@@ -55,6 +57,8 @@ export interface SessionOptions {
    * /v1/agent/facts`), before the first heartbeat. Absent: nothing is said.
    */
   boot?: () => Boot;
+  /** Renews the node credential two thirds into its life; absent: it is never renewed. */
+  renewal?: Renewal;
   /** Health probes run for the session's length (docs/agent/gpu-machine.md). */
   probes?: Record<string, ProbeConfig>;
   /** The inventory discovery command, run at each start and periodically (agent/discovery.ts). */
@@ -92,6 +96,13 @@ export class AgentSession {
   /** Heartbeats the API accepted, and when the last one was accepted. */
   heartbeats = 0;
   lastHeartbeatAt: Date | null = null;
+  /** Renewals of the credential that went through. */
+  renewals = 0;
+  /**
+   * This run's id, sent with each heartbeat: a new one at each start of the agent, so the API tells
+   * a restart (a new run) from two machines with one identity (two runs alternating).
+   */
+  readonly sessionId = randomUUID();
   readonly ended: Promise<SessionEnd>;
 
   private running: Running | null = null;
@@ -109,6 +120,7 @@ export class AgentSession {
   private readonly probes: Probes | null;
   private readonly discovery: Discovery | null;
   private readonly log: Log;
+  private renewalFailing = false;
 
   constructor(private readonly options: SessionOptions) {
     this.log = options.log ?? silentLog;
@@ -186,7 +198,7 @@ export class AgentSession {
   /** Stops, then says goodbye: a final heartbeat with `state: offline`. */
   async goodbye(): Promise<void> {
     await this.stop();
-    await this.options.client.heartbeat('offline');
+    await this.options.client.heartbeat('offline', this.sessionId);
   }
 
   private finish(end: SessionEnd): void {
@@ -207,12 +219,13 @@ export class AgentSession {
           await this.options.client.reportFacts({ ...boot, actions: this.runs.actions() }, hard);
           this.factsDue = false;
         }
-        const ca = await this.options.client.heartbeat('running', hard);
+        const { ca, renewAfter } = await this.options.client.heartbeat('running', this.sessionId, hard);
         this.ca.follow(ca);
         this.heartbeats++;
         this.lastHeartbeatAt = new Date();
         this.reached();
         backoff.reset();
+        if (renewAfter && renewAfter.getTime() <= Date.now()) await this.renew(hard);
         wait = every - (Date.now() - started);
       } catch (error) {
         if (hard.aborted) return;
@@ -222,6 +235,28 @@ export class AgentSession {
         wait = backoff.next();
       }
       await sleep(Math.max(0, wait), soft);
+    }
+  }
+
+  /**
+   * Renews the credential; a failure is said once and tried again at the next heartbeat, the old
+   * credential working meanwhile (until it expires: then every call answers CREDENTIAL_EXPIRED).
+   */
+  private async renew(signal: AbortSignal): Promise<void> {
+    const renewal = this.options.renewal;
+    if (!renewal) return;
+    try {
+      const expiresAt = await renewCredential(this.options.client, this.options.identity, renewal, signal);
+      this.renewals++;
+      this.renewalFailing = false;
+      this.log('info', `node credential renewed; the new one expires at ${expiresAt}`);
+    } catch (error) {
+      if (signal.aborted || this.renewalFailing) return;
+      this.renewalFailing = true;
+      this.log(
+        'warn',
+        `node credential renewal failed (${(error as Error).message}); trying again at the next heartbeat`,
+      );
     }
   }
 

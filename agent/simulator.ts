@@ -3,7 +3,15 @@ import { mapLimited } from '../cli-kit/map-limited';
 import { AgentClient } from './client';
 import { CommandHandlers, type CommandHandler } from './commands';
 import { Connections } from './connections';
-import { dataFiles, readIdentity, updateCaPublicKey, type Identity } from './identity';
+import {
+  dataFiles,
+  readIdentity,
+  readPrivateKey,
+  updateCaPublicKey,
+  updateCredential,
+  type Identity,
+} from './identity';
+import { renewalWith } from './renewal';
 import { EMPTY_INVENTORY, type Inventory } from './inventory';
 import { joinCluster } from './join';
 import { simulatedPurgeHandler } from './purge';
@@ -134,12 +142,14 @@ export async function createSimulator(options: SimulatorOptions): Promise<Simula
     const identities = await mapLimited(machines, options.joinConcurrency ?? 16, async (machine, index) => {
       const dataDir = options.dataRoot ? join(options.dataRoot, machine.hostname) : undefined;
       const stored = dataDir ? readIdentity(dataDir) : null;
-      if (stored) return { machine, dataDir, identity: stored, joined: false };
+      if (stored) {
+        return { machine, dataDir, identity: stored, privateKeyPem: readPrivateKey(dataDir!), joined: false };
+      }
       const inventory =
         machine.inventory ??
         (typeof options.inventory === 'function' ? options.inventory(index) : options.inventory) ??
         EMPTY_INVENTORY;
-      const { identity, provisionState } = await joinCluster(
+      const { identity, provisionState, privateKeyPem } = await joinCluster(
         anonymous,
         {
           token: machine.token ?? options.token,
@@ -150,9 +160,9 @@ export async function createSimulator(options: SimulatorOptions): Promise<Simula
         },
         dataDir,
       );
-      return { machine, dataDir, identity, provisionState, joined: true };
+      return { machine, dataDir, identity, provisionState, privateKeyPem, joined: true };
     });
-    for (const { machine, dataDir, identity, provisionState, joined } of identities) {
+    for (const { machine, dataDir, identity, provisionState, privateKeyPem, joined } of identities) {
       const journal = dataDir ? new FileJournal(dataFiles(dataDir).journal) : new MemoryJournal();
       const agentLog = withFields(log, { hostname: machine.hostname, nodeId: identity.nodeId });
       const client = new AgentClient(options.api, identity.credential, connections);
@@ -182,6 +192,10 @@ export async function createSimulator(options: SimulatorOptions): Promise<Simula
         handlers,
         runner,
         boot: () => boot.get(),
+        renewal: renewalWith(
+          privateKeyPem,
+          dataDir ? (credential) => updateCredential(dataDir, credential) : undefined,
+        ),
         journal,
         log: agentLog,
         backoff: options.backoff,

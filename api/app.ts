@@ -17,6 +17,7 @@ import { nodesRoutes } from './routes/nodes';
 import { operationsRoutes } from './routes/operations';
 import { agentRoutes } from './routes/agent';
 import { agentInventoryRoutes } from './routes/agent-inventory';
+import { agentCredentialRoutes } from './routes/agent-credentials';
 import { allocationsRoutes } from './routes/allocations';
 import { allocationsReadRoutes } from './routes/allocations-read';
 import { artifactsRoutes } from './routes/artifacts';
@@ -27,6 +28,8 @@ import { drainRoutes } from './routes/drain';
 import { purgeRoutes } from './routes/purge';
 import { remediationRoutes } from './routes/remediation';
 import { commandRoutes } from './routes/commands';
+import { sshCertificateRoutes } from './routes/ssh-certificates';
+import { agentSshRoutes } from './routes/agent-ssh';
 import { maintenanceRoutes } from './routes/maintenance';
 import { conditionsRoutes } from './routes/conditions';
 import { schedulerViewsRoutes } from './routes/scheduler-views';
@@ -52,6 +55,7 @@ const ROUTES = [
   purgeRoutes,
   remediationRoutes,
   commandRoutes,
+  sshCertificateRoutes,
   maintenanceRoutes,
   conditionsRoutes,
   schedulerViewsRoutes,
@@ -66,6 +70,8 @@ const ROUTES = [
   nodeAccessRoutes,
   agentRoutes,
   agentInventoryRoutes,
+  agentCredentialRoutes,
+  agentSshRoutes,
   whoamiRoutes,
 ] as const;
 

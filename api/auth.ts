@@ -26,8 +26,10 @@ export const authenticate = createMiddleware<AppEnv>(async (c, next) => {
     const pending = nodeCredentials.resolve(secret);
     const resolved = pending instanceof Promise ? await pending : pending;
     if (resolved) {
+      refuseExpired(resolved);
       principal = resolved.principal;
       c.set('agentNode', resolved.node);
+      c.set('agentCredential', resolved);
     }
   } else {
     const hash = hashSecret(secret);
@@ -65,6 +67,20 @@ export function requireAction(principal: Principal, action: Action): void {
   if (!may(principal, action)) {
     throw new DrydockError('FORBIDDEN', `this key lacks ${action}`, { action });
   }
+}
+
+/**
+ * 401 CREDENTIAL_EXPIRED for a node credential past its end: the agent was away longer than the
+ * credential's lifetime, or could not renew it (docs/lifecycle/enrollment.md#credential-renewal).
+ */
+export function refuseExpired(credential: { expiresAt: number; node: { id: string } }): void {
+  if (credential.expiresAt > Date.now()) return;
+  const at = new Date(credential.expiresAt).toISOString();
+  throw new DrydockError(
+    'CREDENTIAL_EXPIRED',
+    `the node credential of ${credential.node.id} expired at ${at}: its agent was away longer than the credential's lifetime, or could not renew it; the machine joins again (drydock-agent join --reset --yes)`,
+    { nodeId: credential.node.id, expiredAt: at },
+  );
 }
 
 /** Node credentials start with this; API keys never do. */

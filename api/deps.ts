@@ -1,6 +1,7 @@
 import type { KeyObject } from 'node:crypto';
 import type { TracerProvider } from '@opentelemetry/api';
 import type { Sql } from 'postgres';
+import { DEFAULT_DUPLICATE_SESSION_RULES, type DuplicateSessionRules } from '../db/agent-sessions';
 import type { Db } from '../db/client';
 import { silentLogger, type Logger } from '../observability/log';
 import type { CaEndorsement } from '../domain/signing';
@@ -12,6 +13,7 @@ import { EVENTS_CHANNEL, KEYS_CHANNEL } from '../db/wakeups';
 import { createApiMetrics } from '../observability/metrics';
 import { NodeWakeups } from './node-events';
 import { RateLimits, type RateLimitSettings } from './rate-limit';
+import { generateSshCa, type SshCa } from './ssh-ca';
 
 export interface AppDepsInput {
   db: Db;
@@ -24,10 +26,14 @@ export interface AppDepsInput {
   caPrivateKey: KeyObject;
   caPublicKeyPem: string;
   caEndorsements?: CaEndorsement[];
+  /** Signs break-glass SSH certificates; unset: a key of this process's own (tests, benchmarks). */
+  sshCa?: SshCa;
   bootstrapKeyHash?: string;
   /** SHA-256 of DRYDOCK_METRICS_TOKEN: /metrics answers only a bearer of it. Unset: anyone. */
   metricsTokenHash?: string;
   heartbeats?: HeartbeatOptions;
+  /** When alternating agent runs of one identity quarantine it (default: more than 3 in 10 min). */
+  duplicateSessions?: DuplicateSessionRules;
   /** Per-address limits (defaults: `DEFAULT_RATE_LIMITS`). */
   rateLimits?: RateLimitSettings;
   temporalUiUrl?: string;
@@ -61,6 +67,7 @@ export function createAppDeps(input: AppDepsInput) {
     purgeSigner: { clusterId: input.clusterId, privateKey: input.caPrivateKey },
     caPublicKeyPem: input.caPublicKeyPem,
     caEndorsements: input.caEndorsements,
+    sshCa: input.sshCa ?? generateSshCa(),
     bootstrapKeyHash: input.bootstrapKeyHash,
     metricsTokenHash: input.metricsTokenHash,
     wakeups,
@@ -68,6 +75,7 @@ export function createAppDeps(input: AppDepsInput) {
     nodeCredentials: new NodeCredentials(input.db, wakeups),
     apiKeys: new ApiKeys(input.db, keyWakeups),
     heartbeats,
+    duplicateSessions: input.duplicateSessions ?? DEFAULT_DUPLICATE_SESSION_RULES,
     rateLimits: new RateLimits(input.db, input.rateLimits),
     metrics,
     temporalUiUrl: input.temporalUiUrl?.replace(/\/+$/, ''),

@@ -2,15 +2,17 @@ import type { TracerProvider } from '@opentelemetry/api';
 import type { Logger } from '../observability/log';
 import type { Principal } from '../domain/principal';
 import type { CaEndorsement } from '../domain/signing';
+import type { DuplicateSessionRules } from '../db/agent-sessions';
 import type { Db } from '../db/client';
 import type { NodeRow } from '../db/nodes';
 import type { PurgeSigner } from '../db/requests/purge';
 import type { ApiMetrics } from '../observability/metrics';
 import type { ApiKeys } from './api-keys';
 import type { Heartbeats } from './heartbeats';
-import type { NodeCredentials } from './node-credentials';
+import type { Credential, NodeCredentials } from './node-credentials';
 import type { NodeWakeups } from './node-events';
 import type { RateLimits } from './rate-limit';
+import type { SshCa } from './ssh-ca';
 
 /** What the API needs from the outside world; tests build it with the real services. */
 export interface AppDeps {
@@ -28,6 +30,8 @@ export interface AppDeps {
   caPublicKeyPem: string;
   /** The chain that endorses it to agents that joined under an earlier CA key (none: no rotation). */
   caEndorsements?: CaEndorsement[];
+  /** The cluster's SSH CA: it signs break-glass SSH certificates (docs/security.md#break-glass-ssh). */
+  sshCa: SshCa;
   wakeups: NodeWakeups;
   /** Wakes the event feed's long-polls when any API process commits an event. */
   feedWakeups: NodeWakeups;
@@ -35,6 +39,8 @@ export interface AppDeps {
   /** API keys resolved so far, forgotten as soon as any process changes them. */
   apiKeys: ApiKeys;
   heartbeats: Heartbeats;
+  /** When alternating agent runs of one identity quarantine it. */
+  duplicateSessions: DuplicateSessionRules;
   rateLimits: RateLimits;
   /** This app's Prometheus registry and instruments, served at /metrics. */
   metrics: ApiMetrics;
@@ -53,5 +59,7 @@ export interface AppEnv {
     requestId: string;
     /** The node behind a node credential, as read when the request was authenticated. */
     agentNode?: NodeRow;
+    /** That credential's lifetime (epoch ms), for the heartbeat's answer and renewal. */
+    agentCredential?: Pick<Credential, 'issuedAt' | 'expiresAt'>;
   };
 }

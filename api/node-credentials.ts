@@ -1,5 +1,6 @@
 import { hashSecret } from '../domain/secrets';
 import type { Db } from '../db/client';
+import { firstUse } from '../db/credential-renewal';
 import { nodeOfCredential } from '../db/identity';
 import type { NodeRow } from '../db/nodes';
 import type { Principal } from '../domain/principal';
@@ -12,9 +13,12 @@ import type { NodeWakeups } from './node-events';
 const MAX_ENTRIES = 100_000;
 
 /** The principal is built once with the answer: every call with the credential acts as it. */
-type Credential = {
+export type Credential = {
   node: NodeRow;
   principal: Readonly<Extract<Principal, { kind: 'node' }>>;
+  /** When the credential was issued and when it ends (epoch ms): past it, CREDENTIAL_EXPIRED. */
+  issuedAt: number;
+  expiresAt: number;
 };
 type Resolved = Credential | null;
 /** A cached credential, and the count of placements (`NodeCredentials.placements`) it was placed at. */
@@ -86,13 +90,20 @@ export class NodeCredentials {
     }
     // An unknown or revoked secret is not kept: a stream of them cannot push the valid ones out.
     if (!row) return null;
+    if (row.renewedFrom !== null && row.firstUsedAt === null)
+      await firstUse(this.db, row.credentialId, row.renewedFrom);
     const principal = Object.freeze({
       kind: 'node' as const,
       nodeId: row.node.id,
       credentialId: row.credentialId,
       name: row.node.hostname,
     });
-    const value = { node: row.node, principal };
+    const value = {
+      node: row.node,
+      principal,
+      issuedAt: row.createdAt.getTime(),
+      expiresAt: row.expiresAt.getTime(),
+    };
     const overtaken = asked < this.forgottenAt || (this.wokenAt.get(value.node.id) ?? 0) > asked;
     if (!overtaken) this.remember(hash, value);
     return value;

@@ -1,4 +1,5 @@
 import { z } from '@hono/zod-openapi';
+import { MAX_CREDENTIAL_TTL_MS, MIN_CREDENTIAL_TTL_MS } from '../domain/credentials';
 import { DURATION_PATTERN, parseDuration } from '../domain/duration';
 import {
   ACTION_NAME,
@@ -89,6 +90,18 @@ const policyFields = {
   lostAfter: boundedDuration('lostAfter', { zero: false, maxMs: MAX_LOST_AFTER_MS, max: '30d' }).openapi({
     description: 'how long an unreachable node stays before it is lost: more than 0, at most 30d',
   }),
+  credentialTtl: z
+    .string()
+    .max(32, { error: 'credentialTtl is at most 32 characters', abort: true })
+    .regex(DURATION_PATTERN, 'credentialTtl is a duration such as 24h')
+    .refine((v) => {
+      const ms = parseDuration(v)!;
+      return ms >= MIN_CREDENTIAL_TTL_MS && ms <= MAX_CREDENTIAL_TTL_MS;
+    }, 'credentialTtl is at least 10s and at most 30d')
+    .openapi({
+      description:
+        'how long a node credential lives; the agent renews it two thirds in (default 24h, from 10s to 30d)',
+    }),
   maxUnavailable: countOrPercent.openapi({
     description: 'the disruption budget: nodes out at once for drains, a count or a percent (default 1)',
   }),

@@ -16,6 +16,7 @@ import { clientErrorHandler, requestErrorAnswer } from './client-errors';
 import type { AppDeps } from './env';
 import { rateLimitsOf } from './rate-limit';
 import { createAppDeps } from './deps';
+import { loadSshCa } from './ssh-ca';
 import { startTracing, tracesEndpointOf } from '../observability/tracing';
 import { apiProcessCount, superviseApiProcesses } from './cluster';
 import { aggregateApiMetrics } from '../observability/metrics-cluster';
@@ -96,6 +97,8 @@ export function apiServicesOf(
   },
 ) {
   const offer = caOffer(held.ca, config.DRYDOCK_CA_PREVIOUS_KEY_FILES, config.DRYDOCK_CLUSTER_ID);
+  const sshCa = loadSshCa({ file: config.DRYDOCK_SSH_CA_KEY_FILE, home: config.DRYDOCK_HOME });
+  held.log.info({ sshCaFingerprint: sshCa.fingerprint }, `SSH CA key ${sshCa.fingerprint}`);
   return createAppDeps({
     db: held.db,
     sql: held.sql,
@@ -104,9 +107,14 @@ export function apiServicesOf(
     caPrivateKey: held.ca.privateKey,
     caPublicKeyPem: offer.publicKey,
     caEndorsements: offer.endorsements,
+    sshCa,
     bootstrapKeyHash: held.operatorKey ? hashSecret(held.operatorKey) : undefined,
     metricsTokenHash: config.DRYDOCK_METRICS_TOKEN ? hashSecret(config.DRYDOCK_METRICS_TOKEN) : undefined,
     rateLimits: rateLimitsOf(config),
+    duplicateSessions: {
+      alternations: config.DRYDOCK_DUPLICATE_SESSION_ALTERNATIONS,
+      windowMs: config.DRYDOCK_DUPLICATE_SESSION_WINDOW_MS,
+    },
     temporalUiUrl: config.DRYDOCK_TEMPORAL_UI_URL ?? held.temporalUiUrl,
     temporalNamespace: config.TEMPORAL_NAMESPACE,
     tracerProvider: held.tracerProvider,
@@ -123,13 +131,14 @@ async function main(config: Config, log: Logger): Promise<void> {
     throw new Error('api/server.ts needs DATABASE_URL (npm start runs everything together)');
   }
   // Once, before any API process: the schema checked (`drydock migrate` applies it, a deploy runs
-  // it first), and the CA key file made if it is missing.
+  // it first), and the CA key files made if they are missing.
   if (cluster.isPrimary) {
     const link = postgresLinkSummary(config.DATABASE_URL);
     if (!(await schemaAllowsStart(config.DATABASE_URL, log))) return;
     const { publicKeyPem } = loadCa({ file: config.DRYDOCK_CA_KEY_FILE, home: config.DRYDOCK_HOME });
     // Where it connects and the fingerprints of the files it read, never a key.
     log.info({ ...link, caKey: caFingerprint(publicKeyPem) }, 'links and keys');
+    loadSshCa({ file: config.DRYDOCK_SSH_CA_KEY_FILE, home: config.DRYDOCK_HOME });
     const processes = apiProcessCount(config.API_PROCESSES);
     if (processes > 1) {
       aggregateApiMetrics();

@@ -217,6 +217,7 @@ async function measure(options: Options, teardown: Teardown, log: Log): Promise<
         nodeId,
         secretHash: hashSecret(credential),
         identityGeneration: 1,
+        expiresAt: new Date(Date.now() + 86_400_000),
       })),
     );
     agents.push(...batch);

@@ -334,8 +334,8 @@ async function seed(
       select 'sr_' || lpad(n.ord || 'x' || g, 26, '0'), n.id, '/data' || g, 3840000000000
       from unnest(${ids}::text[]) with ordinality n(id, ord), generate_series(1, 2) g`;
     await tx`
-      insert into node_credentials (id, node_id, secret_hash, identity_generation)
-      select 'cred_' || lpad(n.ord::text, 26, '0'), n.id, md5(n.id || random()::text), 1
+      insert into node_credentials (id, node_id, secret_hash, identity_generation, expires_at)
+      select 'cred_' || lpad(n.ord::text, 26, '0'), n.id, md5(n.id || random()::text), 1, now() + interval '1 day'
       from unnest(${ids}::text[]) with ordinality n(id, ord)`;
     await tx`
       insert into node_certificates (serial, node_id, public_key, identity_generation, expires_at)

@@ -9,9 +9,6 @@ import type { DbOrTx, Tx } from './client';
 import { isUniqueViolation } from './errors';
 import { nodeCertificates, nodeCredentials, nodeCommands, nodePublicKeys, nodes } from './schema';
 
-/** How long a node certificate is valid. */
-const CERTIFICATE_LIFETIME_MS = 365 * 86_400_000;
-
 /**
  * A public key as the bytes it is, whatever its PEM spelling (line width, CRLF, final newline):
  * the SHA-256 of its SubjectPublicKeyInfo DER, and the canonical PEM of that DER.
@@ -31,16 +28,17 @@ function publicKeyOf(publicKeyPem: string): { spkiSha256: string; pem: string } 
 }
 
 /**
- * Issues a certificate for the public key and a node credential; returns the credential secret once.
- * The key becomes the node's for good: a key any node ever held (revoked, deleted, decommissioned or
- * live, and however its PEM is spelled) is refused, by the unique key of `node_public_keys`, so of
- * concurrent joins with one key exactly one commits.
+ * Issues a certificate for the public key and a node credential, both living `ttlMs`; returns the
+ * credential secret once. The key becomes the node's for good: a key any node ever held (revoked,
+ * deleted, decommissioned or live, and however its PEM is spelled) is refused, by the unique key of
+ * `node_public_keys`, so of concurrent joins with one key exactly one commits.
  */
 export async function issueIdentity(
   tx: Tx,
   node: { id: string; identityGeneration: number },
   publicKeyPem: string,
-): Promise<{ credential: string; serial: string }> {
+  ttlMs: number,
+): Promise<{ credential: string; serial: string; expiresAt: Date }> {
   const key = publicKeyOf(publicKeyPem);
   try {
     await tx.insert(nodePublicKeys).values({ spkiSha256: key.spkiSha256, nodeId: node.id });
@@ -52,24 +50,42 @@ export async function issueIdentity(
       { reason: 'public-key-reused' },
     );
   }
+  return issueCredential(tx, node, key.pem, ttlMs);
+}
+
+/**
+ * A certificate of the node's public key and a credential, both new, both ending `ttlMs` from now
+ * (`renewedFrom`: the credential this one renews). Returns the credential secret once.
+ */
+export async function issueCredential(
+  tx: Tx,
+  node: { id: string; identityGeneration: number },
+  publicKeyPem: string,
+  ttlMs: number,
+  renewedFrom: string | null = null,
+): Promise<{ credential: string; serial: string; expiresAt: Date }> {
   const serial = randomBytes(16).toString('hex');
   const credential = newSecret('ddn');
   const now = new Date();
+  const expiresAt = new Date(now.getTime() + ttlMs);
   await tx.insert(nodeCertificates).values({
     serial,
     nodeId: node.id,
-    publicKey: key.pem,
+    publicKey: publicKeyPem,
     identityGeneration: node.identityGeneration,
     issuedAt: now,
-    expiresAt: new Date(now.getTime() + CERTIFICATE_LIFETIME_MS),
+    expiresAt,
   });
   await tx.insert(nodeCredentials).values({
     id: newId('cred'),
     nodeId: node.id,
     secretHash: hashSecret(credential),
     identityGeneration: node.identityGeneration,
+    createdAt: now,
+    expiresAt,
+    renewedFrom,
   });
-  return { credential, serial };
+  return { credential, serial, expiresAt };
 }
 
 /**
@@ -100,10 +116,20 @@ export async function cancelPendingCommands(tx: Tx, nodeId: string): Promise<num
   return cancelled.length;
 }
 
-/** The node a credential secret belongs to, while the credential is live and of the node's generation. */
+/**
+ * The node a credential secret belongs to, while the credential is not revoked and of the node's
+ * generation; expired or not (the caller says which, `CREDENTIAL_EXPIRED`).
+ */
 export async function nodeOfCredential(db: DbOrTx, secret: string) {
   const [row] = await db
-    .select({ credentialId: nodeCredentials.id, node: nodes })
+    .select({
+      credentialId: nodeCredentials.id,
+      createdAt: nodeCredentials.createdAt,
+      expiresAt: nodeCredentials.expiresAt,
+      renewedFrom: nodeCredentials.renewedFrom,
+      firstUsedAt: nodeCredentials.firstUsedAt,
+      node: nodes,
+    })
     .from(nodeCredentials)
     .innerJoin(nodes, eq(nodes.id, nodeCredentials.nodeId))
     .where(

@@ -1,4 +1,5 @@
 import { and, eq, gt, isNull, or, sql } from 'drizzle-orm';
+import { credentialTtlMs } from '../domain/credentials';
 import { DrydockError } from '../domain/errors';
 import { newId } from '../domain/ids';
 import type { Inventory } from '../domain/inventory';
@@ -22,6 +23,7 @@ export interface JoinRequest {
 export interface JoinResult {
   nodeId: string;
   credential: string;
+  credentialExpiresAt: string;
   provisionState: 'pending' | 'adopted' | 'adopting';
 }
 
@@ -90,12 +92,13 @@ export async function joinNode(db: Db, request: JoinRequest): Promise<JoinResult
         data: { joinToken: token!.id, hostname: request.hostname },
       });
     }
-    const identity = await issueIdentity(tx, node!, request.publicKey);
+    const identity = await issueIdentity(tx, node!, request.publicKey, credentialTtlMs(pool?.policy));
     // Acceptance in the same transaction: a join is adopted, or waits, or never happened.
     const accepted = await runAcceptance(tx, id);
     return {
       nodeId: id,
       credential: identity.credential,
+      credentialExpiresAt: identity.expiresAt.toISOString(),
       provisionState: accepted.provisionState as JoinResult['provisionState'],
     };
   });

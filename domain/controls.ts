@@ -4,6 +4,7 @@ import type { DrydockEvent } from './events';
 import { checkLabelRequest, labelDiff, type Label } from './labels';
 import {
   DRAINING,
+  QUARANTINED,
   controlRefusal,
   isDraining,
   type Condition,
@@ -204,6 +205,35 @@ export function revokeIdentityOf(generation: number, revoked: RevokedIdentity): 
             data: { revokedCertificates: revoked.certificates, identityGeneration: generation + 1 },
           },
         };
+}
+
+/**
+ * Quarantine of an identity seen on two machines: a new identity generation (its credentials were
+ * revoked with reason `duplicate-identity` in the same transaction) and the NoSchedule reason
+ * `quarantined`, which stays with the node: the real machine joins again as a new node.
+ */
+export function quarantine(
+  node: NodeAxes,
+  generation: number,
+  seen: { sessionIds: string[]; alternations: number; revoked: RevokedIdentity },
+): NodeChange {
+  return {
+    patch: {
+      identityGeneration: generation + 1,
+      noScheduleReasons: node.noScheduleReasons.includes(QUARANTINED)
+        ? node.noScheduleReasons
+        : [...node.noScheduleReasons, QUARANTINED],
+    },
+    event: {
+      type: 'security.node.quarantined',
+      data: {
+        sessionIds: seen.sessionIds,
+        alternations: seen.alternations,
+        revokedCredentials: seen.revoked.credentials,
+        identityGeneration: generation + 1,
+      },
+    },
+  };
 }
 
 /** What revoking a node's identity found live: certificates and credentials. */

@@ -16,6 +16,15 @@ type CommandEventData = {
   requestedBy: string;
 };
 
+/** What every `security.node.ssh-certificate-*` event says: which certificate, and until when it was valid. */
+type SshCertificateEventData = {
+  serial: number;
+  principal: string;
+  keyId: string;
+  validAfter: string;
+  validBefore: string;
+};
+
 /**
  * What a pool change changed, as a JSON merge patch of the pool's grants and policy (RFC 7396):
  * only what changed, `null` for a policy field that was (or became) not set.
@@ -39,6 +48,21 @@ export interface EventPayloads {
   'node.blocked': NoData;
   'node.unblocked': NoData;
   'security.node.identity-revoked': { revokedCertificates: number; identityGeneration: number };
+  /** A break-glass SSH certificate for the node (docs/security.md#break-glass-ssh); `reason` says why. */
+  'security.node.ssh-certificate-issued': SshCertificateEventData & { publicKeyFingerprint: string };
+  'security.node.ssh-certificate-revoked': SshCertificateEventData;
+  'security.node.duplicate-session': {
+    sessionId: string;
+    otherSessionId: string;
+    alternations: number;
+    windowSeconds: number;
+  };
+  'security.node.quarantined': {
+    sessionIds: string[];
+    alternations: number;
+    revokedCredentials: number;
+    identityGeneration: number;
+  };
 
   'node.adopting': { joinToken?: string; hostname?: string };
   'node.adopted': NoData;
@@ -209,6 +233,14 @@ export const EVENT_DESCRIPTIONS: Record<EventType, string> = {
   'node.blocked': 'access blocked: the node is refused all but its purge command',
   'node.unblocked': 'access allowed again',
   'security.node.identity-revoked': "the node's credentials and certificates were revoked",
+  'security.node.ssh-certificate-issued':
+    'a break-glass SSH certificate was issued for the node (root login, until `data.validBefore`); the actor and `reason` say who and why',
+  'security.node.ssh-certificate-revoked':
+    "a break-glass SSH certificate of the node was revoked: the node's agent puts its serial in sshd's KRL",
+  'security.node.duplicate-session':
+    "the node's heartbeats went back to an agent run seen before: one identity on two machines (a copied disk or identity file)",
+  'security.node.quarantined':
+    'one identity kept alternating between two agent runs: its credentials were revoked (duplicate-identity) and the node is NoSchedule quarantined',
   'node.adopting': 'the node joined, or was adopted again, and waits for acceptance',
   'node.adopted': 'acceptance passed: the node may take placements',
   'node.acceptance.started':

@@ -14,6 +14,8 @@ export const LIVENESS = ['alive', 'unreachable', 'lost', 'offline', 'decommissio
 export type Liveness = (typeof LIVENESS)[number];
 
 export const DRAINING = 'draining';
+/** The NoSchedule reason of a node whose identity was seen on two machines at once. */
+export const QUARANTINED = 'quarantined';
 
 export interface Condition {
   type: string;

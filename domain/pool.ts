@@ -4,6 +4,8 @@ import type { RemediationPolicy } from './remediation';
 /** A pool's policy (docs/api.md, Pools): what is not set takes its default. */
 export interface PoolPolicy {
   lostAfter?: string;
+  /** How long a node credential lives before its agent must have renewed it (default 24h). */
+  credentialTtl?: string;
   maxUnavailable?: number | string;
   maxUnhealthy?: number | string;
   /** Ladders, attempt timeouts and healthyAfter per condition type (docs/lifecycle/remediation.md). */

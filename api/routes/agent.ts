@@ -6,7 +6,9 @@ import { inventorySchema } from '../inventory-schema';
 import type { AppEnv } from '../env';
 import { MAX_OUTPUT_BYTES, outputText } from '../../domain/node-command';
 import { errorResponses, idOf, json, jsonBody, queryInteger, reason, record, slug, text } from '../schemas';
+import { renewAfter } from '../../domain/credentials';
 import { answerCommand, join, reportFacts, reportReturned, waitForCommands } from '../services/agent';
+import { noteAgentSession } from '../services/agent-identity';
 
 const hostname = z
   .string()
@@ -48,6 +50,7 @@ const joinRoute = createRoute({
       z.object({
         nodeId: z.string(),
         credential: z.string(),
+        credentialExpiresAt: z.string(),
         clusterId: z.string(),
         caPublicKey: z.string(),
         provisionState: z.string(),
@@ -74,7 +77,23 @@ const caOffer = (deps: AppEnv['Variables']['deps']) => ({
   endorsements: deps.caEndorsements ?? [],
 });
 
-const SeenSchema = z.object({ nodeId: z.string(), ok: z.literal(true), ca: CaOfferSchema });
+const SeenSchema = z.object({
+  nodeId: z.string(),
+  ok: z.literal(true),
+  ca: CaOfferSchema,
+  credential: z
+    .object({ expiresAt: z.string(), renewAfter: z.string() })
+    .openapi({ description: 'the credential of this call: when it ends, and when the agent renews it' }),
+});
+
+/** An agent run: a new one at each start of `drydock-agent run` (docs/security.md, A copied identity). */
+const sessionId = z
+  .string()
+  .regex(/^[A-Za-z0-9-]{8,64}$/, 'a session id of 8 to 64 letters, digits and -')
+  .openapi({
+    description:
+      "the agent run's id, new at each start: two alternating runs are one identity on two machines",
+  });
 
 const heartbeatRoute = createRoute({
   method: 'post',
@@ -82,7 +101,9 @@ const heartbeatRoute = createRoute({
   operationId: 'sendHeartbeat',
   tags: ['agent'],
   summary: 'Agent heartbeat (every 10 s); `state: offline` says goodbye',
-  request: jsonBody(z.strictObject({ state: z.enum(['running', 'offline']).optional() })),
+  request: jsonBody(
+    z.strictObject({ state: z.enum(['running', 'offline']).optional(), sessionId: sessionId.optional() }),
+  ),
   responses: {
     200: json(SeenSchema, 'seen'),
     ...errorResponses,
@@ -274,10 +295,24 @@ export function agentRoutes(): OpenAPIHono<AppEnv> {
   router.openapi(heartbeatRoute, async (c) => {
     const node = requireAgent(c.get('principal'), c.get('agentNode'), { beforeAdmission: true });
     const deps = c.get('deps');
+    const body = c.req.valid('json');
+    if (body.sessionId !== undefined) await noteAgentSession(deps, node, body.sessionId);
     // Only a beat that starts or ends a session has a transaction to wait for.
-    await deps.heartbeats.beat(node.id, c.req.valid('json').state ?? 'running');
+    await deps.heartbeats.beat(node.id, body.state ?? 'running');
     deps.metrics.heartbeat();
-    return c.json({ nodeId: node.id, ok: true as const, ca: caOffer(deps) }, 200);
+    const credential = c.get('agentCredential')!;
+    return c.json(
+      {
+        nodeId: node.id,
+        ok: true as const,
+        ca: caOffer(deps),
+        credential: {
+          expiresAt: new Date(credential.expiresAt).toISOString(),
+          renewAfter: renewAfter(new Date(credential.issuedAt), new Date(credential.expiresAt)).toISOString(),
+        },
+      },
+      200,
+    );
   });
 
   router.openapi(commandsRoute, async (c) => {

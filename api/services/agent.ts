@@ -15,7 +15,7 @@ import type { ReportedAction } from '../../db/schema/agent-actions';
 import { enqueueWake } from '../../db/outbox';
 import { wakeMaintenance } from '../../db/maintenance';
 import { maintenanceWorkflowId, purgeWorkflowId, remediationWorkflowId } from '../../workflows/definitions';
-import { requireAgent } from '../auth';
+import { refuseExpired, requireAgent } from '../auth';
 import type { AppDeps } from '../env';
 import { rateLimited } from '../rate-limit';
 
@@ -71,6 +71,7 @@ export async function waitForCommands(
     try {
       const current = await deps.nodeCredentials.resolve(input.credential);
       if (!current) throw new DrydockError('UNAUTHENTICATED', 'the node credential was revoked');
+      refuseExpired(current);
       const blocked = current.node.access === 'blocked';
       requireAgent(principal, current.node, WAITING);
       const items = await openCommands(deps.db, node.id, blocked);

@@ -33,7 +33,10 @@ export const nodePublicKeys = pgTable('node_public_keys', {
   createdAt: tz('created_at').notNull().defaultNow(),
 });
 
-/** Node credentials (bearer secrets of the agent), stored only as SHA-256. */
+/**
+ * Node credentials (bearer secrets of the agent), stored only as SHA-256. Each has a lifetime; the
+ * agent renews it with a signature by its key (docs/lifecycle/enrollment.md#credential-renewal).
+ */
 export const nodeCredentials = pgTable(
   'node_credentials',
   {
@@ -44,6 +47,14 @@ export const nodeCredentials = pgTable(
     secretHash: text('secret_hash').notNull(),
     identityGeneration: integer('identity_generation').notNull(),
     createdAt: tz('created_at').notNull().defaultNow(),
+    /** Past it the credential answers 401 CREDENTIAL_EXPIRED (pool policy `credentialTtl`). */
+    expiresAt: tz('expires_at').notNull(),
+    /** The credential this one renewed: it ends when this one is first used. */
+    renewedFrom: text('renewed_from'),
+    firstUsedAt: tz('first_used_at'),
+    /** The nonce the agent signs to renew this credential, until `renewNonceExpiresAt`. */
+    renewNonce: text('renew_nonce'),
+    renewNonceExpiresAt: tz('renew_nonce_expires_at'),
     revokedAt: tz('revoked_at'),
     revokedReason: text('revoked_reason'),
   },

@@ -29,6 +29,14 @@ export const nodes = pgTable(
      */
     bootId: text('boot_id'),
     bootedAt: tz('booted_at'),
+    /**
+     * The agent run (session id) the node's heartbeats came from last, the one before it, and when
+     * the heartbeats went back to a run seen before (two machines with one identity), within the
+     * duplicate-session window. Not a change of the node: no version.
+     */
+    agentSessionId: text('agent_session_id'),
+    previousAgentSessionId: text('previous_agent_session_id'),
+    sessionAlternations: jsonb('session_alternations').$type<string[]>().notNull().default([]),
     /** When the node became unreachable; `lost` counts from here. */
     unreachableSince: tz('unreachable_since'),
     /** The pool a node that joined without a token asked for; approval may take it. */

@@ -51,13 +51,18 @@ async function killAndRestart(process: SoakProcess) {
 }
 
 /** Runs `restart` while knocking on the server's port: a restart seen refusing connections was real. */
-async function restartWatchingPort(address: string, restart: () => Promise<void>) {
+function restartWatchingPort(address: string, restart: () => Promise<void>) {
   const [host, port] = splitAddress(address);
+  return restartWatching(address, () => reachable(host, port), restart);
+}
+
+/** Runs `restart` while `answers` is asked every 50 ms; a restart seen not answering, then answering, was real. */
+async function restartWatching(name: string, answers: () => Promise<boolean>, restart: () => Promise<void>) {
   let refused = 0;
   let done = false;
   const watching = (async () => {
     while (!done) {
-      if (!(await reachable(host, port))) refused += 1;
+      if (!(await answers())) refused += 1;
       await sleep(50);
     }
   })();
@@ -67,21 +72,41 @@ async function restartWatchingPort(address: string, restart: () => Promise<void>
     done = true;
     await watching;
   }
-  const back = await reachable(host, port);
+  const back = await answers();
   return {
     happened: refused > 0 && back,
-    evidence: `${address} refused ${refused} probes during the restart; reachable after: ${back}`,
+    evidence: `${name} refused ${refused} probes during the restart; answering after: ${back}`,
   };
 }
 
+/**
+ * Postgres takes TCP connections while it shuts down and starts up (and refuses them in its protocol), so
+ * its port is dark only for the moment between the two postmasters: the probe is a session that runs a query.
+ */
 async function restartPostgres(shape: SoakShape) {
   const before = await postmasterStart(shape.databaseUrl);
-  const watched = await restartWatchingPort(hostPortOf(shape.databaseUrl), () => shape.postgres.restart());
+  const watched = await restartWatching(
+    hostPortOf(shape.databaseUrl),
+    () => answersQueries(shape.databaseUrl),
+    () => shape.postgres.restart(),
+  );
   const after = await postmasterStart(shape.databaseUrl);
   return {
     happened: watched.happened && after !== before,
     evidence: `${watched.evidence}; postmaster started ${before} then ${after}`,
   };
+}
+
+async function answersQueries(url: string): Promise<boolean> {
+  const sql = postgresClient(url, { max: 1, connect_timeout: 1 });
+  try {
+    await sql`select 1`;
+    return true;
+  } catch {
+    return false;
+  } finally {
+    await sql.end({ timeout: 1 });
+  }
 }
 
 async function postmasterStart(url: string): Promise<string> {

@@ -60,10 +60,15 @@ describe('heartbeat bodies', () => {
     const { nodeId, credential } = await joinedPoolNode(h, 'pool-hb4');
     const { server, port } = await listen(h.deps, 0);
     try {
+      const { credential: lifetime } = JSON.parse(
+        (await rawPost(port, '/v1/agent/heartbeat', credential, '{}')).text,
+      ) as { credential: { expiresAt: string; renewAfter: string } };
+      expect(Date.parse(lifetime.renewAfter)).toBeLessThan(Date.parse(lifetime.expiresAt));
       const expected = JSON.stringify({
         nodeId,
         ok: true,
         ca: { publicKey: h.deps.caPublicKeyPem, endorsements: h.deps.caEndorsements ?? [] },
+        credential: lifetime,
       });
       for (const body of ['{}', '{"state":"running"}', '{ }']) {
         const reply = await rawPost(port, '/v1/agent/heartbeat', credential, body);

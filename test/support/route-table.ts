@@ -420,6 +420,21 @@ async function pausedRollingMaintenance(w: World): Promise<string> {
   return id;
 }
 
+/** An OpenSSH public key line, as `~/.ssh/id_ed25519.pub` holds one. */
+const SSH_PUBLIC_KEY =
+  'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIEwaRIkOs6iCAP+LcJubwzS0EOGWp1uDGmDG2+l8iElE alice@laptop';
+
+/** A break-glass SSH certificate of `nodeId`, issued by the operator; its serial. */
+async function sshCertificate(w: World, nodeId: string): Promise<string> {
+  const reply = await must(
+    call(w.h, 'POST', `/v1/nodes/${nodeId}/ssh-certificates`, {
+      body: { publicKey: SSH_PUBLIC_KEY, reason: REASON },
+    }),
+    201,
+  );
+  return String(reply.body.serial);
+}
+
 /** A `run` command of `nodeId`, as `POST /v1/nodes/{id}/commands` queues one. */
 async function runCommand(
   w: World,
@@ -842,6 +857,18 @@ export const EXEMPLARS: Record<string, Exemplar> = {
     status: 200,
     build: async () => ({ body: { state: 'running' } }),
   },
+  'POST /v1/agent/credentials/nonce': {
+    access: { kind: 'agent', pending: true },
+    status: 200,
+    build: async () => ({ body: {} }),
+  },
+  // The matrix's node holds no key here: its renewal is refused for the nonce it was never handed
+  // (test/identity/credential-renewal.test.ts renews for real). Every other caller is refused first.
+  'POST /v1/agent/credentials/renew': {
+    access: { kind: 'agent', pending: true },
+    status: 400,
+    build: async () => ({ body: { nonce: 'n'.repeat(43), signature: `${'A'.repeat(86)}==` } }),
+  },
   'GET /v1/agent/commands': {
     access: { kind: 'agent', pending: true },
     status: 200,
@@ -867,6 +894,31 @@ export const EXEMPLARS: Record<string, Exemplar> = {
     }),
     named: NAMED,
   },
+  'POST /v1/nodes/{id}/ssh-certificates': {
+    access: tenant('compute:nodes:ssh-root'),
+    status: 201,
+    build: async (w) => ({
+      params: { id: await w.node() },
+      body: { publicKey: SSH_PUBLIC_KEY, reason: REASON, ttl: '30m' },
+    }),
+    named: NAMED,
+  },
+  'GET /v1/nodes/{id}/ssh-certificates': {
+    access: tenant('compute:nodes:read', 'forbidden'),
+    status: 200,
+    build: async (w) => ({ params: { id: await w.node() }, query: { limit: '10' } }),
+    named: NAMED,
+  },
+  'POST /v1/nodes/{id}/ssh-certificates/{serial}/revoke': {
+    access: tenant('compute:nodes:ssh-root'),
+    status: 200,
+    build: async (w) => {
+      const id = await w.node();
+      return { params: { id, serial: await sshCertificate(w, id) }, body: { reason: REASON } };
+    },
+    named: NAMED,
+  },
+  'GET /v1/agent/ssh': { access: AGENT, status: 200, build: async () => ({}) },
   'POST /v1/nodes/{id}/maintenances': {
     access: tenant('compute:nodes:command'),
     status: 202,

@@ -54,7 +54,7 @@ describe('the Temporal connection from the configuration', () => {
       },
     });
     expect(connection.summary).toMatchObject({
-      temporal: address,
+      address,
       tls: true,
       serverName: 'localhost',
       ca: { subject: 'CN=test-ca', fingerprint: expect.stringMatching(/^sha256:[0-9a-f]{64}$/) },

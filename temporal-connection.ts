@@ -45,14 +45,14 @@ export function temporalConnection(config: TemporalSettings): TemporalConnection
         'server TEMPORAL_ADDRESS names, and it is unset (the dev server npm start runs serves no TLS)',
     );
   }
-  if (!secured) return { options: { address }, summary: { temporal: address, tls: false } };
+  if (!secured) return { options: { address }, summary: { address, tls: false } };
   if ((cert === undefined) !== (key === undefined)) {
     throw new Error(
       `invalid configuration: ${cert ? 'TEMPORAL_TLS_CERT is set without TEMPORAL_TLS_KEY' : 'TEMPORAL_TLS_KEY is set without TEMPORAL_TLS_CERT'}`,
     );
   }
   const tls: TLSConfig = {};
-  const summary: Record<string, unknown> = { temporal: address, tls: true };
+  const summary: Record<string, unknown> = { address, tls: true };
   if (serverName) tls.serverNameOverride = summary.serverName = serverName;
   if (ca) {
     const caPem = readSetting('TEMPORAL_TLS_CA', ca);

@@ -241,7 +241,7 @@ async function main(config: Config, log: Logger): Promise<void> {
     throw new Error('worker.ts needs DATABASE_URL and TEMPORAL_ADDRESS (npm start runs everything together)');
   }
   // Where it connects and the fingerprints of the files it read for it, never a key.
-  log.info({ ...postgresLinkSummary(config.DATABASE_URL), ...temporal.summary }, 'links');
+  log.info({ postgres: postgresLinkSummary(config.DATABASE_URL), temporal: temporal.summary }, 'links');
   // Activities written for this build's schema must not run on an older one.
   if (!(await schemaAllowsStart(config.DATABASE_URL, log))) return;
   // Core's exporter listens on loopback only: the worker's /metrics (all interfaces) relays it.

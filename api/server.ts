@@ -137,7 +137,7 @@ async function main(config: Config, log: Logger): Promise<void> {
     if (!(await schemaAllowsStart(config.DATABASE_URL, log))) return;
     const { publicKeyPem } = loadCa({ file: config.DRYDOCK_CA_KEY_FILE, home: config.DRYDOCK_HOME });
     // Where it connects and the fingerprints of the files it read, never a key.
-    log.info({ ...link, caKey: caFingerprint(publicKeyPem) }, 'links and keys');
+    log.info({ postgres: link, caKey: caFingerprint(publicKeyPem) }, 'links and keys');
     loadSshCa({ file: config.DRYDOCK_SSH_CA_KEY_FILE, home: config.DRYDOCK_HOME });
     const processes = apiProcessCount(config.API_PROCESSES);
     if (processes > 1) {

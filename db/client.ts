@@ -55,7 +55,7 @@ export function postgresLinkSummary(url: string): Record<string, unknown> {
   // Host, port and database only: the credentials are the URL's user info.
   const [place = '', query] = tls.url.replace(/^[a-z]+:\/\/([^@/]*@)?/, '').split('?', 2);
   return {
-    postgres: place,
+    address: place,
     tls: new URLSearchParams(query ?? '').get('sslmode') ?? false,
     ...(tls.ca ? { ca: certificateSummary(tls.ca) } : {}),
   };

@@ -54,7 +54,7 @@ async function main(): Promise<void> {
   try {
     // TEMPORAL_ADDRESS's server with its TLS settings; unset, the dev server started below, plain.
     const temporalLink = temporalConnection(config);
-    if (temporalLink) log.info(temporalLink.summary, 'temporal link');
+    if (temporalLink) log.info({ temporal: temporalLink.summary }, 'temporal link');
     const pg = await startPostgres({ url: config.DATABASE_URL, home });
     stops.push(() => pg.stop());
     say(`postgres ready (${pg.source})`);

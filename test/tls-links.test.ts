@@ -95,7 +95,7 @@ function handshake(address: string, certificate?: Issued): Promise<string> {
 }
 
 describe("the production shape's Temporal server, with mTLS", () => {
-  it("takes a client with the shape's certificate, through the one connection builder the worker uses", async () => {
+  it("takes a client with the shape's certificate (through the one connection builder the worker uses) and its UI", async () => {
     const { options } = temporalConnection(loadConfig(temporal.env))!;
     expect(options.tls?.clientCertPair).toBeDefined();
     const connection = await Connection.connect(options);
@@ -108,6 +108,11 @@ describe("the production shape's Temporal server, with mTLS", () => {
     } finally {
       await connection.close();
     }
+    // The Web UI's server is a client of the frontend too, with the shape's client certificate.
+    expect(temporal.uiUrl).not.toBeNull();
+    const ui = await fetch(`${temporal.uiUrl}/api/v1/namespaces/default`);
+    expect(ui.status).toBe(200);
+    expect(((await ui.json()) as { namespaceInfo: { name: string } }).namespaceInfo.name).toBe('default');
     // The worker's connection is the SDK's native one (Rust core): the same options serve it.
     const native = await NativeConnection.connect(options);
     try {
@@ -139,20 +144,20 @@ describe("the production shape's Temporal server, with mTLS", () => {
     expect(await handshake(options.address, strangerClient)).toBe('ERR_SSL_TLSV1_ALERT_UNKNOWN_CA');
     // And what the SDK's clients make of it: the Node client only says it never connected, the
     // native one (the worker's) that its first call's connection closed (as the alert races the call).
-    expect(await refusal(() => Connection.connect({ ...withoutCertificate, connectTimeout: 5_000 }))).toBe(
+    expect(await refusal(() => Connection.connect({ ...withoutCertificate, connectTimeout: 2_000 }))).toBe(
       'Failed to connect before the deadline',
     );
     expect(await refusal(() => NativeConnection.connect(withoutCertificate))).toMatch(
       /^Failed to call GetSystemInfo: .*transport::Error/,
     );
     expect(
-      await refusal(() => Connection.connect({ ...withStrangersCertificate, connectTimeout: 5_000 })),
+      await refusal(() => Connection.connect({ ...withStrangersCertificate, connectTimeout: 2_000 })),
     ).toBe('Failed to connect before the deadline');
     expect(await refusal(() => NativeConnection.connect(withStrangersCertificate))).toMatch(
       /^Failed to call GetSystemInfo: .*transport::Error/,
     );
     // A client without TLS at all.
-    expect(await refusal(() => Connection.connect({ address: options.address, connectTimeout: 5_000 }))).toBe(
+    expect(await refusal(() => Connection.connect({ address: options.address, connectTimeout: 2_000 }))).toBe(
       'Failed to connect before the deadline',
     );
   });

@@ -48,29 +48,28 @@ export interface JoinBody {
  */
 export class AgentClient {
   readonly api: string;
-  private client: ApiClient;
+  private readonly client: ApiClient;
 
   constructor(
     api: string,
-    credential: string | undefined,
+    private credential: string | undefined,
     private readonly connections: Connections,
   ) {
-    this.client = this.clientWith(api, credential);
+    this.client = createApiClient({
+      baseUrl: api,
+      token: () => this.credential,
+      timeoutMs: CALL_TIMEOUT_MS,
+      fetch: connections.fetch('call'),
+    });
     this.api = this.client.baseUrl;
   }
 
-  private clientWith(api: string, credential: string | undefined): ApiClient {
-    return createApiClient({
-      baseUrl: api,
-      token: credential,
-      timeoutMs: CALL_TIMEOUT_MS,
-      fetch: this.connections.fetch('call'),
-    });
-  }
-
-  /** Calls with a renewed credential from now on (calls in flight finish with the old one). */
+  /**
+   * Calls with a renewed credential from now on; a call in flight with the old one that is refused
+   * (the old one ended when the new one was first used) is sent again with it.
+   */
   useCredential(credential: string): void {
-    this.client = this.clientWith(this.api, credential);
+    this.credential = credential;
   }
 
   /** The same API with a node credential (after joining). */

@@ -4,7 +4,7 @@ import createClient, {
   type FetchResponse,
   type MaybeOptionalInit,
 } from 'openapi-fetch';
-import { badResponse, causeOf, refusalOf, Unreachable } from './errors.js';
+import { ApiError, badResponse, causeOf, refusalOf, Unreachable } from './errors.js';
 import type { components, paths } from './schema.js';
 
 /**
@@ -70,8 +70,12 @@ export interface ApiClient {
 
 export interface ApiClientOptions {
   baseUrl: string;
-  /** The bearer credential: an API key, or a node credential. */
-  token?: string;
+  /**
+   * The bearer credential: an API key, or a node credential. A function is asked at each call (an
+   * agent renews its credential); a call refused 401 while the credential it carried was replaced
+   * is sent once more with the new one.
+   */
+  token?: string | (() => string | undefined);
   /** How long a call may take, answer included, before it fails as `Unreachable`. */
   timeoutMs: number;
   /** How requests are sent; `fetch` unless given. */
@@ -82,46 +86,62 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
   const baseUrl = options.baseUrl.replace(/\/+$/, '');
   const client = createClient<paths>({
     baseUrl,
-    headers: {
-      accept: 'application/json',
-      authorization: options.token ? `Bearer ${options.token}` : undefined,
-    },
+    headers: { accept: 'application/json' },
   });
+  const tokenNow =
+    typeof options.token === 'function' ? options.token : () => options.token as string | undefined;
   const caller =
     (method: Method) =>
     async (path: string, init: CallOptions & Record<string, unknown> = {}): Promise<unknown> => {
-      const {
-        timeoutMs = options.timeoutMs,
-        fetch = options.fetch ?? globalThis.fetch,
-        signal,
-        ...rest
-      } = init;
-      const deadline = new Deadline(timeoutMs, signal);
-      let sent: Request | undefined;
-      let answer: { data?: unknown; error?: unknown; response: Response };
+      const token = tokenNow();
       try {
-        answer = await client.request(
-          method,
-          path as never,
-          {
-            ...rest,
-            signal: deadline.signal,
-            parseAs: 'text',
-            fetch: (request: Request) => fetch((sent = request)),
-          } as never,
-        );
+        return await send(method, path, init, token);
       } catch (error) {
-        const detail = deadline.expired ? `no answer within ${timeoutMs / 1000}s` : causeOf(error);
-        throw new Unreachable(baseUrl, detail);
-      } finally {
-        deadline.clear();
+        const renewed = tokenNow();
+        if (!(error instanceof ApiError && error.status === 401 && renewed !== token)) throw error;
+        return send(method, path, init, renewed);
       }
-      const { status, ok } = answer.response;
-      if (!ok) throw refusalOf(sent!, status, answer.error);
-      const body = parseJson(answer.data);
-      if (body === undefined) throw badResponse(sent!, status);
-      return body;
     };
+  const send = async (
+    method: Method,
+    path: string,
+    init: CallOptions & Record<string, unknown>,
+    token: string | undefined,
+  ): Promise<unknown> => {
+    const {
+      timeoutMs = options.timeoutMs,
+      fetch = options.fetch ?? globalThis.fetch,
+      signal,
+      headers,
+      ...rest
+    } = init as CallOptions & { headers?: Record<string, string | null> } & Record<string, unknown>;
+    const deadline = new Deadline(timeoutMs, signal);
+    let sent: Request | undefined;
+    let answer: { data?: unknown; error?: unknown; response: Response };
+    try {
+      answer = await client.request(
+        method,
+        path as never,
+        {
+          ...rest,
+          headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...headers },
+          signal: deadline.signal,
+          parseAs: 'text',
+          fetch: (request: Request) => fetch((sent = request)),
+        } as never,
+      );
+    } catch (error) {
+      const detail = deadline.expired ? `no answer within ${timeoutMs / 1000}s` : causeOf(error);
+      throw new Unreachable(baseUrl, detail);
+    } finally {
+      deadline.clear();
+    }
+    const { status, ok } = answer.response;
+    if (!ok) throw refusalOf(sent!, status, answer.error);
+    const body = parseJson(answer.data);
+    if (body === undefined) throw badResponse(sent!, status);
+    return body;
+  };
   return {
     baseUrl,
     GET: caller('get') as Call<'get'>,

@@ -30,6 +30,11 @@ const TAGS = [
     description:
       "Run an action configured on a node's agent (diagnostics, logs, a driver upgrade) and read its output.",
   },
+  {
+    name: 'ssh',
+    description:
+      'Break-glass SSH: short-lived OpenSSH certificates for root on one node, and their revocation.',
+  },
   { name: 'operations', description: 'The records of workflow-backed calls: read, list, cancel.' },
   { name: 'allocations', description: 'Tenant workloads placed on nodes; what a drain waits for.' },
   {

@@ -21,6 +21,7 @@ export const ACTIONS = [
   'compute:nodes:remediate',
   'compute:nodes:command',
   'compute:nodes:observe',
+  'compute:nodes:ssh-root',
   'compute:allocations:write',
   'compute:allocations:observe',
   'compute:artifacts:write',

@@ -14,6 +14,7 @@ import { nodeCommands } from './nodes';
 import { operationCommands } from './operations';
 import { poolCommands } from './pools';
 import { remediationCommands } from './remediation';
+import { sshCommands } from './ssh';
 import { tokenCommands } from './tokens';
 
 /** Every command, in the order help lists them; a new group is one more module here. */
@@ -24,6 +25,7 @@ export const commands: readonly Command[] = [
   ...eventCommands,
   ...remediationCommands,
   ...commandCommands,
+  ...sshCommands,
   ...maintenanceCommands,
   ...allocationCommands,
   ...artifactCommands,

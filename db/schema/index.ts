@@ -19,3 +19,4 @@ export * from './workflow-outbox';
 export * from './rate-limits';
 export * from './scheduler-views';
 export * from './agent-actions';
+export * from './ssh-certificates';

@@ -328,6 +328,41 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/v1/nodes/{id}/ssh-certificates': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** The node's break-glass SSH certificates, newest first (the records; never the certificates) */
+    get: operations['listNodeSshCertificates'];
+    put?: never;
+    /** Break-glass SSH: a short-lived OpenSSH user certificate for the caller's key, valid as root on this node only */
+    post: operations['issueNodeSshCertificate'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/nodes/{id}/ssh-certificates/{serial}/revoke': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Revoke a certificate: the node's agent puts it in sshd's KRL at its next refresh */
+    post: operations['revokeNodeSshCertificate'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/v1/nodes/{id}/maintenances': {
     parameters: {
       query?: never;
@@ -998,6 +1033,57 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/v1/agent/credentials/nonce': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** A nonce for the node to sign with its key and renew its credential with (good for 60 s) */
+    post: operations['requestRenewalNonce'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/agent/credentials/renew': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Renew the node credential: the nonce signed with the node's Ed25519 key; the old credential ends when the new one is first used (or 10 min on) */
+    post: operations['renewCredential'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/agent/ssh': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** What the node's sshd needs for break-glass SSH: the SSH CA's public key, the node's principal, the revoked serials */
+    get: operations['getAgentSsh'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/v1/whoami': {
     parameters: {
       query?: never;
@@ -1025,6 +1111,7 @@ export interface components {
         code:
           | 'INVALID_INPUT'
           | 'UNAUTHENTICATED'
+          | 'CREDENTIAL_EXPIRED'
           | 'FORBIDDEN'
           | 'NOT_FOUND'
           | 'CONFLICT'
@@ -1146,6 +1233,10 @@ export interface components {
         | 'node.blocked'
         | 'node.unblocked'
         | 'security.node.identity-revoked'
+        | 'security.node.ssh-certificate-issued'
+        | 'security.node.ssh-certificate-revoked'
+        | 'security.node.duplicate-session'
+        | 'security.node.quarantined'
         | 'node.adopting'
         | 'node.adopted'
         | 'node.acceptance.started'
@@ -1616,6 +1707,25 @@ export interface components {
       timeoutSeconds: number;
       restarts: boolean;
     };
+    SshCertificate: {
+      /** @description the certificate's serial, as sshd logs it and the KRL names it */
+      serial: number;
+      nodeId: string;
+      /** @example drydock-node:node_01k5w8v3x9q2m4n6p8r0s2t4v6 */
+      principal: string;
+      /** @description who asked, for which node and why; sshd logs it with each login */
+      keyId: string;
+      /** @example SHA256:n5V5WMWKZFP931VhbuCJJKrXpL4Sl6mD7K/Z9SN+rts */
+      publicKeyFingerprint: string;
+      issuedBy: string;
+      reason: string;
+      issuedAt: string;
+      validAfter: string;
+      validBefore: string;
+      revokedAt: string | null;
+      revokedBy: string | null;
+      revokedReason: string | null;
+    };
     MaintenanceStep:
       | {
           /** @enum {string} */
@@ -1688,6 +1798,8 @@ export interface components {
       policy: {
         /** @description how long an unreachable node stays before it is lost: more than 0, at most 30d */
         lostAfter?: string;
+        /** @description how long a node credential lives; the agent renews it two thirds in (default 24h, from 10s to 30d) */
+        credentialTtl?: string;
         /** @description the disruption budget: nodes out at once for drains, a count or a percent (default 1) */
         maxUnavailable?: number | string;
         /** @description the storm limit: nodes unhealthy or in remediation at once, a count or a percent (default "40%") */
@@ -1782,6 +1894,7 @@ export interface components {
         | 'compute:nodes:remediate'
         | 'compute:nodes:command'
         | 'compute:nodes:observe'
+        | 'compute:nodes:ssh-root'
         | 'compute:allocations:write'
         | 'compute:allocations:observe'
         | 'compute:artifacts:write'
@@ -3514,6 +3627,134 @@ export interface operations {
       503: components['responses']['Unavailable'];
     };
   };
+  listNodeSshCertificates: {
+    parameters: {
+      query?: {
+        /** @description decimal digits only */
+        limit?: number;
+        cursor?: string;
+      };
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description a page of certificates */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            items: components['schemas']['SshCertificate'][];
+            nextCursor: string | null;
+          };
+        };
+      };
+      400: components['responses']['InvalidInput'];
+      401: components['responses']['Unauthenticated'];
+      403: components['responses']['Forbidden'];
+      404: components['responses']['NotFound'];
+      409: components['responses']['Conflict'];
+      413: components['responses']['PayloadTooLarge'];
+      422: components['responses']['IdempotencyKeyReused'];
+      429: components['responses']['RateLimited'];
+      503: components['responses']['Unavailable'];
+    };
+  };
+  issueNodeSshCertificate: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          /**
+           * @description the OpenSSH public key to certify, one line as in ~/.ssh/id_ed25519.pub (Ed25519, or RSA of at least 2048 bits)
+           * @example ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGb1n6c3oV0nN9tQ0s3Q2W6e7rXo2wq0kJ1v6yYx9H2L alice@laptop
+           */
+          publicKey: string;
+          /** @description why, recorded on the event; free text: no control characters (U+0000–U+001F, U+007F–U+009F), no format characters that hide or reorder text (bidi controls, zero-width and tag characters; U+200C and U+200D allowed), no lone surrogates */
+          reason: string;
+          /**
+           * @description how long the certificate is valid (default 15m, at least 1m, at most 1h)
+           * @example 15m
+           */
+          ttl?: string;
+        };
+      };
+    };
+    responses: {
+      /** @description issued */
+      201: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['SshCertificate'] & {
+            /** @description the OpenSSH certificate, one line: save it as <key>-cert.pub beside the private key */
+            certificate: string;
+          };
+        };
+      };
+      400: components['responses']['InvalidInput'];
+      401: components['responses']['Unauthenticated'];
+      403: components['responses']['Forbidden'];
+      404: components['responses']['NotFound'];
+      409: components['responses']['Conflict'];
+      413: components['responses']['PayloadTooLarge'];
+      422: components['responses']['IdempotencyKeyReused'];
+      429: components['responses']['RateLimited'];
+      503: components['responses']['Unavailable'];
+    };
+  };
+  revokeNodeSshCertificate: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+        serial: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          /** @description why, recorded on the event; free text: no control characters (U+0000–U+001F, U+007F–U+009F), no format characters that hide or reorder text (bidi controls, zero-width and tag characters; U+200C and U+200D allowed), no lone surrogates */
+          reason: string;
+        };
+      };
+    };
+    responses: {
+      /** @description the certificate, revoked (now, or before) */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['SshCertificate'];
+        };
+      };
+      400: components['responses']['InvalidInput'];
+      401: components['responses']['Unauthenticated'];
+      403: components['responses']['Forbidden'];
+      404: components['responses']['NotFound'];
+      409: components['responses']['Conflict'];
+      413: components['responses']['PayloadTooLarge'];
+      422: components['responses']['IdempotencyKeyReused'];
+      429: components['responses']['RateLimited'];
+      503: components['responses']['Unavailable'];
+    };
+  };
   maintainNode: {
     parameters: {
       query?: never;
@@ -4518,6 +4759,8 @@ export interface operations {
           policy?: {
             /** @description how long an unreachable node stays before it is lost: more than 0, at most 30d */
             lostAfter?: string;
+            /** @description how long a node credential lives; the agent renews it two thirds in (default 24h, from 10s to 30d) */
+            credentialTtl?: string;
             /** @description the disruption budget: nodes out at once for drains, a count or a percent (default 1) */
             maxUnavailable?: number | string;
             /** @description the storm limit: nodes unhealthy or in remediation at once, a count or a percent (default "40%") */
@@ -4646,6 +4889,8 @@ export interface operations {
           policy?: {
             /** @description how long an unreachable node stays before it is lost: more than 0, at most 30d */
             lostAfter?: string | null;
+            /** @description how long a node credential lives; the agent renews it two thirds in (default 24h, from 10s to 30d) */
+            credentialTtl?: string | null;
             /** @description the disruption budget: nodes out at once for drains, a count or a percent (default 1) */
             maxUnavailable?: number | string | null;
             /** @description the storm limit: nodes unhealthy or in remediation at once, a count or a percent (default "40%") */
@@ -4946,6 +5191,7 @@ export interface operations {
             | 'compute:nodes:remediate'
             | 'compute:nodes:command'
             | 'compute:nodes:observe'
+            | 'compute:nodes:ssh-root'
             | 'compute:allocations:write'
             | 'compute:allocations:observe'
             | 'compute:artifacts:write'
@@ -5487,6 +5733,7 @@ export interface operations {
            * @example {
            *       "nodeId": "node_01k5w8v3x9q2m4n6p8r0s2t001",
            *       "credential": "ddn_x7Qm2Vb9Lr4Tn8Kdx7Qm2Vb9Lr4Tn8Kdx7Qm2Vb9Lr4",
+           *       "credentialExpiresAt": "2026-03-02T09:30:00.000Z",
            *       "provisionState": "adopted",
            *       "clusterId": "drydock-fra1",
            *       "caPublicKey": "-----BEGIN PUBLIC KEY-----\nMCowBQYDK2VwAyEAqlBHLKYRN3bsjvbfBvj2NanhAeJxYMsfKMNxrJ4wFTs=\n-----END PUBLIC KEY-----\n"
@@ -5495,6 +5742,7 @@ export interface operations {
           'application/json': {
             nodeId: string;
             credential: string;
+            credentialExpiresAt: string;
             clusterId: string;
             caPublicKey: string;
             provisionState: string;
@@ -5524,6 +5772,8 @@ export interface operations {
         'application/json': {
           /** @enum {string} */
           state?: 'running' | 'offline';
+          /** @description the agent run's id, new at each start: two alternating runs are one identity on two machines */
+          sessionId?: string;
         };
       };
     };
@@ -5539,6 +5789,11 @@ export interface operations {
             /** @enum {boolean} */
             ok: true;
             ca: components['schemas']['CaOffer'];
+            /** @description the credential of this call: when it ends, and when the agent renews it */
+            credential: {
+              expiresAt: string;
+              renewAfter: string;
+            };
           };
         };
       };
@@ -5892,6 +6147,119 @@ export interface operations {
               };
               removed: string[];
             };
+          };
+        };
+      };
+      400: components['responses']['InvalidInput'];
+      401: components['responses']['Unauthenticated'];
+      403: components['responses']['Forbidden'];
+      404: components['responses']['NotFound'];
+      409: components['responses']['Conflict'];
+      413: components['responses']['PayloadTooLarge'];
+      422: components['responses']['IdempotencyKeyReused'];
+      429: components['responses']['RateLimited'];
+      503: components['responses']['Unavailable'];
+    };
+  };
+  requestRenewalNonce: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: {
+      content: {
+        'application/json': Record<string, never>;
+      };
+    };
+    responses: {
+      /** @description the nonce to sign */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            nonce: string;
+            expiresAt: string;
+          };
+        };
+      };
+      400: components['responses']['InvalidInput'];
+      401: components['responses']['Unauthenticated'];
+      403: components['responses']['Forbidden'];
+      404: components['responses']['NotFound'];
+      409: components['responses']['Conflict'];
+      413: components['responses']['PayloadTooLarge'];
+      422: components['responses']['IdempotencyKeyReused'];
+      429: components['responses']['RateLimited'];
+      503: components['responses']['Unavailable'];
+    };
+  };
+  renewCredential: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          nonce: string;
+          /** @description Ed25519 over the UTF-8 of `drydock-credential-renewal\n<clusterId>\n<nodeId>\n<nonce>`, base64 */
+          signature: string;
+        };
+      };
+    };
+    responses: {
+      /** @description the new credential, shown once */
+      201: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            nodeId: string;
+            credential: string;
+            expiresAt: string;
+          };
+        };
+      };
+      400: components['responses']['InvalidInput'];
+      401: components['responses']['Unauthenticated'];
+      403: components['responses']['Forbidden'];
+      404: components['responses']['NotFound'];
+      409: components['responses']['Conflict'];
+      413: components['responses']['PayloadTooLarge'];
+      422: components['responses']['IdempotencyKeyReused'];
+      429: components['responses']['RateLimited'];
+      503: components['responses']['Unavailable'];
+    };
+  };
+  getAgentSsh: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description the node's SSH trust */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** @description the SSH CA's public key, one OpenSSH line (TrustedUserCAKeys) */
+            caPublicKey: string;
+            /** @description the one principal this node takes (AuthorizedPrincipalsFile) */
+            principal: string;
+            /** @description serials of revoked certificates not yet expired, for the KRL (RevokedKeys) */
+            revokedSerials: number[];
           };
         };
       };

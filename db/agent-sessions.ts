@@ -22,7 +22,8 @@ export const DEFAULT_DUPLICATE_SESSION_RULES: DuplicateSessionRules = { alternat
  * is an alternation — two machines holding one identity — and says `security.node.duplicate-session`.
  * More than `rules.alternations` of them within `rules.windowMs` quarantine the node: every
  * credential and certificate revoked (`duplicate-identity`), a new identity generation, the
- * NoSchedule reason `quarantined`, `security.node.quarantined`. Returns whether it quarantined.
+ * NoSchedule reason `quarantined`, `security.node.quarantined`. Returns whether the node's run
+ * changed, and whether it quarantined.
  */
 export async function recordAgentSession(
   tx: Tx,
@@ -30,10 +31,10 @@ export async function recordAgentSession(
   sessionId: string,
   rules: DuplicateSessionRules,
   now = new Date(),
-): Promise<{ quarantined: boolean }> {
+): Promise<{ changed: boolean; quarantined: boolean }> {
   const node = await lockNode(tx, nodeId);
   const current = node.agentSessionId;
-  if (current === sessionId) return { quarantined: false };
+  if (current === sessionId) return { changed: false, quarantined: false };
   const since = now.getTime() - rules.windowMs;
   const recent = node.sessionAlternations.filter((at) => Date.parse(at) > since);
   const alternated = current !== null && node.previousAgentSessionId === sessionId;
@@ -43,7 +44,7 @@ export async function recordAgentSession(
     .set({ agentSessionId: sessionId, previousAgentSessionId: current, sessionAlternations: alternations })
     .where(eq(nodes.id, nodeId))
     .returning();
-  if (!alternated) return { quarantined: false };
+  if (!alternated) return { changed: true, quarantined: false };
   await appendEvent(tx, {
     nodeId,
     tenantId: node.tenantId,
@@ -56,7 +57,7 @@ export async function recordAgentSession(
       windowSeconds: rules.windowMs / 1000,
     },
   });
-  if (alternations.length <= rules.alternations) return { quarantined: false };
+  if (alternations.length <= rules.alternations) return { changed: true, quarantined: false };
   const revoked = await revokeIdentity(tx, nodeId, 'duplicate-identity');
   const change = quarantine(node, node.identityGeneration, {
     sessionIds: [current, sessionId],
@@ -68,5 +69,5 @@ export async function recordAgentSession(
     reason: `one identity seen from two agent runs ${alternations.length} times in ${rules.windowMs / 60_000} min: a copied identity`,
   });
   await wakeNode(tx, nodeId);
-  return { quarantined: true };
+  return { changed: true, quarantined: true };
 }

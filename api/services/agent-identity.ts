@@ -15,11 +15,12 @@ export async function noteAgentSession(
   sessionId: string,
 ): Promise<void> {
   if (node.agentSessionId === sessionId) return;
-  const { quarantined } = await deps.db.transaction((tx) =>
+  const { changed, quarantined } = await deps.db.transaction((tx) =>
     recordAgentSession(tx, node.id, sessionId, deps.duplicateSessions),
   );
+  // This process forgets the node it keeps now; the others when the change's NOTIFY reaches them.
+  if (changed) deps.wakeups.wake(node.id);
   if (!quarantined) return;
-  deps.wakeups.wake(node.id);
   deps.heartbeats.forget(node.id);
   throw new DrydockError(
     'UNAUTHENTICATED',

@@ -1,7 +1,7 @@
 import type { Schemas } from '@drydock/client';
 import type { Child } from 'hono/jsx';
 import { NODE_UNREACHABLE } from '../../domain/liveness';
-import { isDraining } from '../../domain/node';
+import { isDraining, QUARANTINED } from '../../domain/node';
 import { TAINT_PREFIX } from '../../domain/taints';
 import { canMove } from '../../domain/provision';
 import { Csrf, Layout, Table } from '../layout';
@@ -46,6 +46,7 @@ export function NodePage(view: NodeView) {
         </p>
       </LiveRegion>
       <LiveRegion id="axes">
+        <Quarantine node={node} />
         <Axes node={node} />
       </LiveRegion>
       {/* The forms carry the node's version: live, so a change sent after an update is not stale. */}
@@ -102,6 +103,29 @@ export function NodePage(view: NodeView) {
         <DangerZone node={node} session={view.session} liveAllocations={view.allocations.length} />
       </LiveRegion>
     </Layout>
+  );
+}
+
+/** A node whose identity two machines used: what happened and what to do, above everything else. */
+function Quarantine(props: { node: Node }) {
+  if (!props.node.noScheduleReasons.includes(QUARANTINED)) return null;
+  return (
+    <div class="flash error" role="alert" data-quarantined>
+      <p>
+        <strong>Quarantined: this node's identity was in use on two machines at once</strong> (a copied disk,
+        image or identity file). Its credentials were revoked; neither machine can call in with it.
+      </p>
+      <ol>
+        <li>
+          Find the copy: the <code>security.node.duplicate-session</code> events below name both agent runs,
+          and each machine's <code>drydock-agent</code> log names its own. Remove the copy's data directory.
+        </li>
+        <li>
+          Join the real machine again as a new node: <code>drydock-agent join --reset --yes --token …</code>
+        </li>
+        <li>Delete this node once the new one is in service (Danger zone below).</li>
+      </ol>
+    </div>
   );
 }
 

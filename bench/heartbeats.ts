@@ -246,14 +246,17 @@ async function measure(options: Options, teardown: Teardown, log: Log): Promise<
   // ── heartbeats: first beats of each identity, then the ones reached again and again ────────
   const lastAckedSentAt = new Array<number>(N).fill(0);
   const lastSentAt = new Array<number>(N).fill(0);
-  const body = '{}';
+  // As a real agent sends it: its run's session id, the same on every beat.
+  const bodies = agents.map((_, i) =>
+    JSON.stringify({ sessionId: `bench-run-${String(i).padStart(8, '0')}` }),
+  );
   const beat = (i: number): HttpCall => {
     const sentAt = Date.now();
     lastSentAt[i] = sentAt;
     return {
       method: 'POST',
       path: '/v1/agent/heartbeat',
-      body,
+      body: bodies[i]!,
       headers: { authorization: `Bearer ${agents[i]!.credential}` },
       done: (ok) => {
         if (ok && sentAt > lastAckedSentAt[i]!) lastAckedSentAt[i] = sentAt;

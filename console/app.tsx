@@ -8,6 +8,7 @@ import { sessionFor } from './live';
 import { Problem } from './layout';
 import { SignInPage } from './pages/sign-in';
 import { commandRoutes } from './routes/commands';
+import { sshRoutes } from './routes/ssh';
 import { fleetRoutes } from './routes/fleet';
 import { liveRoutes } from './routes/live';
 import { nodeRoutes } from './routes/nodes';
@@ -104,6 +105,7 @@ export function consoleRoutes(send: InProcess, store: SessionStore): Hono<Consol
   router.route('/', fleetRoutes());
   router.route('/', nodeRoutes());
   router.route('/', commandRoutes());
+  router.route('/', sshRoutes());
   router.route('/', poolRoutes());
   router.route('/', tokenRoutes());
   router.route('/', operationRoutes());

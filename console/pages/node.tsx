@@ -9,6 +9,7 @@ import { NodeCommandsSection, type NodeActions, type NodeCommands } from './comm
 import { DangerZone } from './danger';
 import { MaintenanceTimeline, stepsOfMaintenance } from './maintenance-timeline';
 import { Schedulers } from './node-schedulers';
+import { NodeSshSection, type NodeSshCertificates } from './node-ssh';
 import { LiveRegion } from '../live';
 import { Progress } from '../progress';
 import type { Flash, Session } from '../sessions';
@@ -27,6 +28,7 @@ export interface NodeView {
   maintenance?: Schemas['Operation'];
   commands: NodeCommands;
   actions: NodeActions;
+  sshCertificates: NodeSshCertificates;
   events: { items: Schemas['Event'][]; nextCursor: string | null; type?: string };
   /** Opens a workflow in the Temporal UI; undefined when no UI is configured. */
   workflowUrl?: (workflowId: string) => string;
@@ -94,6 +96,10 @@ export function NodePage(view: NodeView) {
           actions={view.actions}
           commands={view.commands}
         />
+      </LiveRegion>
+      <h2 id="section-ssh">Break-glass SSH certificates</h2>
+      <LiveRegion id="ssh">
+        <NodeSshSection node={node} session={view.session} certificates={view.sshCertificates} />
       </LiveRegion>
       <h2>Events, newest first</h2>
       <LiveRegion id="events">

@@ -18,6 +18,8 @@ import { mayUse } from '../permissions';
 
 type ConsoleControl = (typeof CONTROLS)[string];
 
+/** How many of its recent break-glass SSH certificates the node page lists. */
+const SSH_LISTED = 10;
 /** How many of its recent commands the node page lists. */
 const COMMANDS_LISTED = 10;
 
@@ -32,7 +34,7 @@ export function nodeRoutes(): Hono<ConsoleEnv> {
     const type = c.req.query('type') || undefined;
     const cursor = c.req.query('cursor') || undefined;
     const node = await api.GET('/v1/nodes/{id}', { params: { path: { id } } });
-    const [allocations, pending, running, events, maintenances, commands, actions] = await Promise.all([
+    const [allocations, pending, running, events, maintenances, commands, actions, ssh] = await Promise.all([
       api.GET('/v1/allocations', { params: { query: { nodeId: id, live: 'true' } } }),
       api.GET('/v1/operations', { params: { query: { nodeId: id, status: 'pending' } } }),
       api.GET('/v1/operations', { params: { query: { nodeId: id, status: 'running' } } }),
@@ -47,6 +49,9 @@ export function nodeRoutes(): Hono<ConsoleEnv> {
       mayUse(node, session, 'compute:nodes:command')
         ? api.GET('/v1/nodes/{id}/actions', { params: { path: { id } } }).catch(refusedInPage)
         : { problem: 'not needed' },
+      api
+        .GET('/v1/nodes/{id}/ssh-certificates', { params: { path: { id }, query: { limit: SSH_LISTED } } })
+        .catch(refusedInPage),
     ]);
     // The open operations (a pending one waits for a worker) and its latest maintenance, open or
     // ended; the list has no progress: each read on its own carries it.
@@ -65,6 +70,7 @@ export function nodeRoutes(): Hono<ConsoleEnv> {
         maintenance={latestMaintenance}
         commands={commands}
         actions={actions}
+        sshCertificates={ssh}
         events={{ ...events, type }}
         workflowUrl={workflowUrlOf(c)}
       />,

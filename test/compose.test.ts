@@ -115,15 +115,16 @@ describe('docker-compose.yml', () => {
       expect(env.DATABASE_URL, name).toBe(services['drydock-migrate'].environment.DATABASE_URL);
     }
     // The API talks to Postgres only, and waits for nothing else to start; the workers talk to
-    // Temporal. The CA key (which signs purges, in the API) is a secret, mounted where
-    // DRYDOCK_CA_KEY_FILE points, and only for the API.
+    // Temporal. The CA key (which signs purges, in the API) and the SSH CA key are
+    // secrets, mounted where DRYDOCK_CA_KEY_FILE and DRYDOCK_SSH_CA_KEY_FILE point, and only for the API.
     const { api, worker } = services;
     expect(api.environment.TEMPORAL_ADDRESS).toBeUndefined();
     expect(worker.environment.TEMPORAL_ADDRESS).toBe('temporal:7233');
-    expect(api.secrets).toEqual(['drydock-ca-key']);
+    expect(api.secrets).toEqual(['drydock-ca-key', 'drydock-ssh-ca-key']);
     expect(api.environment.DRYDOCK_CA_KEY_FILE).toBe('/run/secrets/drydock-ca-key');
+    expect(api.environment.DRYDOCK_SSH_CA_KEY_FILE).toBe('/run/secrets/drydock-ssh-ca-key');
     expect(worker.secrets).toBeUndefined();
-    expect(Object.keys(compose.secrets)).toEqual(['drydock-ca-key']);
+    expect(Object.keys(compose.secrets)).toEqual(['drydock-ca-key', 'drydock-ssh-ca-key']);
   });
 
   it('makes Temporal ready with scripts of its own: schemas, namespace, every search attribute', () => {

@@ -240,10 +240,10 @@ async function main(config: Config, log: Logger): Promise<void> {
   if (!config.DATABASE_URL || !temporal) {
     throw new Error('worker.ts needs DATABASE_URL and TEMPORAL_ADDRESS (npm start runs everything together)');
   }
-  // Where it connects and the fingerprints of the files it read for it, never a key.
-  log.info({ postgres: postgresLinkSummary(config.DATABASE_URL), temporal: temporal.summary }, 'links');
   // Activities written for this build's schema must not run on an older one.
   if (!(await schemaAllowsStart(config.DATABASE_URL, log))) return;
+  // Where it connects and the fingerprints of the files it read for it, never a key.
+  log.info({ postgres: postgresLinkSummary(config.DATABASE_URL), temporal: temporal.summary }, 'links');
   // Core's exporter listens on loopback only: the worker's /metrics (all interfaces) relays it.
   const corePort = await freePort();
   Runtime.install({

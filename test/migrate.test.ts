@@ -106,6 +106,12 @@ const logLines = (stdout: string) =>
     .map((line) => JSON.parse(line) as { level: string; msg: string });
 
 describe('drydock migrate', () => {
+  it("ships migrations whose journal times increase: drizzle applies only those newer than a database's newest", () => {
+    const times = shipped.map((m) => m.when);
+    expect(times).toEqual([...times].sort((a, b) => a - b));
+    expect(new Set(times).size).toBe(times.length);
+  });
+
   it('applies every migration on a fresh database, then finds the schema current and applies nothing', async () => {
     const url = await databases.create();
     const first = await drydockMigrate(url);

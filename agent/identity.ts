@@ -2,6 +2,7 @@ import { generateKeyPairSync } from 'node:crypto';
 import { existsSync, lstatSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
+import { readPrivateKeyFile } from '../private-key-file';
 import { AgentError } from './errors';
 
 /** What `join` writes to `DIR/identity.json` (mode 0600): who this node is and where it answers. */
@@ -95,14 +96,16 @@ export function updateCredential(dir: string, credential: string): void {
   writeIdentity(dir, { ...requireIdentity(dir), credential });
 }
 
-/** The node's private key (PKCS8 PEM), as `join` wrote it. */
+/**
+ * The node's private key (PKCS8 PEM), as `join` wrote it; refused, as ssh refuses an identity file,
+ * when its group or others may read it.
+ */
 export function readPrivateKey(dir: string): string {
-  const file = dataFiles(dir).key;
   try {
-    return readFileSync(file, 'utf8');
+    return readPrivateKeyFile(dataFiles(dir).key, 'the node key');
   } catch (error) {
     throw new AgentError(
-      `${file} does not load (${(error as Error).message}): the node cannot renew its credential without it; 'join --reset --yes' starts over`,
+      `${(error as Error).message}; the node renews its credential with this key ('join --reset --yes' starts over with a new one)`,
     );
   }
 }

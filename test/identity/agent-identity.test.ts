@@ -1,4 +1,4 @@
-import { cpSync, readFileSync } from 'node:fs';
+import { chmodSync, cpSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { eq } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
@@ -46,6 +46,19 @@ describe("a node's identity with the real agent", () => {
     );
     expect(again.stderr()).toMatch(/join again with 'drydock-agent join --reset --yes'/);
   }, 90_000);
+
+  it('refuses to run with a node key others may read, as ssh refuses such an identity file', async () => {
+    const machine = await joinedMachine(h, bench, 'pool-key-mode');
+    chmodSync(join(machine.dir, 'node.key'), 0o644);
+    const run = await bench.agent(['run', '--data-dir', machine.dir]);
+    expect(run.code).toBe(1);
+    expect(run.stderr).toContain(
+      `UNPROTECTED PRIVATE KEY FILE ${join(machine.dir, 'node.key')}: permissions 0644`,
+    );
+    expect(run.stderr).toContain('chmod 600');
+    expect(run.stderr).not.toContain('PRIVATE KEY-----');
+    expect((await call(h, 'GET', `/v1/nodes/${machine.nodeId}`)).body.connectivity).toBe('disconnected');
+  });
 
   it('restarts are new runs, not a copy: no duplicate-session', async () => {
     const machine = await joinedMachine(h, bench, 'pool-restarts');

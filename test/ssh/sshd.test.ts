@@ -132,6 +132,17 @@ describe('break-glass SSH with the real sshd', () => {
     expect(sshd.log()).toContain(`ID key:bootstrap-operator for ${nodeId}: the CLI logs in`);
   });
 
+  it('drydock nodes ssh refuses a bad line before any request', async () => {
+    await cli.refuses([
+      [['nodes', 'ssh', nodeId], 'missing --reason R'],
+      [
+        ['nodes', 'ssh', nodeId, '--reason', 'r', '--ttl', 'soon'],
+        '--ttl must be a duration such as 15m or 1h',
+      ],
+      [['nodes', 'ssh', 'web-1', '--reason', 'r'], 'NODE must look like node_'],
+    ]);
+  });
+
   it("a certificate for another node is refused: not this node's principal", async () => {
     await seedPool(h, { id: 'pool-ssh-other', tenantId: 'acme' });
     const other = await joinNode(h, { token: (await createToken(h, { poolId: 'pool-ssh-other' })).secret });

@@ -1,6 +1,7 @@
 import { z } from '@hono/zod-openapi';
 import { ARTIFACT_ID, artifactPathFault, MAX_ARTIFACT_PATH } from '../domain/artifacts';
 import { parseDeadline } from '../domain/deadline';
+import { DURATION_PATTERN, parseDuration } from '../domain/duration';
 import { DrydockError, ERROR_STATUS, type ErrorCode } from '../domain/errors';
 import { EVENT_TYPES } from '../domain/events';
 import { idPattern, SLUG_PATTERN, type IdPrefix } from '../domain/ids';
@@ -39,6 +40,20 @@ export const text = ({ max, description }: { max: number; description: string })
     });
 
 export const reason = text({ max: 256, description: 'why, recorded on the event' });
+
+/**
+ * A duration in a body (`15m`, `1h`) read in ms, within `bounds`; `words` say the bounds and the
+ * form when it is refused (`{ min: '1m', max: '1h', form: '15m or 1h' }`).
+ */
+export const boundedDuration = (
+  bounds: { min: number; max: number },
+  words: { min: string; max: string; form: string },
+) =>
+  z
+    .string()
+    .regex(DURATION_PATTERN, `a duration such as ${words.form}`)
+    .transform((value) => parseDuration(value)!)
+    .pipe(z.number().min(bounds.min, `is at least ${words.min}`).max(bounds.max, `is at most ${words.max}`));
 
 /** An artifact's id as the storage layer names it (domain/artifacts.ts). */
 export const artifactId = z

@@ -1,7 +1,6 @@
 import { createRoute, OpenAPIHono, z } from '@hono/zod-openapi';
 import { COMMAND_KINDS, COMMAND_STATUSES, OPEN_COMMAND_STATUSES } from '../../domain/command-status';
 import { DrydockError } from '../../domain/errors';
-import { DURATION_PATTERN, parseDuration } from '../../domain/duration';
 import { DEFAULT_COMMAND_EXPIRY_MS, MAX_COMMAND_EXPIRY_MS } from '../../domain/node-command';
 import type { Principal } from '../../domain/principal';
 import type { DbOrTx } from '../../db/client';
@@ -17,6 +16,7 @@ import { requireAction } from '../auth';
 import type { AppEnv } from '../env';
 import { decodeCursor, page } from '../pagination';
 import {
+  boundedDuration,
   cursor,
   errorResponses,
   idempotencyKeyHeaders,
@@ -39,21 +39,14 @@ const argValue = text({
   description: "a parameter's value, checked by the agent against its pattern",
 });
 
-const expiresIn = z
-  .string()
-  .regex(DURATION_PATTERN, 'a duration such as 30m, 2h or 1d')
-  .transform((value) => parseDuration(value)!)
-  .pipe(
-    z
-      .number()
-      .min(1000, 'is at least 1s')
-      .max(MAX_COMMAND_EXPIRY_MS, `is at most ${MAX_COMMAND_EXPIRY_MS / 86_400_000}d`),
-  )
-  .openapi({
-    type: 'string',
-    example: '1h',
-    description: 'how long the command waits for its node (default 1h, at most 7d)',
-  });
+const expiresIn = boundedDuration(
+  { min: 1000, max: MAX_COMMAND_EXPIRY_MS },
+  { min: '1s', max: `${MAX_COMMAND_EXPIRY_MS / 86_400_000}d`, form: '30m, 2h or 1d' },
+).openapi({
+  type: 'string',
+  example: '1h',
+  description: 'how long the command waits for its node (default 1h, at most 7d)',
+});
 
 const CommandSchema = z
   .object({

@@ -1,5 +1,4 @@
 import { createRoute, OpenAPIHono, z } from '@hono/zod-openapi';
-import { DURATION_PATTERN, parseDuration } from '../../domain/duration';
 import { DrydockError } from '../../domain/errors';
 import {
   DEFAULT_HEALTHY_AFTER_MS,
@@ -16,6 +15,7 @@ import { formatSelector } from '../../domain/selector';
 import { requireAction } from '../auth';
 import type { AppEnv } from '../env';
 import {
+  boundedDuration,
   deadlineText,
   idempotencyKeyHeaders,
   jsonBody,
@@ -34,17 +34,13 @@ import { maintainNode, maintainPool } from '../services/requests';
 
 /** A duration in a body (`15m`, `90s`), within `min`…`max`, read in ms. */
 const duration = (description: string, min: number, max: number) =>
-  z
-    .string()
-    .regex(DURATION_PATTERN, 'a duration such as 90s, 15m or 1h')
-    .transform((value) => parseDuration(value)!)
-    .pipe(
-      z
-        .number()
-        .min(min, `is at least ${min / 1000}s`)
-        .max(max, `is at most ${max / 60_000}m`),
-    )
-    .openapi({ type: 'string', description });
+  boundedDuration(
+    { min, max },
+    { min: `${min / 1000}s`, max: `${max / 60_000}m`, form: '90s, 15m or 1h' },
+  ).openapi({
+    type: 'string',
+    description,
+  });
 
 const timeouts = {
   rebootTimeout: duration(

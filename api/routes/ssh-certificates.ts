@@ -1,5 +1,4 @@
 import { createRoute, OpenAPIHono, z } from '@hono/zod-openapi';
-import { DURATION_PATTERN, parseDuration } from '../../domain/duration';
 import {
   DEFAULT_SSH_CERTIFICATE_TTL_MS,
   MAX_SSH_CERTIFICATE_TTL_MS,
@@ -10,7 +9,16 @@ import { listSshCertificates, sshCertificateView } from '../../db/queries/ssh-ce
 import { requireAction } from '../auth';
 import type { AppEnv } from '../env';
 import { decodeCursor, page } from '../pagination';
-import { cursor, errorResponses, json, jsonBody, limit, nodeIdParams, reason } from '../schemas';
+import {
+  boundedDuration,
+  cursor,
+  errorResponses,
+  json,
+  jsonBody,
+  limit,
+  nodeIdParams,
+  reason,
+} from '../schemas';
 import { issueSshCertificate, revokeSshCertificate } from '../services/ssh-certificates';
 
 const SshCertificateSchema = z
@@ -38,21 +46,14 @@ const SshCertificateSchema = z
   })
   .openapi('SshCertificate');
 
-const ttl = z
-  .string()
-  .regex(DURATION_PATTERN, 'a duration such as 15m or 1h')
-  .transform((value) => parseDuration(value)!)
-  .pipe(
-    z
-      .number()
-      .min(MIN_SSH_CERTIFICATE_TTL_MS, 'is at least 1m')
-      .max(MAX_SSH_CERTIFICATE_TTL_MS, 'is at most 1h'),
-  )
-  .openapi({
-    type: 'string',
-    example: '15m',
-    description: 'how long the certificate is valid (default 15m, at least 1m, at most 1h)',
-  });
+const ttl = boundedDuration(
+  { min: MIN_SSH_CERTIFICATE_TTL_MS, max: MAX_SSH_CERTIFICATE_TTL_MS },
+  { min: '1m', max: '1h', form: '15m or 1h' },
+).openapi({
+  type: 'string',
+  example: '15m',
+  description: 'how long the certificate is valid (default 15m, at least 1m, at most 1h)',
+});
 
 const publicKey = z
   .string()

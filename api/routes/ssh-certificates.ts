@@ -66,12 +66,21 @@ const publicKey = z
     example: 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGb1n6c3oV0nN9tQ0s3Q2W6e7rXo2wq0kJ1v6yYx9H2L alice@laptop',
   });
 
+/** A certificate's serial in a path or cursor: a positive decimal integer below 10^15. */
+const SERIAL = /^[1-9]\d{0,14}$/;
+
 const certificateParams = nodeIdParams.extend({
   serial: z
     .string()
-    .regex(/^[1-9]\d{0,14}$/, 'a certificate serial: a positive decimal integer')
+    .regex(SERIAL, 'a certificate serial: a positive decimal integer')
     .transform(Number)
-    .openapi({ param: { name: 'serial', in: 'path' }, type: 'string', example: '42' }),
+    // Said again for the document: after the transform it would show the serial as any string.
+    .openapi({
+      param: { name: 'serial', in: 'path' },
+      type: 'string',
+      pattern: SERIAL.source,
+      example: '42',
+    }),
 });
 
 const issueRoute = createRoute({
@@ -154,7 +163,7 @@ export function sshCertificateRoutes(): OpenAPIHono<AppEnv> {
     const deps = c.get('deps');
     const node = await getOperableNode(deps.db, c.req.valid('param').id, principal);
     const q = c.req.valid('query');
-    const before = decodeCursor(q.cursor, /^[1-9]\d{0,14}$/);
+    const before = decodeCursor(q.cursor, SERIAL);
     const rows = await listSshCertificates(deps.db, node.id, {
       before: before === undefined ? undefined : Number(before),
       limit: q.limit + 1,

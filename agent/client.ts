@@ -113,6 +113,11 @@ export class AgentClient {
     return this.client.POST('/v1/agent/credentials/renew', { body, signal });
   }
 
+  /** The node's SSH trust: the CA key, its principal, the revoked serials (agent/ssh-files.ts). */
+  sshTrust(signal?: AbortSignal): Promise<Answer<'get', '/v1/agent/ssh'>> {
+    return this.client.GET('/v1/agent/ssh', { signal });
+  }
+
   /** Long-polls the pending commands: answers when there are some, or after `waitSeconds`. */
   async commands(
     waitSeconds: number,

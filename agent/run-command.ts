@@ -111,9 +111,7 @@ export const runCommand = defineWordCommand({
       flags['ssh-dir'] === undefined
         ? null
         : new SshFiles({
-            api,
-            credential: () => requireIdentity(dataDir).credential,
-            connections,
+            client,
             dir: resolve(flags['ssh-dir']),
             everyMs: flags['ssh-refresh'] ?? DEFAULT_SSH_REFRESH_MS,
             log,

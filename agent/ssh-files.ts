@@ -2,8 +2,8 @@ import { execFile } from 'node:child_process';
 import { mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { ApiError, createApiClient } from '@drydock/client';
-import type { Connections } from './connections';
+import { ApiError } from '@drydock/client';
+import type { AgentClient } from './client';
 import type { Log } from './log';
 
 const run = promisify(execFile);
@@ -81,10 +81,8 @@ export class SshFiles {
 
   constructor(
     private readonly options: {
-      api: string;
-      /** The node's credential as it is now: read at each refresh, since the session may renew it. */
-      credential: () => string;
-      connections: Connections;
+      /** The session's client: it carries the node's credential as renewed. */
+      client: AgentClient;
       dir: string;
       everyMs: number;
       log: Log;
@@ -110,13 +108,7 @@ export class SshFiles {
   private async refresh(): Promise<void> {
     const { dir, log } = this.options;
     try {
-      const client = createApiClient({
-        baseUrl: this.options.api,
-        token: this.options.credential(),
-        timeoutMs: 15_000,
-        fetch: this.options.connections.fetch('call'),
-      });
-      const trust = await client.GET('/v1/agent/ssh', {});
+      const trust = await this.options.client.sshTrust();
       const answer = JSON.stringify(trust);
       if (answer !== this.written) {
         await writeSshFiles(dir, trust);

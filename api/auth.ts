@@ -26,10 +26,7 @@ export const authenticate = createMiddleware<AppEnv>(async (c, next) => {
   const secret = match[1]!;
   const { apiKeys, bootstrapKeyHash, nodeCredentials, personTokens } = c.get('deps');
   let principal: Principal | null = null;
-  if (personTokens && looksLikeJwt(secret)) {
-    // A person's access token from the OpenID provider (api/person-tokens.ts): 401 unless it verifies.
-    principal = await personTokens.resolve(secret);
-  } else if (secret.startsWith(NODE_CREDENTIAL_PREFIX)) {
+  if (secret.startsWith(NODE_CREDENTIAL_PREFIX)) {
     // The credential cache hashes the secret itself; a cached one is answered without a promise.
     const pending = nodeCredentials.resolve(secret);
     const resolved = pending instanceof Promise ? await pending : pending;
@@ -43,6 +40,10 @@ export const authenticate = createMiddleware<AppEnv>(async (c, next) => {
     const hash = hashSecret(secret);
     if (bootstrapKeyHash && hash === bootstrapKeyHash) {
       principal = BOOTSTRAP_OPERATOR;
+    } else if (personTokens && looksLikeJwt(secret)) {
+      // A person's access token from the OpenID provider (api/person-tokens.ts): 401 unless it
+      // verifies. After the bootstrap key, which its operator may have chosen with two dots.
+      principal = await personTokens.resolve(secret);
     } else {
       // A key resolved before is answered without a promise (api/api-keys.ts).
       const pending = apiKeys.resolve(hash);

@@ -32,7 +32,10 @@ const auditRoute = createRoute({
     query: z.strictObject({
       actor: z
         .string()
-        .regex(/^[^\s,]{1,200}$/, 'actor is an actor such as key:ops, node:n_… or alice@example.com')
+        .regex(
+          /^[\x21-\x2B\x2D-\x7E]{1,200}$/,
+          'actor is an actor such as key:ops, node:n_… or alice@example.com',
+        )
         .optional()
         .openapi({
           description:

@@ -32,7 +32,7 @@ const audit = defineCommand({
     actor: {
       type: 'string',
       value: 'ACTOR',
-      pattern: /^[^\s,]{1,200}$/,
+      pattern: /^[\x21-\x2B\x2D-\x7E]{1,200}$/,
       patternHint: 'an actor such as key:ops, node:node_…, system:drain, or a person: alice@example.com',
       help: 'only what ACTOR did, exactly (key:ops, node:…, system:drain); a person by email: alice@example.com',
     },

@@ -140,6 +140,8 @@ describe('GET /v1/audit', () => {
       'wait=31',
       'type=Node.',
       'actor=a%20b',
+      'actor=a%00b',
+      'actor=a%E2%80%AEb',
       'cursor=5&after=5',
       'wait=5',
       'nodeId=n_x',

@@ -1,1 +1,0 @@
-CREATE INDEX "events_actor_idx" ON "events" USING btree ("actor","id");

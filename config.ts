@@ -58,7 +58,21 @@ const schema = z.object({
     .string()
     .regex(/^[A-Za-z0-9._~+/=-]{16,512}$/, 'is 16–512 of letters, digits and . _ ~ + / = -')
     .optional(),
+  // People's access tokens from an OpenID provider as bearer credentials (docs/sign-in.md): all of
+  // issuer, audience and group map, or none.
+  /** The provider's issuer URL, as its tokens' `iss` says it; unset: only API keys are accepted. */
+  DRYDOCK_OIDC_ISSUER: z.string().url().optional(),
+  /** The `aud` its access tokens for Drydock carry. */
+  DRYDOCK_OIDC_AUDIENCE: z.string().min(1).optional(),
+  /** A YAML or JSON file mapping the provider's groups to operator or tenant roles. */
+  DRYDOCK_OIDC_GROUP_MAP: z.string().min(1).optional(),
+  /** The token claim listing the person's groups. */
+  DRYDOCK_OIDC_GROUPS_CLAIM: z.string().min(1).default('groups'),
+  /** Seconds a token's `exp`/`nbf` may be off between the provider's clock and ours. */
+  DRYDOCK_OIDC_CLOCK_SKEW: z.coerce.number().int().min(0).max(600).default(60),
   DRYDOCK_DEMO: z.enum(['0', '1']).default('1'),
+  /** `npm start`: run a local OpenID provider with demo people and trust it (same as `npm start -- --oidc`). */
+  DRYDOCK_DEMO_OIDC: z.enum(['0', '1']).default('0'),
   DRYDOCK_HOME: z.string().min(1).default('.drydock'),
   /** A prebuilt workflow bundle for the worker (tests build one per run); unset: dist/'s own, or bundled at start from the sources. */
   DRYDOCK_WORKFLOW_BUNDLE: z.string().min(1).optional(),

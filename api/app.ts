@@ -13,6 +13,7 @@ import { openApiDocumentOf, registerSharedComponents } from './openapi';
 import { METRICS_CONTENT_TYPE } from '../observability/metrics';
 import { keysRoutes } from './routes/keys';
 import { eventsRoutes } from './routes/events';
+import { auditRoutes } from './routes/audit';
 import { nodesRoutes } from './routes/nodes';
 import { operationsRoutes } from './routes/operations';
 import { agentRoutes } from './routes/agent';
@@ -49,6 +50,7 @@ import { refuseInvalid } from './schemas';
 const ROUTES = [
   nodesRoutes,
   eventsRoutes,
+  auditRoutes,
   nodeControlsRoutes,
   drainRoutes,
   decommissionRoutes,

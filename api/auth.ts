@@ -5,8 +5,10 @@ import { may, type Action, type Principal } from '../domain/principal';
 import { provisionRules } from '../domain/provision';
 import type { NodeRow } from '../db/nodes';
 import type { AppEnv } from './env';
+import { looksLikeJwt } from './person-tokens';
 
-const BEARER = /^Bearer ([A-Za-z0-9._~+/=-]{1,512})$/;
+// Room for a provider's JWT access token (a few hundred bytes to a few KiB with many groups).
+const BEARER = /^Bearer ([A-Za-z0-9._~+/=-]{1,8192})$/;
 
 const BOOTSTRAP_OPERATOR: Principal = Object.freeze({
   kind: 'operator',
@@ -14,12 +16,15 @@ const BOOTSTRAP_OPERATOR: Principal = Object.freeze({
   name: 'bootstrap-operator',
 });
 
-/** Resolves the caller from `Authorization: Bearer …`; 401 for anything missing or unknown. */
+/**
+ * Resolves the caller from `Authorization: Bearer …`: an API key, a node credential, or (with
+ * OpenID Connect configured) a person's access token; 401 for anything missing or unknown.
+ */
 export const authenticate = createMiddleware<AppEnv>(async (c, next) => {
   const match = BEARER.exec(c.req.header('authorization') ?? '');
   if (!match) throw new DrydockError('UNAUTHENTICATED', 'missing or malformed bearer credential');
   const secret = match[1]!;
-  const { apiKeys, bootstrapKeyHash, nodeCredentials } = c.get('deps');
+  const { apiKeys, bootstrapKeyHash, nodeCredentials, personTokens } = c.get('deps');
   let principal: Principal | null = null;
   if (secret.startsWith(NODE_CREDENTIAL_PREFIX)) {
     // The credential cache hashes the secret itself; a cached one is answered without a promise.
@@ -35,6 +40,10 @@ export const authenticate = createMiddleware<AppEnv>(async (c, next) => {
     const hash = hashSecret(secret);
     if (bootstrapKeyHash && hash === bootstrapKeyHash) {
       principal = BOOTSTRAP_OPERATOR;
+    } else if (personTokens && looksLikeJwt(secret)) {
+      // A person's access token from the OpenID provider (api/person-tokens.ts): 401 unless it
+      // verifies. After the bootstrap key, which its operator may have chosen with two dots.
+      principal = await personTokens.resolve(secret);
     } else {
       // A key resolved before is answered without a promise (api/api-keys.ts).
       const pending = apiKeys.resolve(hash);
@@ -65,7 +74,8 @@ export function requireMetricsToken(deps: { metricsTokenHash?: string }, authori
 export function requireAction(principal: Principal, action: Action): void {
   if (principal.kind === 'node') throw nodeCredentialHere();
   if (!may(principal, action)) {
-    throw new DrydockError('FORBIDDEN', `this key lacks ${action}`, { action });
+    const refusal = principal.person ? `${principal.name}'s groups grant no` : 'this key lacks';
+    throw new DrydockError('FORBIDDEN', `${refusal} ${action}`, { action });
   }
 }
 
@@ -90,7 +100,10 @@ const NODE_CREDENTIAL_PREFIX = 'ddn_';
 export function requireOperator(principal: Principal): void {
   if (principal.kind === 'node') throw nodeCredentialHere();
   if (principal.kind !== 'operator') {
-    throw new DrydockError('FORBIDDEN', 'this route needs an operator key', { role: 'operator' });
+    const needs = principal.person
+      ? `an operator (${principal.name}'s groups make a tenant)`
+      : 'an operator key';
+    throw new DrydockError('FORBIDDEN', `this route needs ${needs}`, { role: 'operator' });
   }
 }
 

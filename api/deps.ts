@@ -9,6 +9,7 @@ import type { AppDeps } from './env';
 import { Heartbeats, type HeartbeatOptions } from './heartbeats';
 import { ApiKeys } from './api-keys';
 import { NodeCredentials } from './node-credentials';
+import { PersonTokens, type OidcSettings } from './person-tokens';
 import { EVENTS_CHANNEL, KEYS_CHANNEL } from '../db/wakeups';
 import { createApiMetrics } from '../observability/metrics';
 import { NodeWakeups } from './node-events';
@@ -29,6 +30,8 @@ export interface AppDepsInput {
   /** Signs break-glass SSH certificates; unset: a key of this process's own (tests, benchmarks). */
   sshCa?: SshCa;
   bootstrapKeyHash?: string;
+  /** Trust this OpenID provider's access tokens as people's credentials; unset: none is trusted. */
+  oidc?: OidcSettings;
   /** SHA-256 of DRYDOCK_METRICS_TOKEN: /metrics answers only a bearer of it. Unset: anyone. */
   metricsTokenHash?: string;
   heartbeats?: HeartbeatOptions;
@@ -74,6 +77,7 @@ export function createAppDeps(input: AppDepsInput) {
     feedWakeups,
     nodeCredentials: new NodeCredentials(input.db, wakeups),
     apiKeys: new ApiKeys(input.db, keyWakeups),
+    personTokens: input.oidc ? new PersonTokens(input.oidc) : undefined,
     heartbeats,
     duplicateSessions: input.duplicateSessions ?? DEFAULT_DUPLICATE_SESSION_RULES,
     rateLimits: new RateLimits(input.db, input.rateLimits),

@@ -11,6 +11,7 @@ import type { ApiKeys } from './api-keys';
 import type { Heartbeats } from './heartbeats';
 import type { Credential, NodeCredentials } from './node-credentials';
 import type { NodeWakeups } from './node-events';
+import type { PersonTokens } from './person-tokens';
 import type { RateLimits } from './rate-limit';
 import type { SshCa } from './ssh-ca';
 
@@ -38,6 +39,8 @@ export interface AppDeps {
   nodeCredentials: NodeCredentials;
   /** API keys resolved so far, forgotten as soon as any process changes them. */
   apiKeys: ApiKeys;
+  /** People's access tokens from the OpenID provider; unset (no OIDC configured): a JWT is an unknown secret. */
+  personTokens?: PersonTokens;
   heartbeats: Heartbeats;
   /** When alternating agent runs of one identity quarantine it. */
   duplicateSessions: DuplicateSessionRules;

@@ -17,6 +17,7 @@ import type { AppDeps } from './env';
 import { rateLimitsOf } from './rate-limit';
 import { createAppDeps } from './deps';
 import { loadSshCa } from './ssh-ca';
+import { oidcSettingsOf } from './person-tokens';
 import { startTracing, tracesEndpointOf } from '../observability/tracing';
 import { apiProcessCount, superviseApiProcesses } from './cluster';
 import { aggregateApiMetrics } from '../observability/metrics-cluster';
@@ -109,6 +110,7 @@ export function apiServicesOf(
     caEndorsements: offer.endorsements,
     sshCa,
     bootstrapKeyHash: held.operatorKey ? hashSecret(held.operatorKey) : undefined,
+    oidc: oidcSettingsOf(config),
     metricsTokenHash: config.DRYDOCK_METRICS_TOKEN ? hashSecret(config.DRYDOCK_METRICS_TOKEN) : undefined,
     rateLimits: rateLimitsOf(config),
     duplicateSessions: {

@@ -13,6 +13,7 @@ import { fleetRoutes } from './routes/fleet';
 import { liveRoutes } from './routes/live';
 import { nodeRoutes } from './routes/nodes';
 import { operationRoutes } from './routes/operations';
+import { auditRoutes } from './routes/audit';
 import { poolRoutes } from './routes/pools';
 import { tokenRoutes } from './routes/tokens';
 import { securityHeaders } from './security';
@@ -109,6 +110,7 @@ export function consoleRoutes(send: InProcess, store: SessionStore): Hono<Consol
   router.route('/', poolRoutes());
   router.route('/', tokenRoutes());
   router.route('/', operationRoutes());
+  router.route('/', auditRoutes());
   router.route('/', liveRoutes());
 
   router.all('*', (c) => notFound(c));

@@ -36,6 +36,7 @@ export function Layout(props: {
                 <a href="/console/tokens">Join tokens</a>
               )}
               <a href="/console/operations">Operations</a>
+              {session.caller.kind === 'operator' && <a href="/console/audit">Audit</a>}
               <span class="caller">
                 {session.caller.kind === 'tenant'
                   ? `key ${session.caller.name} (tenant ${session.caller.tenantId})`

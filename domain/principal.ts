@@ -1,12 +1,23 @@
 import { DrydockError } from './errors';
 
 /**
+ * A person signed in at the OpenID provider, behind an operator or tenant principal: the token's
+ * subject (stable at the provider) and its email claim, when it has one.
+ */
+export interface Person {
+  subject: string;
+  email: string | null;
+}
+
+/**
  * Who is calling: an operator key; a tenant key bound to one tenant and a list of actions; or a
- * node credential, bound to one node and accepted only on `/v1/agent/*`.
+ * node credential, bound to one node and accepted only on `/v1/agent/*`. A person whose groups
+ * map to operator or to a tenant is that principal with `person` set (docs/sign-in.md): every
+ * rule that holds for a key of the kind holds for them.
  */
 export type Principal =
-  | { kind: 'operator'; keyId: string; name: string }
-  | { kind: 'tenant'; keyId: string; name: string; tenantId: string; actions: string[] }
+  | { kind: 'operator'; keyId: string; name: string; person?: Person }
+  | { kind: 'tenant'; keyId: string; name: string; tenantId: string; actions: string[]; person?: Person }
   | { kind: 'node'; nodeId: string; credentialId: string; name: string };
 
 export const ACTIONS = [
@@ -61,14 +72,17 @@ export function requireOwner(
   );
 }
 
-/** The name recorded as `actor` on events and operations. */
+/** The name recorded as `actor` on events and operations: `key:<name>`, `node:<id>` or `user:<email or subject>`. */
 export function actorOf(principal: Principal): string {
-  return principal.kind === 'node' ? `node:${principal.nodeId}` : `key:${principal.name}`;
+  if (principal.kind === 'node') return `node:${principal.nodeId}`;
+  if (principal.person) return `user:${principal.person.email ?? principal.person.subject}`;
+  return `key:${principal.name}`;
 }
 
 /**
  * Whose Idempotency-Keys a request's key is one of: the API key's id (`bootstrap` for the
- * bootstrap operator key) or the node credential's id. Another caller's key never collides.
+ * bootstrap operator key), the node credential's id, or a person's `user:<subject>` (their
+ * `keyId`). Another caller's key never collides.
  */
 export function idempotencyScope(principal: Principal): string {
   return principal.kind === 'node' ? principal.credentialId : principal.keyId;

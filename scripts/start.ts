@@ -20,6 +20,7 @@ import { terminalStatusLine } from './services/status-line';
 import { startTemporal, temporalAddressOf, temporalUiUrlOf, type TemporalOptions } from './services/temporal';
 import { startDemoFleet } from './seed-demo';
 import { temporalConnection } from '../temporal-connection';
+import type { RunningOidcProvider } from './services/oidc-provider';
 
 /** `npm start`: Postgres, Temporal with its UI, migrations, the worker and the API in one command. */
 async function main(): Promise<void> {
@@ -89,9 +90,17 @@ async function main(): Promise<void> {
     const ca = loadCa({ file: config.DRYDOCK_CA_KEY_FILE, home });
     const temporalUiUrl = temporalUiUrlOf(temporalOptions);
     const operatorKey = config.DRYDOCK_BOOTSTRAP_OPERATOR_KEY ?? developmentOperatorKey(home);
+    // `--oidc`: a local OpenID provider with demo people, and the API trusting it (docs/sign-in.md).
+    const oidc =
+      config.DRYDOCK_DEMO_OIDC === '1' || process.argv.includes('--oidc') ? await startDemoOidc(home) : null;
+    if (oidc) {
+      stops.push(() => oidc.provider.stop());
+      if (config.DRYDOCK_OIDC_ISSUER) say(`--oidc: the demo provider replaces DRYDOCK_OIDC_ISSUER`);
+      say(`openid provider ready at ${oidc.provider.issuer}`);
+    }
     // The API needs no Temporal: it records requests in Postgres, and the dispatcher starts their
     // workflows once Temporal is up.
-    const services = apiServicesOf(config, {
+    const services = apiServicesOf(oidc ? { ...config, ...oidc.config } : config, {
       db,
       sql,
       log,
@@ -113,6 +122,7 @@ async function main(): Promise<void> {
     const running: Running = {
       apiUrl,
       operatorKey,
+      oidc: oidc?.provider ?? null,
       temporalUiUrl,
       address: temporalAddressOf(temporalOptions),
     };
@@ -175,6 +185,7 @@ async function main(): Promise<void> {
 interface Running {
   apiUrl: string;
   operatorKey: string;
+  oidc: RunningOidcProvider | null;
   temporalUiUrl: string | null;
   address: string;
 }
@@ -207,6 +218,7 @@ function announce(
         api: apiUrl,
         console: `${apiUrl}/console`,
         temporalUi: running.temporalUiUrl ?? undefined,
+        oidcIssuer: running.oidc?.issuer,
         node: process.versions.node,
         ...(waiting ? { workflows: 'waiting for temporal' } : {}),
       },
@@ -235,8 +247,45 @@ ${note}
         ./bin/drydock.mjs pools maintain pool-h100-east --selector rack=r1 --step drain:1m \\
           --step run:driver-upgrade --step reboot --step verify --step uncordon \\
           --max-concurrent 2 --healthy-after 5s --reason demo --wait
-  Ctrl-C stops everything.
+${running.oidc ? oidcBanner(running.oidc, apiUrl) : ''}  Ctrl-C stops everything.
 `);
+}
+
+/** The demo provider, started, and the settings that make the API trust it. */
+async function startDemoOidc(home: string) {
+  // Loaded only here: `npm start` without --oidc never needs the provider (a dev dependency).
+  const { startOidcProvider, DEMO_GROUP_MAP } = await import('./services/oidc-provider');
+  const groupMapFile = resolve(home, 'oidc-group-map.yaml');
+  writeFileSync(groupMapFile, DEMO_GROUP_MAP);
+  const provider = await startOidcProvider();
+  return {
+    provider,
+    config: {
+      DRYDOCK_OIDC_ISSUER: provider.issuer,
+      DRYDOCK_OIDC_AUDIENCE: provider.audience,
+      DRYDOCK_OIDC_GROUP_MAP: groupMapFile,
+    },
+  };
+}
+
+/** The demo people and how to get a token for the API: the console and `drydock login` come later. */
+function oidcBanner(provider: RunningOidcProvider, apiUrl: string): string {
+  const people = provider.people
+    .map((p) => `        ${p.email.padEnd(20)} groups: ${p.groups.join(', ')}`)
+    .join('\n');
+  return `
+  OpenID provider ${provider.issuer}   (the API accepts its access tokens; map: .drydock/oidc-group-map.yaml)
+${people}
+        Its development login page takes any password. Console and CLI sign-in are not there yet:
+        get a token with the device flow (docs/sign-in.md, Try it locally):
+          curl -s -d client_id=${provider.cliClientId} -d 'scope=openid email groups drydock' \\
+            -d resource=${provider.resource} ${provider.issuer}/device/auth
+          # open verification_uri_complete, sign in as alice@example.com, then
+          curl -s -d client_id=${provider.cliClientId} -d device_code=<device_code> \\
+            -d grant_type=urn:ietf:params:oauth:grant-type:device_code ${provider.issuer}/token
+          curl -H "Authorization: Bearer <access_token>" ${apiUrl}/v1/whoami
+
+`;
 }
 
 /** In development the operator key lives in `.drydock/operator-key`, made on the first start. */

@@ -1,6 +1,9 @@
 import { randomBytes } from 'node:crypto';
-import { describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { GroupMap } from '../api/group-map';
 import { newId } from '../domain/ids';
+import { ACTIONS } from '../domain/principal';
+import { startOidcProvider, type RunningOidcProvider } from '../scripts/services/oidc-provider';
 import type { Reply } from './support/fixtures';
 import { useHarness } from './support/harness';
 import {
@@ -14,10 +17,37 @@ import {
   type RouteSpec,
   type World,
 } from './support/route-table';
+import { signIn } from './support/oidc';
 import { snapshot } from './support/snapshot';
 
+// People signed in at a real OpenID provider call beside the keys: one whose group maps to
+// operator, one whose group maps to the stranger tenant with every action, one in no mapped group.
+let provider: RunningOidcProvider;
+/** Filled once the world names its tenants; the API reads the map at each token. */
+const groupMap: GroupMap = { 'fleet-ops': { role: 'operator' } };
+const people: Partial<Record<'personOperator' | 'personStranger' | 'personUnmapped', string>> = {};
+beforeAll(async () => {
+  provider = await startOidcProvider({
+    accessTokenTtlSeconds: 3600,
+    people: [
+      { email: 'op@example.com', name: 'Op', groups: ['fleet-ops'] },
+      { email: 'str@example.com', name: 'Str', groups: ['stranger-team'] },
+      { email: 'nobody@example.com', name: 'Nobody', groups: ['unmapped'] },
+    ],
+  });
+});
+afterAll(() => provider?.stop());
+
 // The world's pool has short remediation attempts (test/support/route-table.ts).
-const h = useHarness();
+const h = useHarness({
+  oidc: () => ({
+    issuer: provider.issuer,
+    audience: provider.audience,
+    groupsClaim: 'groups',
+    clockSkewSeconds: 60,
+    groupMap,
+  }),
+});
 
 const CALLERS = [
   'none',
@@ -29,6 +59,9 @@ const CALLERS = [
   'pendingNode',
   'adoptedNode',
   'operator',
+  'personOperator',
+  'personStranger',
+  'personUnmapped',
 ] as const;
 type Caller = (typeof CALLERS)[number];
 
@@ -39,7 +72,11 @@ const UNAUTHENTICATED = { status: 401, code: 'UNAUTHENTICATED' } as const;
 const FORBIDDEN = { status: 403, code: 'FORBIDDEN' } as const;
 
 function expected(access: Access, exemplar: Exemplar, caller: Caller): Expected {
+  // A person is the principal their groups map to: answered as that key would be.
+  if (caller === 'personOperator') return expected(access, exemplar, 'operator');
+  if (caller === 'personStranger') return expected(access, exemplar, 'stranger');
   if (access.kind === 'public') return 'allowed';
+  if (caller === 'personUnmapped') return FORBIDDEN;
   if (caller === 'none' || caller === 'garbage' || caller === 'revoked') return UNAUTHENTICATED;
   if (access.kind === 'agent') {
     if (caller === 'adoptedNode') return 'allowed';
@@ -74,6 +111,10 @@ function token(world: World, access: Access, caller: Caller): Promise<string | n
       return world.agent.credential;
     case 'operator':
       return h.operatorKey;
+    case 'personOperator':
+    case 'personStranger':
+    case 'personUnmapped':
+      return people[caller]!;
   }
 }
 
@@ -170,6 +211,10 @@ describe('authorization matrix', () => {
   it('every route answers every kind of caller as the credential rules say; refusals change nothing', async () => {
     const table = routeTable(h.app);
     const world = await createWorld(h);
+    groupMap['stranger-team'] = { role: 'tenant', tenantId: world.stranger, actions: [...ACTIONS] };
+    people.personOperator = (await signIn(provider, 'op@example.com')).accessToken;
+    people.personStranger = (await signIn(provider, 'str@example.com')).accessToken;
+    people.personUnmapped = (await signIn(provider, 'nobody@example.com')).accessToken;
     await world.operation();
     // The set-up's drain ends before anything is compared.
     await settle(h);

@@ -1,14 +1,14 @@
 import type { Principal } from '../../domain/principal';
 import type { EventRow } from '../../db/queries/events';
 import { feedHorizon } from '../../db/events';
-import { listFeedEvents } from '../../db/queries/event-feed';
+import { listFeedEvents, type EventFilters } from '../../db/queries/event-feed';
 import type { AppDeps } from '../env';
 
 /** A long-poll looks again this often even without a NOTIFY (one lost while the LISTEN reconnected). */
 const RECHECK_MS = 5_000;
 
 /**
- * One page of the fleet feed after `afterId`, waiting up to `waitMs` for one when there is none.
+ * One page of the fleet feed after `afterId` (narrowed by the filters: the audit follows with them), waiting up to `waitMs` for one when there is none.
  * `nextCursor` is where the next call starts: the last item's id on a full page, otherwise the
  * feed's horizon (every event up to it was looked at and is final), never behind `afterId`.
  * `limit` 0 reads no event and does not wait: its cursor is where the feed stands now.
@@ -16,10 +16,9 @@ const RECHECK_MS = 5_000;
 export async function readEventFeed(
   deps: Pick<AppDeps, 'db' | 'feedWakeups'>,
   principal: Principal,
-  q: {
+  q: EventFilters & {
     afterId: number;
     typePrefixes?: string[];
-    nodeId?: string;
     limit: number;
     waitMs: number;
     signal: AbortSignal;

@@ -1,6 +1,7 @@
 import type { Command } from '../command';
 import { allocationCommands } from './allocations';
 import { artifactCommands } from './artifacts';
+import { auditCommands } from './audit';
 import { caCommands } from './ca';
 import { commandCommands } from './commands';
 import { decommissionCommands } from './decommission';
@@ -23,6 +24,7 @@ export const commands: readonly Command[] = [
   ...nodeControlCommands,
   ...nodeAccessCommands,
   ...eventCommands,
+  ...auditCommands,
   ...remediationCommands,
   ...commandCommands,
   ...sshCommands,

@@ -15,5 +15,7 @@ export const events = pgTable(
     operationId: text('operation_id'),
     createdAt: tz('created_at').notNull().defaultNow(),
   },
-  (t) => [index('events_node_idx').on(t.nodeId, t.id)],
+  // By actor: the audit's filter (GET /v1/audit?actor=), newest first or after a cursor, without
+  // scanning the whole log for someone who did little.
+  (t) => [index('events_node_idx').on(t.nodeId, t.id), index('events_actor_idx').on(t.actor, t.id)],
 );

@@ -11,6 +11,7 @@ import { hashSecret } from '../../domain/secrets';
 import { createApp } from '../../api/app';
 import type { AppDeps } from '../../api/env';
 import type { RateLimitSettings } from '../../api/rate-limit';
+import type { OidcSettings } from '../../api/person-tokens';
 import { createAppDeps } from '../../api/deps';
 import { generateCa, type ClusterCa } from '../../ca';
 import { createDb, type Db } from '../../db/client';
@@ -69,6 +70,8 @@ export function useHarness(
     tracing?: () => Tracing;
     /** The API's and the worker's logger (and Temporal's, when this file installs the runtime); unset: silent. */
     log?: Logger;
+    /** The OpenID provider the API trusts (read once the file's earlier setup ran); unset: none. */
+    oidc?: () => OidcSettings;
   } = {},
 ): Harness {
   const h = {} as Harness;
@@ -113,6 +116,7 @@ export function useHarness(
       caPrivateKey: h.ca.privateKey,
       caPublicKeyPem: h.ca.publicKeyPem,
       bootstrapKeyHash: hashSecret(h.operatorKey),
+      oidc: options.oidc?.(),
       heartbeats: options.heartbeats,
       rateLimits: { ...UNREACHABLE_RATE_LIMITS, ...options.rateLimits },
       tracerProvider: tracing?.provider,

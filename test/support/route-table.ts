@@ -489,6 +489,20 @@ export const EXEMPLARS: Record<string, Exemplar> = {
     async () => ({ query: { after: '0', type: 'node.', limit: '20', wait: '0' } }),
     false,
   ),
+  'GET /v1/audit': {
+    access: OPERATOR,
+    status: 200,
+    build: async () => ({
+      query: {
+        actor: 'alice@example.com',
+        type: 'node.',
+        since: '2026-01-01T00:00:00Z',
+        until: '2027-01-01T00:00:00+02:00',
+        cursor: '999',
+        limit: '20',
+      },
+    }),
+  },
   'POST /v1/nodes/{id}/cordon': control('compute:nodes:cordon'),
   'POST /v1/nodes/{id}/uncordon': control('compute:nodes:cordon'),
   'POST /v1/nodes/{id}/taint': control('compute:nodes:update', { add: ['rma-pending'], remove: ['old'] }),

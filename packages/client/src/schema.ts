@@ -71,6 +71,23 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/v1/audit': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** Who did what, when and why: the events, newest first, or followed oldest first (operators only) */
+    get: operations['listAudit'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/v1/nodes/{id}/cordon': {
     parameters: {
       query?: never;
@@ -1297,6 +1314,14 @@ export interface components {
       operationId: string | null;
       createdAt: string;
     };
+    AuditEntry: components['schemas']['Event'] & {
+      /** @description the event type's one-line description (null for a type this API does not know) */
+      description: string | null;
+      /** @description the event's node's hostname, as it is now */
+      hostname: string | null;
+      /** @description the pool the event names in its data, else its node's pool as it is now */
+      poolId: string | null;
+    };
     Operation: {
       id: string;
       /** @enum {string} */
@@ -2315,6 +2340,56 @@ export interface operations {
             items: components['schemas']['Event'][];
             /** @description pass as after next time; never null */
             nextCursor: string;
+          };
+        };
+      };
+      400: components['responses']['InvalidInput'];
+      401: components['responses']['Unauthenticated'];
+      403: components['responses']['Forbidden'];
+      404: components['responses']['NotFound'];
+      409: components['responses']['Conflict'];
+      413: components['responses']['PayloadTooLarge'];
+      422: components['responses']['IdempotencyKeyReused'];
+      429: components['responses']['RateLimited'];
+      503: components['responses']['Unavailable'];
+    };
+  };
+  listAudit: {
+    parameters: {
+      query?: {
+        /** @description only the events of this actor, exactly (key:ops, node:n_…, system:drain); without a colon a person: alice@example.com is user:alice@example.com */
+        actor?: string;
+        /** @description an event type or a prefix of one, or up to 10 separated by commas: events of any of them */
+        type?: string;
+        /** @description only events at or after this time (RFC 3339) */
+        since?: string;
+        /** @description only events before this time (RFC 3339) */
+        until?: string;
+        /** @description newest first: the nextCursor of the previous page, for older events */
+        cursor?: string;
+        /** @description follow: oldest first, the events after this cursor (0: from the first); with wait, a long-poll */
+        after?: string;
+        /** @description decimal digits only */
+        limit?: number;
+        /** @description with after only: seconds to wait for a new entry */
+        wait?: number;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description audit entries */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            items: components['schemas']['AuditEntry'][];
+            /** @description newest first: pass as cursor for older events, null on the last page; with after: pass as after, never null */
+            nextCursor: string | null;
           };
         };
       };

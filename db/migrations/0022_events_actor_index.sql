@@ -1,0 +1,1 @@
+CREATE INDEX "events_actor_idx" ON "events" USING btree ("actor","id");

@@ -37,6 +37,8 @@ export interface OidcProviderOptions {
   audience?: string;
   /** Where the console client may be sent back to after sign-in. */
   redirectUris?: string[];
+  /** Where the console client may be sent back to after signing out at the provider. */
+  postLogoutRedirectUris?: string[];
   /** Access token lifetime in seconds (default 600). */
   accessTokenTtlSeconds?: number;
   /** The port to listen on, on 127.0.0.1 (default: any free one). */
@@ -55,9 +57,18 @@ export interface RunningOidcProvider {
   /** The `resource` parameter that asks for an access token for Drydock's API. */
   resource: string;
   /** The console's confidential client (authorization code with PKCE). */
-  consoleClient: { clientId: string; clientSecret: string; redirectUris: string[] };
+  consoleClient: {
+    clientId: string;
+    clientSecret: string;
+    redirectUris: string[];
+    postLogoutRedirectUris: string[];
+  };
   /** The CLI's public client (device authorization grant). */
   cliClientId: string;
+  /**
+   * The people, live: a change to one's `groups` shows in the tokens issued after it (a refresh
+   * included), as a group removed at a real provider does.
+   */
   people: ProviderPerson[];
   stop(): Promise<void>;
 }
@@ -92,6 +103,7 @@ export async function startOidcProvider(options: OidcProviderOptions = {}): Prom
     clientId: 'drydock-console',
     clientSecret: randomBytes(24).toString('base64url'),
     redirectUris,
+    postLogoutRedirectUris: options.postLogoutRedirectUris ?? [],
   };
   const cliClientId = 'drydock-cli';
   const configuration: Configuration = {
@@ -100,6 +112,7 @@ export async function startOidcProvider(options: OidcProviderOptions = {}): Prom
         client_id: consoleClient.clientId,
         client_secret: consoleClient.clientSecret,
         redirect_uris: redirectUris,
+        post_logout_redirect_uris: consoleClient.postLogoutRedirectUris,
         grant_types: ['authorization_code', 'refresh_token'],
         response_types: ['code'],
       },
@@ -114,6 +127,9 @@ export async function startOidcProvider(options: OidcProviderOptions = {}): Prom
     jwks: { keys: [signingKey] },
     cookies: { keys: [randomBytes(32).toString('base64url')] },
     pkce: { required: () => true },
+    // Both clients get a refresh token, whatever the scopes asked: the console renews a session's
+    // access token with it (and so re-reads the person's groups), the CLI its cached token.
+    issueRefreshToken: (_ctx, client) => client.grantTypeAllowed('refresh_token'),
     scopes: ['openid', 'email', 'profile', 'groups', 'offline_access'],
     claims: { openid: ['sub'], email: ['email', 'email_verified'], profile: ['name'], groups: ['groups'] },
     // The ID token carries the scopes' claims (groups, email) even when an access token is issued.

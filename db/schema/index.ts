@@ -20,3 +20,4 @@ export * from './rate-limits';
 export * from './scheduler-views';
 export * from './agent-actions';
 export * from './ssh-certificates';
+export * from './people';

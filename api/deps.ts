@@ -9,6 +9,7 @@ import type { AppDeps } from './env';
 import { Heartbeats, type HeartbeatOptions } from './heartbeats';
 import { ApiKeys } from './api-keys';
 import { NodeCredentials } from './node-credentials';
+import { People } from './people';
 import { PersonTokens, type OidcSettings } from './person-tokens';
 import { EVENTS_CHANNEL, KEYS_CHANNEL } from '../db/wakeups';
 import { createApiMetrics } from '../observability/metrics';
@@ -77,7 +78,7 @@ export function createAppDeps(input: AppDepsInput) {
     feedWakeups,
     nodeCredentials: new NodeCredentials(input.db, wakeups),
     apiKeys: new ApiKeys(input.db, keyWakeups),
-    personTokens: input.oidc ? new PersonTokens(input.oidc) : undefined,
+    personTokens: input.oidc ? new PersonTokens(input.oidc, new People(input.db)) : undefined,
     heartbeats,
     duplicateSessions: input.duplicateSessions ?? DEFAULT_DUPLICATE_SESSION_RULES,
     rateLimits: new RateLimits(input.db, input.rateLimits),

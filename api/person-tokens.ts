@@ -1,9 +1,10 @@
 import { readFileSync } from 'node:fs';
 import { createRemoteJWKSet, decodeJwt, errors as joseErrors, jwtVerify, type JWTPayload } from 'jose';
 import { DrydockError } from '../domain/errors';
-import type { Principal } from '../domain/principal';
+import { actorOf, type Principal } from '../domain/principal';
 import type { Config } from '../config';
 import { parseGroupMap, roleOf, type GroupMap } from './group-map';
+import type { People } from './people';
 
 /** How the API trusts an OpenID provider's access tokens (docs/sign-in.md). */
 export interface OidcSettings {
@@ -84,7 +85,10 @@ export function looksLikeJwt(secret: string): boolean {
 export class PersonTokens {
   private keys: Promise<ReturnType<typeof createRemoteJWKSet>> | null = null;
 
-  constructor(private readonly settings: OidcSettings) {}
+  constructor(
+    private readonly settings: OidcSettings,
+    private readonly people: People,
+  ) {}
 
   /** The person's principal; 401 for a token that does not verify, 403 for a person no group maps. */
   async resolve(token: string): Promise<Principal> {
@@ -134,14 +138,17 @@ export class PersonTokens {
       : [];
     const who = email ?? `subject ${subject}`;
     const role = roleOf(settings.groupMap, groups, who);
-    const person = { subject, email };
+    const person = { issuer: settings.issuer, subject, email };
     const keyId = `user:${subject}`;
     const name = email ?? subject;
-    return Object.freeze(
+    const principal: Principal = Object.freeze(
       role.role === 'operator'
         ? { kind: 'operator' as const, keyId, name, person }
         : { kind: 'tenant' as const, keyId, name, tenantId: role.tenantId, actions: role.actions, person },
     );
+    // Before the request acts: its records name `user:<email>`, the table says whose it was.
+    await this.people.seen({ ...person, actor: actorOf(principal) });
+    return principal;
   }
 
   /** The provider's key set, from its discovery document; a failed read is tried again next time. */

@@ -386,6 +386,15 @@ export const ArtifactCopySchema = z
   })
   .openapi('ArtifactCopy');
 
+/** A person as the OpenID provider knows them: the provider, their stable subject there, their email. */
+export const PersonSchema = z
+  .object({
+    issuer: z.string().openapi({ description: "the OpenID provider's issuer URL" }),
+    subject: z.string().openapi({ description: "the person's subject at the provider (the token's sub)" }),
+    email: z.string().nullable().openapi({ description: "the token's email claim, when it has one" }),
+  })
+  .openapi('Person');
+
 export const EventSchema = z
   .object({
     id: z.string(),

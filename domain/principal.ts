@@ -1,10 +1,11 @@
 import { DrydockError } from './errors';
 
 /**
- * A person signed in at the OpenID provider, behind an operator or tenant principal: the token's
- * subject (stable at the provider) and its email claim, when it has one.
+ * A person signed in at the OpenID provider, behind an operator or tenant principal: the provider,
+ * the token's subject (stable at the provider) and its email claim, when it has one.
  */
 export interface Person {
+  issuer: string;
   subject: string;
   email: string | null;
 }

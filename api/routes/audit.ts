@@ -3,7 +3,7 @@ import { DrydockError } from '../../domain/errors';
 import { requireOperator } from '../auth';
 import type { AppEnv } from '../env';
 import { auditActor, readAudit } from '../services/audit';
-import { errorResponses, EventSchema, eventTypePrefixes, json, queryInteger } from '../schemas';
+import { errorResponses, EventSchema, eventTypePrefixes, json, PersonSchema, queryInteger } from '../schemas';
 
 const eventId = (what: string) =>
   z
@@ -20,6 +20,7 @@ const AuditEntrySchema = EventSchema.extend({
     .string()
     .nullable()
     .openapi({ description: "the pool the event names in its data, else its node's pool as it is now" }),
+  person: PersonSchema.nullable(),
 }).openapi('AuditEntry');
 
 const auditRoute = createRoute({

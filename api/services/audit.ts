@@ -1,6 +1,8 @@
 import { inArray } from 'drizzle-orm';
 import { EVENT_DESCRIPTIONS, type EventType } from '../../domain/events';
-import type { Principal } from '../../domain/principal';
+import type { Person, Principal } from '../../domain/principal';
+import type { Db } from '../../db/client';
+import { identitiesOf } from '../../db/people';
 import { listEventsNewestFirst, type EventFilters } from '../../db/queries/event-feed';
 import { eventView, type EventRow } from '../../db/queries/events';
 import { nodes } from '../../db/schema';
@@ -16,14 +18,22 @@ export function auditActor(actor: string): string {
   return actor.includes(':') ? actor : `user:${actor}`;
 }
 
-/** One audit entry: the event, its one-line description, and the node's hostname and pool as they are now. */
-export function auditEntryView(e: EventRow, node: { hostname: string; poolId: string | null } | undefined) {
+/**
+ * One audit entry: the event, its one-line description, the node's hostname and pool as they are
+ * now, and for a person's event the provider identity behind its actor.
+ */
+export function auditEntryView(
+  e: EventRow,
+  node: { hostname: string; poolId: string | null } | undefined,
+  person: Person | null,
+) {
   const dataPool = typeof e.data.poolId === 'string' ? e.data.poolId : null;
   return {
     ...eventView(e),
     description: EVENT_DESCRIPTIONS[e.type as EventType] ?? null,
     hostname: node?.hostname ?? null,
     poolId: dataPool ?? node?.poolId ?? null,
+    person,
   };
 }
 export type AuditEntry = ReturnType<typeof auditEntryView>;
@@ -66,8 +76,24 @@ export async function readAudit(
           .from(nodes)
           .where(inArray(nodes.id, nodeIds));
   const byId = new Map(found.map((n) => [n.id, n]));
+  const personOf = await peopleBehind(deps.db, rows);
   return {
-    items: rows.map((e) => auditEntryView(e, e.nodeId ? byId.get(e.nodeId) : undefined)),
+    items: rows.map((e) => auditEntryView(e, e.nodeId ? byId.get(e.nodeId) : undefined, personOf(e))),
     nextCursor,
+  };
+}
+
+/**
+ * Who each person's event was by: of the identities that acted as its actor, the one seen first
+ * most recently before the event (an email the provider gave a new person since names the new one
+ * only from their first request on). Null for keys, nodes and the system.
+ */
+async function peopleBehind(db: Db, rows: EventRow[]): Promise<(e: EventRow) => Person | null> {
+  const actors = [...new Set(rows.flatMap((e) => (e.actor.startsWith('user:') ? [e.actor] : [])))];
+  const identities = await identitiesOf(db, actors);
+  return (e) => {
+    const mine = identities.filter((p) => p.actor === e.actor);
+    const at = mine.find((p) => p.firstSeenAt <= e.createdAt) ?? mine[mine.length - 1];
+    return at ? { issuer: at.issuer, subject: at.subject, email: at.email } : null;
   };
 }

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { People } from '../../api/people';
 import { appendEvent } from '../../db/events';
 import { events } from '../../db/schema';
 import { seedPoolNode } from '../support/builders';
@@ -18,6 +19,7 @@ interface Entry {
   reason: string | null;
   operationId: string | null;
   createdAt: string;
+  person: { issuer: string; subject: string; email: string | null } | null;
 }
 type Page = { items: Entry[]; nextCursor: string | null };
 
@@ -66,6 +68,37 @@ describe('GET /v1/audit', () => {
     ).toEqual(['node.cordoned']);
     // Not a prefix match: another person whose address starts the same is not her.
     expect((await audit(`actor=${encodeURIComponent(alice.slice(0, -4))}`)).items).toEqual([]);
+  });
+
+  it("names the provider identity behind a person's email as it was at the time, and none for a key", async () => {
+    const email = person();
+    const actor = `user:${email}`;
+    const issuer = 'https://idp.example.com';
+    // As the API records sign-ins (api/people.ts): the email was subject s-1's, then the provider
+    // gave it to a new person, s-2.
+    await new People(h.db).seen({ issuer, subject: 's-1', actor, email }, Date.parse('2026-01-01T00:00:00Z'));
+    await new People(h.db).seen({ issuer, subject: 's-2', actor, email }, Date.parse('2026-02-01T00:00:00Z'));
+    const at = (iso: string, who = actor) => ({
+      type: 'node.cordoned',
+      actor: who,
+      reason: iso,
+      createdAt: new Date(iso),
+    });
+    await h.db
+      .insert(events)
+      .values([
+        at('2026-01-15T00:00:00Z'),
+        at('2026-02-15T00:00:00Z'),
+        at('2026-02-16T00:00:00Z', 'key:ops'),
+      ]);
+    const page = await audit(`actor=${encodeURIComponent(actor)}`);
+    expect(page.items.map((e) => [e.reason, e.person?.subject])).toEqual([
+      ['2026-02-15T00:00:00Z', 's-2'],
+      ['2026-01-15T00:00:00Z', 's-1'],
+    ]);
+    expect(page.items[0]!.person).toEqual({ issuer, subject: 's-2', email });
+    const keys = await audit('actor=key:ops&since=2026-02-16T00:00:00Z&until=2026-02-17T00:00:00Z');
+    expect(keys.items.map((e) => e.person)).toEqual([null]);
   });
 
   it('keeps the entries from since and before until', async () => {

@@ -79,7 +79,12 @@ describe('people signed in at the OpenID provider', () => {
     const { accessToken } = await signIn(provider, 'alice@example.com');
     const whoami = await call(h, 'GET', '/v1/whoami', { token: accessToken });
     expect(whoami.status).toBe(200);
-    expect(whoami.body).toMatchObject({ kind: 'operator', name: 'alice@example.com', tenantId: null });
+    expect(whoami.body).toMatchObject({
+      kind: 'operator',
+      name: 'alice@example.com',
+      tenantId: null,
+      person: { issuer: provider.issuer, subject: 'alice@example.com', email: 'alice@example.com' },
+    });
     // An operator route, and a node of a tenant alice's tenant group does not name.
     expect((await call(h, 'GET', '/v1/keys', { token: accessToken })).status).toBe(200);
     const node = await nodeOf('vision');
@@ -90,6 +95,14 @@ describe('people signed in at the OpenID provider', () => {
     expect(cordon.status, JSON.stringify(cordon.body)).toBe(200);
     const [event] = await eventsOf(h, node, 'node.cordoned');
     expect(event).toMatchObject({ actor: 'user:alice@example.com', reason: 'rack b7 PSU swap' });
+    // The audit names the provider identity behind the email (her subject at this issuer).
+    const audit = await call(h, 'GET', `/v1/audit?actor=alice@example.com&type=node.cordoned`, {
+      token: accessToken,
+    });
+    expect(audit.body.items.find((e: { nodeId: string }) => e.nodeId === node)).toMatchObject({
+      actor: 'user:alice@example.com',
+      person: { issuer: provider.issuer, subject: 'alice@example.com', email: 'alice@example.com' },
+    });
   });
 
   it("a person in tenant groups is that tenant, with the union of the groups' actions", async () => {

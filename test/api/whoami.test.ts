@@ -11,7 +11,13 @@ describe('GET /v1/whoami', () => {
     const operator = await call(h, 'GET', '/v1/whoami');
     expect(operator).toEqual({
       status: 200,
-      body: { kind: 'operator', name: 'bootstrap-operator', tenantId: null, actions: [...ACTIONS] },
+      body: {
+        kind: 'operator',
+        name: 'bootstrap-operator',
+        tenantId: null,
+        actions: [...ACTIONS],
+        person: null,
+      },
     });
     await seedPool(h, { id: 'pool-who', tenantId: 'who' });
     const key = await tenantKey(h, 'who', ['compute:nodes:read', 'compute:nodes:cordon'], 'who-ops');
@@ -23,6 +29,7 @@ describe('GET /v1/whoami', () => {
         name: 'who-ops',
         tenantId: 'who',
         actions: ['compute:nodes:read', 'compute:nodes:cordon'],
+        person: null,
       },
     });
   });

@@ -1108,7 +1108,7 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** Who the caller is and which actions its key holds */
+    /** Who the caller is (a key, or a person signed in at the OpenID provider) and which actions it holds */
     get: operations['whoami'];
     put?: never;
     post?: never;
@@ -1321,7 +1321,16 @@ export interface components {
       hostname: string | null;
       /** @description the pool the event names in its data, else its node's pool as it is now */
       poolId: string | null;
+      person: components['schemas']['Person'];
     };
+    Person: {
+      /** @description the OpenID provider's issuer URL */
+      issuer: string;
+      /** @description the person's subject at the provider (the token's sub) */
+      subject: string;
+      /** @description the token's email claim, when it has one */
+      email: string | null;
+    } | null;
     Operation: {
       id: string;
       /** @enum {string} */
@@ -1902,7 +1911,7 @@ export interface components {
     Caller: {
       /** @enum {string} */
       kind: 'operator' | 'tenant';
-      /** @description the key name, recorded as key:<name> on events */
+      /** @description the key's name (recorded as key:<name>), or the person's email (user:<email>) */
       name: string;
       /** @description a tenant key's tenant; null for operators */
       tenantId: string | null;
@@ -1926,6 +1935,7 @@ export interface components {
         | 'compute:tokens:read'
         | 'compute:tokens:write'
       )[];
+      person: components['schemas']['Person'];
     };
   };
   responses: {

@@ -1,9 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { ApiError, Unreachable } from '@drydock/client';
 import { cliFailure } from './client';
+import type { Credential } from './credential';
 import { CliError } from './errors';
 
-const globals = { api: 'http://drydock.example:8080', token: 'sekret' };
+const keyed: Credential = { source: 'token', signIn: undefined, bearer: async () => 'sekret' };
+const globals = { api: 'http://drydock.example:8080', credential: keyed };
 
 describe('cliFailure', () => {
   it('keeps the code of a refusal, which sets the exit code', () => {
@@ -12,13 +14,33 @@ describe('cliFailure', () => {
     expect(failure).toMatchObject({ code: 'CONFLICT', message: 'node changed', exitCode: 3 });
   });
 
-  it('says how to pass a credential on a 401 only when none was given', () => {
+  it('says how to sign in or pass a credential on a 401 only when none was given', () => {
     const refusal = new ApiError(401, 'UNAUTHENTICATED', 'missing credential');
-    expect(cliFailure(refusal, { ...globals, token: undefined })).toMatchObject({
-      message: 'missing credential; pass --token SECRET or set DRYDOCK_TOKEN',
+    const none: Credential = { source: 'none', signIn: undefined, bearer: async () => undefined };
+    expect(cliFailure(refusal, { ...globals, credential: none })).toMatchObject({
+      message:
+        "missing credential; sign in with 'drydock login --issuer URL', or pass --token SECRET or set DRYDOCK_TOKEN",
       exitCode: 5,
     });
     expect(cliFailure(refusal, globals)).toMatchObject({ message: 'missing credential' });
+  });
+
+  it("says to sign in again when a sign-in's token is refused", () => {
+    const refusal = new ApiError(401, 'UNAUTHENTICATED', 'the token has expired');
+    const signIn = {
+      issuer: 'https://id.example.com',
+      clientId: 'drydock-cli',
+      scope: 'openid',
+      accessToken: 'a.b.c',
+      expiresAt: '2026-12-05T04:00:00Z',
+      subject: 'alice',
+    };
+    const signedIn: Credential = { source: 'sign-in', signIn, bearer: async () => 'a.b.c' };
+    expect(cliFailure(refusal, { ...globals, credential: signedIn })).toMatchObject({
+      code: 'UNAUTHENTICATED',
+      message: `the token has expired; run 'drydock login --issuer https://id.example.com --api ${globals.api}' again`,
+      exitCode: 5,
+    });
   });
 
   it('asks whether the API is Drydock when the answer was not Drydock JSON', () => {

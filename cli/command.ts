@@ -1,5 +1,6 @@
 import type { CommandDef, Env, FlagSpecs, FlagValues, Operand, OperandValues } from '../cli-kit/spec';
 import type { ApiClient } from './client';
+import type { Credential } from './credential';
 import type { Output } from './output';
 
 export type { FlagSpec, FlagSpecs, FlagValues, Operand } from '../cli-kit/spec';
@@ -9,6 +10,8 @@ export interface Context<F extends FlagSpecs, O extends readonly Operand[]> {
   args: OperandValues<O>;
   flags: FlagValues<F>;
   api: ApiClient;
+  /** Where `api`'s bearer comes from (cli/credential.ts): `whoami` says it, `logout` ends a sign-in. */
+  credential: Credential;
   out: Output;
   /** The environment the line runs in: the commands that work beside the API read its configuration. */
   env: Env;

@@ -1,6 +1,7 @@
 import { baseUrl } from '../cli-kit/flags';
 import { runCommandLine } from '../cli-kit/run';
 import { cliClient, cliFailure } from './client';
+import { credentialFor } from './credential';
 import { CliError } from './errors';
 import { DEFAULT_API } from './globals';
 import { Output, processIo, type Io } from './output';
@@ -12,12 +13,13 @@ export function main(argv: readonly string[], io: Io = processIo, env = process.
     drydock,
     { argv, io, env },
     async ({ command, args, flags, globals }) => {
-      const connection = { api: baseUrl(globals.api ?? DEFAULT_API), token: globals.token };
-      const api = cliClient(connection.api, connection.token);
+      const connection = { api: baseUrl(globals.api ?? DEFAULT_API) };
+      const credential = credentialFor({ api: connection.api, token: globals.token, env });
+      const api = cliClient(connection.api, credential);
       const code = await command
-        .run({ args, flags, api, out: new Output(io, globals.json), env })
+        .run({ args, flags, api, credential, out: new Output(io, globals.json), env })
         .catch((error: unknown) => {
-          throw cliFailure(error, connection);
+          throw cliFailure(error, { ...connection, credential });
         });
       return code ?? 0;
     },

@@ -304,10 +304,10 @@ describe('parseCommandLine', () => {
 
   it('names the groups and commands it knows when given others', () => {
     expect(usage([]).message).toBe(
-      'name a command group: nodes, events, commands, allocations, artifacts, pools, decommission, token, keys, operations, migrate, ca',
+      'name a command group: login, logout, whoami, nodes, events, audit, commands, allocations, artifacts, pools, decommission, token, keys, operations, migrate, ca',
     );
     expect(usage(['node', 'list']).message).toBe(
-      "unknown command group 'node'; one of nodes, events, commands, allocations, artifacts, pools, decommission, token, keys, operations, migrate, ca",
+      "unknown command group 'node'; one of login, logout, whoami, nodes, events, audit, commands, allocations, artifacts, pools, decommission, token, keys, operations, migrate, ca",
     );
     expect(usage(['nodes']).helpFor).toBe('nodes');
     expect(usage(['nodes', 'remove', NODE]).message).toMatch(

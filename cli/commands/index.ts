@@ -15,11 +15,13 @@ import { nodeCommands } from './nodes';
 import { operationCommands } from './operations';
 import { poolCommands } from './pools';
 import { remediationCommands } from './remediation';
+import { signInCommands } from './sign-in';
 import { sshCommands } from './ssh';
 import { tokenCommands } from './tokens';
 
 /** Every command, in the order help lists them; a new group is one more module here. */
 export const commands: readonly Command[] = [
+  ...signInCommands,
   ...nodeCommands,
   ...nodeControlCommands,
   ...nodeAccessCommands,

@@ -145,6 +145,8 @@ export async function startOidcProvider(options: OidcProviderOptions = {}): Prom
     features: {
       devInteractions: { enabled: true },
       deviceFlow: { enabled: true },
+      // `drydock logout` revokes the CLI's refresh token (RFC 7009).
+      revocation: { enabled: true },
       resourceIndicators: {
         enabled: true,
         defaultResource: () => DRYDOCK_RESOURCE,

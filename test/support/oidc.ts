@@ -1,5 +1,22 @@
 import { createHash, randomBytes } from 'node:crypto';
-import type { RunningOidcProvider } from '../../scripts/services/oidc-provider';
+import { parseGroupMap } from '../../api/group-map';
+import type { OidcSettings } from '../../api/person-tokens';
+import { DEMO_GROUP_MAP, type RunningOidcProvider } from '../../scripts/services/oidc-provider';
+
+/**
+ * The OpenID settings of an API that trusts `provider` as `npm start -- --oidc` does: its issuer
+ * and audience, the `groups` claim, a minute of clock skew and the demo group map (alice an
+ * operator, bob the tenant `acme`'s member), for `useHarness({ oidc: () => trusting(provider) })`.
+ */
+export function trusting(provider: RunningOidcProvider, groupMap = DEMO_GROUP_MAP): OidcSettings {
+  return {
+    issuer: provider.issuer,
+    audience: provider.audience,
+    groupsClaim: 'groups',
+    clockSkewSeconds: 60,
+    groupMap: parseGroupMap(groupMap, 'the group map'),
+  };
+}
 
 /**
  * Signs `email` in at the provider the way a browser does, over HTTP: the authorization request
@@ -16,7 +33,7 @@ export async function signIn(
   const redirectUri = redirectUris[0]!;
   const verifier = randomBytes(32).toString('base64url');
   const challenge = createHash('sha256').update(verifier).digest('base64url');
-  const cookies = new Map<string, string>();
+  const browser = browserSession();
   let url = new URL(`${provider.issuer}/auth`);
   url.search = new URLSearchParams({
     client_id: clientId,
@@ -31,17 +48,7 @@ export async function signIn(
   let form: URLSearchParams | undefined;
   let code: string | null = null;
   for (let step = 0; step < 20 && code === null; step++) {
-    const response = await fetch(url, {
-      method: form ? 'POST' : 'GET',
-      body: form,
-      redirect: 'manual',
-      headers: { cookie: [...cookies].map(([k, v]) => `${k}=${v}`).join('; ') },
-    });
-    for (const line of response.headers.getSetCookie()) {
-      const [pair = ''] = line.split(';');
-      const at = pair.indexOf('=');
-      cookies.set(pair.slice(0, at), pair.slice(at + 1));
-    }
+    const response = await browser(url, form);
     form = undefined;
     const location = response.headers.get('location');
     if (response.status >= 300 && response.status < 400 && location) {
@@ -87,3 +94,76 @@ export async function signIn(
     expiresIn: body.expires_in as number,
   };
 }
+
+/**
+ * Confirms a device authorization at the provider the way a person does in a browser, over HTTP:
+ * opens `url` (the `verification_uri_complete` the CLI printed), submits the user code and its
+ * confirmation, then the provider's own login and consent pages as `email`, until its "Sign-in
+ * Success" page. Each form is read from the page and posted back to its action.
+ */
+export async function confirmDevice(
+  provider: RunningOidcProvider,
+  url: string,
+  email: string,
+): Promise<void> {
+  const browser = browserSession();
+  let at = new URL(url);
+  if (at.origin !== new URL(provider.issuer).origin)
+    throw new Error(`device: ${url} is not at ${provider.issuer}`);
+  let form: URLSearchParams | undefined;
+  for (let step = 0; step < 20; step++) {
+    const response = await browser(at, form);
+    form = undefined;
+    const location = response.headers.get('location');
+    if (response.status >= 300 && response.status < 400 && location) {
+      at = new URL(location, at);
+      continue;
+    }
+    const page = await response.text();
+    if (response.status !== 200) throw new Error(`device: ${at.href} answered ${response.status}: ${page}`);
+    if (page.includes('<title>Sign-in Success</title>')) return;
+    const action = /<form[^>]*\baction="([^"]*)"/.exec(page)?.[1];
+    if (action === undefined) throw new Error(`device: no form at ${at.href}: ${page.slice(0, 500)}`);
+    // The hidden inputs of the page's first form: the user code, its XSRF token, the prompt.
+    form = new URLSearchParams();
+    for (const [, name, value] of page.matchAll(
+      /<input type="hidden" name="([^"]+)" value="([^"]*)"\s*\/?>/g,
+    )) {
+      form.set(name!, unescapeHtml(value!));
+    }
+    if (form.get('prompt') === 'login') {
+      form.set('login', email);
+      form.set('password', 'any');
+    }
+    at = new URL(unescapeHtml(action), at);
+  }
+  throw new Error('device: no "Sign-in Success" page after 20 steps');
+}
+
+/**
+ * A browser's requests, as far as the provider's pages need: its cookies kept, redirects not
+ * followed (the caller reads where they lead), a form posted when given.
+ */
+function browserSession(): (url: URL, form?: URLSearchParams) => Promise<Response> {
+  const cookies = new Map<string, string>();
+  return async (url, form) => {
+    const response = await fetch(url, {
+      method: form ? 'POST' : 'GET',
+      body: form,
+      redirect: 'manual',
+      headers: { cookie: [...cookies].map(([k, v]) => `${k}=${v}`).join('; ') },
+    });
+    for (const line of response.headers.getSetCookie()) {
+      const [pair = ''] = line.split(';');
+      const at = pair.indexOf('=');
+      cookies.set(pair.slice(0, at), pair.slice(at + 1));
+    }
+    return response;
+  };
+}
+
+const unescapeHtml = (text: string) =>
+  text.replace(
+    /&(amp|lt|gt|quot|#39|#x27);/g,
+    (_, name: string) => ({ amp: '&', lt: '<', gt: '>', quot: '"', '#39': "'", '#x27': "'" })[name]!,
+  );

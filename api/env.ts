@@ -62,7 +62,7 @@ export interface AppEnv {
     requestId: string;
     /** The node behind a node credential, as read when the request was authenticated. */
     agentNode?: NodeRow;
-    /** That credential's lifetime (epoch ms), for the heartbeat's answer and renewal. */
-    agentCredential?: Pick<Credential, 'issuedAt' | 'expiresAt'>;
+    /** That credential's end (epoch ms) and, for the heartbeat's answer, its lifetime. */
+    agentCredential?: Pick<Credential, 'expiresAt' | 'lifetime'>;
   };
 }

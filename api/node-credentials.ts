@@ -1,3 +1,4 @@
+import { renewAfter } from '../domain/credentials';
 import { hashSecret } from '../domain/secrets';
 import type { Db } from '../db/client';
 import { firstUse } from '../db/credential-renewal';
@@ -16,9 +17,10 @@ const MAX_ENTRIES = 100_000;
 export type Credential = {
   node: NodeRow;
   principal: Readonly<Extract<Principal, { kind: 'node' }>>;
-  /** When the credential was issued and when it ends (epoch ms): past it, CREDENTIAL_EXPIRED. */
-  issuedAt: number;
+  /** When the credential ends (epoch ms): past it, CREDENTIAL_EXPIRED. */
   expiresAt: number;
+  /** The heartbeat answer's `credential`, built once: when it ends and when to renew it. */
+  lifetime: Readonly<{ expiresAt: string; renewAfter: string }>;
 };
 type Resolved = Credential | null;
 /** A cached credential, and the count of placements (`NodeCredentials.placements`) it was placed at. */
@@ -101,8 +103,11 @@ export class NodeCredentials {
     const value = {
       node: row.node,
       principal,
-      issuedAt: row.createdAt.getTime(),
       expiresAt: row.expiresAt.getTime(),
+      lifetime: Object.freeze({
+        expiresAt: row.expiresAt.toISOString(),
+        renewAfter: renewAfter(row.createdAt, row.expiresAt).toISOString(),
+      }),
     };
     const overtaken = asked < this.forgottenAt || (this.wokenAt.get(value.node.id) ?? 0) > asked;
     if (!overtaken) this.remember(hash, value);

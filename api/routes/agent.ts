@@ -6,7 +6,6 @@ import { inventorySchema } from '../inventory-schema';
 import type { AppEnv } from '../env';
 import { MAX_OUTPUT_BYTES, outputText } from '../../domain/node-command';
 import { errorResponses, idOf, json, jsonBody, queryInteger, reason, record, slug, text } from '../schemas';
-import { renewAfter } from '../../domain/credentials';
 import { answerCommand, join, reportFacts, reportReturned, waitForCommands } from '../services/agent';
 import { noteAgentSession } from '../services/agent-identity';
 
@@ -300,16 +299,13 @@ export function agentRoutes(): OpenAPIHono<AppEnv> {
     // Only a beat that starts or ends a session has a transaction to wait for.
     await deps.heartbeats.beat(node.id, body.state ?? 'running');
     deps.metrics.heartbeat();
-    const credential = c.get('agentCredential')!;
+    const { lifetime } = c.get('agentCredential')!;
     return c.json(
       {
         nodeId: node.id,
         ok: true as const,
         ca: caOffer(deps),
-        credential: {
-          expiresAt: new Date(credential.expiresAt).toISOString(),
-          renewAfter: renewAfter(new Date(credential.issuedAt), new Date(credential.expiresAt)).toISOString(),
-        },
+        credential: lifetime,
       },
       200,
     );

@@ -144,6 +144,7 @@ describe('drydock login', () => {
     expect(whoami.stdout).toMatch(/^name: +alice@example\.com$/m);
     expect(whoami.stdout).toMatch(/^tenant: +-$/m);
     expect(whoami.stdout).toMatch(/^actions: +compute:nodes:read, /m);
+    expect(whoami.stdout).toMatch(new RegExp(`^person: +alice@example\\.com at ${provider.issuer}$`, 'm'));
     expect(whoami.stdout).toMatch(
       new RegExp(`^credential: +signed in at ${provider.issuer} \\(drydock login\\)`, 'm'),
     );
@@ -162,6 +163,7 @@ describe('drydock login', () => {
     });
     const fromEnv = await drydock(['whoami'], { token: h.operatorKey });
     expect(fromEnv.stdout).toMatch(/^credential: +--token or DRYDOCK_TOKEN$/m);
+    expect(fromEnv.stdout).not.toMatch(/^person:/m);
     const wrongKey = await drydock(['whoami', '--token', 'ddk_not-a-key']);
     expect(wrongKey.code).toBe(5);
     expect(wrongKey.stderr).not.toMatch(/drydock login/);

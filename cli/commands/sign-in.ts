@@ -255,6 +255,7 @@ const whoami = defineCommand({
         ['name', me.name],
         ['tenant', dash(me.tenantId)],
         ['actions', me.actions.join(', ')],
+        ...(me.person ? [['person', `${me.person.subject} at ${me.person.issuer}`] as const] : []),
         ['credential', credentialSaid(credential)],
       ]),
     );

@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import { mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { ApiError } from '@drydock/client';
+import { ApiError, type Answer } from '@drydock/client';
 import type { AgentClient } from './client';
 import type { Log } from './log';
 
@@ -15,11 +15,7 @@ export const DEFAULT_SSH_REFRESH_MS = 30_000;
 export const SSH_LOGIN_USER = 'root';
 
 /** What `GET /v1/agent/ssh` answers. */
-export interface SshTrust {
-  caPublicKey: string;
-  principal: string;
-  revokedSerials: number[];
-}
+export type SshTrust = Answer<'get', '/v1/agent/ssh'>;
 
 /**
  * The files sshd reads for break-glass SSH (docs/security.md#break-glass-ssh), in `dir`:

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sshFilesIn } from '../../agent/ssh-files';
 import { issueSshCertificate } from '../../api/services/ssh-certificates';
 import type { Principal } from '../../domain/principal';
-import { useAgentBench } from '../agent/agent-process';
+import { joinedMachine, useAgentBench } from '../agent/agent-process';
 import { createToken, join as joinNode } from '../support/agents';
 import { useCli } from '../support/cli';
 import { call, eventsOf, seedPool } from '../support/fixtures';
@@ -51,24 +51,12 @@ async function krlSerials(): Promise<string> {
 beforeAll(async () => {
   work = mkdtempSync(join(tmpdir(), 'drydock-ssh-test-'));
   sshDir = join(work, 'ssh');
-  await seedPool(h, { id: 'pool-ssh', tenantId: 'acme' });
-  const token = await createToken(h, { poolId: 'pool-ssh' });
-  const dataDir = bench.dataDir();
-  const joined = await bench.agent([
-    'join',
-    '--api',
-    bench.api,
-    '--token',
-    token.secret,
-    '--data-dir',
-    dataDir,
-  ]);
-  expect(joined.code, joined.stderr).toBe(0);
-  nodeId = JSON.parse(readFileSync(join(dataDir, 'identity.json'), 'utf8')).nodeId;
+  const machine = await joinedMachine(h, bench, 'pool-ssh');
+  nodeId = machine.nodeId;
   const agent = bench.spawnAgent([
     'run',
     '--data-dir',
-    dataDir,
+    machine.dir,
     '--heartbeat-every',
     '500ms',
     '--ssh-dir',

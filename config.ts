@@ -70,6 +70,22 @@ const schema = z.object({
   DRYDOCK_OIDC_GROUPS_CLAIM: z.string().min(1).default('groups'),
   /** Seconds a token's `exp`/`nbf` may be off between the provider's clock and ours. */
   DRYDOCK_OIDC_CLOCK_SKEW: z.coerce.number().int().min(0).max(600).default(60),
+  // The console's sign-in at the same provider (docs/sign-in.md, The console): client id, secret
+  // file and redirect URL, all or none; they need the three settings above.
+  /** The console's client id at the provider (a confidential client: code flow with PKCE). */
+  DRYDOCK_OIDC_CLIENT_ID: z.string().min(1).optional(),
+  /** A file (mode 0600) holding that client's secret. */
+  DRYDOCK_OIDC_CLIENT_SECRET_FILE: z.string().min(1).optional(),
+  /** Where the provider sends the browser back: `https://<console host>/console/oidc/callback`. */
+  DRYDOCK_OIDC_REDIRECT_URL: z.string().url().optional(),
+  /** The scopes the console asks for, space-separated (`openid` among them). */
+  DRYDOCK_OIDC_SCOPES: z.string().min(1).default('openid email profile groups'),
+  /** A resource indicator (RFC 8707) sent with the console's requests, when the provider needs one. */
+  DRYDOCK_OIDC_RESOURCE: z.string().url().optional(),
+  /** The provider's name on the sign-in button; unset: the issuer's host. */
+  DRYDOCK_OIDC_PROVIDER_NAME: z.string().min(1).max(64).optional(),
+  /** `0`: the console takes no API key at sign-in (only the provider); break-glass key sign-in is on by default. */
+  DRYDOCK_CONSOLE_KEY_SIGN_IN: z.enum(['0', '1']).default('1'),
   DRYDOCK_DEMO: z.enum(['0', '1']).default('1'),
   /** `npm start`: run a local OpenID provider with demo people and trust it (same as `npm start -- --oidc`). */
   DRYDOCK_DEMO_OIDC: z.enum(['0', '1']).default('0'),

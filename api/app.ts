@@ -142,7 +142,11 @@ export function createApp(deps: AppDeps) {
   // The admin console (docs/console.md) calls the routes above in-process, as the signed-in key.
   app.route(
     '/console',
-    consoleRoutes((request, env) => app.fetch(request, env), consoleSessionStore(deps.db)),
+    consoleRoutes(
+      (request, env) => app.fetch(request, env),
+      consoleSessionStore(deps.db),
+      deps.consoleSignIn,
+    ),
   );
   return app;
 }

@@ -11,6 +11,7 @@ import { ApiKeys } from './api-keys';
 import { NodeCredentials } from './node-credentials';
 import { People } from './people';
 import { PersonTokens, type OidcSettings } from './person-tokens';
+import type { ConsoleSignInSettings } from '../console/oidc';
 import { EVENTS_CHANNEL, KEYS_CHANNEL } from '../db/wakeups';
 import { createApiMetrics } from '../observability/metrics';
 import { NodeWakeups } from './node-events';
@@ -40,6 +41,8 @@ export interface AppDepsInput {
   duplicateSessions?: DuplicateSessionRules;
   /** Per-address limits (defaults: `DEFAULT_RATE_LIMITS`). */
   rateLimits?: RateLimitSettings;
+  /** How people sign in to the console (unset: with an API key only). */
+  consoleSignIn?: ConsoleSignInSettings;
   temporalUiUrl?: string;
   /** The workflows' Temporal namespace (default `default`). */
   temporalNamespace?: string;
@@ -83,6 +86,7 @@ export function createAppDeps(input: AppDepsInput) {
     duplicateSessions: input.duplicateSessions ?? DEFAULT_DUPLICATE_SESSION_RULES,
     rateLimits: new RateLimits(input.db, input.rateLimits),
     metrics,
+    consoleSignIn: input.consoleSignIn,
     temporalUiUrl: input.temporalUiUrl?.replace(/\/+$/, ''),
     temporalNamespace: input.temporalNamespace ?? 'default',
     tracerProvider: input.tracerProvider,

@@ -12,6 +12,7 @@ import type { Heartbeats } from './heartbeats';
 import type { Credential, NodeCredentials } from './node-credentials';
 import type { NodeWakeups } from './node-events';
 import type { PersonTokens } from './person-tokens';
+import type { ConsoleSignInSettings } from '../console/oidc';
 import type { RateLimits } from './rate-limit';
 import type { SshCa } from './ssh-ca';
 
@@ -47,6 +48,8 @@ export interface AppDeps {
   rateLimits: RateLimits;
   /** This app's Prometheus registry and instruments, served at /metrics. */
   metrics: ApiMetrics;
+  /** How people sign in to the console: an API key, the OpenID provider, or both (unset: a key). */
+  consoleSignIn?: ConsoleSignInSettings;
   /** The Temporal Web UI the console links workflows to; unset: no links. */
   temporalUiUrl?: string;
   /** The Temporal namespace the workers run the workflows in (the UI's links name it). */

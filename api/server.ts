@@ -18,6 +18,7 @@ import { rateLimitsOf } from './rate-limit';
 import { createAppDeps } from './deps';
 import { loadSshCa } from './ssh-ca';
 import { oidcSettingsOf } from './person-tokens';
+import { consoleSignInOf } from './console-sign-in';
 import { startTracing, tracesEndpointOf } from '../observability/tracing';
 import { apiProcessCount, superviseApiProcesses } from './cluster';
 import { aggregateApiMetrics } from '../observability/metrics-cluster';
@@ -111,6 +112,7 @@ export function apiServicesOf(
     sshCa,
     bootstrapKeyHash: held.operatorKey ? hashSecret(held.operatorKey) : undefined,
     oidc: oidcSettingsOf(config),
+    consoleSignIn: consoleSignInOf(config),
     metricsTokenHash: config.DRYDOCK_METRICS_TOKEN ? hashSecret(config.DRYDOCK_METRICS_TOKEN) : undefined,
     rateLimits: rateLimitsOf(config),
     duplicateSessions: {

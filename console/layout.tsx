@@ -5,12 +5,15 @@ import type { Flash, Session } from './sessions';
 /**
  * The frame of every console page: the nav with the caller and sign-out, the flash, the content.
  * A page with `watch` has live regions (console/live.tsx) that follow the event feed it names.
+ * A page with `moveTo` moves on to that address by itself (`<meta http-equiv="refresh">`: no
+ * script, and a navigation of this origin's own).
  */
 export function Layout(props: {
   title: string;
   session?: Session;
   flash?: Flash;
   watch?: Watch;
+  moveTo?: string;
   children?: Child;
 }) {
   const { session, flash } = props;
@@ -20,6 +23,7 @@ export function Layout(props: {
         <meta charset="utf-8" />
         <meta name="viewport" content="width=device-width, initial-scale=1" />
         <title>{`${props.title} · Drydock`}</title>
+        {props.moveTo && <meta http-equiv="refresh" content={`0; url=${props.moveTo}`} />}
         <link rel="stylesheet" href="/console/assets/console.css" />
         {props.watch && <script src="/console/assets/live.js" defer />}
       </head>
@@ -37,11 +41,7 @@ export function Layout(props: {
               )}
               <a href="/console/operations">Operations</a>
               {session.caller.kind === 'operator' && <a href="/console/audit">Audit</a>}
-              <span class="caller">
-                {session.caller.kind === 'tenant'
-                  ? `key ${session.caller.name} (tenant ${session.caller.tenantId})`
-                  : `key ${session.caller.name} (operator)`}
-              </span>
+              <span class="caller">{callerLabel(session)}</span>
               <form method="post" action="/console/sign-out" class="inline">
                 <Csrf session={session} />
                 <button type="submit">Sign out</button>
@@ -60,6 +60,13 @@ export function Layout(props: {
       </body>
     </html>
   );
+}
+
+/** Who is signed in: a person by their email, a key by its name; operator or which tenant. */
+function callerLabel(session: Session): string {
+  const { caller } = session;
+  const who = session.person ? caller.name : `key ${caller.name}`;
+  return caller.kind === 'tenant' ? `${who} (tenant ${caller.tenantId})` : `${who} (operator)`;
 }
 
 /** A table of `items` under `columns`, one row each (`row` gives its cells); `empty` when none. */

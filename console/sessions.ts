@@ -7,6 +7,7 @@ import {
   timingSafeEqual,
 } from 'node:crypto';
 import type { Answer, Schemas } from '@drydock/client';
+import type { PersonTokens } from './oidc';
 
 /** Who a session signed in as, as `GET /v1/whoami` answered at sign-in. */
 export type Caller = Schemas['Caller'];
@@ -19,12 +20,17 @@ export interface Flash {
   text: string;
 }
 
-/** A signed-in browser: the API key it pasted (never sent back to it) and its CSRF token. */
+/**
+ * A signed-in browser: the bearer the console calls the API with (never sent back to it) — the
+ * API key it pasted, or the person's access token — and its CSRF token.
+ */
 export interface Session {
   readonly id: string;
   readonly key: string;
   readonly csrf: string;
   readonly caller: Caller;
+  /** A person signed in at the OpenID provider: their tokens (`key` is the access token). */
+  readonly person?: PersonTokens;
   flash?: Flash;
   /** A join token just created (its secret in it), for the page after the creation to show once. */
   created?: CreatedToken;
@@ -43,12 +49,14 @@ const IDLE_MS = 8 * 60 * 60 * 1000;
 export class Sessions {
   constructor(private readonly store: SessionStore) {}
 
-  async open(key: string, caller: Caller, now = Date.now()): Promise<Session> {
-    const session: Session = { id: token(), key, csrf: token(), caller, expiresAt: now + IDLE_MS };
+  /** A new session for an API key, or (`person`) for a person's tokens. */
+  async open(key: string, caller: Caller, now = Date.now(), person?: PersonTokens): Promise<Session> {
+    const id = token();
+    const session: Session = { id, key, csrf: token(), caller, person, expiresAt: now + IDLE_MS };
     await this.store.insert(
       {
         idHash: idHash(session.id),
-        sealedKey: seal(session.id, key),
+        sealedKey: sealCredential(id, key, person),
         csrf: session.csrf,
         caller,
         flash: null,
@@ -65,12 +73,12 @@ export class Sessions {
     if (id === undefined) return undefined;
     const row = await this.store.touch(idHash(id), new Date(now), new Date(now + IDLE_MS));
     if (!row) return undefined;
-    const key = unseal(id, row.sealedKey);
-    if (key === undefined) return undefined;
+    const credential = unsealCredential(id, row.sealedKey);
+    if (credential === undefined) return undefined;
     const created = row.sealedCreated === null ? undefined : unseal(id, row.sealedCreated);
     return {
       id,
-      key,
+      ...credential,
       csrf: row.csrf,
       caller: row.caller as Caller,
       flash: row.flash ?? undefined,
@@ -90,6 +98,33 @@ export class Sessions {
   async close(id: string): Promise<void> {
     await this.store.delete(idHash(id));
   }
+
+  /**
+   * Renews a person's session, one request at a time across every API process: the row is locked
+   * (FOR UPDATE) and read again, so a request that waited finds the tokens another one just
+   * renewed (`renew` then keeps them) instead of spending the rotated refresh token twice.
+   * `renew` answers the session to keep (new tokens and caller, or the same), or `null` to end it.
+   * Undefined when the session is gone.
+   */
+  async renew<T>(
+    session: Session,
+    renew: (current: Session) => Promise<{ keep: Session | null; outcome: T }>,
+  ): Promise<{ session: Session | null; outcome: T } | undefined> {
+    return this.store.locked<{ session: Session | null; outcome: T } | undefined>(
+      idHash(session.id),
+      async (row) => {
+        const credential = unsealCredential(session.id, row.sealedKey);
+        if (credential?.person === undefined) return { result: undefined };
+        const current: Session = { ...session, ...credential, caller: row.caller as Caller };
+        const { keep, outcome } = await renew(current);
+        if (!keep) return { remove: true, result: { session: null, outcome } };
+        return {
+          set: { sealedKey: sealCredential(session.id, keep.key, keep.person), caller: keep.caller },
+          result: { session: keep, outcome },
+        };
+      },
+    );
+  }
 }
 
 /** A session as stored: its id's hash, the sealed secrets, what shows once. */
@@ -103,6 +138,13 @@ export interface SessionRow {
   expiresAt: Date;
 }
 
+/** What a locked session's work does to its row, and what it answers. */
+export interface LockedWork<T> {
+  set?: Pick<SessionRow, 'sealedKey' | 'caller'>;
+  remove?: boolean;
+  result: T;
+}
+
 /** Where the sessions are kept (db/console-sessions.ts: a table every API process shares). */
 export interface SessionStore {
   /** Adds a session; the expired ones go at the same time. */
@@ -111,6 +153,11 @@ export interface SessionStore {
   touch(idHash: string, now: Date, expiresAt: Date): Promise<SessionRow | undefined>;
   update(idHash: string, set: Pick<SessionRow, 'flash' | 'sealedCreated'>): Promise<void>;
   delete(idHash: string): Promise<void>;
+  /**
+   * Runs `work` on the live session row of `idHash`, locked until its change (`set` or `remove`)
+   * commits; undefined when there is no such row.
+   */
+  locked<T>(idHash: string, work: (row: SessionRow) => Promise<LockedWork<T>>): Promise<T | undefined>;
 }
 
 function idHash(id: string): string {
@@ -122,17 +169,39 @@ function sealingKey(id: string): Buffer {
   return Buffer.from(hkdfSync('sha256', id, '', 'drydock console session', 32));
 }
 
-function seal(id: string, key: string): string {
+/**
+ * The associated data a person's sealed tokens carry. An API key is sealed without any, as it
+ * always was; so what a row holds is told by which one opens it, never by guessing at its text.
+ */
+const PERSON = Buffer.from('drydock console person tokens');
+
+/** A session's credential, sealed: the API key, or a person's tokens (JSON). */
+function sealCredential(id: string, key: string, person: PersonTokens | undefined): string {
+  return person ? seal(id, JSON.stringify(person), PERSON) : seal(id, key);
+}
+
+function unsealCredential(id: string, sealed: string): Pick<Session, 'key' | 'person'> | undefined {
+  const key = unseal(id, sealed);
+  if (key !== undefined) return { key };
+  const tokens = unseal(id, sealed, PERSON);
+  if (tokens === undefined) return undefined;
+  const person = JSON.parse(tokens) as PersonTokens;
+  return { key: person.accessToken, person };
+}
+
+function seal(id: string, key: string, aad?: Buffer): string {
   const iv = randomBytes(12);
   const cipher = createCipheriv('aes-256-gcm', sealingKey(id), iv);
+  if (aad) cipher.setAAD(aad);
   const sealed = Buffer.concat([cipher.update(key, 'utf8'), cipher.final()]);
   return Buffer.concat([iv, cipher.getAuthTag(), sealed]).toString('base64url');
 }
 
-function unseal(id: string, sealed: string): string | undefined {
+function unseal(id: string, sealed: string, aad?: Buffer): string | undefined {
   const bytes = Buffer.from(sealed, 'base64url');
   try {
     const decipher = createDecipheriv('aes-256-gcm', sealingKey(id), bytes.subarray(0, 12));
+    if (aad) decipher.setAAD(aad);
     decipher.setAuthTag(bytes.subarray(12, 28));
     return Buffer.concat([decipher.update(bytes.subarray(28)), decipher.final()]).toString('utf8');
   } catch {

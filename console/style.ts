@@ -33,6 +33,7 @@ dl.progress dd { margin: 0; font-family: ui-monospace, monospace; font-size: .9e
 code { font-family: ui-monospace, monospace; font-size: .9em; }
 .signin { max-width: 32rem; }
 .signin input[type=password] { width: 100%; }
+.signin a.button { display: inline-block; padding: .5rem 1rem; border: 1px solid currentColor; border-radius: 4px; font-weight: 600; text-decoration: none; }
 /* node: danger zone, confirmation pages, progress in words */
 section.danger { margin-top: 2rem; border: 1px solid var(--bad); border-radius: 4px; padding: .2rem 1rem .6rem; }
 section.danger h2 { color: var(--bad); margin-top: .6rem; }

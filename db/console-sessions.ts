@@ -27,5 +27,31 @@ export function consoleSessionStore(db: Db) {
     async delete(idHash: string): Promise<void> {
       await db.delete(consoleSessions).where(eq(consoleSessions.idHash, idHash));
     },
+    /**
+     * `work` on the session row of `idHash`, locked FOR UPDATE until its change commits: requests
+     * of one session on any API process wait for each other here (a person's token refresh).
+     */
+    async locked<T>(
+      idHash: string,
+      work: (row: ConsoleSessionRow) => Promise<{
+        set?: Pick<ConsoleSessionRow, 'sealedKey' | 'caller'>;
+        remove?: boolean;
+        result: T;
+      }>,
+    ): Promise<T | undefined> {
+      return db.transaction(async (tx) => {
+        const [row] = await tx
+          .select()
+          .from(consoleSessions)
+          .where(eq(consoleSessions.idHash, idHash))
+          .for('update');
+        if (!row) return undefined;
+        const done = await work(row);
+        if (done.remove) await tx.delete(consoleSessions).where(eq(consoleSessions.idHash, idHash));
+        else if (done.set)
+          await tx.update(consoleSessions).set(done.set).where(eq(consoleSessions.idHash, idHash));
+        return done.result;
+      });
+    },
   };
 }

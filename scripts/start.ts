@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { NativeConnection, Runtime } from '@temporalio/worker';
@@ -92,7 +92,9 @@ async function main(): Promise<void> {
     const operatorKey = config.DRYDOCK_BOOTSTRAP_OPERATOR_KEY ?? developmentOperatorKey(home);
     // `--oidc`: a local OpenID provider with demo people, and the API trusting it (docs/sign-in.md).
     const oidc =
-      config.DRYDOCK_DEMO_OIDC === '1' || process.argv.includes('--oidc') ? await startDemoOidc(home) : null;
+      config.DRYDOCK_DEMO_OIDC === '1' || process.argv.includes('--oidc')
+        ? await startDemoOidc(home, `http://localhost:${config.PORT}`)
+        : null;
     if (oidc) {
       stops.push(() => oidc.provider.stop());
       if (config.DRYDOCK_OIDC_ISSUER) say(`--oidc: the demo provider replaces DRYDOCK_OIDC_ISSUER`);
@@ -237,7 +239,7 @@ function announce(
   Drydock is running on Node ${process.versions.node}.
     API          ${apiUrl}
     API docs     ${apiUrl}/docs   (OpenAPI: ${apiUrl}/openapi.json)
-    Console      ${apiUrl}/console   (sign in with the operator key)
+    Console      ${apiUrl}/console   (sign in with the operator key${running.oidc ? ', or as alice or bob' : ''})
     Temporal UI  ${temporalUi}
     Operator key ${operatorKey}
 ${note}
@@ -251,24 +253,40 @@ ${running.oidc ? oidcBanner(running.oidc, apiUrl) : ''}  Ctrl-C stops everything
 `);
 }
 
-/** The demo provider, started, and the settings that make the API trust it. */
-async function startDemoOidc(home: string) {
+/**
+ * The demo provider, started, and the settings that make the API trust it and the console sign
+ * people in there: its client `drydock-console` sends the browser back to the console at `apiUrl`.
+ */
+async function startDemoOidc(home: string, apiUrl: string) {
   // Loaded only here: `npm start` without --oidc never needs the provider (a dev dependency).
   const { startOidcProvider, DEMO_GROUP_MAP } = await import('./services/oidc-provider');
   const groupMapFile = resolve(home, 'oidc-group-map.yaml');
   writeFileSync(groupMapFile, DEMO_GROUP_MAP);
-  const provider = await startOidcProvider();
+  const redirectUrl = `${apiUrl}/console/oidc/callback`;
+  const provider = await startOidcProvider({
+    redirectUris: [redirectUrl],
+    postLogoutRedirectUris: [`${apiUrl}/console/sign-in`],
+  });
+  // The console's client secret, new at each start, in a file as production keeps it.
+  const secretFile = resolve(home, 'oidc-console-secret');
+  writeFileSync(secretFile, `${provider.consoleClient.clientSecret}\n`, { mode: 0o600 });
+  chmodSync(secretFile, 0o600);
   return {
     provider,
     config: {
       DRYDOCK_OIDC_ISSUER: provider.issuer,
       DRYDOCK_OIDC_AUDIENCE: provider.audience,
       DRYDOCK_OIDC_GROUP_MAP: groupMapFile,
+      DRYDOCK_OIDC_CLIENT_ID: provider.consoleClient.clientId,
+      DRYDOCK_OIDC_CLIENT_SECRET_FILE: secretFile,
+      DRYDOCK_OIDC_REDIRECT_URL: redirectUrl,
+      DRYDOCK_OIDC_RESOURCE: provider.resource,
+      DRYDOCK_OIDC_PROVIDER_NAME: 'the demo provider',
     },
   };
 }
 
-/** The demo people and how to get a token for the API: the console and `drydock login` come later. */
+/** The demo people, signing in to the console, and how to get a token for the API by hand. */
 function oidcBanner(provider: RunningOidcProvider, apiUrl: string): string {
   const people = provider.people
     .map((p) => `        ${p.email.padEnd(20)} groups: ${p.groups.join(', ')}`)
@@ -276,8 +294,9 @@ function oidcBanner(provider: RunningOidcProvider, apiUrl: string): string {
   return `
   OpenID provider ${provider.issuer}   (the API accepts its access tokens; map: .drydock/oidc-group-map.yaml)
 ${people}
-        Its development login page takes any password. Console and CLI sign-in are not there yet:
-        get a token with the device flow (docs/sign-in.md, Try it locally):
+        Console: ${apiUrl}/console, "Sign in with the demo provider", as alice@example.com (an
+        operator) or bob@example.com (tenant acme); its development login page takes any password.
+        A token for the API by hand, with the device flow (docs/sign-in.md, Try it locally):
           curl -s -d client_id=${provider.cliClientId} -d 'scope=openid email groups drydock' \\
             -d resource=${provider.resource} ${provider.issuer}/device/auth
           # open verification_uri_complete, sign in as alice@example.com, then

@@ -1,4 +1,5 @@
 import { closeServer, listen } from '../../api/server';
+import type { ConsoleSignInSettings } from '../../console/oidc';
 import type { Harness } from '../support/harness';
 import { afterAll, beforeAll, expect } from 'vitest';
 
@@ -12,14 +13,27 @@ export interface Page {
 
 /**
  * The API (and its console) listening on a real port for this file's tests; `temporalUiUrl` is the
- * Temporal UI its pages link to (none unless given).
+ * Temporal UI its pages link to (none unless given). `port` (read once the file's earlier setup
+ * ran) picks the port, and `host` the name the base URL gives it (a provider's redirect URL names
+ * both); `signIn` how people sign in (default: an API key).
  */
-export function useConsole(h: Harness, options: { temporalUiUrl?: string } = {}): { readonly base: string } {
+export function useConsole(
+  h: Harness,
+  options: {
+    temporalUiUrl?: string;
+    port?: () => number;
+    host?: string;
+    signIn?: () => ConsoleSignInSettings;
+  } = {},
+): { readonly base: string } {
   const server = { base: '' };
   let close: () => Promise<void> = async () => {};
   beforeAll(async () => {
-    const listening = await listen({ ...h.deps, temporalUiUrl: options.temporalUiUrl }, 0);
-    server.base = `http://127.0.0.1:${listening.port}`;
+    const listening = await listen(
+      { ...h.deps, temporalUiUrl: options.temporalUiUrl, consoleSignIn: options.signIn?.() },
+      options.port?.() ?? 0,
+    );
+    server.base = `http://${options.host ?? '127.0.0.1'}:${listening.port}`;
     close = () => closeServer(listening.server);
   });
   afterAll(() => close());

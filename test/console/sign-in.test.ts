@@ -109,15 +109,31 @@ describe('console pages', () => {
     expect(page.headers.get('set-cookie')).toMatch(/drydock_session=;.*Max-Age=0/);
   });
 
-  it('need a session: pages redirect to sign-in, a POST is refused', async () => {
+  it('need a session: pages redirect to sign-in (which brings the browser back), a POST is refused', async () => {
     const nodeId = await seedNode(h, { poolId: 'pool-signin' });
     const browser = new Browser(server.base);
-    for (const path of ['/console', `/console/nodes/${nodeId}`, '/console/no-such-page']) {
+    expect((await browser.get('/console')).location).toBe('/console/sign-in');
+    for (const path of [`/console/nodes/${nodeId}?types=node.`, '/console/no-such-page']) {
       const page = await browser.get(path);
       expect(page.status, path).toBe(303);
-      expect(page.location, path).toBe('/console/sign-in');
+      expect(page.location, path).toBe(`/console/sign-in?${new URLSearchParams({ next: path }).toString()}`);
     }
     expect((await browser.post(`/console/nodes/${nodeId}/cordon`, { csrf: 'x' })).status).toBe(403);
+
+    // The sign-in form carries the page asked for; a key signed in lands there.
+    const form = await browser.get(`/console/sign-in?next=${encodeURIComponent(`/console/nodes/${nodeId}`)}`);
+    expect(form.html).toContain(`name="next" value="/console/nodes/${nodeId}"`);
+    const signedIn = await browser.post('/console/sign-in', {
+      key: h.operatorKey,
+      next: `/console/nodes/${nodeId}`,
+    });
+    expect(signedIn.location).toBe(`/console/nodes/${nodeId}`);
+    // Only a console page of this origin: anything else lands on the fleet page.
+    const elsewhere = await browser.post('/console/sign-in', {
+      key: h.operatorKey,
+      next: '//evil.example/console',
+    });
+    expect(elsewhere.location).toBe('/console');
   });
 
   it('carry a strict Content-Security-Policy and refuse framing and referrers', async () => {

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { chmod, lstat, mkdir, open, rename, rm, stat } from 'node:fs/promises';
-import { homedir } from 'node:os';
+import { chmod, lstat, mkdir, open, readFile, rename, rm, stat } from 'node:fs/promises';
+import { homedir, hostname } from 'node:os';
 import { join } from 'node:path';
 import type { Env } from '../../cli-kit/spec';
 import { CliError } from '../errors';
@@ -132,11 +132,15 @@ function checkPrivate(file: string, info: { mode: number; uid: number }): void {
 }
 
 async function ensureDir(dir: string): Promise<void> {
-  await mkdir(dir, { recursive: true, mode: 0o700 });
-  const info = await lstat(dir);
-  if (!info.isDirectory()) throw new CliError('SIGN_IN_CACHE', `${dir} is not a directory`);
-  // A directory made before, or by hand, with a looser mode: the tokens live here, so it is ours alone.
-  if ((info.mode & 0o077) !== 0) await chmod(dir, 0o700);
+  try {
+    await mkdir(dir, { recursive: true, mode: 0o700 });
+    const info = await lstat(dir);
+    if (!info.isDirectory()) throw new Error('not a directory');
+    // A directory made before, or by hand, with a looser mode: the tokens live here, so it is ours alone.
+    if ((info.mode & 0o077) !== 0) await chmod(dir, 0o700);
+  } catch (error) {
+    throw new CliError('SIGN_IN_CACHE', `cannot keep sign-ins in ${dir}: ${(error as Error).message}`);
+  }
 }
 
 /** Writes the whole file through a temporary file made 0600 at creation, then renamed over it. */
@@ -157,15 +161,16 @@ async function writeAtomically(place: CachePlace, text: string): Promise<void> {
   }
 }
 
-/** How long a lock may be held before another process takes it as left behind by a crash. */
-const STALE_LOCK_MS = 30_000;
-/** How long to wait for another process's lock (a refresh takes a round trip or two). */
-const LOCK_WAIT_MS = 20_000;
+/** How long a lock may be held before another process takes it as left behind (a refresh takes a round trip or two). */
+const STALE_LOCK_MS = 60_000;
+/** How long to wait for another process's lock before saying so. */
+const LOCK_WAIT_MS = 65_000;
 
 /**
  * Runs `work` holding `sign-ins.json.lock` (made with O_EXCL): two CLI processes that find the same
  * access token expiring refresh it once, the second reading the first's result, instead of both
- * spending the one-time refresh token (a provider revokes the whole sign-in on its reuse).
+ * spending the one-time refresh token (a provider revokes the whole sign-in on its reuse). A lock
+ * whose process is gone (killed mid-refresh) is taken over at once, any lock after a minute.
  */
 async function withLock<T>(place: CachePlace, work: () => Promise<T>): Promise<T> {
   const lock = `${place.file}.lock`;
@@ -173,7 +178,7 @@ async function withLock<T>(place: CachePlace, work: () => Promise<T>): Promise<T
   for (;;) {
     try {
       const handle = await open(lock, 'wx', 0o600);
-      await handle.writeFile(`${process.pid}\n`);
+      await handle.writeFile(`${process.pid} ${hostname()}\n`);
       await handle.close();
       break;
     } catch (error) {
@@ -181,8 +186,7 @@ async function withLock<T>(place: CachePlace, work: () => Promise<T>): Promise<T
         throw new CliError('SIGN_IN_CACHE', `cannot lock ${place.file}: ${(error as Error).message}`);
       }
     }
-    const held = await stat(lock).catch(() => undefined);
-    if (held && Date.now() - held.mtimeMs > STALE_LOCK_MS) {
+    if (await leftBehind(lock)) {
       await rm(lock, { force: true });
       continue;
     }
@@ -198,5 +202,23 @@ async function withLock<T>(place: CachePlace, work: () => Promise<T>): Promise<T
     return await work();
   } finally {
     await rm(lock, { force: true });
+  }
+}
+
+/** Whether a lock was left by a process that is gone (on this machine), or is older than a refresh takes. */
+async function leftBehind(lock: string): Promise<boolean> {
+  const [info, text] = await Promise.all([
+    stat(lock).catch(() => undefined),
+    readFile(lock, 'utf8').catch(() => ''),
+  ]);
+  if (!info) return false; // released meanwhile: try again
+  if (Date.now() - info.mtimeMs > STALE_LOCK_MS) return true;
+  const [pid, host] = text.trim().split(' ');
+  if (!pid || host !== hostname()) return false;
+  try {
+    process.kill(Number(pid), 0);
+    return false;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'ESRCH';
   }
 }

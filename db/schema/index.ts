@@ -21,3 +21,4 @@ export * from './scheduler-views';
 export * from './agent-actions';
 export * from './ssh-certificates';
 export * from './people';
+export * from './capacity-history';

@@ -1,4 +1,6 @@
 import { execFile } from 'node:child_process';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Server } from 'node:http';
 import { afterAll, beforeAll, expect } from 'vitest';
@@ -66,7 +68,12 @@ export function useCli(h: Harness): Cli {
     api: '',
     deadApi: '',
     drydock(args, options = {}) {
-      const env: NodeJS.ProcessEnv = { ...process.env, DRYDOCK_API: options.api ?? cli.api };
+      // No sign-in of the machine's user (drydock login) is read: a config dir nothing writes to.
+      const env: NodeJS.ProcessEnv = {
+        ...process.env,
+        DRYDOCK_API: options.api ?? cli.api,
+        XDG_CONFIG_HOME: join(tmpdir(), `drydock-test-no-sign-ins-${process.pid}`),
+      };
       const token = options.token === undefined ? h.operatorKey : options.token;
       if (token === null) delete env.DRYDOCK_TOKEN;
       else env.DRYDOCK_TOKEN = token;

@@ -101,10 +101,16 @@ const login = defineCommand({
     };
     const stopLater = () => void (interrupted = true);
     process.on('SIGINT', stopNow);
+    // On a terminal, the time the code has left, redrawn each second.
+    const countdown = out.io.stderrIsTTY
+      ? setInterval(() => out.progress(`waiting… ${timeLeft(device.expiresAt - Date.now())} left`), 1000)
+      : undefined;
     let tokens: Tokens;
     try {
       tokens = await device.tokens();
     } finally {
+      clearInterval(countdown);
+      out.clearProgress();
       process.off('SIGINT', stopNow);
     }
     process.on('SIGINT', stopLater);
@@ -154,6 +160,12 @@ function showCode(out: Output, device: DeviceAuthorization): void {
   out.note(
     `\nWaiting for you to sign in there (the code expires at ${clock(new Date(device.expiresAt).toISOString())}; Ctrl-C to stop)…`,
   );
+}
+
+/** `9m 05s` */
+function timeLeft(ms: number): string {
+  const seconds = Math.max(0, Math.round(ms / 1000));
+  return `${Math.floor(seconds / 60)}m ${String(seconds % 60).padStart(2, '0')}s`;
 }
 
 /**

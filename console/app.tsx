@@ -36,6 +36,9 @@ const COOKIE = 'drydock_session';
 type Renewal =
   undefined | { ended: true } | { refused: ApiError; idToken: string | undefined } | { error: unknown };
 
+/** How long a request whose token has expired waits for another request's renewal of it. */
+const RENEWAL_WAIT_MS = 15_000;
+
 /** Why the sign-in page is shown, by its `ended` parameter: fixed words, never the URL's. */
 const ENDED = {
   refresh: 'Your sign-in at the provider could not be renewed (it ended there): sign in again.',
@@ -154,6 +157,25 @@ export function consoleRoutes(
    */
   async function renewed(c: Ctx, session: Session): Promise<Session | Response> {
     const provider = oidc!;
+    const waitUntil = Date.now() + RENEWAL_WAIT_MS;
+    for (;;) {
+      const done = await renewOnce(c, provider, session);
+      if (done !== 'busy') return done;
+      // Another request renews it: this one goes on with the token it has while that is valid,
+      // else waits for the renewed one (the next try finds it and keeps it).
+      if (Date.now() < session.person!.accessExpiresAt) return session;
+      if (Date.now() > waitUntil) {
+        throw new ProviderUnreachable('the session is being renewed and the renewal takes too long');
+      }
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  }
+
+  async function renewOnce(
+    c: Ctx,
+    provider: ConsoleOidc,
+    session: Session,
+  ): Promise<Session | Response | 'busy'> {
     const done = await sessions.renew<Renewal>(session, async (current) => {
       const tokens = current.person!;
       // Another request renewed it while this one waited for the row: use what it got.
@@ -181,6 +203,7 @@ export function consoleRoutes(
         return { keep: { ...current, key: fresh.accessToken, person: fresh }, outcome: { error } };
       }
     });
+    if (done === 'busy') return done;
     if (!done) return signInAgain(c);
     const { outcome } = done;
     if (outcome && 'error' in outcome) throw outcome.error;

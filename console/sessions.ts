@@ -101,16 +101,16 @@ export class Sessions {
 
   /**
    * Renews a person's session, one request at a time across every API process: the row is locked
-   * (FOR UPDATE) and read again, so a request that waited finds the tokens another one just
-   * renewed (`renew` then keeps them) instead of spending the rotated refresh token twice.
-   * `renew` answers the session to keep (new tokens and caller, or the same), or `null` to end it.
-   * Undefined when the session is gone.
+   * (FOR UPDATE) and read again, so a request that comes after finds the tokens another one just
+   * renewed (`renew` then keeps them) instead of spending a rotated refresh token twice. `renew`
+   * answers the session to keep (new tokens and caller, or the same), or `null` to end it.
+   * `busy` while another request renews it; undefined when the session is gone.
    */
   async renew<T>(
     session: Session,
     renew: (current: Session) => Promise<{ keep: Session | null; outcome: T }>,
-  ): Promise<{ session: Session | null; outcome: T } | undefined> {
-    return this.store.locked<{ session: Session | null; outcome: T } | undefined>(
+  ): Promise<{ session: Session | null; outcome: T } | 'busy' | undefined> {
+    const attempt = await this.store.locked<{ session: Session | null; outcome: T } | undefined>(
       idHash(session.id),
       async (row) => {
         const credential = unsealCredential(session.id, row.sealedKey);
@@ -124,6 +124,7 @@ export class Sessions {
         };
       },
     );
+    return attempt === 'busy' ? attempt : attempt?.result;
   }
 }
 
@@ -154,10 +155,14 @@ export interface SessionStore {
   update(idHash: string, set: Pick<SessionRow, 'flash' | 'sealedCreated'>): Promise<void>;
   delete(idHash: string): Promise<void>;
   /**
-   * Runs `work` on the live session row of `idHash`, locked until its change (`set` or `remove`)
-   * commits; undefined when there is no such row.
+   * Runs `work` on the session row of `idHash`, locked until its change (`set` or `remove`)
+   * commits; `busy` when another holds the row (nothing waits for it), undefined when there is
+   * no such row.
    */
-  locked<T>(idHash: string, work: (row: SessionRow) => Promise<LockedWork<T>>): Promise<T | undefined>;
+  locked<T>(
+    idHash: string,
+    work: (row: SessionRow) => Promise<LockedWork<T>>,
+  ): Promise<{ result: T } | 'busy' | undefined>;
 }
 
 function idHash(id: string): string {

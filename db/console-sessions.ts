@@ -28,8 +28,10 @@ export function consoleSessionStore(db: Db) {
       await db.delete(consoleSessions).where(eq(consoleSessions.idHash, idHash));
     },
     /**
-     * `work` on the session row of `idHash`, locked FOR UPDATE until its change commits: requests
-     * of one session on any API process wait for each other here (a person's token refresh).
+     * `work` on the session row of `idHash`, locked FOR UPDATE until its change commits (a
+     * person's token refresh, one at a time per session on every API process). A row another
+     * transaction holds is skipped, not waited for: `busy` (a waiting request would hold a pooled
+     * connection while the holder may need one); undefined when there is no such row.
      */
     async locked<T>(
       idHash: string,
@@ -38,19 +40,25 @@ export function consoleSessionStore(db: Db) {
         remove?: boolean;
         result: T;
       }>,
-    ): Promise<T | undefined> {
+    ): Promise<{ result: T } | 'busy' | undefined> {
       return db.transaction(async (tx) => {
         const [row] = await tx
           .select()
           .from(consoleSessions)
           .where(eq(consoleSessions.idHash, idHash))
-          .for('update');
-        if (!row) return undefined;
+          .for('update', { skipLocked: true });
+        if (!row) {
+          const [held] = await tx
+            .select({ idHash: consoleSessions.idHash })
+            .from(consoleSessions)
+            .where(eq(consoleSessions.idHash, idHash));
+          return held ? 'busy' : undefined;
+        }
         const done = await work(row);
         if (done.remove) await tx.delete(consoleSessions).where(eq(consoleSessions.idHash, idHash));
         else if (done.set)
           await tx.update(consoleSessions).set(done.set).where(eq(consoleSessions.idHash, idHash));
-        return done.result;
+        return { result: done.result };
       });
     },
   };

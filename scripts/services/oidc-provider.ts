@@ -41,6 +41,12 @@ export interface OidcProviderOptions {
   postLogoutRedirectUris?: string[];
   /** Access token lifetime in seconds (default 600). */
   accessTokenTtlSeconds?: number;
+  /**
+   * Every refresh answers a new refresh token and spends the old one; using a spent one revokes
+   * the whole grant (reuse detection), as providers that rotate refresh tokens do. Default: the
+   * library's (a confidential client's token rotates only near its end).
+   */
+  rotateRefreshTokens?: boolean;
   /** The port to listen on, on 127.0.0.1 (default: any free one). */
   port?: number;
   /**
@@ -130,6 +136,7 @@ export async function startOidcProvider(options: OidcProviderOptions = {}): Prom
     // Both clients get a refresh token, whatever the scopes asked: the console renews a session's
     // access token with it (and so re-reads the person's groups), the CLI its cached token.
     issueRefreshToken: (_ctx, client) => client.grantTypeAllowed('refresh_token'),
+    ...(options.rotateRefreshTokens ? { rotateRefreshToken: () => true } : {}),
     scopes: ['openid', 'email', 'profile', 'groups', 'offline_access'],
     claims: { openid: ['sub'], email: ['email', 'email_verified'], profile: ['name'], groups: ['groups'] },
     // The ID token carries the scopes' claims (groups, email) even when an access token is issued.

@@ -38,6 +38,8 @@ beforeAll(async () => {
     postLogoutRedirectUris: [consoleUrl('/console/sign-in')],
     // Short: the console refreshes a session's token (and checks the person again) within seconds.
     accessTokenTtlSeconds: 2,
+    // Each refresh spends its refresh token; a second use of one revokes the grant.
+    rotateRefreshTokens: true,
   });
 });
 afterAll(async () => {
@@ -113,9 +115,7 @@ describe('console sign-in at an OpenID provider, in a browser', () => {
     await seedNode(h, { poolId: 'pool-oidc-acme', tenantId: 'acme', hostname: 'gpu-acme-01' });
     await seedNode(h, { poolId: 'pool-oidc-other', tenantId: 'other', hostname: 'gpu-other-01' });
     const page = b.page;
-    await page.goto(server.base + '/console');
-    await signInAt(page, 'bob@example.com');
-    await page.getByRole('heading', { name: 'Fleet' }).waitFor();
+    await signedIn(page, 'bob@example.com');
     expect(await page.locator('.caller').textContent()).toBe('bob@example.com (tenant acme)');
     expect(await page.getByRole('link', { name: 'gpu-acme-01' }).count()).toBe(1);
     expect(await page.getByText('gpu-other-01').count()).toBe(0);
@@ -146,9 +146,7 @@ describe('console sign-in at an OpenID provider, in a browser', () => {
 
   it('refuses a person at the next refresh once their group is removed at the provider', async () => {
     const page = b.page;
-    await page.goto(server.base + '/console');
-    await signInAt(page, 'dave@example.com');
-    await page.getByRole('heading', { name: 'Fleet' }).waitFor();
+    await signedIn(page, 'dave@example.com');
     const dave = provider.people.find((person) => person.email === 'dave@example.com')!;
     dave.groups = ['former-operators'];
     // The access token lives 2 s: a page load soon refreshes it, and the API checks dave again.
@@ -159,6 +157,31 @@ describe('console sign-in at an OpenID provider, in a browser', () => {
     expect(await page.locator('main').textContent()).toContain('Your groups: former-operators');
     expect(await consoleCookies(page.context())).toEqual([]);
     expect((await page.goto(`${server.base}/console`))?.url()).toBe(`${server.base}/console/sign-in`);
+  });
+
+  it('renews a session once at a time across consoles, though the provider rotates refresh tokens', async () => {
+    const page = b.page;
+    await signedIn(page, 'alice@example.com');
+    const [session] = await consoleCookies(page.context());
+    const cookie = `drydock_session=${session!.value}`;
+    // Bursts of page reads through two consoles (two API apps over one sessions table) for three
+    // token lifetimes: each renewal falls due in several requests at once. Were two to refresh
+    // with one refresh token, the provider would revoke the grant and the session would end.
+    const started = Date.now();
+    let bursts = 0;
+    while (Date.now() - started < 6_000) {
+      const answers = await Promise.all(
+        [server.base, keyless.base, server.base, keyless.base].map(async (base) => {
+          const answer = await fetch(`${base}/console/pools`, { headers: { cookie }, redirect: 'manual' });
+          return answer.status;
+        }),
+      );
+      expect(answers).toEqual([200, 200, 200, 200]);
+      bursts++;
+    }
+    expect(bursts).toBeGreaterThan(3);
+    await page.goto(`${server.base}/console`);
+    await page.getByRole('heading', { name: 'Fleet' }).waitFor();
   });
 
   it('keeps a deep link through the sign-in', async () => {
@@ -174,9 +197,7 @@ describe('console sign-in at an OpenID provider, in a browser', () => {
 
   it('signs out: the session ends on the server and at the provider', async () => {
     const page = b.page;
-    await page.goto(server.base + '/console');
-    await signInAt(page, 'alice@example.com');
-    await page.getByRole('heading', { name: 'Fleet' }).waitFor();
+    await signedIn(page, 'alice@example.com');
     const [session] = await consoleCookies(page.context());
     await page.getByRole('button', { name: 'Sign out' }).click();
     // Drydock's session ends, then the provider asks to confirm its own logout.
@@ -269,6 +290,13 @@ async function signInAt(page: Page, email: string) {
   await page.getByRole('button', { name: 'Sign-in' }).click();
   await page.getByRole('button', { name: 'Continue' }).click();
   await page.waitForURL((url) => url.origin === new URL(server.base).origin);
+}
+
+/** Signs `page` in as `email` from the fleet page's sign-in, and waits for the fleet page. */
+async function signedIn(page: Page, email: string) {
+  await page.goto(`${server.base}/console`);
+  await signInAt(page, email);
+  await page.getByRole('heading', { name: 'Fleet' }).waitFor();
 }
 
 /** The cookies the browser holds for the console (the provider's are 127.0.0.1's). */

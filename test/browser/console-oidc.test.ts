@@ -245,6 +245,10 @@ describe('console sign-in at an OpenID provider, in a browser', () => {
     const stranger = await other.newPage();
     await stranger.goto(`${server.base}/console/oidc/start`);
     await stranger.locator('input[name="login"]').waitFor();
+    // The flow waits in a cookie for the callback alone, and comes back on a navigation from the provider.
+    expect(await consoleCookies(other)).toMatchObject([
+      { name: 'drydock_sign_in', path: '/console/oidc/callback', httpOnly: true, sameSite: 'Lax' },
+    ]);
     const forged = new URL(callbacks[0]!);
     const answer = await stranger.goto(forged.href);
     expect(answer?.status()).toBe(400);

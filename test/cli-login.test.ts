@@ -235,7 +235,7 @@ describe('drydock login', () => {
     await started.page();
     started.child.kill('SIGINT');
     const done = await started.ended;
-    expect(done.code).toBe(130);
+    expect(done.code, done.stderr).toBe(130);
     expect(done.stderr).toMatch(
       /^error: INTERRUPTED: sign-in stopped before it was confirmed; nothing was saved$/m,
     );

@@ -87,13 +87,9 @@ const login = defineCommand({
       scope: flags.scope ?? DEFAULT_SCOPE,
       ...(flags.resource ? { resource: flags.resource } : {}),
     };
-    const { startDeviceAuthorization } = await import('../sign-in/provider');
-    const device = await startDeviceAuthorization(client);
-    showCode(out, device);
-
-    // Ctrl-C while waiting: nothing is saved yet, so stop at once. After the person confirmed, it
-    // waits for the check and the save to finish (one request, one rename), then stops before
-    // saving if the check is still running.
+    // Ctrl-C before the person confirmed: nothing is saved yet, so stop at once (the handler is in
+    // place before the code is shown). After, it waits for the check and the save to finish (one
+    // request, one rename), and stops before saving if the check is still running.
     let interrupted = false;
     const stopNow = () => {
       out.note('error: INTERRUPTED: sign-in stopped before it was confirmed; nothing was saved');
@@ -101,12 +97,19 @@ const login = defineCommand({
     };
     const stopLater = () => void (interrupted = true);
     process.on('SIGINT', stopNow);
-    // On a terminal, the time the code has left, redrawn each second.
-    const countdown = out.io.stderrIsTTY
-      ? setInterval(() => out.progress(`waiting… ${timeLeft(device.expiresAt - Date.now())} left`), 1000)
-      : undefined;
+    let countdown: NodeJS.Timeout | undefined;
     let tokens: Tokens;
     try {
+      const { startDeviceAuthorization } = await import('../sign-in/provider');
+      const device = await startDeviceAuthorization(client);
+      showCode(out, device);
+      // On a terminal, the time the code has left, redrawn each second.
+      if (out.io.stderrIsTTY) {
+        countdown = setInterval(
+          () => out.progress(`waiting… ${timeLeft(device.expiresAt - Date.now())} left`),
+          1000,
+        );
+      }
       tokens = await device.tokens();
     } finally {
       clearInterval(countdown);

@@ -23,7 +23,8 @@ const PEOPLE = [
 let provider: RunningOidcProvider;
 let home: string;
 beforeAll(async () => {
-  provider = await startOidcProvider({ people: PEOPLE });
+  // Refresh tokens rotate and a spent one revokes the grant: what the race below must not trip.
+  provider = await startOidcProvider({ people: PEOPLE, rotateRefreshTokens: true });
   home = await mkdtemp(join(tmpdir(), 'drydock-login-'));
 });
 afterAll(async () => {

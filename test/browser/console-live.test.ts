@@ -26,9 +26,8 @@ describe('live updates of the node page, in a browser', () => {
 
     await page.goto(`${server.base}/console/nodes/${nodeId}`);
     await page.getByLabel('API key').fill(h.operatorKey);
+    // Signing in brings the browser back to the node page it asked for.
     await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.getByRole('heading', { name: 'Fleet' }).waitFor();
-    await page.goto(`${server.base}/console/nodes/${nodeId}`);
     await page.getByRole('heading', { name: /gpu-live-07/ }).waitFor();
 
     const drainForm = page.locator('form', { has: page.getByRole('button', { name: 'Drain', exact: true }) });

@@ -25,6 +25,8 @@ export function serviceFreeApp(): App {
     metrics: createApiMetrics({ commands: () => 0, events: () => 0 }),
     log: silentLogger(),
     tracerProvider: undefined,
+    // Read when the app is made: how people sign in to the console (which is not in the document).
+    consoleSignIn: undefined,
   };
   const unused = new Proxy(everyRequest as AppDeps, {
     get: (deps, name) => (name in deps ? deps[name as keyof AppDeps] : unusable(String(name))),

@@ -146,6 +146,8 @@ describe('console sign-in at an OpenID provider, in a browser', () => {
 
   it('refuses a person at the next refresh once their group is removed at the provider', async () => {
     const page = b.page;
+    // The page loads below, not the pages' background live requests, are to meet the refusal.
+    await page.route('**/console/live?**', (route) => route.abort());
     await signedIn(page, 'dave@example.com');
     const dave = provider.people.find((person) => person.email === 'dave@example.com')!;
     dave.groups = ['former-operators'];
@@ -157,6 +159,26 @@ describe('console sign-in at an OpenID provider, in a browser', () => {
     expect(await page.locator('main').textContent()).toContain('Your groups: former-operators');
     expect(await consoleCookies(page.context())).toEqual([]);
     expect((await page.goto(`${server.base}/console`))?.url()).toBe(`${server.base}/console/sign-in`);
+  });
+
+  it('ends the session when the provider refuses its refresh (signed out at the provider)', async () => {
+    const page = b.page;
+    // The page loads below, not the pages' background live requests, are to meet the refusal (the
+    // request that meets it is the one that says why).
+    await page.route('**/console/live?**', (route) => route.abort());
+    await signedIn(page, 'bob@example.com');
+    // Signing out at the provider itself revokes the console's grant (it has no offline_access).
+    const atProvider = await page.context().newPage();
+    await atProvider.goto(`${provider.issuer}/session/end`);
+    await atProvider.getByRole('button', { name: 'Yes, sign me out' }).click();
+    await atProvider.waitForURL((url) => url.pathname.endsWith('/session/end/success'));
+    await eventually(async () => {
+      await page.goto(`${server.base}/console/pools`);
+      return new URL(page.url()).pathname === '/console/sign-in';
+    }, 20_000);
+    await page.getByText('Your sign-in at the provider could not be renewed').waitFor();
+    expect(new URL(page.url()).searchParams.get('next')).toBe('/console/pools');
+    expect(await consoleCookies(page.context())).toEqual([]);
   });
 
   it('renews a session once at a time across consoles, though the provider rotates refresh tokens', async () => {

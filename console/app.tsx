@@ -178,7 +178,7 @@ export function consoleRoutes(
   ): Promise<Session | Response | 'busy'> {
     const done = await sessions.renew<Renewal>(session, async (current) => {
       const tokens = current.person!;
-      // Another request renewed it while this one waited for the row: use what it got.
+      // Another request renewed it since this one read the session: go on with what it got.
       if (!provider.refreshDue(tokens)) return { keep: current, outcome: undefined };
       let fresh: PersonTokens;
       try {

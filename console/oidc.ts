@@ -36,7 +36,7 @@ export interface PersonTokens {
   accessToken: string;
   /** When the access token expires (epoch ms), by its `expires_in`. */
   accessExpiresAt: number;
-  /** When it was issued (epoch ms): a refresh is due past half its life (at most a minute before its end). */
+  /** When it was issued (epoch ms): a refresh is due in its last minute, or its second half if it lives less than two. */
   obtainedAt: number;
   refreshToken?: string;
   /** For RP-initiated logout (`id_token_hint`). */

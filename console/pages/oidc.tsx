@@ -22,8 +22,8 @@ export function SignedInPage(props: { who: string; next: string }) {
 export interface Refusal {
   /** Who the provider says they are (their email, or the subject). */
   who: string;
-  /** Their groups, as the API read them from the access token. */
-  groups: string[];
+  /** Their groups, as the API read them from the access token, when the refusal is that none is mapped. */
+  groups?: string[];
   /** The API's own words. */
   message: string;
   providerName: string;
@@ -39,21 +39,27 @@ export function RefusedPage(props: { refusal: Refusal }) {
       <div class="signin">
         <h1>Drydock does not let you in</h1>
         <p class="flash error" role="alert">
-          {`You are signed in at ${refusal.providerName} as ${refusal.who}, but none of your groups is mapped to a role in Drydock.`}
+          {`You are signed in at ${refusal.providerName} as ${refusal.who}, but ${
+            refusal.groups
+              ? 'none of your groups is mapped to a role in Drydock'
+              : 'Drydock does not let you in'
+          }.`}
         </p>
-        <p>
-          {'Your groups: '}
-          {refusal.groups.length > 0 ? (
-            refusal.groups.map((group, i) => (
-              <>
-                {i > 0 && ', '}
-                <code>{group}</code>
-              </>
-            ))
-          ) : (
-            <em>none</em>
-          )}
-        </p>
+        {refusal.groups && (
+          <p>
+            {'Your groups: '}
+            {refusal.groups.length > 0 ? (
+              refusal.groups.map((group, i) => (
+                <>
+                  {i > 0 && ', '}
+                  <code>{group}</code>
+                </>
+              ))
+            ) : (
+              <em>none</em>
+            )}
+          </p>
+        )}
         <p>Ask an administrator to add you to a group mapped in Drydock, then sign in again.</p>
         <p class="muted">{`The API said: ${refusal.message}`}</p>
         <p>

@@ -107,9 +107,11 @@ export async function refusalOf(
   who: string,
   idToken: string | undefined,
 ): Promise<Refusal> {
+  // The API lists the groups when none of them is mapped; other refusals (groups of two
+  // tenants, a role without compute:nodes:read) say so in its message.
   const groups = Array.isArray(error.details.groups)
     ? error.details.groups.filter((g): g is string => typeof g === 'string')
-    : [];
+    : undefined;
   return {
     who,
     groups,

@@ -1,5 +1,6 @@
 import { isIP } from 'node:net';
 import { z } from 'zod';
+import { DEFAULT_CAPACITY_HISTORY_DAYS } from './domain/capacity';
 import { LOG_LEVELS } from './observability/log';
 
 const milliseconds = (fallback: number) => z.coerce.number().int().min(1).max(3_600_000).default(fallback);
@@ -119,6 +120,13 @@ const schema = z.object({
   DRYDOCK_WORKER_METRICS_PORT: z.coerce.number().int().min(0).max(65535).default(9464),
   /** How long a worker's dispatcher holds an outbox row it claimed before another may take it. */
   DRYDOCK_OUTBOX_LEASE_MS: milliseconds(30_000),
+  /** How many days of each pool's capacity history (one row a minute) the worker keeps. */
+  DRYDOCK_CAPACITY_HISTORY_DAYS: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(400)
+    .default(DEFAULT_CAPACITY_HISTORY_DAYS),
   /** How much the API, worker and `npm start` log (JSON lines; pretty on a terminal). */
   LOG_LEVEL: z.enum(LOG_LEVELS).default('info'),
   /** An OTLP/HTTP collector's base URL (spans go to `<url>/v1/traces`); unset: no tracing at all. */

@@ -160,6 +160,8 @@ export interface WorkerDeps {
   tracing?: Tracing | null;
   /** Where the activities count what they did (the process's /metrics); unset: nothing is counted. */
   metrics?: WorkerMetrics;
+  /** How many days of capacity history the liveness sweep keeps (default 30). */
+  capacityHistoryDays?: number;
 }
 
 export interface FaultHook {
@@ -207,7 +209,12 @@ export async function createWorker(deps: WorkerDeps): Promise<Worker> {
     interceptors: clientInterceptors(tracing),
   });
   const log = deps.log ?? silentLogger();
-  const activities = createActivities({ db: deps.db, temporal, metrics: deps.metrics });
+  const activities = createActivities({
+    db: deps.db,
+    temporal,
+    metrics: deps.metrics,
+    capacityHistoryDays: deps.capacityHistoryDays,
+  });
   const workflowBundle =
     deps.workflowBundle ?? (await bundleInChildProcess(workflowBundleSources(tracing !== null)));
   return Worker.create({
@@ -271,6 +278,7 @@ async function main(config: Config, log: Logger): Promise<void> {
       : undefined,
     tracing,
     metrics,
+    capacityHistoryDays: config.DRYDOCK_CAPACITY_HISTORY_DAYS,
   });
   // Ready once it polls: `worker.run()` runs after the liveness controller is ensured.
   const metricsServer = await serveWorkerMetrics(metrics.registry, {

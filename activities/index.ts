@@ -27,6 +27,8 @@ export function createActivities(input: {
   temporal: Client;
   /** Unset (tests, benches that call activities directly): nothing is counted. */
   metrics?: WorkerMetrics;
+  /** How many days of each pool's capacity history the liveness sweep keeps (default 30). */
+  capacityHistoryDays?: number;
 }) {
   const { db, temporal, metrics } = input;
   return refusalsAreFinal({
@@ -34,7 +36,7 @@ export function createActivities(input: {
     ...createDrainActivities(db, metrics),
     ...createPoolDrainActivities(db),
     ...createPoolMaintenanceActivities(db),
-    ...createLivenessActivities(db, metrics),
+    ...createLivenessActivities(db, metrics, input.capacityHistoryDays),
     ...createDecommissionActivities(db),
     ...createPurgeActivities(db),
     ...createRemediationActivities(db, metrics),

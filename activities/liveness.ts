@@ -3,6 +3,8 @@ import { parseDuration } from '../domain/duration';
 import { livenessStep, NODE_UNREACHABLE, type LivenessSettings } from '../domain/liveness';
 import type { Db, Tx } from '../db/client';
 import { settleAcceptances } from '../db/acceptance';
+import { recordCapacity } from '../db/capacity-history';
+import { DEFAULT_CAPACITY_HISTORY_DAYS } from '../domain/capacity';
 import { expireOverdueCommands } from '../db/commands';
 import { applyLivenessChanges, withoutUnreachable, type LivenessChange } from '../db/liveness';
 import type { NodeRow } from '../db/queries/nodes';
@@ -26,7 +28,13 @@ const GRACE_UNTIL = 'liveness.grace-until';
 /** Lost applies only to these pool kinds, and only when the pool sets `policy.lostAfter`. */
 const LOSABLE_POOL_KINDS = ['provider', 'vps-host'];
 
-export function createLivenessActivities(db: Db, metrics?: WorkerMetrics) {
+export function createLivenessActivities(
+  db: Db,
+  metrics?: WorkerMetrics,
+  capacityHistoryDays = DEFAULT_CAPACITY_HISTORY_DAYS,
+) {
+  /** The minute (epoch minutes) this process last recorded the pools' capacity in. */
+  let recordedMinute = 0;
   return {
     /**
      * One liveness sweep, one transaction: session timeouts (`node.disconnected`), the lease
@@ -147,6 +155,14 @@ export function createLivenessActivities(db: Db, metrics?: WorkerMetrics) {
         return { ...result, durationMs: Date.now() - started };
       });
       metrics?.sweep(swept, (Date.now() - started) / 1_000);
+      // Capacity over time: the first sweep of a minute records every pool's capacity after its
+      // changes (once per minute across workers: the table keeps the minute's first).
+      const now = new Date();
+      const minute = Math.floor(now.getTime() / 60_000);
+      if (minute !== recordedMinute) {
+        await recordCapacity(db, now, capacityHistoryDays);
+        recordedMinute = minute;
+      }
       return swept;
     },
   };

@@ -27,3 +27,6 @@ export function capacityOf(nodes: Parameters<typeof capacityBucket>[0][]): Recor
   for (const node of nodes) counts[capacityBucket(node)]++;
   return counts;
 }
+
+/** How long each pool's capacity history is kept by default (DRYDOCK_CAPACITY_HISTORY_DAYS). */
+export const DEFAULT_CAPACITY_HISTORY_DAYS = 30;

@@ -1,5 +1,6 @@
 import { createRoute, OpenAPIHono, z } from '@hono/zod-openapi';
 import { CAPACITY_BUCKETS, capacityOf } from '../../domain/capacity';
+import { capacityHistoryOf } from '../../db/queries/capacity-history';
 import { capacityRowsOf, getVisiblePool, listPools, type PoolRow } from '../../db/queries/pools';
 import { requireAction, requireOperator } from '../auth';
 import type { AppEnv } from '../env';
@@ -124,6 +125,51 @@ const poolCapacityRoute = createRoute({
   },
 });
 
+/** The windows of capacity history, each with its step: about 60–170 points a chart. */
+const HISTORY_WINDOWS = {
+  '1h': { minutes: 60, stepMinutes: 1 },
+  '24h': { minutes: 24 * 60, stepMinutes: 10 },
+  '7d': { minutes: 7 * 24 * 60, stepMinutes: 60 },
+} as const;
+
+const poolCapacityHistoryRoute = createRoute({
+  method: 'get',
+  path: '/v1/pools/{id}/capacity/history',
+  operationId: 'getPoolCapacityHistory',
+  tags: ['pools'],
+  summary: "A pool's capacity over time: its live nodes per bucket, averaged per step, oldest first",
+  request: {
+    params: poolIdParams,
+    query: z.strictObject({
+      window: z
+        .enum(Object.keys(HISTORY_WINDOWS) as [keyof typeof HISTORY_WINDOWS])
+        .default('24h')
+        .openapi({ description: 'how far back: 1h (1-minute steps), 24h (10-minute steps), 7d (hourly)' }),
+    }),
+  },
+  responses: {
+    200: json(
+      z.object({
+        poolId: z.string(),
+        window: z.enum(Object.keys(HISTORY_WINDOWS) as [keyof typeof HISTORY_WINDOWS]),
+        stepSeconds: z.number().int(),
+        points: z.array(
+          z.object({
+            at: z.string().openapi({ description: "the step's start" }),
+            total: z.number(),
+            ...(Object.fromEntries(CAPACITY_BUCKETS.map((b) => [b, z.number()])) as Record<
+              (typeof CAPACITY_BUCKETS)[number],
+              z.ZodNumber
+            >),
+          }),
+        ),
+      }),
+      'the recorded minutes, averaged per step (steps with none recorded are absent)',
+    ),
+    ...errorResponses,
+  },
+});
+
 /** Pools: created and changed by operators, read by whoever they belong to or are granted to. */
 export function poolsRoutes(): OpenAPIHono<AppEnv> {
   const router = new OpenAPIHono<AppEnv>();
@@ -175,6 +221,26 @@ export function poolsRoutes(): OpenAPIHono<AppEnv> {
     const pool = await getVisiblePool(db, c.req.valid('param').id, principal);
     const rows = await capacityRowsOf(db, pool.id);
     return c.json({ poolId: pool.id, total: rows.length, buckets: capacityOf(rows) }, 200);
+  });
+
+  router.openapi(poolCapacityHistoryRoute, async (c) => {
+    const principal = c.get('principal');
+    requireAction(principal, 'compute:nodes:read');
+    const { db } = c.get('deps');
+    const pool = await getVisiblePool(db, c.req.valid('param').id, principal);
+    const { window } = c.req.valid('query');
+    const { minutes, stepMinutes } = HISTORY_WINDOWS[window];
+    const since = new Date(Date.now() - minutes * 60_000);
+    const points = await capacityHistoryOf(db, pool.id, since, stepMinutes);
+    return c.json(
+      {
+        poolId: pool.id,
+        window,
+        stepSeconds: stepMinutes * 60,
+        points: points.map((p) => ({ ...p, at: p.at.toISOString() })),
+      },
+      200,
+    );
   });
 
   return router;

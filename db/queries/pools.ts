@@ -42,15 +42,21 @@ export async function findPool(db: DbOrTx, id: string): Promise<PoolRow | undefi
   return pool;
 }
 
+/** What capacity counting reads of a node (domain/capacity.ts). */
+export const CAPACITY_COLUMNS = {
+  maintenance: nodes.maintenance,
+  liveness: nodes.liveness,
+  cordoned: nodes.cordoned,
+  noScheduleReasons: nodes.noScheduleReasons,
+};
+
+/** The nodes capacity counts: the live ones (not deleted). */
+export const COUNTED_IN_CAPACITY = isNull(nodes.deletedAt);
+
 /** The live nodes of a pool, as much of them as capacity counting reads. */
 export async function capacityRowsOf(db: DbOrTx, poolId: string) {
   return db
-    .select({
-      maintenance: nodes.maintenance,
-      liveness: nodes.liveness,
-      cordoned: nodes.cordoned,
-      noScheduleReasons: nodes.noScheduleReasons,
-    })
+    .select(CAPACITY_COLUMNS)
     .from(nodes)
-    .where(and(eq(nodes.poolId, poolId), isNull(nodes.deletedAt)));
+    .where(and(eq(nodes.poolId, poolId), COUNTED_IN_CAPACITY));
 }

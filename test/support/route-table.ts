@@ -790,6 +790,7 @@ export const EXEMPLARS: Record<string, Exemplar> = {
   'GET /v1/whoami': read(async () => ({}), false),
   'GET /v1/pools/{id}': read(async (w) => ({ params: { id: w.pool } })),
   'GET /v1/pools/{id}/capacity': read(async (w) => ({ params: { id: w.pool } })),
+  'GET /v1/pools/{id}/capacity/history': read(async (w) => ({ params: { id: w.pool } })),
   'POST /v1/keys': {
     access: OPERATOR,
     status: 201,

@@ -691,6 +691,23 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/v1/pools/{id}/capacity/history': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** A pool's capacity over time: its live nodes per bucket, averaged per step, oldest first */
+    get: operations['getPoolCapacityHistory'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/v1/pools/{id}/drain': {
     parameters: {
       query?: never;
@@ -5073,6 +5090,55 @@ export interface operations {
               unhealthy?: number;
               schedulable?: number;
             };
+          };
+        };
+      };
+      400: components['responses']['InvalidInput'];
+      401: components['responses']['Unauthenticated'];
+      403: components['responses']['Forbidden'];
+      404: components['responses']['NotFound'];
+      409: components['responses']['Conflict'];
+      413: components['responses']['PayloadTooLarge'];
+      422: components['responses']['IdempotencyKeyReused'];
+      429: components['responses']['RateLimited'];
+      503: components['responses']['Unavailable'];
+    };
+  };
+  getPoolCapacityHistory: {
+    parameters: {
+      query?: {
+        /** @description how far back: 1h (1-minute steps), 24h (10-minute steps), 7d (hourly) */
+        window?: '1h' | '24h' | '7d';
+      };
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description the recorded minutes, averaged per step (steps with none recorded are absent) */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            poolId: string;
+            /** @enum {string} */
+            window: '1h' | '24h' | '7d';
+            stepSeconds: number;
+            points: {
+              /** @description the step's start */
+              at: string;
+              total: number;
+              maintenance: number;
+              unreachable: number;
+              cordoned: number;
+              unhealthy: number;
+              schedulable: number;
+            }[];
           };
         };
       };

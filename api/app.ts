@@ -42,7 +42,7 @@ import { consoleRoutes } from '../console/app';
 import { consoleSessionStore } from '../db/console-sessions';
 import { outboxBacklog } from '../db/queries/outbox';
 import { limitFailedAuthentications } from './rate-limit';
-import { refuseAmbiguousPath } from './request-path';
+import { refuseAmbiguousPath, refuseUndecodableQuery } from './request-path';
 import { newRequestId } from './request-id';
 import { refuseInvalid } from './schemas';
 
@@ -109,6 +109,7 @@ export function createApp(deps: AppDeps) {
   });
   // A path that could mean another one is refused before anything else reads it.
   app.use('*', refuseAmbiguousPath);
+  app.use('*', refuseUndecodableQuery);
   // The body's limit, then the body read once, as UTF-8.
   app.use('*', limitBody);
   app.onError(toResponse);

@@ -26,3 +26,27 @@ export const refuseAmbiguousPath: MiddlewareHandler<AppEnv> = async (c, next) =>
   }
   await next();
 };
+
+/**
+ * Refuses a query string with a name or value whose percent-encoding is not UTF-8 (`%ED%A0%80`,
+ * an encoded lone surrogate; `%FF`; a stray `%`). The router would hand such a value to a route
+ * as the raw text it could not decode, where a pattern that allows `%` could take it for what
+ * the client did not mean (an audit actor filter matching nothing, instead of a refusal).
+ */
+export const refuseUndecodableQuery: MiddlewareHandler<AppEnv> = async (c, next) => {
+  const url = c.req.url;
+  const at = url.indexOf('?');
+  if (at >= 0 && url.includes('%', at)) {
+    for (const part of url.slice(at + 1).split(/[&=]/)) {
+      try {
+        decodeURIComponent(part);
+      } catch {
+        throw new DrydockError(
+          'INVALID_INPUT',
+          'the query string has a name or value whose percent-encoding is not UTF-8; encode the text as UTF-8',
+        );
+      }
+    }
+  }
+  await next();
+};

@@ -1,4 +1,5 @@
 import fc from 'fast-check';
+import { z } from 'zod';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { maxBodyBytesOf } from '../api/body-limit';
 import { ERROR_STATUS, type ErrorCode } from '../domain/errors';
@@ -390,9 +391,15 @@ function schemaAt(schema: JsonSchema | undefined, path: Path): JsonSchema | unde
   return at;
 }
 
+const DATE_TIME = z.iso.datetime({ offset: true });
+
 /** Whether a query, header or path value passes its parameter schema, as the server reads it. */
 function accepted(schema: JsonSchema, value: string): boolean {
   if (schema.enum) return schema.enum.includes(value);
+  // An RFC 3339 time with its zone, as the API's date-time parameters read it (the audit's
+  // since/until). Without this every value would look accepted, and a spoil's filter would wait
+  // forever for one that is not.
+  if (schema.format === 'date-time') return DATE_TIME.safeParse(value).success;
   if (schema.type === 'integer') {
     // Query numbers are decimal digits only; the document shows them as integers with bounds.
     return (

@@ -55,6 +55,18 @@ describe('paths are matched as sent', () => {
     }
   });
 
+  it('refuses a query whose percent-encoding is not UTF-8, and reads a well-encoded one', async () => {
+    for (const query of ['actor=%ED%A0%80alice%40example.com', 'actor=%FFalice', 'actor=50%', 'limit%FF=1']) {
+      const answer = await send('GET', `/v1/audit?${query}`);
+      expect({ query, status: answer.status }).toEqual({ query, status: 400 });
+      expect(answer.body.error).toMatchObject({ code: 'INVALID_INPUT', requestId: answer.requestId });
+      expect(answer.body.error.message).toMatch(/percent-encoding is not UTF-8/);
+    }
+    const fine = await send('GET', '/v1/audit?actor=alice%40example.com&type=node.');
+    expect(fine.status).toBe(200);
+    expect(fine.body.items).toEqual([]);
+  });
+
   it('changes nothing through a path that would resolve to another route', async () => {
     const nodeId = await seedPoolNode(h, 'pool-path');
     const before = await readNode(h, nodeId);

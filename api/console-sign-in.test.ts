@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../config';
-import { landingOf } from '../console/app';
+import { landingOf } from '../console/landing';
 import { consoleSignInOf } from './console-sign-in';
 
 const dir = mkdtempSync(join(tmpdir(), 'drydock-console-sign-in-'));

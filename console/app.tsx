@@ -1,21 +1,24 @@
 import { Hono } from 'hono';
-import { deleteCookie, getCookie, setCookie } from 'hono/cookie';
+import { setCookie } from 'hono/cookie';
 import { createMiddleware } from 'hono/factory';
 import { ApiError, Unreachable } from '@drydock/client';
 import { apiAs, type InProcess } from './api';
 import { CONSOLE_PATH as PATH, notFound, type ConsoleEnv, type Ctx } from './context';
 import { sessionFor } from './live';
 import { Problem } from './layout';
+import { ConsoleOidc, KEY_SIGN_IN_ONLY, ProviderUnreachable, type ConsoleSignInSettings } from './oidc';
 import {
-  ConsoleOidc,
-  KEY_SIGN_IN_ONLY,
-  ProviderRefused,
-  ProviderUnreachable,
-  type ConsoleSignInSettings,
-} from './oidc';
-import { RefusedPage, SignedOutPage } from './pages/oidc';
+  endedOf,
+  forgetSessionCookie,
+  landingOf,
+  SESSION_COOKIE,
+  sessionCookieOf,
+  signInAgain,
+} from './landing';
+import { SignedOutPage } from './pages/oidc';
 import { SignInPage, type SignInOptions } from './pages/sign-in';
-import { oidcRoutes, refusalOf, revokeQuietly } from './routes/oidc';
+import { sessionRenewal } from './renewal';
+import { oidcRoutes, revokeQuietly } from './routes/oidc';
 import { commandRoutes } from './routes/commands';
 import { sshRoutes } from './routes/ssh';
 import { fleetRoutes } from './routes/fleet';
@@ -30,23 +33,6 @@ import { csrfMatches, Sessions, type Caller, type Session, type SessionStore } f
 import type { PersonTokens } from './oidc';
 import { STYLESHEET } from './style';
 
-const COOKIE = 'drydock_session';
-
-/** How a renewal went, besides the session kept: ended by the provider, refused by the API, or failed after the refresh. */
-type Renewal =
-  undefined | { ended: true } | { refused: ApiError; idToken: string | undefined } | { error: unknown };
-
-/** How long a request whose token has expired waits for another request's renewal of it. */
-const RENEWAL_WAIT_MS = 15_000;
-
-/** Why the sign-in page is shown, by its `ended` parameter: fixed words, never the URL's. */
-const ENDED = {
-  refresh: 'Your sign-in at the provider could not be renewed (it ended there): sign in again.',
-  'key-sign-in-off': 'Signing in with an API key is turned off on this console: sign in again.',
-};
-const endedOf = (why: string | undefined) =>
-  why !== undefined && Object.hasOwn(ENDED, why) ? ENDED[why as keyof typeof ENDED] : undefined;
-
 /**
  * The admin console under /console (docs/console.md): server-rendered pages over the API, called
  * in-process through the shared typed client as the signed-in key or person. `send` hands a
@@ -59,6 +45,7 @@ export function consoleRoutes(
 ): Hono<ConsoleEnv> {
   const sessions = new Sessions(store);
   const oidc = signIn.oidc ? new ConsoleOidc(signIn.oidc) : undefined;
+  const renewed = oidc ? sessionRenewal(oidc, sessions, send) : undefined;
   const options: SignInOptions = { keySignIn: signIn.keySignIn, providerName: oidc?.settings.providerName };
   const router = new Hono<ConsoleEnv>();
 
@@ -72,7 +59,7 @@ export function consoleRoutes(
   ) {
     if (earlier) await sessions.close(earlier);
     const session = await sessions.open(key, caller, Date.now(), person);
-    setCookie(c, COOKIE, session.id, {
+    setCookie(c, SESSION_COOKIE, session.id, {
       httpOnly: true,
       sameSite: 'Strict',
       path: PATH,
@@ -83,7 +70,7 @@ export function consoleRoutes(
   /** The session is over: its row goes, the browser forgets the cookie. */
   async function end(c: Ctx, session: Session) {
     await sessions.close(session.id);
-    deleteCookie(c, COOKIE, { path: PATH });
+    forgetSessionCookie(c);
   }
 
   router.use('*', securityHeaders);
@@ -118,7 +105,7 @@ export function consoleRoutes(
     try {
       const caller = await apiAs(c, key, send).GET('/v1/whoami');
       // A browser signing in again leaves its earlier session behind, ended.
-      await open(c, key, caller, getCookie(c, COOKIE));
+      await open(c, key, caller, sessionCookieOf(c));
       return c.redirect(next ?? PATH, 303);
     } catch (error) {
       if (!(error instanceof ApiError)) throw error;
@@ -143,85 +130,13 @@ export function consoleRoutes(
         oidc,
         send,
         open: (c, caller, tokens, earlier) => open(c, tokens.accessToken, caller, earlier, tokens),
-        landingOf,
-        sessionCookie: (c) => getCookie(c, COOKIE),
       }),
     );
   }
 
-  /**
-   * A person's session whose access token is near its end, renewed with the refresh token and
-   * the person checked again by the API (their groups may have changed at the provider). Answers
-   * the session to go on with, or the page that ends it: refused (no mapped group any more), or
-   * signed out (the provider refused the refresh).
-   */
-  async function renewed(c: Ctx, session: Session): Promise<Session | Response> {
-    const provider = oidc!;
-    const waitUntil = Date.now() + RENEWAL_WAIT_MS;
-    for (;;) {
-      const done = await renewOnce(c, provider, session);
-      if (done !== 'busy') return done;
-      // Another request renews it: this one goes on with the token it has while that is valid,
-      // else waits for the renewed one (the next try finds it and keeps it).
-      if (Date.now() < session.person!.accessExpiresAt) return session;
-      if (Date.now() > waitUntil) {
-        throw new ProviderUnreachable('the session is being renewed and the renewal takes too long');
-      }
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
-  }
-
-  async function renewOnce(
-    c: Ctx,
-    provider: ConsoleOidc,
-    session: Session,
-  ): Promise<Session | Response | 'busy'> {
-    const done = await sessions.renew<Renewal>(session, async (current) => {
-      const tokens = current.person!;
-      // Another request renewed it since this one read the session: go on with what it got.
-      if (!provider.refreshDue(tokens)) return { keep: current, outcome: undefined };
-      let fresh: PersonTokens;
-      try {
-        fresh = await provider.refresh(tokens);
-      } catch (error) {
-        if (error instanceof ProviderRefused) return { keep: null, outcome: { ended: true } };
-        // The provider away: the token it has is good until it expires.
-        if (error instanceof ProviderUnreachable && Date.now() < tokens.accessExpiresAt) {
-          return { keep: current, outcome: undefined };
-        }
-        throw error;
-      }
-      try {
-        const caller = await apiAs(c, fresh.accessToken, send).GET('/v1/whoami');
-        return { keep: { ...current, key: fresh.accessToken, person: fresh, caller }, outcome: undefined };
-      } catch (error) {
-        if (error instanceof ApiError && (error.status === 401 || error.status === 403)) {
-          await revokeQuietly(c, provider, fresh);
-          return { keep: null, outcome: { refused: error, idToken: fresh.idToken } };
-        }
-        // Kept: the provider may have rotated the refresh token, the old one is spent.
-        return { keep: { ...current, key: fresh.accessToken, person: fresh }, outcome: { error } };
-      }
-    });
-    if (done === 'busy') return done;
-    if (!done) return signInAgain(c);
-    const { outcome } = done;
-    if (outcome && 'error' in outcome) throw outcome.error;
-    if (outcome && 'refused' in outcome) {
-      deleteCookie(c, COOKIE, { path: PATH });
-      const refusal = await refusalOf(provider, outcome.refused, session.caller.name, outcome.idToken);
-      return c.html(<RefusedPage refusal={refusal} />, 403);
-    }
-    if (outcome && 'ended' in outcome) {
-      deleteCookie(c, COOKIE, { path: PATH });
-      return signInAgain(c, 'refresh');
-    }
-    return done.session!;
-  }
-
   // Everything below needs a session; every POST below needs its CSRF token too.
   router.use('*', sameOrigin, async (c, next) => {
-    let session = await sessions.find(getCookie(c, COOKIE));
+    let session = await sessions.find(sessionCookieOf(c));
     if (session && !session.person && !signIn.keySignIn) {
       // Key sign-in turned off: the key sessions opened before end too.
       await end(c, session);
@@ -234,7 +149,7 @@ export function consoleRoutes(
         return signInAgain(c);
       }
       if (oidc.refreshDue(session.person)) {
-        const renewal = await renewed(c, session);
+        const renewal = await renewed!(c, session);
         if (renewal instanceof Response) return renewal;
         session = renewal;
       }
@@ -293,40 +208,6 @@ export function consoleRoutes(
 }
 
 /**
- * No session (or it ended): a page read goes to the sign-in page, which brings the person back to
- * it after; a POST is refused (its form is not sent again).
- */
-function signInAgain(c: Ctx, ended?: keyof typeof ENDED) {
-  if (c.req.method === 'GET') {
-    const next = landingOf(new URL(c.req.url).pathname + new URL(c.req.url).search);
-    const query = new URLSearchParams({ ...(next ? { next } : {}), ...(ended ? { ended } : {}) }).toString();
-    return c.redirect(`${PATH}/sign-in${query ? `?${query}` : ''}`, 303);
-  }
-  return c.html(<Problem title="Sign in first" message="This session has ended: sign in again." />, 403);
-}
-
-/**
- * The console page to land on after signing in, from a `next` the browser sent: a path of this
- * origin under /console (a page, not the sign-in itself, the live endpoint or an asset); undefined
- * for anything else, and for the fleet page (the default).
- */
-export function landingOf(next: string | undefined): string | undefined {
-  if (!next?.startsWith(`${PATH}`)) return undefined;
-  const base = 'http://console.invalid';
-  let url: URL;
-  try {
-    url = new URL(next, base);
-  } catch {
-    return undefined;
-  }
-  const { pathname, search } = url;
-  if (url.origin !== base || (pathname !== PATH && !pathname.startsWith(`${PATH}/`))) return undefined;
-  if (/^\/console\/(sign-in|sign-out|oidc|live|assets)(\/|$)/.test(pathname)) return undefined;
-  if (pathname === PATH && search === '') return undefined;
-  return pathname + search;
-}
-
-/**
  * A POST a browser says came from another site is refused: by `Sec-Fetch-Site` (every current
  * browser sends it), else by an `Origin` that is not this one. (Pages say `no-referrer`, so a
  * browser's own form posts carry `Origin: null`; `Sec-Fetch-Site` still says same-origin.) The
@@ -355,7 +236,7 @@ async function failure(c: Ctx, sessions: Sessions, error: Error) {
   const session = c.get('session') as Session | undefined;
   if (error instanceof ApiError && error.status === 401 && session) {
     await sessions.close(session.id);
-    deleteCookie(c, COOKIE, { path: PATH });
+    forgetSessionCookie(c);
     return c.redirect(`${PATH}/sign-in`, 303);
   }
   if (error instanceof ApiError) {

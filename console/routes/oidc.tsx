@@ -3,6 +3,7 @@ import { deleteCookie, getCookie, setCookie } from 'hono/cookie';
 import { ApiError } from '@drydock/client';
 import { apiAs, type InProcess } from '../api';
 import type { ConsoleEnv } from '../context';
+import { landingOf, sessionCookieOf } from '../landing';
 import { CALLBACK_PATH, FLOW_TTL_MS, ProviderRefused, ProviderUnreachable, type ConsoleOidc } from '../oidc';
 import { RefusedPage, SignedInPage, SignInFailedPage, type Refusal } from '../pages/oidc';
 import type { Caller } from '../sessions';
@@ -11,7 +12,7 @@ import type { PersonTokens } from '../oidc';
 /** The cookie that carries a sign-in flow (state, nonce, PKCE verifier, the page to land on) to the callback. */
 const FLOW_COOKIE = 'drydock_sign_in';
 
-/** What the sign-in routes need from the console: open a session for the person, the page to land on. */
+/** What the sign-in routes need from the console: the provider, the API, and how to open a session. */
 export interface OidcRouteDeps {
   oidc: ConsoleOidc;
   send: InProcess;
@@ -22,10 +23,6 @@ export interface OidcRouteDeps {
     tokens: PersonTokens,
     earlier: string | undefined,
   ): Promise<void>;
-  /** The console page a `next` names, when it is one to land on. */
-  landingOf(next: string | undefined): string | undefined;
-  /** The browser's session cookie, when it sent one. */
-  sessionCookie(c: Context<ConsoleEnv>): string | undefined;
 }
 
 /**
@@ -39,8 +36,8 @@ export function oidcRoutes(deps: OidcRouteDeps): Hono<ConsoleEnv> {
   const router = new Hono<ConsoleEnv>();
 
   router.get('/oidc/start', async (c) => {
-    const next = deps.landingOf(c.req.query('next')) ?? '/console';
-    const { url, flow } = await oidc.start(next, deps.sessionCookie(c));
+    const next = landingOf(c.req.query('next')) ?? '/console';
+    const { url, flow } = await oidc.start(next, sessionCookieOf(c));
     setCookie(c, FLOW_COOKIE, flow, {
       httpOnly: true,
       // Lax, not Strict: it must come back on the provider's redirect, a navigation from its site.

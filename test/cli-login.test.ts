@@ -273,6 +273,18 @@ describe('drydock login', () => {
     await rewriteSignIn(cli.api, { accessToken: saved.accessToken! });
   });
 
+  it('signing in again revokes the refresh token of the sign-in it replaces', async () => {
+    const earlier = (await readSignIns()).signIns[cli.api]!.refreshToken!;
+    const again = await login('alice@example.com');
+    expect(again.code, again.stderr).toBe(0);
+    const now = (await readSignIns()).signIns[cli.api]!.refreshToken!;
+    expect(now).not.toBe(earlier);
+    expect(await refreshAtProvider(earlier)).toMatchObject({ status: 400, body: { error: 'invalid_grant' } });
+    const whoami = await drydock(['whoami', '--json']);
+    expect(whoami.code, whoami.stderr).toBe(0);
+    expect(JSON.parse(whoami.stdout)).toMatchObject({ name: 'alice@example.com' });
+  });
+
   it('logout revokes the refresh token at the provider and forgets the sign-in of that API alone', async () => {
     const before = await readSignIns();
     const refreshToken = before.signIns[cli.api]!.refreshToken!;

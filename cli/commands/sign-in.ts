@@ -121,7 +121,19 @@ const login = defineCommand({
       const caller = await callerWith(api.baseUrl, client.issuer, tokens, client.resource);
       if (interrupted) throw new CliError('INTERRUPTED', 'sign-in stopped: nothing was saved', 130);
       const signIn: SignIn = { ...client, ...tokens };
-      await updateSignIn(cachePlace(env), api.baseUrl, async () => ({ entry: signIn, result: undefined }));
+      // A sign-in it replaces is revoked at its provider (best effort): its refresh token would
+      // otherwise stay good with nobody holding it.
+      const replaced = await updateSignIn(cachePlace(env), api.baseUrl, async (current) => ({
+        entry: signIn,
+        result: current,
+      }));
+      if (replaced?.refreshToken) {
+        const { revoke } = await import('../sign-in/provider');
+        await revoke(replaced, replaced.refreshToken).catch((error: unknown) => {
+          if (!(error instanceof CliError)) throw error;
+          out.note(`note: the sign-in this one replaces could not be revoked: ${error.message}`);
+        });
+      }
       const who = tokens.email ?? tokens.subject;
       const role = caller.kind === 'tenant' ? `tenant ${caller.tenantId}` : caller.kind;
       out.result(

@@ -1,5 +1,5 @@
-import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto';
 import * as client from 'openid-client';
+import { derivedKey, seal, unseal } from './sealing';
 
 /** How the console signs people in (docs/sign-in.md, The console): an API key, the provider, or both. */
 export interface ConsoleSignInSettings {
@@ -78,9 +78,7 @@ export class ConsoleOidc {
 
   constructor(readonly settings: ConsoleOidcSettings) {
     // The flow cookie is sealed under a key every API process derives from the client secret.
-    this.flowKey = Buffer.from(
-      hkdfSync('sha256', settings.clientSecret, '', 'drydock console sign-in flow', 32),
-    );
+    this.flowKey = derivedKey(settings.clientSecret, 'drydock console sign-in flow');
   }
 
   /** The provider's authorization URL for a new flow, and the flow to keep (sealed) in the cookie. */
@@ -112,17 +110,10 @@ export class ConsoleOidc {
 
   /** The flow a cookie holds; undefined when it is not one of ours or is too old. */
   openFlow(sealed: string | undefined, now = Date.now()): SignInFlow | undefined {
-    if (!sealed) return undefined;
-    const bytes = Buffer.from(sealed, 'base64url');
-    try {
-      const decipher = createDecipheriv('aes-256-gcm', this.flowKey, bytes.subarray(0, 12));
-      decipher.setAuthTag(bytes.subarray(12, 28));
-      const text = Buffer.concat([decipher.update(bytes.subarray(28)), decipher.final()]).toString('utf8');
-      const flow = JSON.parse(text) as SignInFlow;
-      return now - flow.startedAt < FLOW_TTL_MS ? flow : undefined;
-    } catch {
-      return undefined;
-    }
+    const text = sealed === undefined ? undefined : unseal(this.flowKey, sealed);
+    if (text === undefined) return undefined;
+    const flow = JSON.parse(text) as SignInFlow;
+    return now - flow.startedAt < FLOW_TTL_MS ? flow : undefined;
   }
 
   /**
@@ -229,10 +220,7 @@ export class ConsoleOidc {
   }
 
   private sealFlow(flow: SignInFlow): string {
-    const iv = randomBytes(12);
-    const cipher = createCipheriv('aes-256-gcm', this.flowKey, iv);
-    const sealed = Buffer.concat([cipher.update(JSON.stringify(flow), 'utf8'), cipher.final()]);
-    return Buffer.concat([iv, cipher.getAuthTag(), sealed]).toString('base64url');
+    return seal(this.flowKey, JSON.stringify(flow));
   }
 }
 

@@ -1,13 +1,7 @@
-import {
-  createCipheriv,
-  createDecipheriv,
-  createHash,
-  hkdfSync,
-  randomBytes,
-  timingSafeEqual,
-} from 'node:crypto';
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Answer, Schemas } from '@drydock/client';
 import type { PersonTokens } from './oidc';
+import { derivedKey, seal, unseal } from './sealing';
 
 /** Who a session signed in as, as `GET /v1/whoami` answered at sign-in. */
 export type Caller = Schemas['Caller'];
@@ -75,7 +69,7 @@ export class Sessions {
     if (!row) return undefined;
     const credential = unsealCredential(id, row.sealedKey);
     if (credential === undefined) return undefined;
-    const created = row.sealedCreated === null ? undefined : unseal(id, row.sealedCreated);
+    const created = row.sealedCreated === null ? undefined : unseal(sealingKey(id), row.sealedCreated);
     return {
       id,
       ...credential,
@@ -91,7 +85,7 @@ export class Sessions {
   async saveShownOnce(session: Session): Promise<void> {
     await this.store.update(idHash(session.id), {
       flash: session.flash ?? null,
-      sealedCreated: session.created ? seal(session.id, JSON.stringify(session.created)) : null,
+      sealedCreated: session.created ? seal(sealingKey(session.id), JSON.stringify(session.created)) : null,
     });
   }
 
@@ -171,7 +165,7 @@ function idHash(id: string): string {
 
 /** The key that seals a session's API key: derived from its id, which only the browser keeps. */
 function sealingKey(id: string): Buffer {
-  return Buffer.from(hkdfSync('sha256', id, '', 'drydock console session', 32));
+  return derivedKey(id, 'drydock console session');
 }
 
 /**
@@ -182,36 +176,16 @@ const PERSON = Buffer.from('drydock console person tokens');
 
 /** A session's credential, sealed: the API key, or a person's tokens (JSON). */
 function sealCredential(id: string, key: string, person: PersonTokens | undefined): string {
-  return person ? seal(id, JSON.stringify(person), PERSON) : seal(id, key);
+  return person ? seal(sealingKey(id), JSON.stringify(person), PERSON) : seal(sealingKey(id), key);
 }
 
 function unsealCredential(id: string, sealed: string): Pick<Session, 'key' | 'person'> | undefined {
-  const key = unseal(id, sealed);
+  const key = unseal(sealingKey(id), sealed);
   if (key !== undefined) return { key };
-  const tokens = unseal(id, sealed, PERSON);
+  const tokens = unseal(sealingKey(id), sealed, PERSON);
   if (tokens === undefined) return undefined;
   const person = JSON.parse(tokens) as PersonTokens;
   return { key: person.accessToken, person };
-}
-
-function seal(id: string, key: string, aad?: Buffer): string {
-  const iv = randomBytes(12);
-  const cipher = createCipheriv('aes-256-gcm', sealingKey(id), iv);
-  if (aad) cipher.setAAD(aad);
-  const sealed = Buffer.concat([cipher.update(key, 'utf8'), cipher.final()]);
-  return Buffer.concat([iv, cipher.getAuthTag(), sealed]).toString('base64url');
-}
-
-function unseal(id: string, sealed: string, aad?: Buffer): string | undefined {
-  const bytes = Buffer.from(sealed, 'base64url');
-  try {
-    const decipher = createDecipheriv('aes-256-gcm', sealingKey(id), bytes.subarray(0, 12));
-    if (aad) decipher.setAAD(aad);
-    decipher.setAuthTag(bytes.subarray(12, 28));
-    return Buffer.concat([decipher.update(bytes.subarray(28)), decipher.final()]).toString('utf8');
-  } catch {
-    return undefined;
-  }
 }
 
 /** 32 random bytes, base64url: a session id or a CSRF token. */

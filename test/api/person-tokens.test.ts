@@ -11,7 +11,7 @@ import {
 } from '../../scripts/services/oidc-provider';
 import { call, eventsOf, seedNode, seedPool } from '../support/fixtures';
 import { useHarness } from '../support/harness';
-import { signIn } from '../support/oidc';
+import { signIn, trusting } from '../support/oidc';
 
 const PEOPLE: ProviderPerson[] = [
   { email: 'alice@example.com', name: 'Alice', groups: ['drydock-operators', 'ml-team'] },
@@ -59,9 +59,7 @@ afterAll(async () => {
 const h = useHarness({
   worker: false,
   oidc: () => ({
-    issuer: provider.issuer,
-    audience: provider.audience,
-    groupsClaim: 'groups',
+    ...trusting(provider),
     clockSkewSeconds: SKEW_SECONDS,
     groupMap: GROUP_MAP,
     now: () => now ?? Date.now(),

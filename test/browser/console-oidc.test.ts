@@ -1,9 +1,7 @@
 import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseGroupMap } from '../../api/group-map';
 import type { ConsoleOidcSettings } from '../../console/oidc';
 import {
-  DEMO_GROUP_MAP,
   startOidcProvider,
   type ProviderPerson,
   type RunningOidcProvider,
@@ -12,6 +10,7 @@ import { freePort } from '../../scripts/services/process';
 import { screenshot, useBrowser } from '../support/browser';
 import { eventsOf, seedNode, seedPool } from '../support/fixtures';
 import { eventually, useHarness } from '../support/harness';
+import { trusting } from '../support/oidc';
 import { Browser, useConsole } from '../console/console-client';
 
 /** alice an operator, bob acme's, carol in no mapped group, dave an operator until his group goes. */
@@ -48,13 +47,7 @@ afterAll(async () => {
 
 const h = useHarness({
   worker: false,
-  oidc: () => ({
-    issuer: provider.issuer,
-    audience: provider.audience,
-    groupsClaim: 'groups',
-    clockSkewSeconds: 60,
-    groupMap: parseGroupMap(DEMO_GROUP_MAP, 'the demo group map'),
-  }),
+  oidc: () => trusting(provider),
 });
 const settings = (): ConsoleOidcSettings => ({
   issuer: provider.issuer,

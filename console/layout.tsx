@@ -1,9 +1,11 @@
 import type { Child } from 'hono/jsx';
 import type { Watch } from './live';
 import type { Flash, Session } from './sessions';
+import { RenderedAt } from './time';
 
 /**
- * The frame of every console page: the nav with the caller and sign-out, the flash, the content.
+ * The frame of every console page: a skip link to the content, the nav with the caller and
+ * sign-out, the flash, the content. Its render's moment is the `now` of the page's relative times.
  * A page with `watch` has live regions (console/live.tsx) that follow the event feed it names.
  * A page with `moveTo` moves on to that address by itself (`<meta http-equiv="refresh">`: no
  * script, and a navigation of this origin's own).
@@ -28,13 +30,17 @@ export function Layout(props: {
         {props.watch && <script src="/console/assets/live.js" defer />}
       </head>
       <body data-watch={props.watch ? new URLSearchParams({ ...props.watch }).toString() : undefined}>
+        <a class="skip" href="#main">
+          Skip to content
+        </a>
         <header>
           <a class="brand" href="/console">
             Drydock
           </a>
           {session && (
             <nav>
-              <a href="/console">Fleet</a>
+              <a href="/console">Overview</a>
+              <a href="/console/nodes">Nodes</a>
               <a href="/console/pools">Pools</a>
               {session.caller.actions.includes('compute:tokens:read') && (
                 <a href="/console/tokens">Join tokens</a>
@@ -49,13 +55,13 @@ export function Layout(props: {
             </nav>
           )}
         </header>
-        <main>
+        <main id="main">
           {flash && (
             <p class={`flash ${flash.kind}`} role={flash.kind === 'error' ? 'alert' : 'status'}>
               {flash.text}
             </p>
           )}
-          {props.children}
+          <RenderedAt.Provider value={Date.now()}>{props.children}</RenderedAt.Provider>
         </main>
       </body>
     </html>
@@ -69,28 +75,33 @@ function callerLabel(session: Session): string {
   return caller.kind === 'tenant' ? `${who} (tenant ${caller.tenantId})` : `${who} (operator)`;
 }
 
-/** A table of `items` under `columns`, one row each (`row` gives its cells); `empty` when none. */
+/**
+ * A table of `items` under `columns`, one row each (`row` gives its cells); `empty` when none. It
+ * scrolls sideways inside its own box when the screen is narrower than it.
+ */
 export function Table<T>(props: { columns: string[]; items: T[]; row: (item: T) => Child[]; empty: string }) {
   if (props.items.length === 0) return <p class="muted">{props.empty}</p>;
   return (
-    <table>
-      <thead>
-        <tr>
-          {props.columns.map((column) => (
-            <th>{column}</th>
-          ))}
-        </tr>
-      </thead>
-      <tbody>
-        {props.items.map((item) => (
+    <div class="table-box">
+      <table>
+        <thead>
           <tr>
-            {props.row(item).map((cell) => (
-              <td>{cell}</td>
+            {props.columns.map((column) => (
+              <th>{column}</th>
             ))}
           </tr>
-        ))}
-      </tbody>
-    </table>
+        </thead>
+        <tbody>
+          {props.items.map((item) => (
+            <tr>
+              {props.row(item).map((cell) => (
+                <td>{cell}</td>
+              ))}
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
   );
 }
 

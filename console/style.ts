@@ -1,12 +1,30 @@
 /** The console's one stylesheet, served from /console/assets/console.css (no inline styles). */
 export const STYLESHEET = `
-:root { color-scheme: light dark; --muted: #6b7280; --line: #d1d5db; --ok: #15803d; --bad: #b91c1c; --warn: #b45309; }
+:root { color-scheme: light dark; --bg: #fff; --fg: #111827; --muted: #4b5563; --line: #d1d5db; --ok: #15803d; --bad: #b91c1c; --warn: #b45309; --busy: #1d4ed8; --link: #1d4ed8; --focus: #1d4ed8; }
+/* dark: the same roles, each colour at least 4.5:1 against the background (WCAG 2.2 AA) */
+@media (prefers-color-scheme: dark) {
+  :root { --bg: #111827; --fg: #e5e7eb; --muted: #9ca3af; --line: #374151; --ok: #4ade80; --bad: #f87171; --warn: #fbbf24; --busy: #93c5fd; --link: #93c5fd; --focus: #93c5fd; }
+}
 * { box-sizing: border-box; }
-body { margin: 0; font: 14px/1.45 system-ui, -apple-system, "Segoe UI", sans-serif; }
-header { display: flex; align-items: center; justify-content: space-between; padding: .6rem 1.2rem; border-bottom: 1px solid var(--line); }
-header nav { display: flex; gap: 1rem; align-items: center; }
+body { margin: 0; font: 14px/1.45 system-ui, -apple-system, "Segoe UI", sans-serif; background: var(--bg); color: var(--fg); }
+a { color: var(--link); }
+:focus-visible { outline: 2px solid var(--focus); outline-offset: 2px; }
+.skip { position: absolute; left: .5rem; top: -3rem; padding: .4rem .8rem; background: var(--bg); border: 2px solid var(--focus); border-radius: 4px; z-index: 10; }
+.skip:focus { top: .5rem; }
+header { display: flex; flex-wrap: wrap; gap: .4rem 1rem; align-items: center; justify-content: space-between; padding: .6rem 1.2rem; border-bottom: 1px solid var(--line); }
+header nav { display: flex; flex-wrap: wrap; gap: .4rem 1rem; align-items: center; }
+/* a table scrolls inside its own box: the page never scrolls sideways */
+.table-box { max-width: 100%; overflow-x: auto; }
+/* status badges (console/badge.tsx): an icon and the words, in the tone's colour */
+.badge { display: inline-flex; align-items: center; gap: .3em; padding: 0 .5em; border: 1px solid currentColor; border-radius: 999px; font-size: .85em; font-weight: 600; white-space: nowrap; color: var(--muted); }
+.badge svg { flex: none; }
+.badge.ok { color: var(--ok); }
+.badge.warn { color: var(--warn); }
+.badge.bad, .badge.paused { color: var(--bad); }
+.badge.busy { color: var(--busy); }
+.badges { display: flex; flex-wrap: wrap; gap: .4rem; margin: 0 0 .8rem; }
 .brand { font-weight: 700; text-decoration: none; color: inherit; }
-.caller { color: var(--muted); }
+.caller { color: var(--muted); overflow-wrap: anywhere; }
 main { padding: 1rem 1.2rem; max-width: 80rem; }
 h1 { font-size: 1.4rem; margin: .2rem 0 1rem; }
 h2 { font-size: 1.1rem; margin: 1.6rem 0 .6rem; }

@@ -7,6 +7,7 @@ import {
   DEFAULT_LADDER,
   DEFAULT_MAX_UNHEALTHY,
 } from '../../domain/remediation';
+import { CapacityChart, type CapacityHistory } from '../capacity-chart';
 import { Csrf, Layout, Table } from '../layout';
 import { LiveRegion } from '../live';
 import { Progress } from '../progress';
@@ -26,6 +27,10 @@ export interface PoolView {
   flash?: Flash;
   pool: Pool;
   capacity: Capacity;
+  /** Its capacity over the last 24 hours and the last 7 days. */
+  history: CapacityHistory[];
+  /** The time the page was read at: the end of each chart's window. */
+  now: number;
   /** The first page of the pool's nodes, and whether there are more. */
   nodes: { items: Schemas['Node'][]; more: boolean };
   /** The pool's running pool drain as `GET /v1/operations/{id}` reads it (with `progress`). */
@@ -68,6 +73,10 @@ export function PoolPage(view: PoolView) {
           row={(capacity) => [capacity.total, ...CAPACITY_BUCKETS.map((bucket) => capacity.buckets[bucket])]}
           empty=""
         />
+        <h3>Capacity over time</h3>
+        {view.history.map((history) => (
+          <CapacityChart history={history} now={view.now} />
+        ))}
       </LiveRegion>
       <h2>Nodes</h2>
       <LiveRegion id="pool-nodes">

@@ -51,8 +51,12 @@ export function poolRoutes(): Hono<ConsoleEnv> {
     if (!id) return notFound(c);
     const path = { path: { id } };
     const pool = await api.GET('/v1/pools/{id}', { params: path });
-    const [capacity, nodes, drains, rolling] = await Promise.all([
+    const history = (window: '24h' | '7d') =>
+      api.GET('/v1/pools/{id}/capacity/history', { params: { ...path, query: { window } } });
+    const [capacity, day, week, nodes, drains, rolling] = await Promise.all([
       api.GET('/v1/pools/{id}/capacity', { params: path }),
+      history('24h'),
+      history('7d'),
       api.GET('/v1/nodes', { params: { query: { poolId: id, limit: POOL_NODES_SHOWN } } }),
       poolDrainsOf(api, id),
       latestRollingOf(api, id),
@@ -66,6 +70,8 @@ export function poolRoutes(): Hono<ConsoleEnv> {
         flash={takeFlash(session)}
         pool={pool}
         capacity={capacity}
+        history={[day, week]}
+        now={Date.now()}
         nodes={{ items: nodes.items, more: nodes.nextCursor !== null }}
         running={running}
         drains={drains}

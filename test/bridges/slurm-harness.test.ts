@@ -201,6 +201,15 @@ describe('the Slurm harness: real slurmctld, slurmd and munged', () => {
       [het + 1, 1, `${het}-${het + 1}`, 'gpu-b7-03'],
     ]);
     await slurm.slurm('scancel', [String(array), String(het)]);
+    // Their CPUs are free once the nodes say so (no job left completing): the tests below start
+    // jobs on gpu-b7-02 and expect them to run at once.
+    await eventually(async () => {
+      const states = await slurm.nodeStates();
+      return ['gpu-b7-02', 'gpu-b7-03'].every((name) => {
+        const n = states.find((state) => state.name === name);
+        return n?.state === 'idle' && n.state_flags.length === 0;
+      });
+    }, 20_000);
   });
 
   it('drains the node with drydock’s reason: sinfo --json says mixed + DRAIN, sinfo says draining', async () => {

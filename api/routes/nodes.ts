@@ -34,6 +34,12 @@ const listNodesRoute = createRoute({
       poolId: slug.optional(),
       siteId: slug.optional(),
       cordoned: booleanString.optional(),
+      maintenance: booleanString.optional(),
+      noScheduleReason: z
+        .string()
+        .regex(/^[A-Za-z0-9._:=/-]{1,128}$/, 'is 1–128 of letters, digits and . _ : = / -')
+        .optional()
+        .openapi({ description: 'nodes with this NoSchedule reason: draining, quarantined, …' }),
       provisionState: z.enum(PROVISION_STATES).optional(),
       access: z.enum(ACCESS).optional(),
       liveness: z.enum(LIVENESS).optional(),

@@ -1,4 +1,4 @@
-import { and, asc, eq, gt, ilike, inArray, isNull, sql, type SQL } from 'drizzle-orm';
+import { and, arrayContains, asc, eq, gt, ilike, inArray, isNull, sql, type SQL } from 'drizzle-orm';
 import type { NodeState } from '../../domain/controls';
 import { DrydockError } from '../../domain/errors';
 import type { Label } from '../../domain/labels';
@@ -111,6 +111,9 @@ export interface NodeFilter {
   poolId?: string;
   siteId?: string;
   cordoned?: boolean;
+  maintenance?: boolean;
+  /** Nodes with this NoSchedule reason (`draining`, `quarantined`, …). */
+  noScheduleReason?: string;
   provisionState?: ProvisionState;
   access?: Access;
   liveness?: Liveness;
@@ -133,6 +136,8 @@ export async function listNodes(db: DbOrTx, principal: Principal, q: NodeFilter)
     q.poolId ? eq(nodes.poolId, q.poolId) : undefined,
     q.siteId ? eq(nodes.siteId, q.siteId) : undefined,
     q.cordoned === undefined ? undefined : eq(nodes.cordoned, q.cordoned),
+    q.maintenance === undefined ? undefined : eq(nodes.maintenance, q.maintenance),
+    q.noScheduleReason ? arrayContains(nodes.noScheduleReasons, [q.noScheduleReason]) : undefined,
     q.provisionState ? eq(nodes.provisionState, q.provisionState) : undefined,
     q.access ? eq(nodes.access, q.access) : undefined,
     q.liveness ? eq(nodes.liveness, q.liveness) : undefined,

@@ -2052,6 +2052,9 @@ export interface operations {
         poolId?: string;
         siteId?: string;
         cordoned?: 'true' | 'false';
+        maintenance?: 'true' | 'false';
+        /** @description nodes with this NoSchedule reason: draining, quarantined, … */
+        noScheduleReason?: string;
         provisionState?:
           | 'pending'
           | 'enrolling'

@@ -31,6 +31,7 @@ import { tokenRoutes } from './routes/tokens';
 import { securityHeaders } from './security';
 import { csrfMatches, Sessions, type Caller, type Session, type SessionStore } from './sessions';
 import type { PersonTokens } from './oidc';
+import { FLEET_STYLESHEET } from './fleet-style';
 import { STYLESHEET } from './style';
 
 /**
@@ -76,7 +77,7 @@ export function consoleRoutes(
   router.use('*', securityHeaders);
   router.onError((error, c) => failure(c as Ctx, sessions, error));
   router.get('/assets/console.css', (c) =>
-    c.body(STYLESHEET, 200, { 'content-type': 'text/css; charset=utf-8' }),
+    c.body(STYLESHEET + FLEET_STYLESHEET, 200, { 'content-type': 'text/css; charset=utf-8' }),
   );
 
   router.get('/sign-in', (c) =>

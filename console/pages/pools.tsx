@@ -45,9 +45,9 @@ export function ownerOf(pool: Pool): string {
   return pool.tenantId ? `tenant ${pool.tenantId}` : 'operators (no tenant)';
 }
 
-/** The fleet page filtered to one pool's nodes. */
+/** The node list filtered to one pool's nodes. */
 export function fleetOfPool(poolId: string): string {
-  return `/console?${new URLSearchParams({ poolId })}`;
+  return `/console/nodes?${new URLSearchParams({ poolId })}`;
 }
 
 /** A pool's open pool drain, linked to the pool page that shows its progress. */

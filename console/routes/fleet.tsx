@@ -1,36 +1,85 @@
 import { Hono } from 'hono';
 import type { Query } from '@drydock/client';
+import { LABEL_KEY } from '../../domain/labels';
 import { poolsWithCapacity, queryFilters, refusedInPage, takeFlash, type ConsoleEnv } from '../context';
-import { FLEET_FILTERS, FleetPage, type FleetFilters } from '../pages/fleet';
+import { everyNode, openOperations } from '../fleet-read';
+import { BY_HOSTNAME, sortNodes, sortOf } from '../node-sort';
+import { NODE_LIST_FILTERS, NODES_PER_PAGE, NodeListPage } from '../pages/node-list';
+import { OverviewPage } from '../pages/overview';
+import { DEFAULT_GROUP_BY } from '../rack-map';
 
-type NodesQuery = Query<'get', '/v1/nodes'>;
-
-/** The fleet page: the node list with the API's filters, capacity per pool, pending nodes. */
+/** The fleet overview (the landing page) and the node list. */
 export function fleetRoutes(): Hono<ConsoleEnv> {
   const router = new Hono<ConsoleEnv>();
+
   router.get('/', async (c) => {
     const { api, session } = c.var;
-    const filters: FleetFilters = queryFilters(c, FLEET_FILTERS);
-    const cursor = c.req.query('cursor');
-    const [nodes, pools, pending] = await Promise.all([
-      api
-        // The filters go as the page's query has them: the API validates them and its refusal shows.
-        .GET('/v1/nodes', { params: { query: { ...filters, ...(cursor ? { cursor } : {}) } as NodesQuery } })
-        .catch(refusedInPage),
+    const asked = c.req.query('groupBy') || DEFAULT_GROUP_BY;
+    const groupBy = LABEL_KEY.test(asked)
+      ? asked
+      : {
+          problem: `groupBy must be a label key (letters, digits and . _ / -, at most 128, starting and ending with a letter or digit): ${JSON.stringify(asked.slice(0, 140))} is not one.`,
+        };
+    const [nodes, pools, operations] = await Promise.all([
+      everyNode(api),
       poolsWithCapacity(api),
-      api.GET('/v1/nodes', { params: { query: { provisionState: 'pending' } } }),
+      openOperations(api),
     ]);
     return c.html(
-      <FleetPage
+      <OverviewPage
+        session={session}
+        flash={takeFlash(session)}
+        nodes={nodes}
+        pools={pools}
+        operations={operations}
+        groupBy={groupBy}
+      />,
+      typeof groupBy === 'string' ? 200 : 400,
+    );
+  });
+
+  router.get('/nodes', async (c) => {
+    const { api, session } = c.var;
+    const filters = queryFilters(c, NODE_LIST_FILTERS);
+    const sort = sortOf(c.req.query('sort'));
+    const page = pageOf(c.req.query('page'));
+    const [pools, nodes] = await Promise.all([
+      api.GET('/v1/pools'),
+      'problem' in sort
+        ? sort
+        : 'problem' in page
+          ? page
+          : // The filters go as the page's query has them: the API validates them and its refusal shows.
+            everyNode(api, filters as Query<'get', '/v1/nodes'>)
+              .then((all) => {
+                const start = (page.page - 1) * NODES_PER_PAGE;
+                return {
+                  items: sortNodes(all, sort).slice(start, start + NODES_PER_PAGE),
+                  page: page.page,
+                  total: all.length,
+                };
+              })
+              .catch(refusedInPage),
+    ]);
+    return c.html(
+      <NodeListPage
         session={session}
         flash={takeFlash(session)}
         filters={filters}
+        sort={'problem' in sort ? BY_HOSTNAME : sort}
         nodes={nodes}
-        pools={pools}
-        pending={pending.items}
+        pools={pools.items.map((pool) => pool.id)}
       />,
-      'problem' in nodes ? nodes.status : 200,
+      'problem' in nodes ? ('status' in nodes ? nodes.status : 400) : 200,
     );
   });
+
   return router;
+}
+
+/** The page's `page`: a whole number from 1 (default 1), or why it is refused. */
+function pageOf(page: string | undefined): { page: number } | { problem: string } {
+  if (page === undefined || page === '') return { page: 1 };
+  const n = /^[1-9]\d{0,5}$/.test(page) ? Number(page) : NaN;
+  return Number.isNaN(n) ? { problem: 'page must be a whole number from 1.' } : { page: n };
 }

@@ -1,8 +1,9 @@
 /**
  * The fleet overview's and the node list's part of the console stylesheet (served with the rest
  * of it from /console/assets/console.css): the state counts, the capacity bars' legend, the rack
- * map's tiles, the list's paging. A tile's colour says its state together with its glyph; each
- * background keeps its white glyph at 4.5:1 or more, on a light page and a dark one.
+ * map's tiles, the list's paging. A tile's colour says its state together with its glyph (the
+ * capacity buckets' colours, darker shades for the worse states); each background keeps its white
+ * glyph at 4.5:1 or more, on a light page and a dark one.
  */
 export const FLEET_STYLESHEET = `
 ul.state-counts { display: flex; flex-wrap: wrap; gap: .5rem; list-style: none; padding: 0; margin: 0; }
@@ -17,21 +18,20 @@ section.rack h3 { margin-bottom: .1rem; }
 section.rack p { margin: 0 0 .3rem; font-size: .85rem; }
 ul.tiles { display: flex; flex-wrap: wrap; gap: 4px; list-style: none; padding: 0; margin: 0; }
 .tile { display: inline-flex; align-items: center; justify-content: center; width: 1.7rem; height: 1.7rem; border-radius: 3px; color: #fff; font-weight: 700; line-height: 1; text-decoration: none; }
-a.tile:hover { outline: 2px solid currentColor; outline-offset: 1px; }
+a.tile:hover { outline: 2px solid var(--fg); outline-offset: 1px; }
 a.tile:focus-visible { outline: 3px solid var(--focus, #1d4ed8); outline-offset: 2px; }
 ul.legend .tile { width: 1.2rem; height: 1.2rem; font-size: .75rem; }
 .tile.state-schedulable { background: #15803d; }
-.tile.state-cordoned { background: #4b5563; }
-.tile.state-draining { background: #1d4ed8; }
-.tile.state-unhealthy { background: #b45309; }
-.tile.state-maintenance { background: #6d28d9; }
+.tile.state-cordoned { background: #b45309; }
+.tile.state-draining { background: #92400e; }
+.tile.state-unhealthy { background: #c2410c; }
+.tile.state-maintenance { background: #1d4ed8; }
 .tile.state-quarantined { background: #9d174d; }
-.tile.state-blocked { background: #7f1d1d; }
-.tile.state-unreachable { background: #c2410c; }
-.tile.state-lost { background: #b91c1c; }
+.tile.state-blocked { background: #581c87; }
+.tile.state-unreachable { background: #b91c1c; }
+.tile.state-lost { background: #7f1d1d; }
 .tile.state-offline, .tile.state-decommissioned { background: #374151; }
 .tile.state-pending { background: transparent; color: inherit; border: 1px dashed currentColor; }
-a.tile.state-pending:hover { outline-color: var(--muted); }
 nav.paging { display: flex; gap: 1rem; margin: .6rem 0; }
 table.node-list th a { color: inherit; }
 `;

@@ -22,6 +22,7 @@ import { oidcRoutes, revokeQuietly } from './routes/oidc';
 import { commandRoutes } from './routes/commands';
 import { sshRoutes } from './routes/ssh';
 import { fleetRoutes } from './routes/fleet';
+import { LIVE_SCRIPT } from './live-script';
 import { liveRoutes } from './routes/live';
 import { nodeRoutes } from './routes/nodes';
 import { operationRoutes } from './routes/operations';
@@ -69,25 +70,23 @@ export function consoleRoutes(
   }
 
   /** The session is over: its row goes, the browser forgets the cookie. */
-  async function end(c: Ctx, session: Session) {
+  async function end(c: Ctx, session: Session, why?: Parameters<typeof forgetSessionCookie>[1]) {
     await sessions.close(session.id);
-    forgetSessionCookie(c);
+    forgetSessionCookie(c, why);
   }
 
   router.use('*', securityHeaders);
   router.onError((error, c) => failure(c as Ctx, sessions, error));
+  // The assets need no session: loading one neither finds nor renews the page's session.
   router.get('/assets/console.css', (c) =>
     c.body(STYLESHEET + FLEET_STYLESHEET, 200, { 'content-type': 'text/css; charset=utf-8' }),
   );
+  router.get('/assets/live.js', (c) =>
+    c.body(LIVE_SCRIPT, 200, { 'content-type': 'text/javascript; charset=utf-8' }),
+  );
 
   router.get('/sign-in', (c) =>
-    c.html(
-      <SignInPage
-        options={options}
-        next={landingOf(c.req.query('next'))}
-        problem={endedOf(c.req.query('ended'))}
-      />,
-    ),
+    c.html(<SignInPage options={options} next={landingOf(c.req.query('next'))} problem={endedOf(c)} />),
   );
   router.post('/sign-in', sameOrigin, async (c) => {
     const form = await c.req.parseBody();
@@ -140,7 +139,7 @@ export function consoleRoutes(
     let session = await sessions.find(sessionCookieOf(c));
     if (session && !session.person && !signIn.keySignIn) {
       // Key sign-in turned off: the key sessions opened before end too.
-      await end(c, session);
+      await end(c, session, 'key-sign-in-off');
       return signInAgain(c, 'key-sign-in-off');
     }
     if (session?.person) {
@@ -237,7 +236,7 @@ async function failure(c: Ctx, sessions: Sessions, error: Error) {
   const session = c.get('session') as Session | undefined;
   if (error instanceof ApiError && error.status === 401 && session) {
     await sessions.close(session.id);
-    forgetSessionCookie(c);
+    forgetSessionCookie(c, 'rejected');
     return c.redirect(`${PATH}/sign-in`, 303);
   }
   if (error instanceof ApiError) {

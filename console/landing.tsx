@@ -1,4 +1,4 @@
-import { deleteCookie, getCookie } from 'hono/cookie';
+import { deleteCookie, getCookie, setCookie } from 'hono/cookie';
 import { CONSOLE_PATH as PATH, type Ctx } from './context';
 import { Problem } from './layout';
 
@@ -8,22 +8,45 @@ export const SESSION_COOKIE = 'drydock_session';
 /** The session id the browser sent, if any. */
 export const sessionCookieOf = (c: Ctx) => getCookie(c, SESSION_COOKIE);
 
-/** The browser forgets its session cookie. */
-export const forgetSessionCookie = (c: Ctx) => deleteCookie(c, SESSION_COOKIE, { path: PATH });
+/**
+ * Why a session ended, kept in a cookie for the sign-in page: the request that met the end may
+ * have been a page's background read (console/assets/live.js), whose answer nobody sees.
+ */
+const ENDED_COOKIE = 'drydock_ended';
 
-/** Why the sign-in page is shown, by its `ended` parameter: fixed words, never the URL's. */
+/**
+ * The browser forgets its session cookie; with `why`, it keeps the reason until the sign-in page
+ * shows it.
+ */
+export function forgetSessionCookie(c: Ctx, why?: Ended) {
+  deleteCookie(c, SESSION_COOKIE, { path: PATH });
+  if (why) setCookie(c, ENDED_COOKIE, why, { httpOnly: true, sameSite: 'Strict', path: PATH, maxAge: 600 });
+}
+
+/** Why the sign-in page is shown, by its `ended` parameter or the cookie: fixed words, never the URL's. */
 const ENDED = {
   refresh: 'Your sign-in at the provider could not be renewed (it ended there): sign in again.',
+  refused:
+    'Drydock no longer lets you in: your groups at the provider map to no role here. Ask an administrator to add you to a mapped group.',
+  rejected: "The API no longer accepts this session's credential (revoked or expired): sign in again.",
   'key-sign-in-off': 'Signing in with an API key is turned off on this console: sign in again.',
 };
-export const endedOf = (why: string | undefined) =>
-  why !== undefined && Object.hasOwn(ENDED, why) ? ENDED[why as keyof typeof ENDED] : undefined;
+type Ended = keyof typeof ENDED;
+const isEnded = (why: string | undefined): why is Ended => why !== undefined && Object.hasOwn(ENDED, why);
+
+/** What the sign-in page says of the session that ended, once: the reason cookie goes with it. */
+export function endedOf(c: Ctx): string | undefined {
+  const remembered = getCookie(c, ENDED_COOKIE);
+  if (remembered !== undefined) deleteCookie(c, ENDED_COOKIE, { path: PATH });
+  const why = c.req.query('ended') ?? remembered;
+  return isEnded(why) ? ENDED[why] : undefined;
+}
 
 /**
  * No session (or it ended): a page read goes to the sign-in page, which brings the person back to
  * it after; a POST is refused (its form is not sent again).
  */
-export function signInAgain(c: Ctx, ended?: keyof typeof ENDED) {
+export function signInAgain(c: Ctx, ended?: Ended) {
   if (c.req.method === 'GET') {
     const next = landingOf(new URL(c.req.url).pathname + new URL(c.req.url).search);
     const query = new URLSearchParams({ ...(next ? { next } : {}), ...(ended ? { ended } : {}) }).toString();

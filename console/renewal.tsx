@@ -77,12 +77,20 @@ export function sessionRenewal(oidc: ConsoleOidc, sessions: Sessions, send: InPr
     const { outcome } = done;
     if (outcome && 'error' in outcome) throw outcome.error;
     if (outcome && 'refused' in outcome) {
-      forgetSessionCookie(c);
+      c.var.deps.log.info(
+        { person: session.caller.name },
+        'console session ended: the API refused the person',
+      );
+      forgetSessionCookie(c, 'refused');
       const refusal = await refusalOf(provider, outcome.refused, session.caller.name, outcome.idToken);
       return c.html(<RefusedPage refusal={refusal} />, 403);
     }
     if (outcome && 'ended' in outcome) {
-      forgetSessionCookie(c);
+      c.var.deps.log.info(
+        { person: session.caller.name },
+        'console session ended: the provider refused its refresh',
+      );
+      forgetSessionCookie(c, 'refresh');
       return signInAgain(c, 'refresh');
     }
     return done.session!;

@@ -4,7 +4,6 @@ import type { ErrorCode } from '../../domain/errors';
 import { idPattern } from '../../domain/ids';
 import type { ConsoleEnv } from '../context';
 import { BUSY_WAIT_SECONDS, QUIET_WAIT_SECONDS } from '../live';
-import { LIVE_SCRIPT } from '../live-script';
 
 /** A feed cursor: an event id the feed handed out, or 0. */
 const CURSOR = /^\d{1,15}$/;
@@ -18,7 +17,7 @@ export interface LiveAnswer {
 }
 
 /**
- * The script of live pages, and the endpoint it loops on: `GET /console/live?nodeId=&after=&busy=`
+ * The endpoint live pages loop on (console/assets/live.js): `GET /console/live?nodeId=&after=&busy=`
  * long-polls the event feed as the signed-in key and says whether anything the page watches
  * happened after `after`. It waits `QUIET_WAIT_SECONDS` for an event, or `BUSY_WAIT_SECONDS` with
  * `busy=1` (the page shows progress that moves without events, so it is read again that often).
@@ -26,10 +25,6 @@ export interface LiveAnswer {
  */
 export function liveRoutes(): Hono<ConsoleEnv> {
   const router = new Hono<ConsoleEnv>();
-
-  router.get('/assets/live.js', (c) =>
-    c.body(LIVE_SCRIPT, 200, { 'content-type': 'text/javascript; charset=utf-8' }),
-  );
 
   router.get('/live', async (c) => {
     const nodeId = c.req.query('nodeId') || undefined;

@@ -150,15 +150,19 @@ describe('console sign-in at an OpenID provider, in a browser', () => {
       return page.getByRole('heading', { name: 'Drydock does not let you in' }).isVisible();
     }, 20_000);
     expect(await page.locator('main').textContent()).toContain('Your groups: former-operators');
-    expect(await consoleCookies(page.context())).toEqual([]);
+    // The session cookie gone; why it ended kept for the sign-in page, which says it once.
+    expect(await consoleCookies(page.context())).toEqual([
+      expect.objectContaining({ name: 'drydock_ended', value: 'refused' }),
+    ]);
     expect((await page.goto(`${server.base}/console`))?.url()).toBe(`${server.base}/console/sign-in`);
+    await page.getByText('Drydock no longer lets you in').waitFor();
+    expect(await consoleCookies(page.context())).toEqual([]);
   });
 
   it('ends the session when the provider refuses its refresh (signed out at the provider)', async () => {
     const page = b.page;
-    // The page loads below, not the pages' background live requests, are to meet the refusal (the
-    // request that meets it is the one that says why).
-    await page.route('**/console/live?**', (route) => route.abort());
+    // Whichever meets the refusal first, a page load below or the page's background live read, the
+    // sign-in page says why.
     await signedIn(page, 'bob@example.com');
     // Signing out at the provider itself revokes the console's grant (it has no offline_access).
     const atProvider = await page.context().newPage();
@@ -292,6 +296,24 @@ describe('console sign-in at an OpenID provider, in a browser', () => {
     const ended = await fetch(`${keyless.base}/console`, { headers: { cookie }, redirect: 'manual' });
     expect(ended.status).toBe(303);
     expect(ended.headers.get('location')).toBe('/console/sign-in?ended=key-sign-in-off');
+
+    // Another, whose end a page's background read meets (nobody sees that answer): the browser
+    // keeps why, and the sign-in page its next page load reaches says it, once.
+    const other = (await new Browser(server.base).signIn(h.operatorKey)).headers.get('set-cookie')!;
+    const live = await fetch(`${keyless.base}/console/live?after=0`, {
+      headers: { cookie: other.split(';')[0]!, accept: 'application/json' },
+      redirect: 'manual',
+    });
+    expect(live.status).toBe(303);
+    const why = live.headers
+      .getSetCookie()
+      .find((c) => c.startsWith('drydock_ended='))!
+      .split(';')[0]!;
+    const next = await fetch(`${keyless.base}/console`, { headers: { cookie: why }, redirect: 'manual' });
+    expect(next.headers.get('location')).toBe('/console/sign-in');
+    const signInPage = await fetch(`${keyless.base}/console/sign-in`, { headers: { cookie: why } });
+    expect(await signInPage.text()).toContain('Signing in with an API key is turned off on this console');
+    expect(signInPage.headers.get('set-cookie')).toMatch(/^drydock_ended=;/);
   });
 });
 

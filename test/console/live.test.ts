@@ -93,11 +93,16 @@ describe('the console live endpoint', () => {
 
   it('without a session: to the sign-in page, never an answer or a 500', async () => {
     const stranger = new Browser(server.base);
-    for (const path of ['/console/live', '/console/live?after=0', '/console/assets/live.js']) {
+    for (const path of ['/console/live', '/console/live?after=0']) {
       const page = await stranger.get(path);
       expect(page.status, path).toBe(303);
       expect(page.location, path).toBe('/console/sign-in');
     }
+    // The script is an asset like the stylesheet: loading it neither needs nor renews a session
+    // (a person's session whose renewal the script's load met ended with nobody told why).
+    const script = await stranger.get('/console/assets/live.js');
+    expect(script.status).toBe(200);
+    expect(script.headers.get('set-cookie')).toBeNull();
     // A session signed out since is the same.
     const browser = await signedIn();
     const cookie = browser.cookie!;

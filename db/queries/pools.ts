@@ -1,5 +1,6 @@
-import { and, asc, eq, isNull, or, sql } from 'drizzle-orm';
+import { and, asc, eq, isNull, notInArray, or, sql } from 'drizzle-orm';
 import { DrydockError } from '../../domain/errors';
+import { PROVISION_STATES, isTerminal } from '../../domain/provision';
 import { requireOwner, type Principal } from '../../domain/principal';
 import type { DbOrTx } from '../client';
 import { nodes, pools } from '../schema';
@@ -50,8 +51,14 @@ export const CAPACITY_COLUMNS = {
   noScheduleReasons: nodes.noScheduleReasons,
 };
 
-/** The nodes capacity counts: the live ones (not deleted). */
-export const COUNTED_IN_CAPACITY = isNull(nodes.deletedAt);
+/**
+ * The nodes capacity counts: the live ones — not deleted, and not out of service for good (a
+ * decommissioned node is no capacity lost for a while: counted, it would be unreachable forever).
+ */
+export const COUNTED_IN_CAPACITY = and(
+  isNull(nodes.deletedAt),
+  notInArray(nodes.provisionState, PROVISION_STATES.filter(isTerminal)),
+)!;
 
 /** The live nodes of a pool, as much of them as capacity counting reads. */
 export async function capacityRowsOf(db: DbOrTx, poolId: string) {

@@ -4,6 +4,7 @@ import { createLivenessActivities } from '../../activities/liveness';
 import { recordCapacity } from '../../db/capacity-history';
 import { capacityHistory } from '../../db/schema';
 import { DEFAULT_LIVENESS } from '../../domain/liveness';
+import { setNode } from '../support/builders';
 import { call, seedNode, seedPool, tenantKey } from '../support/fixtures';
 import { useHarness } from '../support/harness';
 
@@ -42,6 +43,18 @@ describe('capacity history', () => {
     expect(rows[0]!.at.getTime()).toBeGreaterThanOrEqual(minuteOf(before).getTime());
     expect(rows[0]!.at.getTime()).toBeLessThanOrEqual(Date.now());
     expect(rows[0]).toMatchObject({ total: 3, schedulable: 2, cordoned: 1, unreachable: 0, maintenance: 0 });
+  });
+
+  it('records no decommissioned node: out of service for good, it is not capacity unreachable', async () => {
+    const { poolId, nodes } = await poolOfThree('acme');
+    await setNode(h, nodes[0]!, {
+      provisionState: 'decommissioned',
+      liveness: 'decommissioned',
+      cordoned: true,
+      version: 1,
+    });
+    await recordCapacity(h.db, new Date(), 30);
+    expect(await rowsOf(poolId)).toMatchObject([{ total: 2, schedulable: 2, unreachable: 0 }]);
   });
 
   it('writes a minute once: a second record in the same minute changes nothing', async () => {

@@ -19,6 +19,8 @@ describe('pool capacity', () => {
       { noScheduleReasons: ['taint:dedicated=acme'] },
       { noScheduleReasons: ['condition:GpuXidError'] },
       { deletedAt: new Date() },
+      // Out of service for good: not capacity that is unreachable for a while.
+      { provisionState: 'decommissioned', liveness: 'decommissioned', cordoned: true },
     ];
     for (const patch of axes) {
       const id = await seedNode(h, { poolId: 'pool-c', tenantId: 'acme' });

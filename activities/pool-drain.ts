@@ -4,6 +4,7 @@ import { deadlineOf } from '../domain/deadline';
 import { DrydockError } from '../domain/errors';
 import { isDraining } from '../domain/node';
 import { isFinished } from '../domain/operation';
+import type { PoolDrainNodeTimeline } from '../domain/pool-drain-timeline';
 import {
   DRAIN_MAX_SLEEP_MS,
   POOL_DRAIN_LISTED,
@@ -17,12 +18,14 @@ import { derivedUlid } from '../domain/ulid';
 import type { Db, DbOrTx } from '../db/client';
 import { classifyDatabaseError } from '../db/errors';
 import { finishOperation, recordProgress, type OperationRow } from '../db/operations';
+import { isoOrNull } from '../db/queries/dates';
 import { progressOf } from '../db/queries/operations';
 import { requestDrain } from '../db/requests/drain';
 import type { PoolDrainRecord } from '../db/requests/pool-drain';
 import { disruptions, nodes, operations, pools } from '../db/schema';
 import { POOL_DRAIN_WAVE } from '../workflows/definitions';
 import { beginOperationRun } from './begin';
+import { timelineOf, type DrainSeen } from './pool-drain-timeline';
 
 /** What a pool drain's record keeps beside its request: the drains it joined, the nodes refused. */
 interface PoolDrainResult extends PoolDrainRecord {
@@ -39,6 +42,8 @@ interface PoolDrainState {
   waitingForBudget: string[];
   drained: string[];
   failed: FailedNode[];
+  /** What the records of the nodes' drains say, by node id (a node reached by none: absent). */
+  seen: Map<string, DrainSeen>;
 }
 
 /** Node drains requested in one transaction of a wave (its nodes and the record locked until it commits). */
@@ -74,8 +79,12 @@ export function createPoolDrainActivities(db: Db) {
         if (op.status !== 'running') return { progress: progressOf(op) as PoolDrainProgress, startable: 0 };
         const record = op.result as unknown as PoolDrainResult;
         const state = await stateOf(tx, op);
-        const budget = state.waitingForBudget.length > 0 && op.poolId ? await budgetOf(tx, op.poolId) : null;
-        const waitingFor = waitingForOf(record, state, budget);
+        const budget =
+          state.waitingForBudget.length > 0 && op.poolId
+            ? await budgetOf(tx, op.poolId, state.waitingForBudget)
+            : null;
+        const timeline = await timelineOf(tx, op, record.nodeIds, state.seen);
+        const waitingFor = waitingForOf(record, state, budget, timeline);
         if (state.pending.length === 0 && state.draining.length + state.waitingForBudget.length === 0) {
           const result = { ...record, counts: waitingFor.counts, failed: state.failed };
           const ended =
@@ -183,6 +192,9 @@ async function stateOf(db: DbOrTx, op: OperationRow): Promise<PoolDrainState> {
       status: operations.status,
       phase: operations.phase,
       error: operations.error,
+      createdAt: operations.createdAt,
+      deadline: operations.deadline,
+      completedAt: operations.completedAt,
     })
     .from(operations)
     .where(
@@ -191,25 +203,57 @@ async function stateOf(db: DbOrTx, op: OperationRow): Promise<PoolDrainState> {
         : eq(operations.parentOperationId, op.id),
     )
     .orderBy(sql`${operations.id}`);
-  const state: PoolDrainState = { pending: [], draining: [], waitingForBudget: [], drained: [], failed: [] };
-  const reached = new Set<string>();
+  const state: PoolDrainState = {
+    pending: [],
+    draining: [],
+    waitingForBudget: [],
+    drained: [],
+    failed: [],
+    seen: new Map(),
+  };
+  const now = Date.now();
   for (const drain of drains) {
     const nodeId = drain.nodeId!;
-    reached.add(nodeId);
-    if (!isFinished(drain.status)) {
-      (drain.phase === 'waiting-for-budget' ? state.waitingForBudget : state.draining).push(nodeId);
-    } else if (drain.status === 'succeeded') {
-      state.drained.push(nodeId);
-    } else {
-      state.failed.push(failedNode(nodeId, drain));
-    }
+    const seen = drainSeen(drain, now);
+    state.seen.set(nodeId, seen);
+    if (seen.now === 'waiting-for-budget') state.waitingForBudget.push(nodeId);
+    else if (seen.now === 'drained') state.drained.push(nodeId);
+    else if (seen.now === 'failed') state.failed.push(failedNode(nodeId, drain));
+    else state.draining.push(nodeId);
   }
   for (const refused of record.refused ?? []) {
-    reached.add(refused.nodeId);
+    const seen: DrainSeen = {
+      operationId: null,
+      requestedAt: null,
+      deadline: null,
+      endedAt: null,
+      now: 'failed',
+    };
+    state.seen.set(refused.nodeId, seen);
     state.failed.push(refused);
   }
-  state.pending = record.nodeIds.filter((nodeId) => !reached.has(nodeId));
+  state.pending = record.nodeIds.filter((nodeId) => !state.seen.has(nodeId));
   return state;
+}
+
+/** Where a node drain's record says its node stands: past its deadline, its work goes by force. */
+function drainSeen(
+  drain: Pick<OperationRow, 'id' | 'status' | 'phase' | 'createdAt' | 'deadline' | 'completedAt'>,
+  now: number,
+): DrainSeen {
+  const standing = (): DrainSeen['now'] => {
+    if (drain.status === 'succeeded') return 'drained';
+    if (isFinished(drain.status)) return 'failed';
+    if (drain.phase === 'waiting-for-budget') return 'waiting-for-budget';
+    return drain.deadline !== null && drain.deadline.getTime() <= now ? 'forced-release' : 'draining';
+  };
+  return {
+    operationId: drain.id,
+    requestedAt: drain.createdAt.toISOString(),
+    deadline: isoOrNull(drain.deadline),
+    endedAt: isoOrNull(drain.completedAt),
+    now: standing(),
+  };
 }
 
 /** A node drain that ended otherwise than drained, and why. */
@@ -235,7 +279,7 @@ function failedNode(
  * nothing) in the look's transaction: its max, how many nodes hold a slot, and the first of them,
  * longest out first, with their hostnames and whether their drain still ends their work.
  */
-async function budgetOf(tx: DbOrTx, poolId: string): Promise<PoolDrainBudget> {
+async function budgetOf(tx: DbOrTx, poolId: string, waitingIds: string[]): Promise<PoolDrainBudget> {
   const [pool] = await tx.select({ policy: pools.policy }).from(pools).where(eq(pools.id, poolId));
   const [size] = await tx
     .select({ n: count() })
@@ -253,10 +297,17 @@ async function budgetOf(tx: DbOrTx, poolId: string): Promise<PoolDrainBudget> {
     .where(and(eq(disruptions.poolId, poolId), eq(disruptions.state, 'holding')))
     .orderBy(asc(disruptions.since), asc(disruptions.nodeId))
     .limit(POOL_DRAIN_LISTED);
+  const listed = waitingIds.slice(0, POOL_DRAIN_LISTED);
+  const waiting = await tx
+    .select({ nodeId: nodes.id, hostname: nodes.hostname })
+    .from(nodes)
+    .where(inArray(nodes.id, listed));
   return {
     max: budgetMax(pool?.policy.maxUnavailable, size?.n ?? 0),
     used: Number(holders[0]?.total ?? 0),
     holders: holders.map((h) => ({ nodeId: h.nodeId, hostname: h.hostname, draining: isDraining(h) })),
+    // In the order the progress lists them.
+    waiting: listed.flatMap((id) => waiting.filter((w) => w.nodeId === id)),
   };
 }
 
@@ -265,6 +316,7 @@ function waitingForOf(
   record: PoolDrainResult,
   state: PoolDrainState,
   budget: PoolDrainBudget | null,
+  timeline: PoolDrainNodeTimeline[],
 ): PoolDrainWaitingFor {
   const listed = <T>(items: T[]) => items.slice(0, POOL_DRAIN_LISTED);
   return {
@@ -285,6 +337,7 @@ function waitingForOf(
     maxConcurrent: record.maxConcurrent,
     graceAfterStart: poolDrainDeadline(record.deadline).graceAfterStart,
     budget,
+    timeline,
   };
 }
 

@@ -1,5 +1,6 @@
 import { z } from '@hono/zod-openapi';
 import { ENDING_ACTIONS } from '../domain/observed';
+import { POOL_DRAIN_SPAN_STATES } from '../domain/pool-drain-timeline';
 import { DECOMMISSION_STEPS, PROGRESS_PHASES } from '../domain/progress';
 
 // An operation's progress in the OpenAPI document: one schema per kind, a union by `kind`, the
@@ -65,6 +66,23 @@ const DrainProgressSchema = z
   })
   .openapi('DrainProgress');
 
+/** One node of a pool drain over time: its spans, oldest first, the last still open. */
+const poolDrainRow = z.object({
+  nodeId: z.string(),
+  hostname: z.string(),
+  operationId: z.string().nullable().openapi({ description: 'its drain, once requested or joined' }),
+  spans: z.array(
+    z.object({
+      state: z.enum(POOL_DRAIN_SPAN_STATES).openapi({
+        description:
+          'waiting: for its turn; draining: its work ending; waiting-for-budget: past its deadline, for a slot; forced-release: past its deadline, its work released by force; drained; failed (or cancelled)',
+      }),
+      from: z.string(),
+      to: time.openapi({ description: 'null: still so' }),
+    }),
+  ),
+});
+
 const PoolDrainProgressSchema = z
   .object({
     kind: z.literal('pool-drain'),
@@ -108,12 +126,19 @@ const PoolDrainProgressSchema = z
                 }),
               )
               .openapi({ description: 'the nodes holding a slot, longest out first; at most 20' }),
+            waiting: z
+              .array(z.object({ nodeId: z.string(), hostname: z.string() }))
+              .openapi({ description: "this pool drain's nodes waiting for a slot; at most 20" }),
           })
           .nullable()
           .openapi({
             description:
               "while some of its nodes wait for the pool's disruption budget: the budget and who holds it",
           }),
+        timeline: z.array(poolDrainRow).openapi({
+          description:
+            'the first 100 nodes of its selection over time, one row a node (the console draws it)',
+        }),
       })
       .nullable(),
   })

@@ -1,6 +1,6 @@
 import type { Answer } from '@drydock/client';
 import type { CapacityBucket } from '../domain/capacity';
-import { BUCKET_COLOURS, utcDay, utcTime } from './svg';
+import { BUCKET_COLOURS, Legend, utcDay, utcTime } from './svg';
 
 /** A pool's capacity over a window, as `GET /v1/pools/{id}/capacity/history` answers it. */
 export type CapacityHistory = Answer<'get', '/v1/pools/{id}/capacity/history'>;
@@ -65,7 +65,11 @@ export function CapacityChart(props: { history: CapacityHistory; now: number }) 
       >
         <title id={titleId}>{`Capacity of pool ${history.poolId}, ${words}`}</title>
         <desc id={descId}>{summary}</desc>
-        <Legend />
+        <Legend
+          left={LEFT}
+          spacing={120}
+          items={STACK.map((bucket) => ({ colour: BUCKET_COLOURS[bucket], words: bucket }))}
+        />
         <YAxis top={top} y={y} />
         <TimeAxis start={start} end={now} window={history.window} x={x} />
         {history.points.map((point) => (
@@ -126,22 +130,6 @@ function Bar(props: { point: Point; x: number; width: number; y: (count: number)
           </rect>
         );
       })}
-    </g>
-  );
-}
-
-/** The colour of each bucket, with its name. */
-function Legend() {
-  return (
-    <g class="chart-legend">
-      {STACK.map((bucket, i) => (
-        <g>
-          <rect x={LEFT + i * 120} y={6} width={12} height={12} fill={BUCKET_COLOURS[bucket]} />
-          <text x={LEFT + i * 120 + 17} y={16} fill="currentColor">
-            {bucket}
-          </text>
-        </g>
-      ))}
     </g>
   );
 }

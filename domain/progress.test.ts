@@ -180,6 +180,7 @@ describe('an operation in words', () => {
       maxConcurrent: 4,
       graceAfterStart: '2h',
       budget: null,
+      timeline: [],
     };
     expect(progressInWords({ kind: 'pool-drain', phase: 'draining', ...base, waitingFor }, NOW)).toBe(
       "Draining: 12 drained, 4 draining (1 waiting for the budget), 30 pending, 2 failed; at most 4 at a time; deadline 2h after each node's drain starts.",
@@ -207,38 +208,54 @@ describe('an operation in words', () => {
         maxConcurrent: 2,
         graceAfterStart: '0s',
         budget,
+        timeline: [],
       },
     });
     const counts =
       "Draining: 1 drained, 2 draining (2 waiting for the budget), 1 pending, 0 failed; at most 2 at a time; deadline 0s after each node's drain starts.";
+    // The waiting nodes by hostname (one whose hostname is not known, by its id).
+    const waits = [
+      { nodeId: 'node_b', hostname: 'gpu-b1' },
+      { nodeId: 'node_c', hostname: 'gpu-c1' },
+    ];
     // The pool drain's own drained node holds the only slot.
-    expect(progressInWords(waiting({ max: 1, used: 1, holders: [holder('node_a', 'gpu-a1')] }), NOW)).toBe(
-      `${counts} node_b, node_c wait for a slot in the pool's disruption budget: 1 of 1 nodes out, held by ` +
-        'node_a (gpu-a1). Uncordon it (or run a rolling maintenance, which puts each node back) to let the next go.',
+    expect(
+      progressInWords(
+        waiting({ max: 1, used: 1, holders: [holder('node_a', 'gpu-a1')], waiting: waits }),
+        NOW,
+      ),
+    ).toBe(
+      `${counts} gpu-b1, gpu-c1 wait for a slot in the pool's disruption budget: 1 of 1 nodes out, held by ` +
+        'gpu-a1 (drained, still cordoned). To let the next go: uncordon it (or run a rolling maintenance, ' +
+        "which puts each node back), raise the pool's maxUnavailable (at most 1 out now), or cancel the pool drain.",
     );
     // Two holders, one of them a node another drain still empties; one node waiting.
-    const two = { max: 2, used: 2, holders: [holder('node_x', 'gpu-x9'), holder('node_a', 'gpu-a1', true)] };
+    const two = {
+      max: 2,
+      used: 2,
+      holders: [holder('node_x', 'gpu-x9'), holder('node_a', 'gpu-a1', true)],
+      waiting: waits.slice(0, 1),
+    };
     expect(progressInWords(waiting(two, ['node_b']), NOW)).toContain(
-      "node_b waits for a slot in the pool's disruption budget: 2 of 2 nodes out, held by node_x (gpu-x9), " +
-        'node_a (gpu-a1, still draining). Uncordon one of them (or run a rolling maintenance, which puts ' +
-        'each node back) to let the next go.',
+      "gpu-b1 waits for a slot in the pool's disruption budget: 2 of 2 nodes out, held by gpu-x9 (drained, " +
+        'still cordoned), gpu-a1 (still draining). To let the next go: uncordon one of them',
     );
     // More holders than listed: the exact count, and how many more.
-    const many = { max: 25, used: 25, holders: [holder('node_a', 'gpu-a1')] };
+    const many = { max: 25, used: 25, holders: [holder('node_a', 'gpu-a1')], waiting: [] };
     expect(progressInWords(waiting(many), NOW)).toContain(
-      '25 of 25 nodes out, held by node_a (gpu-a1) and 24 more.',
+      "node_b, node_c wait for a slot in the pool's disruption budget: 25 of 25 nodes out, held by gpu-a1 (drained, still cordoned) and 24 more.",
     );
     // A budget that lets no node out, and one with a slot just freed.
-    expect(progressInWords(waiting({ max: 0, used: 0, holders: [] }), NOW)).toContain(
-      "node_b, node_c wait for a slot in the pool's disruption budget, which lets no node out (maxUnavailable 0): raise it to let them go.",
+    expect(progressInWords(waiting({ max: 0, used: 0, holders: [], waiting: waits }), NOW)).toContain(
+      "gpu-b1, gpu-c1 wait for a slot in the pool's disruption budget, which lets no node out (maxUnavailable 0): raise it to let them go, or cancel the pool drain.",
     );
-    expect(progressInWords(waiting({ max: 1, used: 0, holders: [] }), NOW)).toContain(
+    expect(progressInWords(waiting({ max: 1, used: 0, holders: [], waiting: waits }), NOW)).toContain(
       '0 of 1 nodes out, so a slot is free and the next look takes it.',
     );
     // Once it ended, only the counts.
-    expect(progressInWords({ ...waiting({ max: 1, used: 1, holders: [] }), phase: 'failed' }, NOW)).toBe(
-      'Failed: 1 drained, 2 draining (2 waiting for the budget), 1 pending, 0 failed.',
-    );
+    expect(
+      progressInWords({ ...waiting({ max: 1, used: 1, holders: [], waiting: [] }), phase: 'failed' }, NOW),
+    ).toBe('Failed: 1 drained, 2 draining (2 waiting for the budget), 1 pending, 0 failed.');
   });
 
   it('says what a purge, a decommission and a remediation are at', () => {

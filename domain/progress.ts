@@ -9,6 +9,7 @@ import {
 } from './maintenance-progress';
 import type { Ending } from './observed';
 import type { OperationKind } from './operation';
+import type { PoolDrainNodeTimeline } from './pool-drain-timeline';
 import type { AttemptRecord } from './remediation';
 
 // What an operation is doing, as its record says it (`GET /v1/operations/{id}`) and its workflow's
@@ -89,6 +90,8 @@ export interface PoolDrainBudget {
   max: number;
   used: number;
   holders: BudgetHolder[];
+  /** This pool drain's nodes that wait for a slot, by hostname (at most `POOL_DRAIN_LISTED`). */
+  waiting: { nodeId: string; hostname: string }[];
 }
 
 /** Where a pool drain's nodes stand: exact counts, at most `POOL_DRAIN_LISTED` ids per state. */
@@ -106,6 +109,8 @@ export interface PoolDrainWaitingFor {
   graceAfterStart: string | null;
   /** While some of its nodes wait for the pool's disruption budget: the budget and who holds it. */
   budget: PoolDrainBudget | null;
+  /** The first `POOL_DRAIN_TIMELINE` nodes of its selection over time, one row a node. */
+  timeline: PoolDrainNodeTimeline[];
 }
 
 /** How many node ids a pool drain's progress lists per state. */
@@ -365,23 +370,31 @@ function poolDrainInWords(p: PoolDrainProgress, now: number): string {
 }
 
 /**
- * Which of a pool drain's nodes wait for the pool's disruption budget, who holds it, and what lets
- * the next go: a full budget frees only when a holder comes back (an uncordon), as a drained node
- * keeps its slot while it stays cordoned.
+ * Which of a pool drain's nodes wait for the pool's disruption budget (by hostname), who holds it,
+ * and the ways out: a full budget frees only when a holder comes back (an uncordon), as a drained
+ * node keeps its slot while it stays cordoned; or a larger budget; or no pool drain.
  */
 function budgetWaitInWords(w: PoolDrainWaitingFor, b: PoolDrainBudget): string {
-  const waiting = listed(w.nodes.waitingForBudget, w.counts.waitingForBudget);
+  // A record written before the budget named its waiting nodes says their ids.
+  const hostnames = new Map((b.waiting ?? []).map((x) => [x.nodeId, x.hostname]));
+  const waiting = listed(
+    w.nodes.waitingForBudget.map((id) => hostnames.get(id) ?? id),
+    w.counts.waitingForBudget,
+  );
   const head = `${waiting} ${w.counts.waitingForBudget === 1 ? 'waits' : 'wait'} for a slot in the pool's disruption budget`;
-  if (b.max === 0) return `${head}, which lets no node out (maxUnavailable 0): raise it to let them go.`;
+  if (b.max === 0) {
+    return `${head}, which lets no node out (maxUnavailable 0): raise it to let them go, or cancel the pool drain.`;
+  }
   const out = `${b.used} of ${b.max} nodes out`;
   if (b.used < b.max) return `${head}: ${out}, so a slot is free and the next look takes it.`;
   const holders = listed(
-    b.holders.map((x) => `${x.nodeId} (${x.hostname}${x.draining ? ', still draining' : ''})`),
+    b.holders.map((x) => `${x.hostname} (${x.draining ? 'still draining' : 'drained, still cordoned'})`),
     b.used,
   );
   return (
-    `${head}: ${out}, held by ${holders}. Uncordon ${b.used === 1 ? 'it' : 'one of them'} ` +
-    '(or run a rolling maintenance, which puts each node back) to let the next go.'
+    `${head}: ${out}, held by ${holders}. To let the next go: uncordon ${b.used === 1 ? 'it' : 'one of them'} ` +
+    `(or run a rolling maintenance, which puts each node back), raise the pool's maxUnavailable (at most ${b.max} out now), ` +
+    'or cancel the pool drain.'
   );
 }
 

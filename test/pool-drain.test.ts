@@ -383,15 +383,19 @@ describe('pool drain', () => {
     const w = blocked.waitingFor!;
     expect(w.counts).toMatchObject({ drained: 1, draining: 0, waitingForBudget: 2, pending: 0 });
     const [holder] = w.nodes.drained;
+    const [b, c] = w.nodes.waitingForBudget;
     expect(w.budget).toEqual({
       max: 1,
       used: 1,
       holders: [{ nodeId: holder, hostname: hostOf(holder!), draining: false }],
+      waiting: [b!, c!].map((nodeId) => ({ nodeId, hostname: hostOf(nodeId) })),
     });
-    const [b, c] = w.nodes.waitingForBudget;
+    // By hostname: who waits, who holds the slot, and the ways out.
     expect(progressInWords(blocked)).toContain(
-      `${b}, ${c} wait for a slot in the pool's disruption budget: 1 of 1 nodes out, held by ${holder} ` +
-        `(${hostOf(holder!)}). Uncordon it (or run a rolling maintenance, which puts each node back) to let the next go.`,
+      `${hostOf(b!)}, ${hostOf(c!)} wait for a slot in the pool's disruption budget: 1 of 1 nodes out, held by ` +
+        `${hostOf(holder!)} (drained, still cordoned). To let the next go: uncordon it (or run a rolling ` +
+        "maintenance, which puts each node back), raise the pool's maxUnavailable (at most 1 out now), or " +
+        'cancel the pool drain.',
     );
     // The console and the CLI say it in the same words, from the record.
     const read = await call(h, 'GET', `/v1/operations/${operationId}`);
@@ -409,13 +413,25 @@ describe('pool drain', () => {
       { nodeId: second, hostname: hostOf(second), draining: false },
     ]);
     expect(progressInWords(moved)).toContain(
-      `${last} waits for a slot in the pool's disruption budget: 1 of 1 nodes out, held by ${second} (${hostOf(second)}).`,
+      `${hostOf(last!)} waits for a slot in the pool's disruption budget: 1 of 1 nodes out, held by ${hostOf(second)} (drained, still cordoned).`,
     );
     await call(h, 'POST', `/v1/nodes/${second}/uncordon`, { body: { reason: 'firmware done' } });
     expect(await h.temporal.workflow.getHandle(poolDrainWorkflowId('pool-full')).result()).toBe('succeeded');
     const done = await progressOf(operationId);
     expect(done.waitingFor).toMatchObject({ counts: { drained: 3, waitingForBudget: 0 }, budget: null });
     expect(progressInWords(done)).toBe('Succeeded: 3 drained, 0 draining, 0 pending, 0 failed.');
+    // Its timeline: a row a node by hostname, each span ending where the next begins. The first
+    // node's work went by force at its deadline; the other two waited for the budget first.
+    const rows = done.waitingFor!.timeline;
+    expect(rows.map((row) => row.hostname).sort()).toEqual(hosts);
+    const statesOf = (nodeId: string) => rows.find((row) => row.nodeId === nodeId)!.spans.map((s) => s.state);
+    expect(statesOf(holder!).slice(-2)).toEqual(['forced-release', 'drained']);
+    for (const nodeId of [b!, c!])
+      expect(statesOf(nodeId).slice(-2)).toEqual(['waiting-for-budget', 'drained']);
+    for (const { spans } of rows) {
+      expect(spans.slice(1).map((s) => s.from)).toEqual(spans.slice(0, -1).map((s) => s.to));
+      expect(spans.at(-1)!.to).toBeNull();
+    }
     await recordHistory(h.temporal, poolDrainWorkflowId('pool-full'), 'pool-drain-waited-for-budget');
   }, 60_000);
 

@@ -99,7 +99,8 @@ export function PoolPage(view: PoolView) {
         </a>
       </p>
       <h2>Pool drain</h2>
-      <LiveRegion id="pool-drain">
+      {/* Busy while one runs: its timeline's bars and its line at now move without an event. */}
+      <LiveRegion id="pool-drain" busy={view.running !== null}>
         <Running
           operation={view.running}
           session={session}

@@ -81,6 +81,8 @@ export async function requestPoolDrain(
       maxConcurrent: request.maxConcurrent,
       graceAfterStart,
       budget: null,
+      // Its rows begin when a worker begins it.
+      timeline: [],
     },
   });
   await enqueueStart(tx, operation);

@@ -1498,7 +1498,29 @@ export interface components {
             /** @description its drain still ends its work; false: drained, still cordoned */
             draining: boolean;
           }[];
+          /** @description this pool drain's nodes waiting for a slot; at most 20 */
+          waiting: {
+            nodeId: string;
+            hostname: string;
+          }[];
         } | null;
+        /** @description the first 100 nodes of its selection over time, one row a node (the console draws it) */
+        timeline: {
+          nodeId: string;
+          hostname: string;
+          /** @description its drain, once requested or joined */
+          operationId: string | null;
+          spans: {
+            /**
+             * @description waiting: for its turn; draining: its work ending; waiting-for-budget: past its deadline, for a slot; forced-release: past its deadline, its work released by force; drained; failed (or cancelled)
+             * @enum {string}
+             */
+            state: 'waiting' | 'draining' | 'waiting-for-budget' | 'forced-release' | 'drained' | 'failed';
+            from: string;
+            /** @description null: still so */
+            to: string | null;
+          }[];
+        }[];
       } | null;
     };
     PurgeProgress: {

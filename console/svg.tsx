@@ -1,0 +1,50 @@
+import type { CapacityBucket } from '../domain/capacity';
+import type { PoolDrainSpanState } from '../domain/pool-drain-timeline';
+
+// What the console's drawings (capacity over time, the pool drain's timeline) share: colours that
+// read on a light and a dark page (each also said in words beside it), and times in UTC.
+
+/** Each capacity bucket's colour (the fleet overview's bars use the same). */
+export const BUCKET_COLOURS: Record<CapacityBucket, string> = {
+  schedulable: '#15803d',
+  cordoned: '#b45309',
+  unhealthy: '#c2410c',
+  maintenance: '#1d4ed8',
+  unreachable: '#b91c1c',
+};
+
+/** Each state of a pool drain's node over time. */
+export const SPAN_COLOURS: Record<PoolDrainSpanState, string> = {
+  waiting: '#9ca3af',
+  draining: '#2563eb',
+  'waiting-for-budget': '#b45309',
+  'forced-release': '#7c3aed',
+  drained: '#15803d',
+  failed: '#b91c1c',
+};
+
+/** `14:05:09` of an ISO time, in UTC. */
+export const utcClock = (iso: string) => iso.slice(11, 19);
+
+/** `14:05` of an ISO time, in UTC. */
+export const utcTime = (iso: string) => iso.slice(11, 16);
+
+/** `Dec 4` of an ISO time, in UTC. */
+export const utcDay = (iso: string) =>
+  new Date(iso).toLocaleDateString('en-US', { month: 'short', day: 'numeric', timeZone: 'UTC' });
+
+/** A drawing's legend, in a row from `left`: each colour, with its words beside it. */
+export function Legend(props: { left: number; spacing: number; items: { colour: string; words: string }[] }) {
+  return (
+    <g class="chart-legend">
+      {props.items.map((item, i) => (
+        <g>
+          <rect x={props.left + i * props.spacing} y={6} width={12} height={12} fill={item.colour} />
+          <text x={props.left + i * props.spacing + 16} y={16} fill="currentColor">
+            {item.words}
+          </text>
+        </g>
+      ))}
+    </g>
+  );
+}

@@ -60,7 +60,7 @@ describe('pools pages', () => {
     expect(page.html).toContain('<td>2</td><td>0</td><td>0</td><td>1</td><td>0</td><td>1</td>');
     expect(page.html).toContain('pp-gpu-1');
     expect(page.html).toContain('pp-gpu-2');
-    expect(page.html).toContain('href="/console?poolId=pool-pp-east"');
+    expect(page.html).toContain('href="/console/nodes?poolId=pool-pp-east"');
     expect(page.html).toContain('No pool drain is running.');
     expect(list.html).not.toContain('running since');
     expect(page.html).toContain('action="/console/pools/pool-pp-east/drain"');

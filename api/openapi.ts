@@ -91,6 +91,7 @@ interface MediaType {
 }
 interface Operation {
   operationId?: string;
+  parameters?: { in?: string; example?: unknown; schema?: { example?: unknown } }[];
   requestBody?: { content?: Record<string, MediaType> };
   responses?: Record<string, { content?: Record<string, MediaType> }>;
 }
@@ -110,6 +111,14 @@ export function openApiDocumentOf(app: OpenAPIHono<AppEnv>): Document {
   });
   for (const item of Object.values(document.paths ?? {})) {
     for (const operation of Object.values(item as Record<string, Operation>)) {
+      // A query parameter is a filter or a page: the reference's "Test Request" fills each with its
+      // example, and a first try filtered by an example id or selector answers nothing. Their
+      // descriptions say the form instead.
+      for (const parameter of operation.parameters ?? []) {
+        if (parameter.in !== 'query') continue;
+        delete parameter.example;
+        delete parameter.schema?.example;
+      }
       const examples = OPENAPI_EXAMPLES.operations[operation.operationId ?? ''];
       if (!examples) continue;
       const request = operation.requestBody?.content?.['application/json'];

@@ -132,7 +132,7 @@ export const labelSelector = z
   })
   .openapi({
     description:
-      'label selector KEY=VALUE[,KEY=VALUE…]: the nodes carrying all of these labels; every node when absent',
+      'label selector KEY=VALUE[,KEY=VALUE…], e.g. `rack=b7,gpu.model=H100`: the nodes carrying all of these labels; every node when absent',
     example: 'rack=b7,gpu.model=H100',
   });
 

@@ -41,6 +41,22 @@ describe('/docs', () => {
     expect(seen).toEqual([]);
   });
 
+  it("gives no query parameter an example: the reference's Test Request sends each unfilled", async () => {
+    // Scalar fills a query parameter with its example: `List nodes` tried first would have asked
+    // for the nodes of an example selector, and answered [].
+    const document = (await (await fetch(`${origin}/openapi.json`)).json()) as {
+      paths: Record<string, Record<string, { parameters?: Record<string, unknown>[] }>>;
+    };
+    const queries = Object.values(document.paths)
+      .flatMap((item) => Object.values(item))
+      .flatMap((operation) => operation.parameters ?? [])
+      .filter((parameter) => parameter.in === 'query');
+    expect(queries.length).toBeGreaterThan(20);
+    expect(queries.filter((p) => 'example' in p || 'example' in (p.schema as object))).toEqual([]);
+    const selector = document.paths['/v1/nodes']!.get!.parameters!.find((p) => p.name === 'selector')!;
+    expect(selector.description).toContain('rack=b7,gpu.model=H100');
+  });
+
   it('shows a link to /openapi.json when its script does not load', async () => {
     await b.page.route(`**${REFERENCE_SCRIPT_PATH}*`, (route) =>
       route.fulfill({ status: 404, body: 'gone' }),

@@ -2090,7 +2090,7 @@ export interface operations {
           | 'decommissioned';
         access?: 'allowed' | 'blocked';
         liveness?: 'alive' | 'unreachable' | 'lost' | 'offline' | 'decommissioned';
-        /** @description label selector KEY=VALUE[,KEY=VALUE…]: the nodes carrying all of these labels; every node when absent */
+        /** @description label selector KEY=VALUE[,KEY=VALUE…], e.g. `rack=b7,gpu.model=H100`: the nodes carrying all of these labels; every node when absent */
         selector?: string;
         /** @description nodes whose hostname contains this, in any case */
         hostname?: string;
@@ -4031,7 +4031,7 @@ export interface operations {
       content: {
         'application/json': {
           /**
-           * @description label selector KEY=VALUE[,KEY=VALUE…]: the nodes carrying all of these labels; every node when absent
+           * @description label selector KEY=VALUE[,KEY=VALUE…], e.g. `rack=b7,gpu.model=H100`: the nodes carrying all of these labels; every node when absent
            * @example rack=b7,gpu.model=H100
            */
           selector?: string;
@@ -5202,7 +5202,7 @@ export interface operations {
          */
         'application/json': {
           /**
-           * @description label selector KEY=VALUE[,KEY=VALUE…]: the nodes carrying all of these labels; every node when absent
+           * @description label selector KEY=VALUE[,KEY=VALUE…], e.g. `rack=b7,gpu.model=H100`: the nodes carrying all of these labels; every node when absent
            * @example rack=b7,gpu.model=H100
            */
           selector?: string;

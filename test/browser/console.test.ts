@@ -30,9 +30,11 @@ describe('the console in a browser, with the outside network cut', () => {
     await screenshot(page, 'console-sign-in');
     await page.getByLabel('API key').fill(h.operatorKey);
     await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.getByRole('heading', { name: 'Fleet' }).waitFor();
+    await page.getByRole('heading', { name: 'Fleet overview' }).waitFor();
     await screenshot(page, 'console-fleet');
 
+    await page.getByRole('link', { name: 'Nodes', exact: true }).click();
+    await page.getByRole('heading', { name: 'Nodes', exact: true }).waitFor();
     await page.getByLabel('hostname').fill('b7-03');
     await page.getByRole('button', { name: 'Filter' }).click();
     await page.waitForURL(/hostname=b7-03/);
@@ -110,10 +112,10 @@ describe('the console in a browser, with the outside network cut', () => {
   });
 });
 
-/** Signs `page` in with `key` and waits for the fleet page. */
+/** Signs `page` in with `key` and waits for the fleet overview. */
 async function signIn(page: Page, key: string) {
   await page.goto(`${server.base}/console/sign-in`);
   await page.getByLabel('API key').fill(key);
   await page.getByRole('button', { name: 'Sign in' }).click();
-  await page.getByRole('heading', { name: 'Fleet' }).waitFor();
+  await page.getByRole('heading', { name: 'Fleet overview' }).waitFor();
 }

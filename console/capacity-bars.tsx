@@ -1,4 +1,4 @@
-import { CAPACITY_BUCKETS, type CapacityBucket } from '../domain/capacity';
+import type { CapacityBucket } from '../domain/capacity';
 import type { Capacity, PoolWithCapacity } from './context';
 import { BUCKET_COLOURS } from './svg';
 
@@ -23,7 +23,7 @@ export function CapacityBars(props: { pools: PoolWithCapacity[] }) {
               <th scope="col">Pool</th>
               <th scope="col">Nodes per bucket</th>
               <th scope="col">Total</th>
-              {CAPACITY_BUCKETS.map((bucket) => (
+              {STACK.map((bucket) => (
                 <th scope="col">{bucket}</th>
               ))}
             </tr>
@@ -42,7 +42,7 @@ export function CapacityBars(props: { pools: PoolWithCapacity[] }) {
                   )}
                 </td>
                 <td>{capacity?.total ?? '?'}</td>
-                {CAPACITY_BUCKETS.map((bucket) => (
+                {STACK.map((bucket) => (
                   <td>{capacity?.buckets[bucket] ?? '?'}</td>
                 ))}
               </tr>

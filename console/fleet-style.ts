@@ -12,6 +12,7 @@ ul.state-counts a:hover { border-color: currentColor; }
 ul.state-counts .count { font-size: 1.3rem; font-weight: 700; }
 ul.legend { display: flex; flex-wrap: wrap; gap: .4rem 1rem; list-style: none; padding: 0; margin: 0 0 .6rem; font-size: .85rem; }
 ul.legend li { display: inline-flex; align-items: center; gap: .35rem; }
+table.capacity th[scope=row] { white-space: nowrap; }
 td.capacity-bar { width: 40%; min-width: 8rem; vertical-align: middle; }
 svg.capacity-bar { display: block; }
 section.rack h3 { margin-bottom: .1rem; }

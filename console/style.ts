@@ -79,6 +79,8 @@ dl.facts dd { margin: 0; }
 .status.running, .status.pending { color: var(--warn); }
 .secret { border: 1px solid var(--ok); border-radius: 4px; padding: .4rem .8rem; margin-bottom: 1rem; }
 .operation-list td code, .operation-list td a { overflow-wrap: anywhere; }
+/* on a phone the list keeps its ids whole and scrolls in its box rather than breaking them a letter a line */
+@media (max-width: 40rem) { .operation-list td code, .operation-list td a { overflow-wrap: normal; } }
 pre.join-line { white-space: pre-wrap; word-break: break-all; padding: .5rem; border: 1px solid var(--line); border-radius: 4px; user-select: all; }
 /* node commands: run forms, a command's output */
 form.run { display: flex; flex-wrap: wrap; gap: .5rem; align-items: end; margin: .5rem 0; padding-bottom: .5rem; border-bottom: 1px solid var(--line); }

@@ -1,6 +1,7 @@
 import type { Schemas } from '@drydock/client';
 import { Layout, Table } from '../layout';
 import type { Flash, Session } from '../sessions';
+import { When } from '../time';
 
 type AuditEntry = Schemas['AuditEntry'];
 
@@ -31,10 +32,10 @@ export function AuditPage(view: AuditView) {
       ) : (
         <>
           <Table
-            columns={['When (UTC)', 'Actor', 'What', 'On', 'Reason', 'Tenant', 'Data']}
+            columns={['When', 'Actor', 'What', 'On', 'Reason', 'Tenant', 'Data']}
             items={audit.items}
             row={(e) => [
-              <time datetime={e.createdAt}>{e.createdAt}</time>,
+              <When at={e.createdAt} />,
               e.actor,
               <>
                 <code>{e.type}</code>

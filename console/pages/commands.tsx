@@ -6,6 +6,8 @@ import { LiveRegion } from '../live';
 import { MachineText } from '../output';
 import { mayUse } from '../permissions';
 import type { Flash, Session } from '../sessions';
+import { StatusBadge } from '../badge';
+import { When } from '../time';
 
 type Node = Schemas['Node'];
 type Command = Schemas['NodeCommand'];
@@ -62,10 +64,10 @@ export function NodeCommandsSection(props: {
           row={(command) => [
             <CommandLink id={command.id} session={session} />,
             <code>{whatOf(command)}</code>,
-            <span class={`status ${command.status}`}>{command.status}</span>,
+            <StatusBadge status={command.status} />,
             command.exitCode ?? '—',
             command.requestedBy ?? '—',
-            command.createdAt,
+            <When at={command.createdAt} />,
             command.reason ?? '—',
           ]}
           empty="No commands yet."
@@ -102,7 +104,8 @@ function RunForms(props: { node: Node; session: Session; actions: NodeActions })
     <>
       {runnable.length === 0 && (
         <p class="muted">
-          Its agent runs no other actions (said {actions.reportedAt}): they are set in its file.
+          Its agent runs no other actions (said <When at={actions.reportedAt} />
+          ): they are set in its file.
         </p>
       )}
       {runnable.map((action) => (
@@ -183,7 +186,7 @@ export function CommandPage(props: { session: Session; flash?: Flash; node: Node
           </dd>
           <dt>status</dt>
           <dd>
-            <span class={`status ${command.status}`}>{command.status}</span>
+            <StatusBadge status={command.status} />
             {command.statusReason ? `: ${command.statusReason}` : ''}
           </dd>
           <dt>exit code</dt>
@@ -203,13 +206,15 @@ export function CommandPage(props: { session: Session; flash?: Flash; node: Node
             </>
           )}
           <dt>asked</dt>
-          <dd>{command.createdAt}</dd>
+          <dd>
+            <When at={command.createdAt} />
+          </dd>
           <dt>waits until</dt>
-          <dd>{command.expiresAt ?? '—'}</dd>
+          <dd>{command.expiresAt ? <When at={command.expiresAt} /> : '—'}</dd>
           <dt>started</dt>
-          <dd>{command.startedAt ?? '—'}</dd>
+          <dd>{command.startedAt ? <When at={command.startedAt} /> : '—'}</dd>
           <dt>finished</dt>
-          <dd>{command.finishedAt ?? '—'}</dd>
+          <dd>{command.finishedAt ? <When at={command.finishedAt} /> : '—'}</dd>
         </dl>
         {command.status === 'pending' && (
           <form method="post" action={`${base}/cancel`} class="controls">

@@ -2,6 +2,7 @@ import type { Schemas } from '@drydock/client';
 import { canMove, provisionRules } from '../../domain/provision';
 import type { Confirmation } from '../controls';
 import { Csrf, Layout, Table } from '../layout';
+import { When } from '../time';
 import type { Flash, Session } from '../sessions';
 import { mayUse } from '../permissions';
 
@@ -257,7 +258,12 @@ function RebootFields(props: { node: Node; session: Session; idempotencyKey: str
       <input type="hidden" name="idempotencyKey" value={props.idempotencyKey} />
       <p>
         It is on boot <code>{props.node.bootId ?? 'not said yet'}</code>
-        {props.node.bootedAt ? `, booted ${props.node.bootedAt}` : ''}.
+        {props.node.bootedAt && (
+          <>
+            , booted <When at={props.node.bootedAt} />
+          </>
+        )}
+        .
       </p>
       {mayUse(props.node, props.session, 'compute:nodes:drain') && (
         <>

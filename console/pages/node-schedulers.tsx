@@ -1,6 +1,7 @@
 import type { Schemas } from '@drydock/client';
 import { downConditionOf } from '../../domain/scheduler-view';
 import { Table } from '../layout';
+import { When } from '../time';
 
 type Allocation = Schemas['Allocation'];
 type SchedulerView = Schemas['SchedulerView'];
@@ -47,7 +48,10 @@ function Scheduler(props: { view: SchedulerView; allocations: Allocation[] }) {
         </dd>
         <dt>observed</dt>
         <dd>
-          {view.observedAt} <span class="muted">(changed {view.changedAt})</span>
+          <When at={view.observedAt} />{' '}
+          <span class="muted">
+            (changed <When at={view.changedAt} />)
+          </span>
         </dd>
       </dl>
       <Table
@@ -56,13 +60,17 @@ function Scheduler(props: { view: SchedulerView; allocations: Allocation[] }) {
         row={(a) => [
           <code>{a.externalId}</code>,
           a.tenantId,
-          a.endsAt ?? 'open-ended',
-          a.endRequestedAt ?? '—',
-          a.ending
-            ? `${a.ending.action}: ${a.ending.answer} (${a.ending.at})`
-            : a.endRequestedAt
-              ? 'no answer yet'
-              : '—',
+          a.endsAt ? <When at={a.endsAt} /> : 'open-ended',
+          a.endRequestedAt ? <When at={a.endRequestedAt} /> : '—',
+          a.ending ? (
+            <>
+              {a.ending.action}: {a.ending.answer} (<When at={a.ending.at} />)
+            </>
+          ) : a.endRequestedAt ? (
+            'no answer yet'
+          ) : (
+            '—'
+          ),
         ]}
         empty={`No live work of ${view.source} on this node.`}
       />

@@ -2,6 +2,7 @@ import type { Schemas } from '@drydock/client';
 import { Csrf, Table } from '../layout';
 import { mayUse } from '../permissions';
 import type { Session } from '../sessions';
+import { When } from '../time';
 
 type SshCertificate = Schemas['SshCertificate'];
 
@@ -29,8 +30,14 @@ export function NodeSshSection(props: {
         <code>{cert.serial}</code>,
         cert.issuedBy,
         cert.reason,
-        cert.validBefore,
-        cert.revokedAt ? `${cert.revokedAt} by ${cert.revokedBy}: ${cert.revokedReason}` : '—',
+        <When at={cert.validBefore} />,
+        cert.revokedAt ? (
+          <>
+            <When at={cert.revokedAt} /> by {cert.revokedBy}: {cert.revokedReason}
+          </>
+        ) : (
+          '—'
+        ),
         mayRevoke && !cert.revokedAt && Date.parse(cert.validBefore) > now ? (
           <form method="post" action={`/console/nodes/${node.id}/ssh-certificates/${cert.serial}/revoke`}>
             <Csrf session={session} />

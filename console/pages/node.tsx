@@ -4,6 +4,16 @@ import { NODE_UNREACHABLE } from '../../domain/liveness';
 import { isDraining, QUARANTINED } from '../../domain/node';
 import { TAINT_PREFIX } from '../../domain/taints';
 import { canMove } from '../../domain/provision';
+import {
+  AccessBadge,
+  Badge,
+  ConditionBadge,
+  CordonBadge,
+  DrainingBadge,
+  LivenessBadge,
+  MaintenanceBadge,
+  StatusBadge,
+} from '../badge';
 import { Csrf, Layout, Table } from '../layout';
 import { NodeCommandsSection, type NodeActions, type NodeCommands } from './commands';
 import { DangerZone } from './danger';
@@ -13,6 +23,7 @@ import { NodeSshSection, type NodeSshCertificates } from './node-ssh';
 import { LiveRegion } from '../live';
 import { Progress } from '../progress';
 import type { Flash, Session } from '../sessions';
+import { When } from '../time';
 import { mayUse, refusalOf } from '../permissions';
 
 type Node = Schemas['Node'];
@@ -48,6 +59,7 @@ export function NodePage(view: NodeView) {
         </p>
       </LiveRegion>
       <LiveRegion id="axes">
+        <Badges node={node} />
         <Quarantine node={node} />
         <Axes node={node} />
       </LiveRegion>
@@ -76,7 +88,13 @@ export function NodePage(view: NodeView) {
         <Table
           columns={['Allocation', 'Tenant', 'Kind', 'Since', 'Ends']}
           items={view.allocations}
-          row={(a) => [<code>{a.id}</code>, a.tenantId, a.kind, a.createdAt, a.endsAt ?? 'open-ended']}
+          row={(a) => [
+            <code>{a.id}</code>,
+            a.tenantId,
+            a.kind,
+            <When at={a.createdAt} />,
+            a.endsAt ? <When at={a.endsAt} /> : 'open-ended',
+          ]}
           empty="No live allocations."
         />
       </LiveRegion>
@@ -135,18 +153,46 @@ function Quarantine(props: { node: Node }) {
   );
 }
 
+/** The node's state at a glance, under its name: liveness, and what keeps work off it. */
+function Badges(props: { node: Node }) {
+  const { node } = props;
+  return (
+    <p class="badges" data-badges="">
+      <LivenessBadge liveness={node.liveness} />
+      {node.access === 'blocked' && <AccessBadge access={node.access} />}
+      {node.noScheduleReasons.includes(QUARANTINED) && (
+        <Badge tone="bad" data="quarantined">
+          quarantined
+        </Badge>
+      )}
+      {node.cordoned && <CordonBadge cordoned />}
+      {isDraining(node) && <DrainingBadge />}
+      {node.maintenance && <MaintenanceBadge maintenance />}
+    </p>
+  );
+}
+
 function Axes(props: { node: Node }) {
   const { node } = props;
-  const axes: [string, string][] = [
+  const axes: [string, Child][] = [
     ['state', node.provisionState],
-    ['access', node.access],
-    ['cordon', node.cordoned ? 'cordoned' : 'not cordoned'],
-    ['maintenance', node.maintenance ? 'in maintenance' : 'no'],
+    ['access', <AccessBadge access={node.access} />],
+    ['cordon', <CordonBadge cordoned={node.cordoned} />],
+    ['maintenance', <MaintenanceBadge maintenance={node.maintenance} />],
     ['NoSchedule', node.noScheduleReasons.join(', ') || 'none'],
     ['connectivity', node.connectivity],
-    ['liveness', node.liveness],
-    ['last seen', node.lastSeenAt ?? 'never (no heartbeat yet)'],
-    ['booted', node.bootId ? `${node.bootedAt} (boot ${node.bootId})` : 'not said yet'],
+    ['liveness', <LivenessBadge liveness={node.liveness} />],
+    ['last seen', node.lastSeenAt ? <When at={node.lastSeenAt} /> : 'never (no heartbeat yet)'],
+    [
+      'booted',
+      node.bootId ? (
+        <>
+          {node.bootedAt ? <When at={node.bootedAt} /> : 'at a time not said'} (boot {node.bootId})
+        </>
+      ) : (
+        'not said yet'
+      ),
+    ],
   ];
   return (
     <div class="axes">
@@ -206,9 +252,9 @@ function Conditions(props: { node: Node; session: Session }) {
       items={node.conditions}
       row={(condition) => [
         condition.type,
-        condition.status ? 'true' : 'false',
+        <ConditionBadge status={condition.status} />,
         condition.reason ?? '—',
-        condition.since,
+        <When at={condition.since} />,
         condition.source ?? 'agent',
         can.remediate && condition.status && condition.type !== NODE_UNREACHABLE && (
           <ControlForm node={node} session={session} control="clear-condition" button="Clear" reason={false}>
@@ -406,10 +452,12 @@ function Operations(props: { operations: Schemas['Operation'][]; workflowUrl?: (
       columns={['Operation', 'Kind', 'Status', 'Since', 'Progress', 'Workflow']}
       items={props.operations}
       row={(op) => [
-        <code>{op.id}</code>,
+        <a href={`/console/operations/${op.id}`}>
+          <code>{op.id}</code>
+        </a>,
         op.kind,
-        op.status,
-        op.createdAt,
+        <StatusBadge status={op.status} />,
+        <When at={op.createdAt} />,
         <Progress operation={op} />,
         workflowUrl ? <a href={workflowUrl(op.workflowId)}>{op.workflowId}</a> : <code>{op.workflowId}</code>,
       ]}
@@ -434,7 +482,7 @@ function Events(props: { node: Node; events: NodeView['events'] }) {
         columns={['When', 'Type', 'Actor', 'Reason', 'Operation']}
         items={events.items}
         row={(event) => [
-          event.createdAt,
+          <When at={event.createdAt} />,
           event.type,
           event.actor,
           event.reason ?? '—',
@@ -467,7 +515,7 @@ function Maintenance(props: { operation?: Schemas['Operation'] }) {
         <a href={`/console/operations/${op.id}`}>
           <code>{op.id}</code>
         </a>{' '}
-        <span class={`status ${op.status}`}>{op.status}</span> · asked by {op.actor} · {op.createdAt}
+        <StatusBadge status={op.status} /> · asked by {op.actor} · <When at={op.createdAt} />
         {op.reason ? ` · ${op.reason}` : ''}
       </p>
       <Progress operation={op} />

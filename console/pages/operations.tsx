@@ -8,6 +8,8 @@ import { MaintenanceTimeline, stepsOfMaintenance } from './maintenance-timeline'
 import { RollingMaintenance } from './rolling-maintenance';
 import type { Rolling } from '../rolling';
 import type { Flash, Session } from '../sessions';
+import { StatusBadge } from '../badge';
+import { When } from '../time';
 
 type Operation = Schemas['Operation'];
 
@@ -95,12 +97,12 @@ export function OperationTable(props: {
             <code>{op.id}</code>
           </a>,
           op.kind,
-          <span class={`status ${op.status}`}>{op.status}</span>,
+          <StatusBadge status={op.status} />,
           <Target operation={op} />,
           op.actor,
           op.reason ?? '—',
-          op.createdAt,
-          op.completedAt ?? '—',
+          <When at={op.createdAt} />,
+          op.completedAt ? <When at={op.completedAt} /> : '—',
           workflowUrl ? (
             <a href={workflowUrl(op.workflowId)}>{op.workflowId}</a>
           ) : (
@@ -149,7 +151,7 @@ export function OperationPage(props: {
         <dl class="facts">
           <dt>status</dt>
           <dd>
-            <span class={`status ${op.status}`}>{op.status}</span>
+            <StatusBadge status={op.status} />
           </dd>
           <dt>on</dt>
           <dd>
@@ -170,9 +172,11 @@ export function OperationPage(props: {
           <dt>reason</dt>
           <dd>{op.reason ?? '—'}</dd>
           <dt>started</dt>
-          <dd>{op.createdAt}</dd>
+          <dd>
+            <When at={op.createdAt} />
+          </dd>
           <dt>ended</dt>
-          <dd>{op.completedAt ?? '—'}</dd>
+          <dd>{op.completedAt ? <When at={op.completedAt} /> : '—'}</dd>
           <dt>workflow</dt>
           <dd>
             {workflowUrl ? (

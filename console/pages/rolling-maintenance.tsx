@@ -10,6 +10,8 @@ import {
   type TimelineRow,
   type TimelineStep,
 } from './maintenance-timeline';
+import { StatusBadge } from '../badge';
+import { When } from '../time';
 
 type Operation = Schemas['Operation'];
 type ListedNode = RollingWaitingFor['nodes'][number];
@@ -37,13 +39,17 @@ export function RollingMaintenance(props: {
   return (
     <div class="rolling" data-rolling={op.id}>
       <p>
-        <strong class={`status ${w?.paused && open ? 'paused' : op.status}`} data-rolling-state="">
-          {w?.paused && open ? 'Paused' : op.status}
-        </strong>{' '}
+        <span data-rolling-state="">
+          {w?.paused && open ? (
+            <StatusBadge status="paused" text="Paused" />
+          ) : (
+            <StatusBadge status={op.status} />
+          )}
+        </span>{' '}
         <a href={`/console/operations/${op.id}`}>
           <code>{op.id}</code>
         </a>{' '}
-        · asked by {op.actor} · {op.createdAt}
+        · asked by {op.actor} · <When at={op.createdAt} />
         {op.reason ? ` · ${op.reason}` : ''}
       </p>
       <Progress operation={op} />
@@ -136,7 +142,7 @@ function Failures(props: { nodes: ListedNode[]; children: Map<string, Operation>
           return (
             <li data-failed-node={node.nodeId}>
               <a href={`/console/nodes/${node.nodeId}`}>{node.hostname ?? node.nodeId}</a>{' '}
-              <span class={`status ${node.status}`}>{node.status}</span>
+              <StatusBadge status={node.status} />
               {node.step ? (
                 <>
                   {' '}
@@ -171,7 +177,7 @@ function rowOf(node: ListedNode, plan: string[], children: Map<string, Operation
     label: (
       <span data-node-row={node.nodeId}>
         <a href={`/console/nodes/${node.nodeId}`}>{node.hostname ?? node.nodeId}</a>{' '}
-        <span class={`status ${node.status}`}>{node.status}</span>
+        <StatusBadge status={node.status} />
         {node.operationId && (
           <>
             {' '}

@@ -1,6 +1,8 @@
 import type { Schemas } from '@drydock/client';
+import { Badge, type Tone } from '../badge';
 import { Csrf, Layout, Table } from '../layout';
 import type { CreatedToken, Flash, Session } from '../sessions';
+import { When } from '../time';
 
 type Token = Schemas['JoinToken'];
 /** A token as its creation answers it: the only time its secret is known. */
@@ -48,9 +50,11 @@ export function TokensPage(view: TokensView) {
             token.maxUses === 0
               ? `${token.uses} (unlimited)`
               : `${token.uses} of ${token.maxUses} (${token.usesLeft} left)`,
-            token.expiresAt ?? 'never',
-            `${token.createdAt} by ${token.createdBy}`,
-            stateOf(token),
+            token.expiresAt ? <When at={token.expiresAt} /> : 'never',
+            <>
+              <When at={token.createdAt} /> by {token.createdBy}
+            </>,
+            <TokenState token={token} />,
             write && token.revokedAt === null && <RevokeForm token={token} session={session} />,
           ]}
           empty="No join tokens."
@@ -60,11 +64,29 @@ export function TokensPage(view: TokensView) {
   );
 }
 
-function stateOf(token: Token): string {
-  if (token.revokedAt) return `revoked ${token.revokedAt}`;
-  if (token.expiresAt && Date.parse(token.expiresAt) <= Date.now()) return 'expired';
-  if (token.usesLeft === 0) return 'used up';
-  return 'usable';
+/** Whether new machines may join with the token: usable, or why not (revoked, expired, used up). */
+function TokenState(props: { token: Token }) {
+  const { token } = props;
+  const [tone, words]: [Tone, string] = token.revokedAt
+    ? ['bad', 'revoked']
+    : token.expiresAt && Date.parse(token.expiresAt) <= Date.now()
+      ? ['idle', 'expired']
+      : token.usesLeft === 0
+        ? ['idle', 'used up']
+        : ['ok', 'usable'];
+  return (
+    <>
+      <Badge tone={tone} data="token">
+        {words}
+      </Badge>
+      {token.revokedAt && (
+        <>
+          {' '}
+          <When at={token.revokedAt} />
+        </>
+      )}
+    </>
+  );
 }
 
 /** The secret of the token just created, with the agent's command line that uses it. */

@@ -4,7 +4,7 @@ import { readNode } from '../support/builders';
 import { call, seedNode, seedPool, tenantKey } from '../support/fixtures';
 import { eventually, useHarness } from '../support/harness';
 import { simulatedFleet, type SimulatedFleet } from '../support/simulated-fleet';
-import { Browser, csrfOf, flashOf, signedIn, useConsole } from './console-client';
+import { badge, Browser, csrfOf, flashOf, signedIn, useConsole } from './console-client';
 
 const h = useHarness();
 const server = useConsole(h);
@@ -58,7 +58,7 @@ describe('node commands in the console', () => {
     expect(id, String(ran.location)).toBeDefined();
     const shown = await eventually(async () => {
       const p = await op.get(`/console/commands/${id}`);
-      return p.html.includes('<span class="status succeeded">') ? p : undefined;
+      return badge('status', 'succeeded').test(p.html) ? p : undefined;
     });
     expect(shown.html).toContain('xid storm, ticket 4711');
     expect(shown.html).toContain(`key:`);
@@ -162,7 +162,7 @@ describe('node commands in the console', () => {
     await tenant.signIn(reader.secret);
     const seen = await tenant.get(`/console/nodes/${quiet}`);
     expect(seen.status).toBe(200);
-    expect(seen.html).toContain('<span class="status cancelled">');
+    expect(seen.html).toMatch(badge('status', 'cancelled'));
     expect(seen.html).not.toContain(`action="/console/nodes/${quiet}/commands"`);
     expect(seen.html).not.toContain(`action="/console/nodes/${quiet}/reboot"`);
     expect(seen.html).not.toContain(`href="/console/commands/${id}"`);

@@ -95,6 +95,10 @@ export function csrfOf(page: Page): string {
   return match[1]!;
 }
 
+/** A status badge (console/badge.tsx) of `kind` (`status`, `liveness`, …) that says `text`, in a page's HTML. */
+export const badge = (kind: string, text: string) =>
+  new RegExp(`<span class="badge \\w+" data-badge="${kind}"><svg[^]*?</svg><span>${text}</span></span>`);
+
 /** Text as the page's HTML escapes it, unescaped. */
 export const unescapeHtml = (text: string) =>
   text

@@ -3,7 +3,7 @@ import { readNode } from '../support/builders';
 import { call } from '../support/fixtures';
 import { eventually, useHarness } from '../support/harness';
 import { simulatedFleet, type SimulatedFleet } from '../support/simulated-fleet';
-import { csrfOf, flashOf, signedIn, useConsole, type Page } from './console-client';
+import { badge, csrfOf, flashOf, signedIn, useConsole, type Page } from './console-client';
 
 const h = useHarness();
 const server = useConsole(h);
@@ -71,9 +71,8 @@ describe('rolling maintenance in the console', () => {
     expect(shown.html).toContain('3 succeeded · 0 running · 0 pending · 0 failed · 0 cancelled');
     for (const nodeId of fleet.nodes) {
       const { hostname } = await readNode(h, nodeId);
-      expect(shown.html).toContain(
-        `<span data-node-row="${nodeId}"><a href="/console/nodes/${nodeId}">${hostname}</a> <span class="status succeeded">succeeded</span>`,
-      );
+      const row = `<span data-node-row="${nodeId}"><a href="/console/nodes/${nodeId}">${hostname}</a> `;
+      expect(shown.html).toMatch(new RegExp(row + badge('status', 'succeeded').source));
     }
     // Three rows of three bars, each saying done in words; the counts per step.
     expect(
@@ -109,7 +108,7 @@ describe('rolling maintenance in the console', () => {
     const commandId = child.progress.waitingFor.steps[0].commandId;
 
     const shown = await op.get(`/console/operations/${id}`);
-    expect(shown.html).toContain('<strong class="status paused" data-rolling-state="">Paused</strong>');
+    expect(shown.html).toMatch(new RegExp(`<span data-rolling-state="">${badge('status', 'Paused').source}`));
     expect(shown.html).toContain('Paused at 1 failed of at most 1');
     const failed = /<li data-failed-node="[^"]+">([\s\S]*?)<\/li>/.exec(shown.html)?.[1] ?? '';
     expect(failed).toContain(`<a href="/console/nodes/${first}">`);
@@ -144,7 +143,7 @@ describe('rolling maintenance in the console', () => {
     const ended = await until(id, (o) => o.status !== 'pending' && o.status !== 'running');
     expect(ended.progress.waitingFor.counts).toMatchObject({ succeeded: 2, failed: 1, pending: 0 });
     const after = await op.get(`/console/pools/${POOL}`);
-    expect(after.html).toContain('<strong class="status failed" data-rolling-state="">failed</strong>');
+    expect(after.html).toMatch(new RegExp(`<span data-rolling-state="">${badge('status', 'failed').source}`));
     expect(after.html).not.toContain(`action="/console/operations/${id}/resume"`);
   });
 

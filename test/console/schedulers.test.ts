@@ -93,7 +93,7 @@ describe('node page: what its schedulers say', () => {
     ]);
     expect(rows.map(([id]) => id)).toEqual(['4711', '4712', '4713']);
     expect(rows[0]![1]).toMatch(
-      /<td>acme<\/td><td>open-ended<\/td><td>\d{4}-.+Z<\/td><td>requeue: requeued \(.+Z\)<\/td>/,
+      /<td>acme<\/td><td>open-ended<\/td><td><time datetime="\d{4}-[^"]+Z"[^>]*>[^<]+<\/time><\/td><td>requeue: requeued \(<time datetime="\d{4}-[^"]+Z"[^>]*>[^<]+<\/time>\)<\/td>/,
     );
     expect(rows[1]![1]).toContain('<td>no answer yet</td>');
     expect(rows[2]![1]).toContain('<td>—</td><td>—</td>');

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { join } from '../support/agents';
 import { call, seedPool, tenantKey } from '../support/fixtures';
 import { useHarness } from '../support/harness';
-import { type Browser, csrfOf, flashOf, useConsole, signedIn as signedInAs } from './console-client';
+import { badge, type Browser, csrfOf, flashOf, useConsole, signedIn as signedInAs } from './console-client';
 
 const h = useHarness({ worker: false });
 const server = useConsole(h);
@@ -110,7 +110,7 @@ describe('join tokens page', () => {
     page = await browser.get(done.location!);
     expect(flashOf(page)?.[0]).toBe('ok');
     expect((await tokensOf('pool-tok-revoke'))[0]!.revokedAt).not.toBeNull();
-    expect(page.html).toContain('revoked ');
+    expect(page.html).toMatch(new RegExp(`${badge('token', 'revoked').source} <time datetime=`));
     expect(page.html).not.toContain(`action="/console/tokens/${token!.id}/revoke"`);
     const refused = await join(h, { token: secret });
     expect(refused.status).toBe(401);

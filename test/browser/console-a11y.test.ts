@@ -1,0 +1,171 @@
+import type { Page } from 'playwright-core';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { setNode } from '../support/builders';
+import { allocate, call, seedNode, seedPool } from '../support/fixtures';
+import { seriousViolations } from '../support/axe';
+import { screenshot, useBrowser } from '../support/browser';
+import { useHarness } from '../support/harness';
+import { useConsole } from '../console/console-client';
+
+const h = useHarness({ worker: false });
+const server = useConsole(h);
+const b = useBrowser();
+
+const POOL = 'pool-a11y';
+/** The width of a phone held upright (an iPhone 12 to 15). */
+const PHONE = { width: 390, height: 844 };
+
+/** Every console page, by name, once the fleet below is seeded. */
+let pages: [name: string, path: string][];
+
+beforeAll(async () => {
+  await seedPool(h, { id: POOL, tenantId: 'acme' });
+  const busy = await seedNode(h, { poolId: POOL, hostname: 'gpu-a11y-01', labels: { rack: 'b7' } });
+  const lost = await seedNode(h, { poolId: POOL, hostname: 'gpu-a11y-02', labels: { rack: 'b7' } });
+  const since = new Date(Date.now() - 3_600_000).toISOString();
+  await setNode(h, busy, {
+    lastSeenAt: new Date(),
+    conditions: [{ type: 'GpuXidError', status: true, reason: 'Xid 79', since }],
+  });
+  await setNode(h, lost, { liveness: 'lost', connectivity: 'disconnected', maintenance: true });
+  await allocate(h, busy, 'acme');
+  expect((await call(h, 'POST', `/v1/nodes/${lost}/cordon`, { body: { reason: 'fan' } })).status).toBe(200);
+  // No worker: the drain stays pending, as an operation waiting for one.
+  const drain = await call(h, 'POST', `/v1/nodes/${busy}/drain`, { body: { reason: 'driver roll-out' } });
+  expect(drain.status).toBe(202);
+  const command = await call(h, 'POST', `/v1/nodes/${busy}/commands`, {
+    headers: { 'idempotency-key': 'a11y-diagnostics' },
+    body: { action: 'diagnostics', reason: 'xid storm' },
+  });
+  expect(command.status).toBe(201);
+  const token = await call(h, 'POST', '/v1/tokens', { body: { poolId: POOL, ttl: '24h', maxUses: 2 } });
+  expect(token.status).toBe(201);
+  pages = [
+    ['fleet', '/console'],
+    ['pools', '/console/pools'],
+    ['pool', `/console/pools/${POOL}`],
+    ['node', `/console/nodes/${busy}`],
+    ['lost node', `/console/nodes/${lost}`],
+    ['operations', '/console/operations'],
+    ['operation', `/console/operations/${drain.body.operation.id}`],
+    ['audit', '/console/audit'],
+    ['tokens', '/console/tokens'],
+    ['command', `/console/commands/${command.body.id}`],
+  ];
+});
+
+/** Opens `path` and waits for its heading. */
+async function open(page: Page, path: string) {
+  const response = await page.goto(`${server.base}${path}`);
+  expect({ path, status: response?.status() }).toEqual({ path, status: 200 });
+  await page.locator('main h1').first().waitFor();
+}
+
+/** Signs in with the operator key from the sign-in page `page` shows. */
+async function signIn(page: Page) {
+  await page.getByLabel('API key').fill(h.operatorKey);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.waitForURL(`${server.base}/console`);
+}
+
+/** axe's serious and critical findings on the page as it is, one line each, named by `name`. */
+async function findings(page: Page, name: string): Promise<string[]> {
+  return (await seriousViolations(page)).map(
+    (v) => `${name}: ${v.rule} (${v.impact}) ${v.help}: ${v.nodes.map((n) => n.target).join(', ')}`,
+  );
+}
+
+/** A computed style property of the first element `selector` finds. */
+function styleOf(page: Page, selector: string, property: string): Promise<string> {
+  return page
+    .locator(selector)
+    .first()
+    .evaluate(
+      (element, name) => (globalThis as unknown as Styles).getComputedStyle(element).getPropertyValue(name),
+      property,
+    );
+}
+type Styles = { getComputedStyle(element: unknown): { getPropertyValue(name: string): string } };
+
+describe('the console for every operator: axe-core, dark mode, keyboard, phone width', () => {
+  it.each([
+    ['light', 'rgb(255, 255, 255)'],
+    ['dark', 'rgb(17, 24, 39)'],
+  ] as const)(
+    'has no serious or critical axe violation on any page in the %s scheme',
+    async (scheme, background) => {
+      const page = b.page;
+      await page.emulateMedia({ colorScheme: scheme });
+      await open(page, '/console/sign-in');
+      // The console's own stylesheet follows the scheme.
+      expect(await styleOf(page, 'body', 'background-color')).toBe(background);
+      const found = await findings(page, 'sign-in');
+      await signIn(page);
+      for (const [name, path] of pages) {
+        await open(page, path);
+        found.push(...(await findings(page, name)));
+      }
+      await screenshot(page, `console-command-${scheme}`);
+      expect(found).toEqual([]);
+      expect(b.blocked).toEqual([]);
+    },
+  );
+
+  it('the axe check finds what it should: an image without a text, text too faint to read', async () => {
+    const page = b.page;
+    await open(page, '/console/sign-in');
+    await page.locator('main').evaluate((main) => {
+      const image = main.ownerDocument.createElement('img');
+      image.src = '/console/assets/console.css';
+      const faint = main.ownerDocument.createElement('p');
+      faint.textContent = 'hard to read';
+      faint.style.color = '#f4f4f4';
+      main.append(image, faint);
+    });
+    const rules = (await seriousViolations(page)).map((v) => v.rule).sort();
+    expect(rules).toEqual(['color-contrast', 'image-alt']);
+  });
+
+  it('skips to the content from the keyboard, with a focus that shows', async () => {
+    const page = b.page;
+    await open(page, '/console/sign-in');
+    await signIn(page);
+    await open(page, pages.find(([name]) => name === 'node')![1]);
+    await page.keyboard.press('Tab');
+    const skip = page.getByRole('link', { name: 'Skip to content' });
+    expect(await skip.evaluate((link) => link.matches(':focus'))).toBe(true);
+    const box = (await skip.boundingBox())!;
+    expect(box.y).toBeGreaterThanOrEqual(0);
+    expect(await styleOf(page, ':focus', 'outline-style')).toBe('solid');
+    await page.keyboard.press('Enter');
+    await page.waitForURL(/#main$/);
+    // The next Tab starts from the content, past the header's links.
+    await page.keyboard.press('Tab');
+    expect(await page.locator('main :focus').count()).toBe(1);
+  });
+
+  it('fits a phone: no page scrolls sideways, tables scroll in their box, Sign out stays on screen', async () => {
+    const page = b.page;
+    await page.setViewportSize(PHONE);
+    await open(page, '/console/sign-in');
+    const wide: string[] = [];
+    const scrollWidth = () => page.locator('html').evaluate((html) => html.scrollWidth);
+    if ((await scrollWidth()) > PHONE.width) wide.push(`sign-in: ${await scrollWidth()} px`);
+    await signIn(page);
+    for (const [name, path] of pages) {
+      await open(page, path);
+      if ((await scrollWidth()) > PHONE.width) wide.push(`${name}: ${await scrollWidth()} px`);
+      const signOut = (await page.getByRole('button', { name: 'Sign out' }).boundingBox())!;
+      expect({ name, signOut: signOut.x >= 0 && signOut.x + signOut.width <= PHONE.width }).toEqual({
+        name,
+        signOut: true,
+      });
+    }
+    expect(wide).toEqual([]);
+    // The operations table is wider than a phone: it scrolls inside its own box.
+    await open(page, '/console/operations');
+    const box = page.locator('.table-box').first();
+    expect(await box.evaluate((element) => element.scrollWidth > element.clientWidth)).toBe(true);
+    await screenshot(page, 'console-operations-phone');
+  });
+});

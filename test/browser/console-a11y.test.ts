@@ -42,6 +42,7 @@ beforeAll(async () => {
   expect(token.status).toBe(201);
   pages = [
     ['fleet', '/console'],
+    ['nodes', '/console/nodes'],
     ['pools', '/console/pools'],
     ['pool', `/console/pools/${POOL}`],
     ['node', `/console/nodes/${busy}`],

@@ -211,10 +211,10 @@ async function stateOf(db: DbOrTx, op: OperationRow): Promise<PoolDrainState> {
     failed: [],
     seen: new Map(),
   };
-  const now = Date.now();
+  const releasing = await releasingDrains(db, drains);
   for (const drain of drains) {
     const nodeId = drain.nodeId!;
-    const seen = drainSeen(drain, now);
+    const seen = drainSeen(drain, releasing.has(drain.id));
     state.seen.set(nodeId, seen);
     if (seen.now === 'waiting-for-budget') state.waitingForBudget.push(nodeId);
     else if (seen.now === 'drained') state.drained.push(nodeId);
@@ -236,16 +236,34 @@ async function stateOf(db: DbOrTx, op: OperationRow): Promise<PoolDrainState> {
   return state;
 }
 
-/** Where a node drain's record says its node stands: past its deadline, its work goes by force. */
+/**
+ * The open drains among `drains` that took a slot of their pool's disruption budget: past their
+ * deadline, they release their work by force (a drained node's slot is its drain's too, but that
+ * drain is finished).
+ */
+async function releasingDrains(
+  db: DbOrTx,
+  drains: Pick<OperationRow, 'id' | 'status'>[],
+): Promise<Set<string>> {
+  const open = drains.filter((drain) => !isFinished(drain.status)).map((drain) => drain.id);
+  if (open.length === 0) return new Set();
+  const holding = await db
+    .select({ operationId: disruptions.operationId })
+    .from(disruptions)
+    .where(and(inArray(disruptions.operationId, open), eq(disruptions.state, 'holding')));
+  return new Set(holding.map((row) => row.operationId));
+}
+
+/** Where a node drain's record says its node stands; `releasing`: it holds a slot of the budget. */
 function drainSeen(
   drain: Pick<OperationRow, 'id' | 'status' | 'phase' | 'createdAt' | 'deadline' | 'completedAt'>,
-  now: number,
+  releasing: boolean,
 ): DrainSeen {
   const standing = (): DrainSeen['now'] => {
     if (drain.status === 'succeeded') return 'drained';
     if (isFinished(drain.status)) return 'failed';
     if (drain.phase === 'waiting-for-budget') return 'waiting-for-budget';
-    return drain.deadline !== null && drain.deadline.getTime() <= now ? 'forced-release' : 'draining';
+    return releasing ? 'forced-release' : 'draining';
   };
   return {
     operationId: drain.id,

@@ -67,7 +67,6 @@ export function CapacityChart(props: { history: CapacityHistory; now: number }) 
         <desc id={descId}>{summary}</desc>
         <Legend
           left={LEFT}
-          spacing={120}
           items={STACK.map((bucket) => ({ colour: BUCKET_COLOURS[bucket], words: bucket }))}
         />
         <YAxis top={top} y={y} />

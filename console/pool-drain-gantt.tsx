@@ -63,7 +63,6 @@ export function PoolDrainGantt(props: { operation: Schemas['Operation']; now: nu
         <desc id={`gantt-${op.id}-desc`}>{`${words}; the table below has each node's spans.`}</desc>
         <Legend
           left={8}
-          spacing={126}
           items={POOL_DRAIN_SPAN_STATES.map((state) => ({
             colour: SPAN_COLOURS[state],
             words: SPAN_WORDS[state],

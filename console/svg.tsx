@@ -34,13 +34,17 @@ export const utcDay = (iso: string) =>
   new Date(iso).toLocaleDateString('en-US', { month: 'short', day: 'numeric', timeZone: 'UTC' });
 
 /** A drawing's legend, in a row from `left`: each colour, with its words beside it. */
-export function Legend(props: { left: number; spacing: number; items: { colour: string; words: string }[] }) {
+export function Legend(props: { left: number; items: { colour: string; words: string }[] }) {
+  // Each item as wide as its words (about 6.5 units a character at the drawings' font size).
+  const lefts = props.items.map((_, i) =>
+    props.items.slice(0, i).reduce((x, item) => x + 16 + item.words.length * 6.5 + 18, props.left),
+  );
   return (
     <g class="chart-legend">
       {props.items.map((item, i) => (
         <g>
-          <rect x={props.left + i * props.spacing} y={6} width={12} height={12} fill={item.colour} />
-          <text x={props.left + i * props.spacing + 16} y={16} fill="currentColor">
+          <rect x={lefts[i]} y={6} width={12} height={12} fill={item.colour} />
+          <text x={lefts[i]! + 16} y={16} fill="currentColor">
             {item.words}
           </text>
         </g>

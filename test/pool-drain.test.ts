@@ -426,8 +426,11 @@ describe('pool drain', () => {
     expect(rows.map((row) => row.hostname).sort()).toEqual(hosts);
     const statesOf = (nodeId: string) => rows.find((row) => row.nodeId === nodeId)!.spans.map((s) => s.state);
     expect(statesOf(holder!).slice(-2)).toEqual(['forced-release', 'drained']);
-    for (const nodeId of [b!, c!])
+    // A node waiting for a slot releases nothing by force before it has one.
+    for (const nodeId of [b!, c!]) {
       expect(statesOf(nodeId).slice(-2)).toEqual(['waiting-for-budget', 'drained']);
+      expect(statesOf(nodeId)).not.toContain('forced-release');
+    }
     for (const { spans } of rows) {
       expect(spans.slice(1).map((s) => s.from)).toEqual(spans.slice(0, -1).map((s) => s.to));
       expect(spans.at(-1)!.to).toBeNull();

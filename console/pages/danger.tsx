@@ -111,6 +111,8 @@ export function DecommissionPage(props: {
   preview: Preview;
   /** The Idempotency-Key this form's execute carries: a second submit of the same form is a replay. */
   idempotencyKey: string;
+  /** What the person typed in a refused submit (a mistyped hostname), kept for the next one. */
+  typed?: { operator: string; reason: string };
 }) {
   const { node, preview, session } = props;
   const base = `/console/nodes/${node.id}`;
@@ -166,11 +168,22 @@ export function DecommissionPage(props: {
           </label>
           <label>
             Change owner
-            <input name="operator" required maxlength={128} value={`key:${session.caller.name}`} />
+            <input
+              name="operator"
+              value={props.typed?.operator || `key:${session.caller.name}`}
+              required
+              maxlength={128}
+            />
           </label>
           <label>
             Reason
-            <input name="reason" required maxlength={256} placeholder="e.g. end of life" />
+            <input
+              name="reason"
+              value={props.typed?.reason}
+              required
+              maxlength={256}
+              placeholder="e.g. end of life"
+            />
           </label>
           <button type="submit" class="danger">
             Decommission {preview.hostname}

@@ -105,11 +105,22 @@ export function nodeRoutes(): Hono<ConsoleEnv> {
     const node = await api.GET('/v1/nodes/{id}', { params: { path: { id } } });
     const typed = field(form, 'confirm') ?? '';
     if (typed !== node.hostname) {
-      session.flash = {
-        kind: 'error',
-        text: `"${typed}" is not this node's hostname (${node.hostname}): nothing was done. Type it exactly to confirm.`,
-      };
-      return c.redirect(previewPage, 303);
+      // The page again, with the owner and reason as typed: only the hostname is to be typed again.
+      const preview = await api.POST('/v1/nodes/{id}/decommission/preview', { params: { path: { id } } });
+      return c.html(
+        <DecommissionPage
+          session={session}
+          flash={{
+            kind: 'error',
+            text: `"${typed}" is not this node's hostname (${node.hostname}): nothing was done. Type it exactly to confirm.`,
+          }}
+          node={node}
+          preview={preview}
+          idempotencyKey={field(form, 'idempotencyKey') || `console-decommission-${randomUUID()}`}
+          typed={{ operator: field(form, 'operator') ?? '', reason: field(form, 'reason') ?? '' }}
+        />,
+        400,
+      );
     }
     try {
       const operation = await api.POST('/v1/nodes/{id}/decommission', {

@@ -132,17 +132,21 @@ describe('the danger zone', () => {
       confirm,
     });
 
-    // A typed hostname that does not match: no call, nothing changed, and the page says so.
+    // A typed hostname that does not match: no call, nothing changed, and the page says so, the
+    // owner and reason kept as typed (only the hostname is to be typed again).
     const before = await readNode(h, nodeId);
     const eventsBefore = (await eventsOf(h, nodeId)).length;
-    let answer = await op.post(action, form(first, 'gpu-dc-8'));
-    expect(answer.location).toBe(action);
-    let shown = await op.get(answer.location!);
-    expect(flashOf(shown)).toEqual([
+    const refused = await op.post(action, form(first, 'gpu-dc-8'));
+    expect(refused.status).toBe(400);
+    expect(flashOf(refused)).toEqual([
       'error',
       expect.stringContaining('"gpu-dc-8" is not this node\'s hostname'),
     ]);
-    expect(flashOf(shown)?.[1]).toContain('nothing was done');
+    expect(flashOf(refused)?.[1]).toContain('nothing was done');
+    expect(fieldOf(refused, action, 'reason')).toBe('end of life');
+    expect(fieldOf(refused, action, 'operator')).toBe('alice');
+    expect(() => fieldOf(refused, action, 'confirm')).toThrow('no field confirm');
+    expect(fieldOf(refused, action, 'idempotencyKey')).toBe(fieldOf(first, action, 'idempotencyKey'));
     expect(await readNode(h, nodeId)).toMatchObject({ provisionState: 'adopted', version: before.version });
     expect(await eventsOf(h, nodeId)).toHaveLength(eventsBefore);
     expect(await operationsOf(nodeId, 'decommission')).toEqual([]);
@@ -153,9 +157,9 @@ describe('the danger zone', () => {
     expect(
       (await call(h, 'POST', `/v1/nodes/${nodeId}/cordon`, { body: { reason: 'meanwhile' } })).status,
     ).toBe(200);
-    answer = await op.post(action, form(stale, 'gpu-dc-9'));
+    let answer = await op.post(action, form(stale, 'gpu-dc-9'));
     expect(answer.location).toBe(action);
-    shown = await op.get(answer.location!);
+    let shown = await op.get(answer.location!);
     expect(flashOf(shown)).toEqual(['error', expect.stringContaining('gpu-dc-9 changed since the preview')]);
     expect(flashOf(shown)?.[1]).toContain('confirm again');
     const fresh = fieldOf(shown, action, 'nodeGeneration');

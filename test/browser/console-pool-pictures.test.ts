@@ -41,11 +41,12 @@ describe("a pool's pictures in a browser", () => {
     await page.goto(`${server.base}/console/pools/pool-h100-east`);
     const day = page.getByRole('img', { name: /Capacity of pool pool-h100-east, last 24 hours/ });
     await day.waitFor();
-    expect((await day.boundingBox())!.width).toBeGreaterThan(300);
+    // The live region may replace it meanwhile: each measure finds it anew.
+    expect(await day.evaluate((element) => element.getBoundingClientRect().width)).toBeGreaterThan(300);
     // The live region brings the waiting node's bar in without a reload.
     await page.locator('rect[data-state="waiting-for-budget"]').first().waitFor({ timeout: 20_000 });
     const gantt = page.getByRole('group', { name: /Pool drain op_\w+, node by node/ });
-    expect((await gantt.boundingBox())!.height).toBeGreaterThan(60);
+    expect(await gantt.evaluate((element) => element.getBoundingClientRect().height)).toBeGreaterThan(60);
     await page.locator('#live-pool-capacity').scrollIntoViewIfNeeded();
     await screenshot(page, 'console-pool-capacity', { fullPage: false });
     await gantt.scrollIntoViewIfNeeded();

@@ -147,12 +147,16 @@ describe('console pages', () => {
       expect(page.headers.get('x-frame-options')).toBe('DENY');
       expect(page.headers.get('referrer-policy')).toBe('no-referrer');
     }
-    // Nothing on a page comes from anywhere else: no absolute URLs, no inline script or style.
+    // Nothing on a page comes from anywhere else: no absolute URLs, no inline script or style
+    // (the one script is the console's own asset).
     await browser.signIn(h.operatorKey);
-    const fleet = await browser.get('/console');
-    expect(fleet.headers.get('content-security-policy')).toContain("default-src 'self'");
-    expect(fleet.html).not.toMatch(/(src|href)="(https?:)?\/\//);
-    expect(fleet.html).not.toMatch(/<script|<style|style="/);
+    for (const path of ['/console', '/console/nodes']) {
+      const page = await browser.get(path);
+      expect(page.headers.get('content-security-policy')).toContain("default-src 'self'");
+      expect(page.html).not.toMatch(/(src|href)="(https?:)?\/\//);
+      expect(page.html).not.toMatch(/<script(?! src="\/console\/assets\/live\.js")|<style|style="/);
+      expect(page.html).toContain('<script src="/console/assets/live.js"');
+    }
   });
 
   it('answer 404, never 500, for bad ids, unknown nodes and unknown pages', async () => {
@@ -176,7 +180,7 @@ describe('console pages', () => {
   it('show the API refusal of a bad filter in the page (400, not 500)', async () => {
     const browser = new Browser(server.base);
     await browser.signIn(h.operatorKey);
-    const page = await browser.get('/console?liveness=sleepy');
+    const page = await browser.get('/console/nodes?liveness=sleepy');
     expect(page.status).toBe(400);
     expect(page.html).toContain('INVALID_INPUT');
     expect(page.html).toContain('liveness');

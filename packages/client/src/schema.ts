@@ -5273,6 +5273,7 @@ export interface operations {
            *               "draining": 0,
            *               "waitingForBudget": 0
            *             },
+           *             "timeline": [],
            *             "maxConcurrent": 4,
            *             "graceAfterStart": "2h"
            *           }

@@ -88,6 +88,9 @@ beforeAll(async () => {
       { name: NODE, cpus: 4, gres: [{ name: 'gpu', type: 'h100', count: 8 }] },
       { name: 'gpu-b7-02', cpus: 4, gres: [{ name: 'gpu', type: 'h100', count: 8 }] },
       { name: 'gpu-b7-03', cpus: 2 },
+      // The hook path's own: jobs cancelled on the others may hold their CPUs for a while (seen
+      // past 20 s on a loaded machine), and its jobs must run at once.
+      { name: 'gpu-b7-04', cpus: 2 },
     ],
     epilogSlurmctld: hook('epilog'),
     prologSlurmctld: hook('prolog'),
@@ -105,12 +108,13 @@ describe('the Slurm harness: real slurmctld, slurmd and munged', () => {
   let notRequeueable = 0;
 
   it('gives every node idle, with its CPUs and GPUs', async () => {
-    expect(slurm.nodes).toEqual([NODE, 'gpu-b7-02', 'gpu-b7-03']);
+    expect(slurm.nodes).toEqual([NODE, 'gpu-b7-02', 'gpu-b7-03', 'gpu-b7-04']);
     const gres = await slurm.slurm('sinfo', ['--noheader', '--Node', '--format=%N %T %c %G']);
     expect(gres.trim().split('\n').sort()).toEqual([
       'gpu-b7-01 idle 4 gpu:h100:8',
       'gpu-b7-02 idle 4 gpu:h100:8',
       'gpu-b7-03 idle 2 (null)',
+      'gpu-b7-04 idle 2 (null)',
     ]);
   });
 
@@ -201,15 +205,6 @@ describe('the Slurm harness: real slurmctld, slurmd and munged', () => {
       [het + 1, 1, `${het}-${het + 1}`, 'gpu-b7-03'],
     ]);
     await slurm.slurm('scancel', [String(array), String(het)]);
-    // Their CPUs are free once the nodes say so (no job left completing): the tests below start
-    // jobs on gpu-b7-02 and expect them to run at once.
-    await eventually(async () => {
-      const states = await slurm.nodeStates();
-      return ['gpu-b7-02', 'gpu-b7-03'].every((name) => {
-        const n = states.find((state) => state.name === name);
-        return n?.state === 'idle' && n.state_flags.length === 0;
-      });
-    }, 20_000);
   });
 
   it('drains the node with drydock’s reason: sinfo --json says mixed + DRAIN, sinfo says draining', async () => {
@@ -310,7 +305,7 @@ describe('the Slurm harness: real slurmctld, slurmd and munged', () => {
 describe("the Slurm adapter's hook path, against the same slurmctld", () => {
   it('releases at once a job squeue confirms ended, never one a file merely names', async () => {
     const spool = mkdtempSync(join(tmpdir(), 'drydock-slurm-spool-'));
-    const other = 'gpu-b7-02';
+    const other = 'gpu-b7-04';
     const [running, cancelled] = [await sbatch(['-w', other]), await sbatch(['-w', other])];
     await eventually(async () => (await job(cancelled))?.job_state === 'RUNNING', 10_000);
     await slurm.slurm('scancel', [String(cancelled)]);

@@ -14,6 +14,7 @@ import { Progress } from '../progress';
 import type { Capacity } from '../context';
 import type { Flash, Session } from '../sessions';
 import { mayUseOnPool } from '../permissions';
+import { When } from '../time';
 import type { Rolling } from '../rolling';
 import { OperationTable } from './operations';
 import { ChildrenChoice, RollingForm, RollingMaintenance } from './rolling-maintenance';
@@ -266,7 +267,7 @@ function Running(props: {
   return (
     <div class="pool-drain-running">
       <p>
-        <code>{op.id}</code> {op.status} since {op.createdAt}, by {op.actor}: {op.reason ?? ''}
+        <code>{op.id}</code> {op.status} since <When at={op.createdAt} />, by {op.actor}: {op.reason ?? ''}
         {props.workflowUrl && (
           <>
             {' '}

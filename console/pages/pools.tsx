@@ -3,6 +3,7 @@ import { Layout, Table } from '../layout';
 import { LiveRegion } from '../live';
 import type { PoolWithCapacity } from '../context';
 import type { Flash, Session } from '../sessions';
+import { When } from '../time';
 
 type Pool = Schemas['Pool'];
 
@@ -54,5 +55,9 @@ export function fleetOfPool(poolId: string): string {
 function Draining(props: { operation: Schemas['Operation'] | undefined }) {
   const op = props.operation;
   if (!op) return <span class="muted">—</span>;
-  return <a href={`/console/pools/${op.poolId}`}>{`running since ${op.createdAt}`}</a>;
+  return (
+    <a href={`/console/pools/${op.poolId}`}>
+      running since <When at={op.createdAt} />
+    </a>
+  );
 }

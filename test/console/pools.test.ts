@@ -128,7 +128,9 @@ describe('pools pages', () => {
     expect(running.html).toContain('action="/console/pools/pool-pd-form/drain/cancel"');
     // The pools list says the pool is draining.
     const list = await browser.get('/console/pools');
-    expect(list.html).toContain(`<a href="/console/pools/pool-pd-form">running since ${op.createdAt}</a>`);
+    expect(list.html).toMatch(
+      new RegExp(`<a href="/console/pools/pool-pd-form">running since <time datetime="${op.createdAt}"`),
+    );
 
     // Cancel, letting the node drains finish: the pool drain ends cancelled.
     const cancelled = await browser.post('/console/pools/pool-pd-form/drain/cancel', {

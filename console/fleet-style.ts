@@ -1,3 +1,5 @@
+import { BUCKET_COLOURS } from './svg';
+
 /**
  * The fleet overview's and the node list's part of the console stylesheet (served with the rest
  * of it from /console/assets/console.css): the state counts, the capacity bars' legend, the rack
@@ -22,14 +24,14 @@ ul.tiles { display: flex; flex-wrap: wrap; gap: 4px; list-style: none; padding: 
 a.tile:hover { outline: 2px solid var(--fg); outline-offset: 1px; }
 a.tile:focus-visible { outline: 3px solid var(--focus, #1d4ed8); outline-offset: 2px; }
 ul.legend .tile { width: 1.2rem; height: 1.2rem; font-size: .75rem; }
-.tile.state-schedulable { background: #15803d; }
-.tile.state-cordoned { background: #b45309; }
+.tile.state-schedulable { background: ${BUCKET_COLOURS.schedulable}; }
+.tile.state-cordoned { background: ${BUCKET_COLOURS.cordoned}; }
 .tile.state-draining { background: #92400e; }
-.tile.state-unhealthy { background: #c2410c; }
-.tile.state-maintenance { background: #1d4ed8; }
+.tile.state-unhealthy { background: ${BUCKET_COLOURS.unhealthy}; }
+.tile.state-maintenance { background: ${BUCKET_COLOURS.maintenance}; }
 .tile.state-quarantined { background: #9d174d; }
-.tile.state-blocked { background: #581c87; }
-.tile.state-unreachable { background: #b91c1c; }
+.tile.state-blocked { background: #0f766e; }
+.tile.state-unreachable { background: ${BUCKET_COLOURS.unreachable}; }
 .tile.state-lost { background: #7f1d1d; }
 .tile.state-offline, .tile.state-decommissioned { background: #374151; }
 .tile.state-pending { background: transparent; color: inherit; border: 1px dashed currentColor; }

@@ -8,7 +8,8 @@ import type { PoolDrainSpanState } from '../domain/pool-drain-timeline';
 export const BUCKET_COLOURS: Record<CapacityBucket, string> = {
   schedulable: '#15803d',
   cordoned: '#b45309',
-  unhealthy: '#c2410c',
+  // Purple, not another orange beside cordoned's amber: the two lie side by side in every bar.
+  unhealthy: '#7e22ce',
   maintenance: '#1d4ed8',
   unreachable: '#b91c1c',
 };

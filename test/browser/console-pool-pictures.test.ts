@@ -41,12 +41,21 @@ describe("a pool's pictures in a browser", () => {
     await page.goto(`${server.base}/console/pools/pool-h100-east`);
     const day = page.getByRole('img', { name: /Capacity of pool pool-h100-east, last 24 hours/ });
     await day.waitFor();
-    // The live region may replace it meanwhile: each measure finds it anew.
-    expect(await day.evaluate((element) => element.getBoundingClientRect().width)).toBeGreaterThan(300);
+    // Measured in one turn of the page's script, the drawing found there: the live region may
+    // replace it between a locator's finding and its evaluating (a detached one measures 0).
+    const sizeOf = (title: string) =>
+      page.locator('main').evaluate((main, wanted) => {
+        const drawing = [...main.querySelectorAll('svg')].find((svg) =>
+          svg.querySelector('title')?.textContent?.startsWith(wanted),
+        );
+        const box = drawing?.getBoundingClientRect();
+        return { width: box?.width ?? 0, height: box?.height ?? 0 };
+      }, title);
+    expect((await sizeOf('Capacity of pool pool-h100-east, last 24 hours')).width).toBeGreaterThan(300);
     // The live region brings the waiting node's bar in without a reload.
     await page.locator('rect[data-state="waiting-for-budget"]').first().waitFor({ timeout: 20_000 });
     const gantt = page.getByRole('group', { name: /Pool drain op_\w+, node by node/ });
-    expect(await gantt.evaluate((element) => element.getBoundingClientRect().height)).toBeGreaterThan(60);
+    expect((await sizeOf('Pool drain op_')).height).toBeGreaterThan(60);
     await page.locator('#live-pool-capacity').scrollIntoViewIfNeeded();
     await screenshot(page, 'console-pool-capacity', { fullPage: false });
     await gantt.scrollIntoViewIfNeeded();

@@ -1,16 +1,13 @@
 import type { CapacityBucket } from '../domain/capacity';
 import type { Capacity, PoolWithCapacity } from './context';
-import { BUCKET_COLOURS } from './svg';
+import { BUCKET_COLOURS, BUCKET_ORDER as STACK } from './svg';
 
 /**
- * The order a pool's bar is stacked in, left to right: what takes work first, then why the rest
- * does not. Each bucket's colour (the pool's capacity chart's) is a presentation attribute of the
- * SVG (no inline style), and each is said in words beside it: the legend, each segment's title,
- * and the table's numbers.
+ * Capacity per pool: one stacked bar a pool, with its counts as a table (the text alternative).
+ * Each bucket's colour (the pool's capacity chart's) is a presentation attribute of the SVG (no
+ * inline style), and each is said in words beside it: the legend, each segment's title, and the
+ * table's numbers.
  */
-const STACK: CapacityBucket[] = ['schedulable', 'cordoned', 'unhealthy', 'maintenance', 'unreachable'];
-
-/** Capacity per pool: one stacked bar a pool, with its counts as a table (the text alternative). */
 export function CapacityBars(props: { pools: PoolWithCapacity[] }) {
   if (props.pools.length === 0) return <p class="muted">No pools visible to this key.</p>;
   return (

@@ -1,19 +1,9 @@
 import type { Answer } from '@drydock/client';
-import type { CapacityBucket } from '../domain/capacity';
-import { BUCKET_COLOURS, Legend, utcDay, utcTime } from './svg';
+import { BUCKET_COLOURS, BUCKET_ORDER as STACK, Legend, utcDay, utcTime } from './svg';
 
 /** A pool's capacity over a window, as `GET /v1/pools/{id}/capacity/history` answers it. */
 export type CapacityHistory = Answer<'get', '/v1/pools/{id}/capacity/history'>;
 type Point = CapacityHistory['points'][number];
-
-/** The buckets from the bottom of a stacked bar up: what can take work first, then what cannot. */
-const STACK: readonly CapacityBucket[] = [
-  'schedulable',
-  'cordoned',
-  'unhealthy',
-  'maintenance',
-  'unreachable',
-];
 
 const WINDOW_MS = { '1h': 3_600_000, '24h': 86_400_000, '7d': 7 * 86_400_000 } as const;
 const WINDOW_WORDS = { '1h': 'last hour', '24h': 'last 24 hours', '7d': 'last 7 days' } as const;

@@ -4,6 +4,18 @@ import type { PoolDrainSpanState } from '../domain/pool-drain-timeline';
 // What the console's drawings (capacity over time, the pool drain's timeline) share: colours that
 // read on a light and a dark page (each also said in words beside it), and times in UTC.
 
+/**
+ * The buckets in the order every drawing and table of capacity shows them (a stacked bar from the
+ * bottom or the left): what can take work first, then what cannot.
+ */
+export const BUCKET_ORDER: readonly CapacityBucket[] = [
+  'schedulable',
+  'cordoned',
+  'unhealthy',
+  'maintenance',
+  'unreachable',
+];
+
 /** Each capacity bucket's colour (the fleet overview's bars use the same). */
 export const BUCKET_COLOURS: Record<CapacityBucket, string> = {
   schedulable: '#15803d',

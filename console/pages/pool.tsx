@@ -1,5 +1,4 @@
 import type { Schemas } from '@drydock/client';
-import { CAPACITY_BUCKETS } from '../../domain/capacity';
 import { DEFAULT_MAX_UNAVAILABLE } from '../../domain/budget';
 import {
   DEFAULT_ATTEMPT_TIMEOUT_MS,
@@ -8,6 +7,7 @@ import {
   DEFAULT_MAX_UNHEALTHY,
 } from '../../domain/remediation';
 import { CapacityChart, type CapacityHistory } from '../capacity-chart';
+import { BUCKET_ORDER } from '../svg';
 import { Csrf, Layout, Table } from '../layout';
 import { LiveRegion } from '../live';
 import { Progress } from '../progress';
@@ -69,9 +69,9 @@ export function PoolPage(view: PoolView) {
       <h2>Capacity</h2>
       <LiveRegion id="pool-capacity">
         <Table
-          columns={['Total', ...CAPACITY_BUCKETS]}
+          columns={['Total', ...BUCKET_ORDER]}
           items={[view.capacity]}
-          row={(capacity) => [capacity.total, ...CAPACITY_BUCKETS.map((bucket) => capacity.buckets[bucket])]}
+          row={(capacity) => [capacity.total, ...BUCKET_ORDER.map((bucket) => capacity.buckets[bucket])]}
           empty=""
         />
         <h3>Capacity over time</h3>

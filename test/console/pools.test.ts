@@ -57,7 +57,8 @@ describe('pools pages', () => {
     // Capacity: 2 nodes, one cordoned, one schedulable.
     const capacity = (await call(h, 'GET', '/v1/pools/pool-pp-east/capacity')).body;
     expect(capacity).toMatchObject({ total: 2, buckets: { cordoned: 1, schedulable: 1 } });
-    expect(page.html).toContain('<td>2</td><td>0</td><td>0</td><td>1</td><td>0</td><td>1</td>');
+    // In the bars' order: total, schedulable, cordoned, unhealthy, maintenance, unreachable.
+    expect(page.html).toContain('<td>2</td><td>1</td><td>1</td><td>0</td><td>0</td><td>0</td>');
     expect(page.html).toContain('pp-gpu-1');
     expect(page.html).toContain('pp-gpu-2');
     expect(page.html).toContain('href="/console/nodes?poolId=pool-pp-east"');

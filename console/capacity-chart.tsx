@@ -1,3 +1,4 @@
+import { CAPACITY_HISTORY_WINDOWS } from '../domain/capacity';
 import type { Answer } from '@drydock/client';
 import { BUCKET_COLOURS, BUCKET_ORDER as STACK, Legend, utcDay, utcTime } from './svg';
 
@@ -5,7 +6,6 @@ import { BUCKET_COLOURS, BUCKET_ORDER as STACK, Legend, utcDay, utcTime } from '
 export type CapacityHistory = Answer<'get', '/v1/pools/{id}/capacity/history'>;
 type Point = CapacityHistory['points'][number];
 
-const WINDOW_MS = { '1h': 3_600_000, '24h': 86_400_000, '7d': 7 * 86_400_000 } as const;
 const WINDOW_WORDS = { '1h': 'last hour', '24h': 'last 24 hours', '7d': 'last 7 days' } as const;
 
 // The drawing's own units (it scales to its box): the plot, and room for the legend and the axes.
@@ -35,7 +35,7 @@ export function CapacityChart(props: { history: CapacityHistory; now: number }) 
       </p>
     );
   }
-  const span = WINDOW_MS[history.window];
+  const span = CAPACITY_HISTORY_WINDOWS[history.window].minutes * 60_000;
   const start = now - span;
   const x = (ms: number) => LEFT + ((ms - start) / span) * PLOT_W;
   const barWidth = Math.max(1, (history.stepSeconds * 1000 * PLOT_W) / span - 1);

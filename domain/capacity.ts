@@ -30,3 +30,11 @@ export function capacityOf(nodes: Parameters<typeof capacityBucket>[0][]): Recor
 
 /** How long each pool's capacity history is kept by default (DRYDOCK_CAPACITY_HISTORY_DAYS). */
 export const DEFAULT_CAPACITY_HISTORY_DAYS = 30;
+
+/** The windows of capacity history a pool's chart shows, each with its step: about 60–170 points a chart. */
+export const CAPACITY_HISTORY_WINDOWS = {
+  '1h': { minutes: 60, stepMinutes: 1 },
+  '24h': { minutes: 24 * 60, stepMinutes: 10 },
+  '7d': { minutes: 7 * 24 * 60, stepMinutes: 60 },
+} as const;
+export type CapacityHistoryWindow = keyof typeof CAPACITY_HISTORY_WINDOWS;

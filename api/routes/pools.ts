@@ -1,5 +1,5 @@
 import { createRoute, OpenAPIHono, z } from '@hono/zod-openapi';
-import { CAPACITY_BUCKETS, capacityOf } from '../../domain/capacity';
+import { CAPACITY_BUCKETS, CAPACITY_HISTORY_WINDOWS, capacityOf } from '../../domain/capacity';
 import { capacityHistoryOf } from '../../db/queries/capacity-history';
 import { capacityRowsOf, getVisiblePool, listPools, type PoolRow } from '../../db/queries/pools';
 import { requireAction, requireOperator } from '../auth';
@@ -125,13 +125,6 @@ const poolCapacityRoute = createRoute({
   },
 });
 
-/** The windows of capacity history, each with its step: about 60–170 points a chart. */
-const HISTORY_WINDOWS = {
-  '1h': { minutes: 60, stepMinutes: 1 },
-  '24h': { minutes: 24 * 60, stepMinutes: 10 },
-  '7d': { minutes: 7 * 24 * 60, stepMinutes: 60 },
-} as const;
-
 const poolCapacityHistoryRoute = createRoute({
   method: 'get',
   path: '/v1/pools/{id}/capacity/history',
@@ -142,7 +135,7 @@ const poolCapacityHistoryRoute = createRoute({
     params: poolIdParams,
     query: z.strictObject({
       window: z
-        .enum(Object.keys(HISTORY_WINDOWS) as [keyof typeof HISTORY_WINDOWS])
+        .enum(Object.keys(CAPACITY_HISTORY_WINDOWS) as [keyof typeof CAPACITY_HISTORY_WINDOWS])
         .default('24h')
         .openapi({ description: 'how far back: 1h (1-minute steps), 24h (10-minute steps), 7d (hourly)' }),
     }),
@@ -151,7 +144,7 @@ const poolCapacityHistoryRoute = createRoute({
     200: json(
       z.object({
         poolId: z.string(),
-        window: z.enum(Object.keys(HISTORY_WINDOWS) as [keyof typeof HISTORY_WINDOWS]),
+        window: z.enum(Object.keys(CAPACITY_HISTORY_WINDOWS) as [keyof typeof CAPACITY_HISTORY_WINDOWS]),
         stepSeconds: z.number().int(),
         points: z.array(
           z.object({
@@ -229,7 +222,7 @@ export function poolsRoutes(): OpenAPIHono<AppEnv> {
     const { db } = c.get('deps');
     const pool = await getVisiblePool(db, c.req.valid('param').id, principal);
     const { window } = c.req.valid('query');
-    const { minutes, stepMinutes } = HISTORY_WINDOWS[window];
+    const { minutes, stepMinutes } = CAPACITY_HISTORY_WINDOWS[window];
     const since = new Date(Date.now() - minutes * 60_000);
     const points = await capacityHistoryOf(db, pool.id, since, stepMinutes);
     return c.json(

@@ -14,6 +14,7 @@ import {
   SESSION_COOKIE,
   sessionCookieOf,
   signInAgain,
+  type Ended,
 } from './landing';
 import { SignedOutPage } from './pages/oidc';
 import { SignInPage, type SignInOptions } from './pages/sign-in';
@@ -70,7 +71,7 @@ export function consoleRoutes(
   }
 
   /** The session is over: its row goes, the browser forgets the cookie. */
-  async function end(c: Ctx, session: Session, why?: Parameters<typeof forgetSessionCookie>[1]) {
+  async function end(c: Ctx, session: Session, why?: Ended) {
     await sessions.close(session.id);
     forgetSessionCookie(c, why);
   }

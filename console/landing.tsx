@@ -31,7 +31,7 @@ const ENDED = {
   rejected: "The API no longer accepts this session's credential (revoked or expired): sign in again.",
   'key-sign-in-off': 'Signing in with an API key is turned off on this console: sign in again.',
 };
-type Ended = keyof typeof ENDED;
+export type Ended = keyof typeof ENDED;
 const isEnded = (why: string | undefined): why is Ended => why !== undefined && Object.hasOwn(ENDED, why);
 
 /** What the sign-in page says of the session that ended, once: the reason cookie goes with it. */

@@ -266,6 +266,10 @@ export const NodeSchema = z
     tenantId: z.string().nullable(),
     poolId: z.string().nullable(),
     siteId: z.string().nullable(),
+    requestedPoolId: z.string().nullable().openapi({
+      description:
+        'the pool a node that joined without a token asked for: approving it without a poolId puts it there; null when it asked for none or joined with a token',
+    }),
     hostname: z.string(),
     displayName: z.string().nullable(),
     provisionState: z.enum(PROVISION_STATES),

@@ -6,6 +6,7 @@ const node: Node = {
   tenantId: 'acme',
   poolId: 'pool-gpu',
   siteId: 'fra1',
+  requestedPoolId: null,
   hostname: 'gpu-b7-01',
   displayName: null,
   provisionState: 'adopted',
@@ -63,5 +64,14 @@ describe('nodes show', () => {
     expect(shown).toMatch(
       /^Scheduler slurm:hpc2: +b7n1 idle\+drain \(bad fan\), cordoned there; seen .*; disagrees: slurm:hpc2 has it drained/m,
     );
+  });
+});
+
+describe('nodes show of a pending node', () => {
+  it('names the pool it asked for, which approving without --pool puts it in', () => {
+    const pending: Node = { ...node, provisionState: 'pending', poolId: null, requestedPoolId: 'pool-gpu' };
+    expect(nodeDetails(pending)).toMatch(/^Pool: +- \(asks for pool-gpu\)$/m);
+    expect(nodeDetails({ ...pending, requestedPoolId: null })).toMatch(/^Pool: +-$/m);
+    expect(nodeDetails(node)).toMatch(/^Pool: +pool-gpu$/m);
   });
 });

@@ -33,7 +33,12 @@ export function nodeDetails(n: Node): string {
     ['ID', n.id],
     ['Hostname', n.displayName ? `${n.hostname} (${n.displayName})` : n.hostname],
     ['Tenant', dash(n.tenantId)],
-    ['Pool', dash(n.poolId)],
+    [
+      'Pool',
+      n.provisionState === 'pending' && n.requestedPoolId
+        ? `- (asks for ${n.requestedPoolId})`
+        : dash(n.poolId),
+    ],
     ['Site', dash(n.siteId)],
     ['State', n.provisionState],
     ['Access', n.access],

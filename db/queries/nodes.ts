@@ -20,6 +20,7 @@ export function nodeView(node: NodeRow, labels: Label[], schedulers: SchedulerVi
     tenantId: node.tenantId,
     poolId: node.poolId,
     siteId: node.siteId,
+    requestedPoolId: node.requestedPoolId,
     hostname: node.hostname,
     displayName: node.displayName,
     provisionState: node.provisionState,

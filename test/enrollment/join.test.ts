@@ -56,12 +56,13 @@ describe('agent join', () => {
     const pending = await join(h, { hostname: 'laptop-1', poolId: 'pool-p' });
     expect(pending.body.provisionState).toBe('pending');
     const node = await readNode(h, pending.body.nodeId);
-    expect(node).toMatchObject({ provisionState: 'pending', poolId: null });
+    expect(node).toMatchObject({ provisionState: 'pending', poolId: null, requestedPoolId: 'pool-p' });
     const approved = await call(h, 'POST', `/v1/nodes/${node.id}/approve`, { body: {} });
     expect(approved.body).toMatchObject({ provisionState: 'adopted', poolId: 'pool-p', tenantId: 'acme' });
     expect((await eventsOf(h, node.id)).map((e) => e.type)).toEqual(['node.approved', 'node.adopted']);
 
     const other = await join(h, { hostname: 'laptop-2' });
+    expect((await readNode(h, other.body.nodeId)).requestedPoolId).toBeNull();
     expect((await call(h, 'POST', `/v1/nodes/${other.body.nodeId}/approve`, { body: {} })).status).toBe(400);
     const rejected = await call(h, 'POST', `/v1/nodes/${other.body.nodeId}/reject`);
     expect(rejected.body.provisionState).toBe('rejected');

@@ -1168,6 +1168,8 @@ export interface components {
       tenantId: string | null;
       poolId: string | null;
       siteId: string | null;
+      /** @description the pool a node that joined without a token asked for: approving it without a poolId puts it there; null when it asked for none or joined with a token */
+      requestedPoolId: string | null;
       hostname: string;
       displayName: string | null;
       /** @enum {string} */

@@ -1,4 +1,5 @@
 import type { Schemas } from '@drydock/client';
+import type { Child } from 'hono/jsx';
 import { POOL_DRAIN_SPAN_STATES, type PoolDrainSpanState } from '../domain/pool-drain-timeline';
 import type { PoolDrainProgress } from '../domain/progress';
 import { CONSOLE_PATH } from './context';
@@ -17,14 +18,15 @@ const SPAN_WORDS: Record<PoolDrainSpanState, string> = {
   failed: 'failed',
 };
 
-// The drawing's own units (it scales to its box): the hostnames, then the time.
-const WIDTH = 760;
-const LABEL_W = 150;
-const RIGHT = 12;
-const TOP = 34;
-const ROW_H = 20;
-const AXIS_H = 34;
-const PLOT_W = WIDTH - LABEL_W - RIGHT;
+// The drawing's own units (it scales to its box): the hostnames, then the time. The console's other
+// timelines (a rolling maintenance's, a drain's) draw in the same units.
+export const WIDTH = 760;
+export const LABEL_W = 150;
+export const RIGHT = 12;
+export const TOP = 34;
+export const ROW_H = 20;
+export const AXIS_H = 34;
+export const PLOT_W = WIDTH - LABEL_W - RIGHT;
 
 /** The tick spacings the time axis chooses from, in seconds: at most 8 ticks across the drawing. */
 const TICKS = [5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 21600, 43200, 86400];
@@ -72,21 +74,7 @@ export function PoolDrainGantt(props: { operation: Schemas['Operation']; now: nu
         {rows.map((row, i) => (
           <GanttRow row={row} y={TOP + i * ROW_H} x={x} />
         ))}
-        {running && (
-          <g class="gantt-now">
-            <line
-              x1={x(null)}
-              x2={x(null)}
-              y1={TOP - 4}
-              y2={TOP + rows.length * ROW_H}
-              stroke="currentColor"
-              stroke-dasharray="3 2"
-            />
-            <text x={x(null) - 3} y={TOP - 6} text-anchor="end" fill="currentColor">
-              now
-            </text>
-          </g>
-        )}
+        {running && <NowLine x={x(null)} bottom={TOP + rows.length * ROW_H} />}
       </svg>
       <figcaption>{`Each node of the pool drain over time: ${words}.`}</figcaption>
       <details>
@@ -123,12 +111,7 @@ function GanttRow(props: { row: Row; y: number; x: (iso: string | null) => numbe
   const { row, y, x } = props;
   return (
     <g class="gantt-row" data-node={row.nodeId}>
-      <a href={`${CONSOLE_PATH}/nodes/${row.nodeId}`}>
-        <title>{row.nodeId}</title>
-        <text x={LABEL_W - 6} y={y + ROW_H / 2 + 4} text-anchor="end" fill="currentColor">
-          {row.hostname}
-        </text>
-      </a>
+      <HostLabel nodeId={row.nodeId} hostname={row.hostname} y={y} />
       {row.spans.map((span) => {
         const left = x(span.from);
         return (
@@ -148,8 +131,60 @@ function GanttRow(props: { row: Row; y: number; x: (iso: string | null) => numbe
   );
 }
 
+/** A drawing's numbers as a table, folded under it: `summary` opens it; `children` are its rows. */
+export function ChartTable(props: { summary: string; columns: string[]; children: Child }) {
+  return (
+    <details>
+      <summary>{props.summary}</summary>
+      <div class="table-box">
+        <table class="gantt-table">
+          <thead>
+            <tr>
+              {props.columns.map((column) => (
+                <th>{column}</th>
+              ))}
+            </tr>
+          </thead>
+          <tbody>{props.children}</tbody>
+        </table>
+      </div>
+    </details>
+  );
+}
+
+/** A row's node: its hostname at the row's left, linked to its page, its id in the link's title. */
+export function HostLabel(props: { nodeId: string; hostname: string; y: number }) {
+  return (
+    <a href={`${CONSOLE_PATH}/nodes/${props.nodeId}`}>
+      <title>{props.nodeId}</title>
+      <text x={LABEL_W - 6} y={props.y + ROW_H / 2 + 4} text-anchor="end" fill="currentColor">
+        {props.hostname}
+      </text>
+    </a>
+  );
+}
+
+/** The dashed line at now, across the rows from the top to `bottom`, while the operation runs. */
+export function NowLine(props: { x: number; bottom: number }) {
+  return (
+    <g class="gantt-now">
+      <line
+        x1={props.x}
+        x2={props.x}
+        y1={TOP - 4}
+        y2={props.bottom}
+        stroke="currentColor"
+        stroke-dasharray="3 2"
+      />
+      <text x={props.x - 3} y={TOP - 6} text-anchor="end" fill="currentColor">
+        now
+      </text>
+    </g>
+  );
+}
+
 /** Ticks at a round spacing (at most 8), labelled in UTC, with faint lines across the rows. */
-function TimeAxis(props: {
+export function TimeAxis(props: {
   start: number;
   end: number;
   top: number;

@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import type { Schemas } from '@drydock/client';
-import { Csrf, Layout, Table } from '../layout';
+import { Csrf, Table } from '../layout';
 import { Progress } from '../progress';
 import { rollingOf, type Rolling, type RollingWaitingFor } from '../rolling';
-import type { Flash, Session } from '../sessions';
+import type { Session } from '../sessions';
 import {
   MaintenanceTimeline,
   stepsOfMaintenance,
@@ -245,56 +245,6 @@ export function RollingForm(props: { poolId: string; session: Session }) {
         <code>compute:nodes:drain</code> too.
       </p>
     </form>
-  );
-}
-
-/**
- * The confirmation before a rolling maintenance is cancelled: what stops, what the running node
- * maintenances do (the choice), and what it leaves as it is — the nodes it reached stay cordoned.
- */
-export function CancelRollingPage(props: { session: Session; flash?: Flash; rolling: Rolling; back: Back }) {
-  const { operation: op } = props.rolling;
-  const w = rollingOf(op);
-  const reached = w?.nodes.filter((n) => n.operationId) ?? [];
-  const running = reached.filter((n) => n.status === 'running');
-  // A node maintenance that succeeded gave its node back (when its plan uncordons); the others hold it.
-  const held = reached.filter((n) => n.status !== 'succeeded');
-  const hosts = (nodes: ListedNode[]) => nodes.map((n) => n.hostname ?? n.nodeId).join(', ');
-  return (
-    <Layout title={`Cancel ${op.id}`} session={props.session} flash={props.flash}>
-      <h1>
-        Cancel rolling maintenance <code>{op.id}</code>
-      </h1>
-      <Progress operation={op} />
-      <ul class="confirm-says">
-        <li>
-          No other node starts: the {w?.counts.pending ?? 0} node{w?.counts.pending === 1 ? '' : 's'} not
-          started yet are left as they are.
-        </li>
-        <li>
-          The node maintenances running now ({running.length ? hosts(running) : 'none'}) finish, or are
-          cancelled too if you choose so: a cancelled one stops at its step.
-        </li>
-        <li>
-          Nothing is put back: the nodes it reached and did not finish stay cordoned (
-          {held.length ? hosts(held) : 'none'}), and those whose maintenance failed stay in maintenance:
-          uncordon them, or clear their maintenance, once you decided.
-        </li>
-      </ul>
-      <form method="post" action={`/console/operations/${op.id}/cancel`} class="controls">
-        <Csrf session={props.session} />
-        <input type="hidden" name="confirm" value="yes" />
-        <input type="hidden" name="back" value={props.back} />
-        <ChildrenChoice running="node maintenances running now" />
-        <input name="reason" placeholder="reason" required maxlength={256} size={24} />
-        <button type="submit">Cancel rolling maintenance</button>
-      </form>
-      <p>
-        <a href={props.back === 'operation' ? `/console/operations/${op.id}` : `/console/pools/${op.poolId}`}>
-          Back, without cancelling
-        </a>
-      </p>
-    </Layout>
   );
 }
 

@@ -1,5 +1,5 @@
 import { Hono } from 'hono';
-import type { Query } from '@drydock/client';
+import { ApiError, type ApiClient, type Query, type Schemas } from '@drydock/client';
 import { idPattern, SLUG_PATTERN } from '../../domain/ids';
 import {
   CONSOLE_PATH,
@@ -12,8 +12,11 @@ import {
   type Ctx,
 } from '../context';
 import { field } from '../controls';
+import type { NodeAllocations } from '../drain-timeline';
+import { everyNode } from '../fleet-read';
 import { OPERATION_FILTERS, OperationPage, OperationsPage, type OperationFilters } from '../pages/operations';
-import { CancelRollingPage, type Back } from '../pages/rolling-maintenance';
+import { CancelPage, cancelledInWords, type CancelView } from '../pages/cancel';
+import type { Back } from '../pages/rolling-maintenance';
 import { readRolling } from '../rolling';
 import { change } from './pools';
 
@@ -32,12 +35,15 @@ export function operationRoutes(): Hono<ConsoleEnv> {
         params: { query: { ...filters, ...(cursor ? { cursor } : {}) } as OperationsQuery },
       })
       .catch(refusedInPage);
+    const hostnames =
+      'problem' in operations ? new Map<string, string>() : await hostnamesOf(api, operations.items);
     return c.html(
       <OperationsPage
         session={session}
         flash={takeFlash(session)}
         filters={filters}
         operations={operations}
+        hostnames={hostnames}
         workflowUrl={workflowUrlOf(c)}
       />,
       'problem' in operations ? operations.status : 200,
@@ -48,13 +54,19 @@ export function operationRoutes(): Hono<ConsoleEnv> {
     const id = c.req.param('id');
     if (!idPattern('op').test(id)) return notFound(c);
     const operation = await api.GET('/v1/operations/{id}', { params: { path: { id } } });
-    const rolling = operation.kind === 'pool-maintenance' ? await readRolling(api, operation) : undefined;
+    const [rolling, node, allocations] = await Promise.all([
+      operation.kind === 'pool-maintenance' ? readRolling(api, operation) : undefined,
+      operation.nodeId ? nodeOf(api, operation.nodeId) : null,
+      operation.kind === 'drain' && operation.nodeId ? allocationsOf(api, operation.nodeId) : undefined,
+    ]);
     return c.html(
       <OperationPage
         session={session}
         flash={takeFlash(session)}
         operation={operation}
+        node={node}
         rolling={rolling}
+        allocations={allocations}
         workflowUrl={workflowUrlOf(c)}
       />,
     );
@@ -77,41 +89,57 @@ export function operationRoutes(): Hono<ConsoleEnv> {
     return c.redirect(backTo(c, id), 303);
   });
 
+  // Every open operation's cancel: its confirmation page says what it puts back; only that page's
+  // form (confirm=yes) makes the one call, DELETE /v1/operations/{id}.
   router.get('/operations/:id/cancel', async (c) => {
     const { api, session } = c.var;
     const id = operationIdOf(c);
     if (!id) return notFound(c);
     const operation = await api.GET('/v1/operations/{id}', { params: { path: { id } } });
-    if (operation.kind !== 'pool-maintenance') return notFound(c);
     return c.html(
-      <CancelRollingPage
+      <CancelPage
+        {...await cancelViewOf(api, operation)}
         session={session}
         flash={takeFlash(session)}
-        rolling={await readRolling(api, operation)}
         back={backOf(c.req.query('back'))}
       />,
     );
   });
 
   router.post('/operations/:id/cancel', async (c) => {
-    const { api, form } = c.var;
+    const { api, form, session } = c.var;
     const id = operationIdOf(c);
     if (!id) return notFound(c);
+    const back = backOf(field(form, 'back'));
     // Only the confirmation page's form says yes: a POST without it makes no call.
     if (field(form, 'confirm') !== 'yes') {
-      const back = backOf(field(form, 'back'));
       const query = back === 'operation' ? '' : `?${new URLSearchParams({ back })}`;
       return c.redirect(`${CONSOLE_PATH}/operations/${id}/cancel${query}`, 303);
     }
-    await change(c, 'Cancel', async () => {
-      const children = field(form, 'children') as 'finish' | 'cancel' | undefined;
-      const reason = field(form, 'reason');
+    const children = childrenOf(field(form, 'children'));
+    const reason = field(form, 'reason');
+    try {
       const op = await api.DELETE('/v1/operations/{id}', {
         params: { path: { id } },
         body: { ...(reason ? { reason } : {}), ...(children ? { children } : {}) },
       });
-      return `Rolling maintenance ${op.id} cancelled; the node maintenances running ${children === 'cancel' ? 'were cancelled too' : 'finish'}.`;
-    });
+      const node = op.nodeId ? await nodeOf(api, op.nodeId) : null;
+      session.flash = { kind: 'ok', text: cancelledInWords(op, node?.hostname ?? null, children) };
+    } catch (error) {
+      if (!(error instanceof ApiError) || error.status === 401) throw error;
+      // Refused (past its point of no return, already finished, not an operator's key): the
+      // confirmation again, the operation as it now is, the API's words at the top.
+      const operation = await api.GET('/v1/operations/{id}', { params: { path: { id } } });
+      return c.html(
+        <CancelPage
+          {...await cancelViewOf(api, operation)}
+          session={session}
+          back={back}
+          refused={`${error.message} (${error.code})`}
+        />,
+        error.status as 400 | 403 | 404 | 409,
+      );
+    }
     return c.redirect(backTo(c, id), 303);
   });
   return router;
@@ -133,4 +161,63 @@ function backTo(c: Ctx, id: string): string {
   return back === 'operation'
     ? `${CONSOLE_PATH}/operations/${id}`
     : `${CONSOLE_PATH}/pools/${back.slice('pool:'.length)}`;
+}
+
+const childrenOf = (value: string | undefined) =>
+  value === 'finish' || value === 'cancel' ? value : undefined;
+
+/** The node an operation works on, as the key reads it; null when it cannot be read (deleted, hidden). */
+async function nodeOf(api: ApiClient, nodeId: string): Promise<Schemas['Node'] | null> {
+  return api.GET('/v1/nodes/{id}', { params: { path: { id: nodeId } } }).catch((error: unknown) => {
+    if (error instanceof ApiError && error.status !== 401) return null;
+    throw error;
+  });
+}
+
+/** What a cancel confirmation needs besides the session: the node, and a rolling maintenance's nodes. */
+async function cancelViewOf(
+  api: ApiClient,
+  operation: Schemas['Operation'],
+): Promise<Pick<CancelView, 'operation' | 'node' | 'rolling'>> {
+  const [node, rolling] = await Promise.all([
+    operation.nodeId ? nodeOf(api, operation.nodeId) : null,
+    operation.kind === 'pool-maintenance' ? readRolling(api, operation) : undefined,
+  ]);
+  return { operation, node, rolling };
+}
+
+/**
+ * The hostnames of the nodes a page of operations works on, by node id, without a call per row:
+ * `GET /v1/nodes` of each pool those operations name (200 nodes a call, deleted nodes included, so
+ * a purged node keeps its name). A node the key cannot read is left out (its id is shown).
+ */
+async function hostnamesOf(api: ApiClient, operations: Schemas['Operation'][]): Promise<Map<string, string>> {
+  const pools = new Set(operations.flatMap((op) => (op.nodeId && op.poolId ? [op.poolId] : [])));
+  const read = await Promise.all(
+    [...pools].map((poolId) =>
+      everyNode(api, { poolId, includeDeleted: 'true' }).catch((error: unknown) => {
+        if (error instanceof ApiError && error.status !== 401) return [];
+        throw error;
+      }),
+    ),
+  );
+  return new Map(read.flat().map((node) => [node.id, node.hostname]));
+}
+
+/** At most this many of a node's allocations are read for a drain's picture (500 a call). */
+export const DRAIN_ALLOCATIONS_READ = 2000;
+
+/**
+ * A node's allocations, oldest first (`GET /v1/allocations?nodeId=`, 500 a call), at most
+ * `DRAIN_ALLOCATIONS_READ`; `more` when it has more than that.
+ */
+async function allocationsOf(api: ApiClient, nodeId: string): Promise<NodeAllocations> {
+  const items: Schemas['Allocation'][] = [];
+  let cursor: string | undefined;
+  do {
+    const page = await api.GET('/v1/allocations', { params: { query: { nodeId, limit: 500, cursor } } });
+    items.push(...page.items);
+    cursor = page.nextCursor ?? undefined;
+  } while (cursor && items.length < DRAIN_ALLOCATIONS_READ);
+  return { items, more: cursor !== undefined };
 }

@@ -34,6 +34,7 @@ import { securityHeaders } from './security';
 import { csrfMatches, Sessions, type Caller, type Session, type SessionStore } from './sessions';
 import type { PersonTokens } from './oidc';
 import { FLEET_STYLESHEET } from './fleet-style';
+import { OPERATION_STYLESHEET } from './operation-style';
 import { STYLESHEET } from './style';
 
 /**
@@ -80,7 +81,9 @@ export function consoleRoutes(
   router.onError((error, c) => failure(c as Ctx, sessions, error));
   // The assets need no session: loading one neither finds nor renews the page's session.
   router.get('/assets/console.css', (c) =>
-    c.body(STYLESHEET + FLEET_STYLESHEET, 200, { 'content-type': 'text/css; charset=utf-8' }),
+    c.body(STYLESHEET + FLEET_STYLESHEET + OPERATION_STYLESHEET, 200, {
+      'content-type': 'text/css; charset=utf-8',
+    }),
   );
   router.get('/assets/live.js', (c) =>
     c.body(LIVE_SCRIPT, 200, { 'content-type': 'text/javascript; charset=utf-8' }),

@@ -17,7 +17,7 @@ import { mayUseOnPool } from '../permissions';
 import { When } from '../time';
 import type { Rolling } from '../rolling';
 import { OperationTable } from './operations';
-import { ChildrenChoice, RollingForm, RollingMaintenance } from './rolling-maintenance';
+import { RollingForm, RollingMaintenance } from './rolling-maintenance';
 import { fleetOfPool, ownerOf } from './pools';
 
 type Pool = Schemas['Pool'];
@@ -277,12 +277,11 @@ function Running(props: {
       </p>
       <Progress operation={op} />
       {props.cancel && (
-        <form method="post" action={`/console/pools/${props.pool.id}/drain/cancel`} class="controls">
-          <Csrf session={props.session} />
-          <input type="hidden" name="operationId" value={op.id} />
-          <ChildrenChoice running="node drains already running" />
-          <input name="reason" placeholder="reason (optional)" maxlength={256} />
-          <button type="submit">Cancel pool drain</button>
+        // The cancel of every operation: its confirmation page says what it does and asks for the
+        // node drains running (finish, or cancel too), then comes back here.
+        <form method="get" action={`/console/operations/${op.id}/cancel`} class="controls">
+          <input type="hidden" name="back" value={`pool:${props.pool.id}`} />
+          <button type="submit">Cancel pool drain…</button>
         </form>
       )}
     </div>

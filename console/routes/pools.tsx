@@ -1,6 +1,6 @@
 import { Hono } from 'hono';
 import { ApiError, type ApiClient } from '@drydock/client';
-import { isId, SLUG_PATTERN } from '../../domain/ids';
+import { SLUG_PATTERN } from '../../domain/ids';
 import { OPEN_OPERATION_STATUSES } from '../../domain/operation-status';
 import { parseStep, type MaintenanceStep } from '../../domain/maintenance';
 import { patchBetween, type PoolSettings } from '../../domain/pool';
@@ -23,7 +23,7 @@ const POOL_NODES_SHOWN = 20;
 /** How many of a pool's recent drains its page lists (an open one is always the newest). */
 const RECENT_POOL_DRAINS = 10;
 
-/** The pools list, a pool's page, its pool drain (start and cancel) and the start of a rolling maintenance. */
+/** The pools list, a pool's page, its pool drain's start (its cancel is the operation's) and the start of a rolling maintenance. */
 export function poolRoutes(): Hono<ConsoleEnv> {
   const router = new Hono<ConsoleEnv>();
 
@@ -167,26 +167,6 @@ export function poolRoutes(): Hono<ConsoleEnv> {
         : `Pool ${id} updated: version ${updated.version}.`;
     });
     return c.redirect(`${CONSOLE_PATH}/pools${refused?.status === 404 ? '' : `/${id}`}`, 303);
-  });
-
-  router.post('/pools/:id/drain/cancel', async (c) => {
-    const { api, form } = c.var;
-    const id = poolIdOf(c);
-    const operationId = field(form, 'operationId');
-    if (!id || !operationId || !isId('op', operationId)) return notFound(c);
-    await change(c, 'Cancel', async () => {
-      const children = field(form, 'children');
-      const reason = field(form, 'reason');
-      const op = await api.DELETE('/v1/operations/{id}', {
-        params: { path: { id: operationId } },
-        body: {
-          ...(reason ? { reason } : {}),
-          ...(children ? { children: children as 'finish' | 'cancel' } : {}),
-        },
-      });
-      return `Pool drain ${op.id} cancelled.`;
-    });
-    return c.redirect(`${CONSOLE_PATH}/pools/${id}`, 303);
   });
 
   return router;

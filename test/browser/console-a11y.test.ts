@@ -49,6 +49,7 @@ beforeAll(async () => {
     ['lost node', `/console/nodes/${lost}`],
     ['operations', '/console/operations'],
     ['operation', `/console/operations/${drain.body.operation.id}`],
+    ['cancel', `/console/operations/${drain.body.operation.id}/cancel`],
     ['audit', '/console/audit'],
     ['tokens', '/console/tokens'],
     ['command', `/console/commands/${command.body.id}`],

@@ -42,4 +42,47 @@ describe('the fleet overview in a browser', () => {
     await page.getByRole('heading', { name: /gpu-b7-01/ }).waitFor();
     expect(b.blocked).toEqual([]);
   });
+
+  it('paints the overview and a node page first within a few seconds (first contentful paint, measured)', async () => {
+    await seedPool(h, { id: 'pool-paint', tenantId: 'acme' });
+    const nodeId = await seedNode(h, {
+      poolId: 'pool-paint',
+      hostname: 'gpu-paint-01',
+      labels: { rack: 'p1' },
+    });
+    const page = b.page;
+    await page.goto(`${server.base}/console/sign-in`);
+    await page.getByLabel('API key').fill(h.operatorKey);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('heading', { name: 'Fleet overview' }).waitFor();
+    /** The page's first contentful paint in ms from its navigation, once the browser recorded it. */
+    const firstPaint = async (path: string, heading: RegExp | string) => {
+      await page.goto(`${server.base}${path}`);
+      await page.getByRole('heading', { name: heading }).first().waitFor();
+      await page.waitForFunction(
+        () =>
+          (globalThis as unknown as Paints).performance.getEntriesByName('first-contentful-paint').length > 0,
+      );
+      return page.evaluate(
+        () =>
+          (globalThis as unknown as Paints).performance.getEntriesByName('first-contentful-paint')[0]!
+            .startTime,
+      );
+    };
+    const overview = await firstPaint('/console', 'Fleet overview');
+    const node = await firstPaint(`/console/nodes/${nodeId}`, /gpu-paint-01/);
+    console.log(
+      `first contentful paint: overview ${overview.toFixed(0)} ms, node page ${node.toFixed(0)} ms`,
+    );
+    // Generous: a shared CI machine; a local run paints in well under a second.
+    for (const [name, ms] of [
+      ['overview', overview],
+      ['node', node],
+    ] as const) {
+      expect({ name, positive: ms > 0, under: ms < 5_000 }).toEqual({ name, positive: true, under: true });
+    }
+  });
 });
+
+/** What the test reads of the browser's Performance API (the tsconfig has no DOM types). */
+type Paints = { performance: { getEntriesByName(name: string): { startTime: number }[] } };

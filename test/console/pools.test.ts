@@ -126,21 +126,27 @@ describe('pools pages', () => {
       `href="${TEMPORAL_UI}/namespaces/default/workflows/${encodeURIComponent('pool-drain/pool-pd-form')}"`,
     );
     expect(running.html).not.toContain('action="/console/pools/pool-pd-form/drain"');
-    expect(running.html).toContain('action="/console/pools/pool-pd-form/drain/cancel"');
+    expect(running.html).toContain(`action="/console/operations/${op.id}/cancel"`);
+    expect(running.html).toContain('<input type="hidden" name="back" value="pool:pool-pd-form"/>');
     // The pools list says the pool is draining.
     const list = await browser.get('/console/pools');
     expect(list.html).toMatch(
       new RegExp(`<a href="/console/pools/pool-pd-form">running since <time datetime="${op.createdAt}"`),
     );
 
-    // Cancel, letting the node drains finish: the pool drain ends cancelled.
-    const cancelled = await browser.post('/console/pools/pool-pd-form/drain/cancel', {
-      csrf: csrfOf(running),
-      operationId: op.id,
+    // Cancel through its confirmation page, letting the node drains finish: the pool drain ends cancelled.
+    const confirm = await browser.get(`/console/operations/${op.id}/cancel?back=pool:pool-pd-form`);
+    expect(confirm.html).toContain('No other node of pool pool-pd-form starts draining');
+    expect(confirm.html).toContain('<select name="children">');
+    const cancelled = await browser.post(`/console/operations/${op.id}/cancel`, {
+      csrf: csrfOf(confirm),
+      confirm: 'yes',
+      back: 'pool:pool-pd-form',
       children: 'finish',
       reason: 'roll-out postponed',
     });
     expect(cancelled.status).toBe(303);
+    expect(cancelled.location).toBe('/console/pools/pool-pd-form');
     expect(flashOf(await browser.get(cancelled.location!))?.[0]).toBe('ok');
     const after = await eventually(async () => {
       const o = (await call(h, 'GET', `/v1/operations/${op.id}`)).body;
@@ -217,9 +223,9 @@ describe('pools pages', () => {
       'error',
       expect.stringMatching(/^Pool drain refused: .+ \(NOT_FOUND\)$/),
     ]);
-    const cancel = await browser.post('/console/pools/pool-pd-404/drain/cancel', {
+    const cancel = await browser.post('/console/operations/op_nope/cancel', {
       csrf: csrfOf(page),
-      operationId: 'op_nope',
+      confirm: 'yes',
     });
     expect(cancel.status).toBe(404);
   });
@@ -242,7 +248,7 @@ describe('pools pages', () => {
     const own = await browser.get('/console/pools/pool-tn-own');
     expect(own.status).toBe(200);
     expect(own.html).not.toContain('action="/console/pools/pool-tn-own/drain"');
-    expect(own.html).not.toContain('/drain/cancel');
+    expect(own.html).not.toContain('/cancel"');
     expect((await browser.get('/console/pools/pool-tn-hidden')).status).toBe(404);
 
     // Posting the form anyway: the API's refusal, nothing started.
@@ -264,6 +270,6 @@ describe('pools pages', () => {
     const page = await withDrain.get('/console/pools/pool-tn-own');
     expect(page.html).toContain('action="/console/pools/pool-tn-own/drain"');
     // Cancelling is for operators only: no cancel form for a tenant.
-    expect(page.html).not.toContain('/drain/cancel');
+    expect(page.html).not.toContain('/cancel"');
   });
 });

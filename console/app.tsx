@@ -35,6 +35,7 @@ import { csrfMatches, Sessions, type Caller, type Session, type SessionStore } f
 import type { PersonTokens } from './oidc';
 import { FLEET_STYLESHEET } from './fleet-style';
 import { OPERATION_STYLESHEET } from './operation-style';
+import { NODE_STYLESHEET } from './node-style';
 import { STYLESHEET } from './style';
 
 /**
@@ -81,7 +82,7 @@ export function consoleRoutes(
   router.onError((error, c) => failure(c as Ctx, sessions, error));
   // The assets need no session: loading one neither finds nor renews the page's session.
   router.get('/assets/console.css', (c) =>
-    c.body(STYLESHEET + FLEET_STYLESHEET + OPERATION_STYLESHEET, 200, {
+    c.body(STYLESHEET + FLEET_STYLESHEET + NODE_STYLESHEET + OPERATION_STYLESHEET, 200, {
       'content-type': 'text/css; charset=utf-8',
     }),
   );

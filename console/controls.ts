@@ -5,8 +5,9 @@ export type Fields = Record<string, string | File>;
 
 /**
  * One console control: the one API call a form makes, what its flash says, where it returns.
- * A control with `confirm` runs only from its confirmation page (`GET /console/nodes/<id>/<name>`),
- * whose form posts `confirm=yes`: a POST without it makes no call.
+ * A control with `confirm` has a page of its own (`GET /console/nodes/<id>/<name>`, which the node
+ * page's Actions menu links to) that says what it does; unless the page is `optional`, the control
+ * runs only from it: its form posts `confirm=yes`, and a POST without it makes no call.
  */
 interface Control {
   run(api: ApiClient, id: string, form: Fields): Promise<string>;
@@ -14,10 +15,18 @@ interface Control {
   confirm?: Confirmation;
 }
 
-/** What a confirmation page says before a control that cannot be taken back. */
+/** What a control's page says before it runs. */
 export interface Confirmation {
   /** The page's title and button, e.g. "Purge". */
   title: string;
+  /**
+   * The page is the control's form, not a gate: a POST without `confirm=yes` runs too (cordon, a
+   * drain, the overview's one-click Approve and Reject). Without it the control is one that acts
+   * at once on a single click otherwise (block, adopt again, remediate) or cannot be taken back.
+   */
+  optional?: boolean;
+  /** The hostname must be typed to confirm (`hostname`): a mismatch makes no call. */
+  typeHostname?: boolean;
   /** What the control does, in sentences. */
   says: string[];
   /** A refusal goes back to the confirmation page (it offers what the refusal asks for). */
@@ -30,10 +39,38 @@ export interface Confirmation {
 
 /** The node controls a console form may post, by the last segment of its action. */
 export const CONTROLS: Record<string, Control> = {
-  cordon: plain('/v1/nodes/{id}/cordon', 'cordoned'),
-  uncordon: plain('/v1/nodes/{id}/uncordon', 'uncordoned'),
+  cordon: {
+    ...plain('/v1/nodes/{id}/cordon', 'cordoned'),
+    confirm: {
+      title: 'Cordon',
+      optional: true,
+      offeredTo: 'compute:nodes:cordon',
+      says: [
+        'No new work is placed on the node; what runs there now keeps running. Uncordon puts it back in placement.',
+      ],
+    },
+  },
+  uncordon: {
+    ...plain('/v1/nodes/{id}/uncordon', 'uncordoned'),
+    confirm: {
+      title: 'Uncordon',
+      optional: true,
+      offeredTo: 'compute:nodes:cordon',
+      says: ['The node takes new work again (unless another NoSchedule reason keeps it off).'],
+    },
+  },
   block: {
     back: 'node',
+    confirm: {
+      title: 'Block',
+      offeredTo: 'compute:nodes:block',
+      reasonRequired: true,
+      refusalBack: true,
+      says: [
+        "The node's agent is cut off at once: its session closes and every call it makes is refused (403), so it reports nothing and takes no command but a queued purge.",
+        'The node leaves placement. Its allocations, files and identity stay: the work running there is not told and keeps running unwatched. Unblock lets the agent back in within seconds.',
+      ],
+    },
     run: async (api, id, form) => {
       // The reason is required: an empty one goes as it is, and the API refuses it.
       const node = await api.POST('/v1/nodes/{id}/block', {
@@ -43,16 +80,33 @@ export const CONTROLS: Record<string, Control> = {
       return `${node.hostname} blocked.`;
     },
   },
-  unblock: plain('/v1/nodes/{id}/unblock', 'unblocked'),
+  unblock: {
+    ...plain('/v1/nodes/{id}/unblock', 'unblocked'),
+    confirm: {
+      title: 'Unblock',
+      optional: true,
+      offeredTo: 'compute:nodes:block',
+      says: ["The node's agent is let back in: its next retry (within seconds) opens a session again."],
+    },
+  },
   drain: {
     back: 'node',
+    confirm: {
+      title: 'Drain',
+      optional: true,
+      offeredTo: 'compute:nodes:drain',
+      says: [
+        "The node is cordoned and the drain waits for its live allocations to end. With a deadline, what is still live then is released by force (each recorded as force-released) within the pool's disruption budget; without one it waits as long as they run.",
+        'Uncordon cancels the drain.',
+      ],
+    },
     run: async (api, id, form) => {
       const deadline = field(form, 'deadline');
       const { node, operation } = await api.POST('/v1/nodes/{id}/drain', {
         params: params(id, form),
         body: { ...reasonOf(form), ...(deadline ? { deadline } : {}) },
       });
-      return `${node.hostname} draining: operation ${operation.id} is ${operation.status}.`;
+      return `${node.hostname}: drain requested as operation ${operation.id} (its progress is under Operations).`;
     },
   },
   taint: {
@@ -98,6 +152,14 @@ export const CONTROLS: Record<string, Control> = {
   },
   'clear-maintenance': {
     back: 'node',
+    confirm: {
+      title: 'Clear maintenance',
+      optional: true,
+      offeredTo: 'compute:nodes:update',
+      says: [
+        'The node leaves maintenance: once nothing else keeps it off (a cordon, a condition), it takes work again.',
+      ],
+    },
     run: async (api, id, form) => {
       const node = await api.POST('/v1/nodes/{id}/maintenance', {
         params: params(id, form),
@@ -108,6 +170,14 @@ export const CONTROLS: Record<string, Control> = {
   },
   approve: {
     back: 'fleet',
+    confirm: {
+      title: 'Approve',
+      optional: true,
+      offeredTo: 'operator',
+      says: [
+        'The machine joined without a token and waits for an operator. Approved, it joins the pool and its acceptance checks run: adopted once they pass, and only then does it take work.',
+      ],
+    },
     run: async (api, id, form) => {
       const poolId = field(form, 'poolId');
       const node = await api.POST('/v1/nodes/{id}/approve', {
@@ -117,9 +187,28 @@ export const CONTROLS: Record<string, Control> = {
       return `${node.hostname} approved.`;
     },
   },
-  reject: { ...plain('/v1/nodes/{id}/reject', 'rejected'), back: 'fleet' },
+  reject: {
+    ...plain('/v1/nodes/{id}/reject', 'rejected'),
+    back: 'fleet',
+    confirm: {
+      title: 'Reject',
+      optional: true,
+      offeredTo: 'operator',
+      says: [
+        'The machine is turned away: its agent may call no route any more. It can only join again, as a new node.',
+      ],
+    },
+  },
   adopt: {
     back: 'node',
+    confirm: {
+      title: 'Adopt again',
+      offeredTo: 'compute:nodes:provision',
+      says: [
+        "The node goes back to adopting and its pool's acceptance checks run again. While it is adopting it takes no new work; it is adopted again once they pass, and stays adopting when one fails.",
+        'What runs on it now keeps running.',
+      ],
+    },
     run: async (api, id, form) => {
       const node = await api.POST('/v1/nodes/{id}/adopt', { params: params(id, form), body: reasonOf(form) });
       return node.provisionState === 'adopted'
@@ -147,13 +236,21 @@ export const CONTROLS: Record<string, Control> = {
   },
   remediate: {
     back: 'node',
+    confirm: {
+      title: 'Remediate',
+      offeredTo: 'compute:nodes:remediate',
+      refusalBack: true,
+      says: [
+        "The condition keeps the node out of placement and the remediation sends its actions to the node's agent, one an attempt (the pool's ladder for that condition), until the condition clears; if it does not, the node goes into maintenance for a person.",
+      ],
+    },
     run: async (api, id, form) => {
       const condition = field(form, 'condition') ?? '';
       const { operation } = await api.POST('/v1/nodes/{id}/remediations', {
         params: { path: { id } },
         body: { ...reasonOf(form), condition },
       });
-      return `Remediation of ${condition}: operation ${operation.id} is ${operation.status}.`;
+      return `Remediation of ${condition} requested as operation ${operation.id} (its progress is under Operations).`;
     },
   },
   'clear-condition': {
@@ -194,7 +291,7 @@ export const CONTROLS: Record<string, Control> = {
           ...durations,
         },
       });
-      return `${node.hostname} rebooting: maintenance ${operation.id} is ${operation.status}.`;
+      return `${node.hostname}: reboot requested as maintenance ${operation.id} (its steps are under Operations).`;
     },
   },
   purge: {
@@ -202,6 +299,7 @@ export const CONTROLS: Record<string, Control> = {
     confirm: {
       title: 'Purge',
       offeredTo: 'operator',
+      typeHostname: true,
       says: [
         "Purge sends the node's agent a signed command to remove Drydock from the machine: it deletes its data directory and its own binary, and the control plane then forgets the node.",
         'The node cannot come back under this identity: the machine comes back only by being set up again and joining as a new node.',
@@ -215,7 +313,7 @@ export const CONTROLS: Record<string, Control> = {
         params: { path: { id } },
         body: { ...reasonOf(form), confirm: true, ...(force ? { force: true } : {}) },
       });
-      return `${node.hostname} purging: operation ${operation.id} is ${operation.status}.`;
+      return `${node.hostname}: purge requested as operation ${operation.id} (its progress is under Operations).`;
     },
   },
   delete: {

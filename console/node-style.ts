@@ -23,7 +23,7 @@ nav.sections { position: sticky; top: 0; z-index: 5; background: var(--bg); bord
 nav.sections ul { display: flex; flex-wrap: wrap; gap: .2rem 1rem; list-style: none; margin: 0; padding: .4rem 0; }
 section.node-section { scroll-margin-top: 3rem; }
 section.node-section > h2 { border-bottom: 1px solid var(--line); padding-bottom: .2rem; }
-#danger-zone { scroll-margin-top: 3rem; }
+#danger-zone, [id^="section-"] { scroll-margin-top: 3rem; }
 ol.op-timeline { list-style: none; margin: 0; padding: 0 0 0 .9rem; border-left: 2px solid var(--line); }
 li.op-entry { position: relative; margin: 0 0 .9rem; padding-left: .4rem; overflow-wrap: anywhere; }
 li.op-entry::before { content: ""; position: absolute; left: -1.3rem; top: .45rem; width: .7rem; height: .7rem; border-radius: 50%; background: var(--bg); border: 2px solid var(--muted); }

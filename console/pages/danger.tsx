@@ -1,8 +1,6 @@
 import type { Schemas } from '@drydock/client';
 import { canMove, provisionRules } from '../../domain/provision';
-import type { Confirmation } from '../controls';
 import { Csrf, Layout, Table } from '../layout';
-import { When } from '../time';
 import type { Flash, Session } from '../sessions';
 import { mayUse } from '../permissions';
 
@@ -30,6 +28,14 @@ export function deletionBlocked(node: Node, liveAllocations: number): string | n
   return null;
 }
 
+/**
+ * Whether purge is offered: not on a node that is decommissioning (its decommission is what
+ * removes it; the API would start a purge racing it) or decommissioned.
+ */
+export function purgeOffered(node: Node): boolean {
+  return node.provisionState !== 'decommissioning' && node.provisionState !== 'decommissioned';
+}
+
 /** The operator-only section at the bottom of the node page: decommission, purge, delete. */
 export function DangerZone(props: { node: Node; session: Session; liveAllocations: number }) {
   const { node, session } = props;
@@ -48,9 +54,9 @@ export function DangerZone(props: { node: Node; session: Session; liveAllocation
           </p>
         </div>
         {canMove(node.provisionState, 'decommission') ? (
-          <form method="get" action={`${base}/decommission`} class="inline">
-            <button type="submit">Preview decommission</button>
-          </form>
+          <a class="button" href={`${base}/decommission`}>
+            Preview decommission
+          </a>
         ) : (
           <span class="muted">not while the node is {node.provisionState}</span>
         )}
@@ -60,9 +66,15 @@ export function DangerZone(props: { node: Node; session: Session; liveAllocation
           <strong>Purge</strong>
           <p class="muted">The agent removes Drydock from the machine. Cannot be undone.</p>
         </div>
-        <form method="get" action={`${base}/purge`} class="inline">
-          <button type="submit">Purge…</button>
-        </form>
+        {purgeOffered(node) ? (
+          <a class="button" href={`${base}/purge`}>
+            Purge…
+          </a>
+        ) : (
+          <span class="muted" data-purge-blocked="">
+            Not while the node is {node.provisionState}: its decommission removes it.
+          </span>
+        )}
       </div>
       <div class="danger-item">
         <div>
@@ -74,9 +86,9 @@ export function DangerZone(props: { node: Node; session: Session; liveAllocation
             Not now: {deletion}.
           </span>
         ) : (
-          <form method="get" action={`${base}/delete`} class="inline">
-            <button type="submit">Delete…</button>
-          </form>
+          <a class="button" href={`${base}/delete`}>
+            Delete…
+          </a>
         )}
       </div>
     </section>
@@ -160,12 +172,7 @@ export function DecommissionPage(props: {
             There is no undo: a decommissioned node never takes work again, and a machine that comes back must
             join as a new node.
           </p>
-          <label>
-            <span>
-              Type the hostname <code>{preview.hostname}</code> to confirm
-            </span>
-            <input name="confirm" required autocomplete="off" maxlength={256} />
-          </label>
+          <TypeHostname hostname={preview.hostname} name="confirm" />
           <label>
             Change owner
             <input
@@ -208,105 +215,14 @@ function Counts(props: { items: { kind: string; count: number }[] }) {
   );
 }
 
-/**
- * The confirmation step of a control that cannot be taken back: what it does, then the one form
- * that makes the call (`confirm=yes`). Purge offers `force` while the node holds live allocations.
- */
-export function ConfirmPage(props: {
-  session: Session;
-  flash?: Flash;
-  node: Node;
-  control: string;
-  confirmation: Confirmation;
-  liveAllocations: number;
-  /** The Idempotency-Key the form carries (a reboot's): a second submit is a replay. */
-  idempotencyKey: string;
-}) {
-  const { node, session, confirmation } = props;
-  const base = `/console/nodes/${node.id}`;
+/** The field a risky form asks the node's hostname in, typed again by hand (never filled in). */
+export function TypeHostname(props: { hostname: string; name: string }) {
   return (
-    <Layout title={`${confirmation.title} ${node.hostname}`} session={session} flash={props.flash}>
-      <h1>
-        {confirmation.title} {node.hostname}?
-      </h1>
-      {confirmation.says.map((sentence) => (
-        <p>{sentence}</p>
-      ))}
-      <form method="post" action={`${base}/${props.control}`} class="confirm">
-        <Csrf session={session} />
-        <input type="hidden" name="version" value={String(node.version)} />
-        <input type="hidden" name="confirm" value="yes" />
-        {props.control === 'purge' && props.liveAllocations > 0 && (
-          <label class="check">
-            <input type="checkbox" name="force" value="yes" />
-            Force: release its {props.liveAllocations} live allocation
-            {props.liveAllocations === 1 ? '' : 's'} (each recorded as force-released); without it the purge
-            is refused
-          </label>
-        )}
-        {props.control === 'reboot' && (
-          <RebootFields node={node} session={session} idempotencyKey={props.idempotencyKey} />
-        )}
-        <label>
-          Reason
-          {confirmation.reasonRequired ? (
-            <input name="reason" placeholder="reason (required)" required maxlength={256} />
-          ) : (
-            <input name="reason" placeholder="reason (optional)" maxlength={256} />
-          )}
-        </label>
-        <button type="submit" class="danger">
-          {confirmation.title} {node.hostname}
-        </button>{' '}
-        <a href={base}>Cancel</a>
-      </form>
-    </Layout>
-  );
-}
-
-/** A verified reboot's choices: drain first (with a deadline), uncordon after, its timeouts. */
-function RebootFields(props: { node: Node; session: Session; idempotencyKey: string }) {
-  return (
-    <>
-      <input type="hidden" name="idempotencyKey" value={props.idempotencyKey} />
-      <p>
-        It is on boot <code>{props.node.bootId ?? 'not said yet'}</code>
-        {props.node.bootedAt && (
-          <>
-            , booted <When at={props.node.bootedAt} />
-          </>
-        )}
-        .
-      </p>
-      {mayUse(props.node, props.session, 'compute:nodes:drain') && (
-        <>
-          <label class="check">
-            <input type="checkbox" name="drain" value="yes" />
-            Drain first: its live allocations end, or are released at the deadline (a failed drain stops the
-            reboot)
-          </label>
-          <label>
-            Drain deadline
-            <input name="deadline" placeholder="2h, or a time; empty: wait" maxlength={64} />
-          </label>
-        </>
-      )}
-      <label class="check">
-        <input type="checkbox" name="uncordon" value="yes" />
-        Uncordon once verified
-      </label>
-      <label>
-        Reboot timeout
-        <input name="rebootTimeout" placeholder="default 15m" maxlength={16} />
-      </label>
-      <label>
-        Healthy after
-        <input
-          name="healthyAfter"
-          placeholder="default 60s: how long every probe holds healthy"
-          maxlength={16}
-        />
-      </label>
-    </>
+    <label>
+      <span>
+        Type the hostname <code>{props.hostname}</code> to confirm
+      </span>
+      <input name={props.name} required autocomplete="off" maxlength={256} />
+    </label>
   );
 }

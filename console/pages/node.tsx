@@ -16,7 +16,8 @@ import {
 } from '../badge';
 import { Csrf, Layout, Table } from '../layout';
 import { NodeCommandsSection, type NodeActions, type NodeCommands } from './commands';
-import { DangerZone } from './danger';
+import { DangerZone, dangerZoneShown } from './danger';
+import { AllocationTable } from './node-actions';
 import { MaintenanceTimeline, stepsOfMaintenance } from './maintenance-timeline';
 import { Schedulers } from './node-schedulers';
 import { NodeSshSection, type NodeSshCertificates } from './node-ssh';
@@ -33,8 +34,15 @@ export interface NodeView {
   flash?: Flash;
   node: Node;
   allocations: Schemas['Allocation'][];
-  /** Running operations as `GET /v1/operations/{id}` reads them (with `progress`). */
+  /**
+   * Its operations, newest first: the open ones as `GET /v1/operations/{id}` reads them (with
+   * their progress), and its latest finished ones as they ended.
+   */
   operations: Schemas['Operation'][];
+  /** More of its operations ended before those listed. */
+  moreOperations?: boolean;
+  /** Its latest `allocation.force-released` events: each names the operation that released it. */
+  forceReleased?: Schemas['Event'][];
   /** Its latest maintenance, running or ended, with its progress; undefined when it never had one. */
   maintenance?: Schemas['Operation'];
   commands: NodeCommands;
@@ -45,89 +53,159 @@ export interface NodeView {
   workflowUrl?: (workflowId: string) => string;
 }
 
+/**
+ * A node's page: a header (its name, its state as badges, the one or two actions its state
+ * suggests and the menu of every other), then its sections, each reached from the section nav:
+ * overview, operations, events, labels and taints, commands, danger zone.
+ */
 export function NodePage(view: NodeView) {
-  const { node } = view;
+  const { node, session } = view;
+  const open = view.operations.some(isOpen);
   return (
-    <Layout title={node.hostname} session={view.session} flash={view.flash} watch={{ nodeId: node.id }}>
-      <h1>
-        {node.hostname} <span class="muted">{node.displayName ?? ''}</span>
-      </h1>
+    <Layout title={node.hostname} session={session} flash={view.flash} watch={{ nodeId: node.id }}>
+      <div class="node-head">
+        <h1>
+          {node.hostname} <span class="muted">{node.displayName ?? ''}</span>
+        </h1>
+        {/* Its forms carry the node's version: live, so a change sent after an update is not stale. */}
+        <LiveRegion id="controls">
+          <Badges node={node} />
+          <Actions node={node} session={session} operations={view.operations} />
+        </LiveRegion>
+      </div>
       <LiveRegion id="summary">
-        <p class="muted">
-          <code>{node.id}</code> · pool {node.poolId ?? '—'} · tenant {node.tenantId ?? '—'} · site{' '}
-          {node.siteId ?? '—'} · version {node.version}
+        <p class="muted node-ids">
+          <code>{node.id}</code> · pool{' '}
+          {node.poolId ? <a href={`/console/pools/${node.poolId}`}>{node.poolId}</a> : '—'} · tenant{' '}
+          {node.tenantId ?? '—'} · site {node.siteId ?? '—'} · version {node.version}
         </p>
       </LiveRegion>
-      <LiveRegion id="axes">
-        <Badges node={node} />
-        <Quarantine node={node} />
-        <Axes node={node} />
-      </LiveRegion>
-      {/* The forms carry the node's version: live, so a change sent after an update is not stale. */}
-      <LiveRegion id="controls">
-        <Controls node={node} session={view.session} />
-      </LiveRegion>
-      <h2>Labels</h2>
-      <LiveRegion id="labels">
-        <Labels node={node} session={view.session} />
-      </LiveRegion>
-      <h2>Taints</h2>
-      <LiveRegion id="taints">
-        <Taints node={node} session={view.session} />
-      </LiveRegion>
-      <h2>Conditions</h2>
-      <LiveRegion id="conditions">
-        <Conditions node={node} session={view.session} />
-      </LiveRegion>
-      <h2>Schedulers</h2>
-      <LiveRegion id="schedulers">
-        <Schedulers schedulers={node.schedulers} allocations={view.allocations} />
-      </LiveRegion>
-      <h2 id="section-allocations">Live allocations</h2>
-      <LiveRegion id="allocations">
-        <Table
-          columns={['Allocation', 'Tenant', 'Kind', 'Since', 'Ends']}
-          items={view.allocations}
-          row={(a) => [
-            <code>{a.id}</code>,
-            a.tenantId,
-            a.kind,
-            <When at={a.createdAt} />,
-            a.endsAt ? <When at={a.endsAt} /> : 'open-ended',
-          ]}
-          empty="No live allocations."
-        />
-      </LiveRegion>
-      <h2 id="section-operations">Running operations</h2>
-      <LiveRegion id="operations" busy={view.operations.length > 0}>
-        <Operations operations={view.operations} workflowUrl={view.workflowUrl} />
-      </LiveRegion>
-      <h2 id="section-maintenance">Maintenance</h2>
-      <LiveRegion id="maintenance" busy={isOpen(view.maintenance)}>
-        <Maintenance operation={view.maintenance} />
-      </LiveRegion>
-      <h2 id="section-commands">Commands</h2>
-      <LiveRegion id="commands">
-        <NodeCommandsSection
-          node={node}
-          session={view.session}
-          actions={view.actions}
-          commands={view.commands}
-        />
-      </LiveRegion>
-      <h2 id="section-ssh">Break-glass SSH certificates</h2>
-      <LiveRegion id="ssh">
-        <NodeSshSection node={node} session={view.session} certificates={view.sshCertificates} />
-      </LiveRegion>
-      <h2>Events, newest first</h2>
-      <LiveRegion id="events">
-        <Events node={node} events={view.events} />
-      </LiveRegion>
+      <SectionNav danger={dangerZoneShown(node, session)} />
+      <section id="overview" aria-labelledby="overview-heading" class="node-section">
+        <h2 id="overview-heading">Overview</h2>
+        <LiveRegion id="axes">
+          <Forgotten node={node} />
+          <Quarantine node={node} />
+          <Axes node={node} />
+        </LiveRegion>
+        <h3>Conditions</h3>
+        <LiveRegion id="conditions">
+          <Conditions node={node} session={session} />
+        </LiveRegion>
+        <h3 id="section-allocations">Live allocations</h3>
+        <LiveRegion id="allocations">
+          <AllocationTable allocations={view.allocations} />
+        </LiveRegion>
+        <h3>Schedulers</h3>
+        <LiveRegion id="schedulers">
+          <Schedulers schedulers={node.schedulers} allocations={view.allocations} />
+        </LiveRegion>
+      </section>
+      <section id="operations" aria-labelledby="section-operations" class="node-section">
+        <h2 id="section-operations">Operations</h2>
+        <LiveRegion id="operations" busy={open}>
+          <Operations
+            operations={view.operations}
+            forceReleased={view.forceReleased ?? []}
+            more={view.moreOperations ?? false}
+            workflowUrl={view.workflowUrl}
+          />
+        </LiveRegion>
+        <h3 id="section-maintenance">Maintenance</h3>
+        <LiveRegion id="maintenance" busy={isOpen(view.maintenance)}>
+          <Maintenance operation={view.maintenance} />
+        </LiveRegion>
+      </section>
+      <section id="events" aria-labelledby="events-heading" class="node-section">
+        <h2 id="events-heading">Events, newest first</h2>
+        <LiveRegion id="events">
+          <Events node={node} events={view.events} />
+        </LiveRegion>
+      </section>
+      <section id="labels" aria-labelledby="labels-heading" class="node-section">
+        <h2 id="labels-heading">Labels and taints</h2>
+        <h3>Labels</h3>
+        <LiveRegion id="labels">
+          <Labels node={node} session={session} />
+        </LiveRegion>
+        <h3>Taints</h3>
+        <LiveRegion id="taints">
+          <Taints node={node} session={session} />
+        </LiveRegion>
+      </section>
+      <section id="commands" aria-labelledby="section-commands" class="node-section">
+        <h2 id="section-commands">Commands and their output</h2>
+        <LiveRegion id="commands">
+          <NodeCommandsSection
+            node={node}
+            session={session}
+            actions={view.actions}
+            commands={view.commands}
+          />
+        </LiveRegion>
+        <h3 id="section-ssh">Break-glass SSH certificates</h3>
+        <LiveRegion id="ssh">
+          <NodeSshSection node={node} session={session} certificates={view.sshCertificates} />
+        </LiveRegion>
+      </section>
       <LiveRegion id="danger">
-        <DangerZone node={node} session={view.session} liveAllocations={view.allocations.length} />
+        <DangerZone node={node} session={session} liveAllocations={view.allocations.length} />
       </LiveRegion>
     </Layout>
   );
+}
+
+/** The page's sections, one link each: the headings below are where they land. */
+function SectionNav(props: { danger: boolean }) {
+  const sections: [string, string][] = [
+    ['overview', 'Overview'],
+    ['operations', 'Operations'],
+    ['events', 'Events'],
+    ['labels', 'Labels and taints'],
+    ['commands', 'Commands'],
+    ...(props.danger ? [['danger-zone', 'Danger zone'] as [string, string]] : []),
+  ];
+  return (
+    <nav class="sections" aria-label="Sections of this page">
+      <ul>
+        {sections.map(([id, name]) => (
+          <li>
+            <a href={`#${id}`}>{name}</a>
+          </li>
+        ))}
+      </ul>
+    </nav>
+  );
+}
+
+/**
+ * A node the control plane forgot (purged: the agent wiped the machine; or deleted: a tombstone):
+ * what its agent last said is history, not its state now.
+ */
+function Forgotten(props: { node: Node }) {
+  const { node } = props;
+  if (!node.deletedAt) return null;
+  return (
+    <div class="flash" role="status" data-forgotten={forgottenAs(node)}>
+      <p>
+        <strong>
+          {forgottenAs(node) === 'purged' ? 'Purged' : 'Deleted'} <When at={node.deletedAt} />
+        </strong>
+        {forgottenAs(node) === 'purged'
+          ? ': its agent removed Drydock from the machine and the control plane forgot the node. '
+          : ': a tombstone; the control plane forgot the node. '}
+        No agent calls in under this identity any more, so its connectivity and liveness are no longer known;
+        its history (operations, events, allocations) stays below. A machine comes back only by joining as a
+        new node.
+      </p>
+    </div>
+  );
+}
+
+/** How a forgotten node went: purged (its purge forgot it), or deleted; null while it is known. */
+function forgottenAs(node: Node): 'purged' | 'deleted' | null {
+  if (!node.deletedAt) return null;
+  return node.provisionState === 'purging' ? 'purged' : 'deleted';
 }
 
 /** A node whose identity two machines used: what happened and what to do, above everything else. */
@@ -156,9 +234,29 @@ function Quarantine(props: { node: Node }) {
 /** The node's state at a glance, under its name: liveness, and what keeps work off it. */
 function Badges(props: { node: Node }) {
   const { node } = props;
+  const forgotten = forgottenAs(node);
+  if (forgotten) {
+    return (
+      <p class="badges" data-badges="">
+        <Badge tone="idle" data="forgotten">
+          {forgotten}
+        </Badge>
+      </p>
+    );
+  }
   return (
     <p class="badges" data-badges="">
       <LivenessBadge liveness={node.liveness} />
+      {LEAVING.has(node.provisionState) && (
+        <Badge tone="busy" data="provision">
+          {node.provisionState}
+        </Badge>
+      )}
+      {node.provisionState === 'pending' && (
+        <Badge tone="idle" data="provision">
+          pending approval
+        </Badge>
+      )}
       {node.access === 'blocked' && <AccessBadge access={node.access} />}
       {node.noScheduleReasons.includes(QUARANTINED) && (
         <Badge tone="bad" data="quarantined">
@@ -174,14 +272,15 @@ function Badges(props: { node: Node }) {
 
 function Axes(props: { node: Node }) {
   const { node } = props;
+  const forgotten = forgottenAs(node);
   const axes: [string, Child][] = [
-    ['state', node.provisionState],
+    ['state', forgotten ? `${node.provisionState} (${forgotten})` : node.provisionState],
     ['access', <AccessBadge access={node.access} />],
     ['cordon', <CordonBadge cordoned={node.cordoned} />],
     ['maintenance', <MaintenanceBadge maintenance={node.maintenance} />],
     ['NoSchedule', node.noScheduleReasons.join(', ') || 'none'],
-    ['connectivity', node.connectivity],
-    ['liveness', <LivenessBadge liveness={node.liveness} />],
+    ['connectivity', forgotten ? 'not known (forgotten)' : node.connectivity],
+    ['liveness', forgotten ? 'not known (forgotten)' : <LivenessBadge liveness={node.liveness} />],
     ['last seen', node.lastSeenAt ? <When at={node.lastSeenAt} /> : 'never (no heartbeat yet)'],
     [
       'booted',
@@ -342,127 +441,279 @@ function ControlForm(props: {
   );
 }
 
-/** The controls this key may use on this node in its state; each a POST form through the API. */
-function Controls(props: { node: Node; session: Session }) {
+/** Provision states of a node on its way out: no work-related control is offered any more. */
+const LEAVING: ReadonlySet<string> = new Set(['purging', 'decommissioning', 'decommissioned']);
+
+/** One entry of the Actions menu: a link to the control's page. */
+interface Offer {
+  control: string;
+  label: string;
+  /** What it does, in a few words. */
+  hint: string;
+}
+
+/**
+ * The controls this key may use on this node as it is now, each a link to its page (which says
+ * what it does and asks for its reason). A node on its way out (purging, decommissioning) is
+ * offered no cordon, drain, block, adoption, remediation or reboot.
+ */
+function offersOf(node: Node, session: Session): Offer[] {
+  const can = allowed(node, session);
+  if (can.refusal) return [];
+  const leaving = LEAVING.has(node.provisionState);
+  const offers: (Offer | false)[] = [
+    mayUse(node, session, 'operator') &&
+      node.provisionState === 'pending' && {
+        control: 'approve',
+        label: 'Approve…',
+        hint: 'into the pool it asked for, or another',
+      },
+    mayUse(node, session, 'operator') &&
+      node.provisionState === 'pending' && {
+        control: 'reject',
+        label: 'Reject…',
+        hint: 'turn the machine away',
+      },
+    can.cordon &&
+      !leaving &&
+      (node.cordoned
+        ? {
+            control: 'uncordon',
+            label: 'Uncordon…',
+            hint: isDraining(node) ? 'back in placement; cancels its drain' : 'back in placement',
+          }
+        : { control: 'cordon', label: 'Cordon…', hint: 'no new work' }),
+    can.drain &&
+      !leaving &&
+      !isDraining(node) && {
+        control: 'drain',
+        label: 'Drain…',
+        hint: 'its work ends, or is released at a deadline',
+      },
+    can.block &&
+      (node.access === 'blocked'
+        ? { control: 'unblock', label: 'Unblock…', hint: 'let its agent back in' }
+        : !leaving && { control: 'block', label: 'Block…', hint: 'cut its agent off' }),
+    can.update &&
+      node.maintenance && {
+        control: 'clear-maintenance',
+        label: 'Clear maintenance…',
+        hint: 'out of maintenance',
+      },
+    can.provision &&
+      (node.provisionState === 'adopting' || canMove(node.provisionState, 'readopt')) && {
+        control: 'adopt',
+        label: 'Adopt again…',
+        hint: 'acceptance runs again',
+      },
+    can.remediate &&
+      !leaving && { control: 'remediate', label: 'Remediate…', hint: "a condition's ladder of actions" },
+    can.command &&
+      node.provisionState === 'adopted' &&
+      node.access !== 'blocked' && {
+        control: 'reboot',
+        label: 'Reboot…',
+        hint: 'verified: a new boot, probes healthy',
+      },
+    can.revokeIdentity && {
+      control: 'revoke-identity',
+      label: 'Revoke identity…',
+      hint: 'the machine must join again',
+    },
+  ];
+  return offers.filter((offer): offer is Offer => offer !== false);
+}
+
+/**
+ * The one or two controls the node's state calls for, first among its offers: a pending node's
+ * approval, a blocked node's unblock, clearing maintenance, an uncordon, a remediation of a true
+ * condition that none runs for.
+ */
+function suggestedOf(node: Node, offers: Offer[], operations: Schemas['Operation'][]): Offer[] {
+  const offered = (control: string) => offers.find((offer) => offer.control === control);
+  const remediating = operations.some((op) => op.kind === 'remediation' && isOpen(op));
+  const faulty = node.conditions.some((c) => c.status && c.type !== NODE_UNREACHABLE);
+  const wanted: (Offer | undefined | false)[] = [
+    node.provisionState === 'pending' && offered('approve'),
+    node.provisionState === 'pending' && offered('reject'),
+    offered('unblock'),
+    offered('clear-maintenance'),
+    offered('uncordon'),
+    faulty && !remediating && offered('remediate'),
+  ];
+  return wanted.filter((offer): offer is Offer => !!offer).slice(0, 2);
+}
+
+/** The header's actions: the suggested ones as buttons, every other in the Actions menu. */
+function Actions(props: { node: Node; session: Session; operations: Schemas['Operation'][] }) {
   const { node, session } = props;
   const can = allowed(node, session);
   if (can.refusal) return <p class="muted">No controls: {can.refusal}.</p>;
+  const offers = offersOf(node, session);
+  const suggested = suggestedOf(node, offers, props.operations);
+  const base = `/console/nodes/${node.id}`;
+  return (
+    <div class="node-actions">
+      {suggested.map((offer) =>
+        // Uncordon is undone as easily as done: one click, but not while it would cancel a drain.
+        offer.control === 'uncordon' && !isDraining(node) ? (
+          <ControlForm node={node} session={session} control="uncordon" button="Uncordon" reason={false} />
+        ) : (
+          <a class="button primary" href={`${base}/${offer.control}`} data-suggested={offer.control}>
+            {offer.label}
+          </a>
+        ),
+      )}
+      <details class="menu">
+        <summary>Actions</summary>
+        <ul>
+          {offers.map((offer) => (
+            <li>
+              <a href={`${base}/${offer.control}`} data-offer={offer.control}>
+                {offer.label}
+              </a>{' '}
+              <span class="muted">{offer.hint}</span>
+            </li>
+          ))}
+          {can.update && (
+            <li>
+              <a href="#labels">Labels and taints</a> <span class="muted">set and remove them below</span>
+            </li>
+          )}
+          {can.command && (
+            <li>
+              <a href="#commands">Run a command</a> <span class="muted">its actions, below</span>
+            </li>
+          )}
+          {dangerZoneShown(node, session) && (
+            <li>
+              <a href="#danger-zone">Decommission, purge, delete</a>{' '}
+              <span class="muted">the danger zone</span>
+            </li>
+          )}
+        </ul>
+      </details>
+    </div>
+  );
+}
+
+/**
+ * The node's operations, newest first, as a timeline: each with its status, who asked and why,
+ * when it began and ended, its progress or how it ended (its error, who cancelled it, a
+ * remediation's attempts), the allocations it released by force, and a link to its page (where a
+ * running one is cancelled).
+ */
+function Operations(props: {
+  operations: Schemas['Operation'][];
+  forceReleased: Schemas['Event'][];
+  more: boolean;
+  workflowUrl?: (id: string) => string;
+}) {
+  const { workflowUrl } = props;
+  if (props.operations.length === 0) return <p class="muted">No operations on this node yet.</p>;
   return (
     <>
-      {can.cordon && (
-        <div class="controls">
-          {node.cordoned ? (
-            <ControlForm node={node} session={session} control="uncordon" button="Uncordon" />
-          ) : (
-            <ControlForm node={node} session={session} control="cordon" button="Cordon" />
-          )}
-        </div>
-      )}
-      {can.drain && !isDraining(node) && (
-        <div class="controls">
-          <ControlForm node={node} session={session} control="drain" button="Drain">
-            <input
-              name="deadline"
-              placeholder="deadline (2h, or a time; empty: wait)"
-              size={32}
-              maxlength={64}
-            />
-          </ControlForm>
-        </div>
-      )}
-      {can.block && (
-        <div class="controls">
-          {node.access === 'blocked' ? (
-            <ControlForm node={node} session={session} control="unblock" button="Unblock" />
-          ) : (
-            <ControlForm node={node} session={session} control="block" button="Block" reason={false}>
-              <input name="reason" placeholder="reason (required)" required maxlength={256} />
-            </ControlForm>
-          )}
-        </div>
-      )}
-      {can.update && node.maintenance && (
-        <div class="controls">
-          <ControlForm node={node} session={session} control="clear-maintenance" button="Clear maintenance" />
-        </div>
-      )}
-      {can.provision && (node.provisionState === 'adopting' || canMove(node.provisionState, 'readopt')) && (
-        <div class="controls">
-          <ControlForm node={node} session={session} control="adopt" button="Adopt again" />
-          <span class="muted">back to adopting; adopted once acceptance passes</span>
-        </div>
-      )}
-      {can.remediate && <Remediate node={node} session={session} />}
-      {can.command && node.provisionState === 'adopted' && node.access !== 'blocked' && (
-        <div class="controls">
-          <form method="get" action={`/console/nodes/${node.id}/reboot`} class="inline">
-            <button type="submit">Reboot…</button>
-          </form>
-          <span class="muted">verified: back on a new boot, probes healthy</span>
-        </div>
-      )}
-      {can.revokeIdentity && (
-        <div class="controls">
-          <form method="get" action={`/console/nodes/${node.id}/revoke-identity`} class="inline">
-            <button type="submit">Revoke identity…</button>
-          </form>
-        </div>
+      <ol class="op-timeline">
+        {props.operations.map((op) => {
+          const forced = props.forceReleased.filter((event) => event.operationId === op.id);
+          return (
+            <li class={`op-entry ${op.status}`} data-operation={op.id} data-status={op.status}>
+              <p class="op-head">
+                <strong>{op.kind}</strong> <StatusBadge status={op.status} />{' '}
+                <a href={`/console/operations/${op.id}`}>
+                  <code>{op.id}</code>
+                </a>
+                {isOpen(op) && <span class="muted"> · cancel it on its page</span>}
+              </p>
+              <p class="muted op-meta">
+                asked by {op.actor} <When at={op.createdAt} />
+                {op.reason ? ` · “${op.reason}”` : ''}
+                {op.completedAt && (
+                  <>
+                    {' '}
+                    · ended <When at={op.completedAt} />
+                  </>
+                )}
+              </p>
+              <Progress operation={op} />
+              <Outcome operation={op} />
+              {forced.length > 0 && (
+                <div class="op-forced" data-force-released={String(forced.length)}>
+                  <p>
+                    Released by force: {forced.length} allocation{forced.length === 1 ? '' : 's'}
+                  </p>
+                  <ul>
+                    {forced.map((event) => (
+                      <li>
+                        <code>{String(event.data.allocationId ?? '?')}</code> of {event.tenantId ?? '—'}{' '}
+                        <When at={event.createdAt} /> by {event.actor}
+                      </li>
+                    ))}
+                  </ul>
+                </div>
+              )}
+              <p class="muted op-workflow">
+                workflow{' '}
+                {workflowUrl ? (
+                  <a href={workflowUrl(op.workflowId)}>{op.workflowId}</a>
+                ) : (
+                  <code>{op.workflowId}</code>
+                )}
+              </p>
+            </li>
+          );
+        })}
+      </ol>
+      {props.more && (
+        <p class="muted">
+          Its latest operations, newest first; older ones are in the{' '}
+          <a href="/console/operations">operations list</a>.
+        </p>
       )}
     </>
   );
 }
 
-/**
- * Remediate one condition: the node's true conditions are offered; another type may be typed (the
- * API records it as operator-reported).
- */
-function Remediate(props: { node: Node; session: Session }) {
-  const { node, session } = props;
-  const conditions = node.conditions
-    .filter((condition) => condition.status)
-    .map((condition) => condition.type);
-  const list = `conditions-${node.id}`;
-  return (
-    <div class="controls">
-      <ControlForm node={node} session={session} control="remediate" button="Remediate">
-        <input
-          name="condition"
-          list={list}
-          required
-          maxlength={128}
-          placeholder={
-            conditions[0] ? `condition, e.g. ${conditions[0]}` : 'condition type, e.g. GpuXidError'
-          }
-          value={conditions.length === 1 ? conditions[0] : undefined}
-        />
-        <datalist id={list}>
-          {conditions.map((type) => (
-            <option value={type} />
-          ))}
-        </datalist>
-      </ControlForm>
-    </div>
-  );
+interface Attempt {
+  attempt: number;
+  action: string;
+  outcome: string | null;
+  refuseReason?: string | null;
 }
 
-function Operations(props: { operations: Schemas['Operation'][]; workflowUrl?: (id: string) => string }) {
-  const { workflowUrl } = props;
+/** How a finished operation ended, beyond its progress: its error, its cancellation, its attempts. */
+function Outcome(props: { operation: Schemas['Operation'] }) {
+  const op = props.operation;
+  if (isOpen(op)) return null;
+  const error = op.error as { code?: unknown; reason?: unknown; message?: unknown; step?: unknown } | null;
+  const recorded = (op.status === 'succeeded' ? op.result : op.error) as { attempts?: Attempt[] } | null;
+  const attempts = op.kind === 'remediation' ? (recorded?.attempts ?? []) : [];
+  const why = error ? String(error.reason ?? error.message ?? '') : '';
   return (
-    <Table
-      columns={['Operation', 'Kind', 'Status', 'Since', 'Progress', 'Workflow']}
-      items={props.operations}
-      row={(op) => [
-        <a href={`/console/operations/${op.id}`}>
-          <code>{op.id}</code>
-        </a>,
-        op.kind,
-        <StatusBadge status={op.status} />,
-        <When at={op.createdAt} />,
-        <Progress operation={op} />,
-        workflowUrl ? <a href={workflowUrl(op.workflowId)}>{op.workflowId}</a> : <code>{op.workflowId}</code>,
-      ]}
-      empty="No running operations."
-    />
+    <>
+      {op.status === 'failed' && why && (
+        <p class="op-result problem" data-result="failed">
+          Failed{error?.step ? ` at ${String(error.step)}` : ''}: {why}
+          {error?.code ? ` (${String(error.code)})` : ''}
+        </p>
+      )}
+      {op.cancellation && (
+        <p class="op-result" data-result="cancelled">
+          Cancelled by {op.cancellation.by} <When at={op.cancellation.at} />
+          {op.cancellation.reason ? `: “${op.cancellation.reason}”` : ''}
+        </p>
+      )}
+      {attempts.length > 0 && (
+        <ul class="op-attempts">
+          {attempts.map((a) => (
+            <li>
+              attempt {a.attempt} {a.action}: {a.outcome ?? 'unfinished'}
+              {a.refuseReason ? ` (${a.refuseReason})` : ''}
+            </li>
+          ))}
+        </ul>
+      )}
+    </>
   );
 }
 
@@ -486,7 +737,13 @@ function Events(props: { node: Node; events: NodeView['events'] }) {
           event.type,
           event.actor,
           event.reason ?? '—',
-          event.operationId ? <code>{event.operationId}</code> : '—',
+          event.operationId ? (
+            <a href={`/console/operations/${event.operationId}`}>
+              <code>{event.operationId}</code>
+            </a>
+          ) : (
+            '—'
+          ),
         ]}
         empty="No events."
       />

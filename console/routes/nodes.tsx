@@ -11,8 +11,9 @@ import {
   type ConsoleEnv,
   type Ctx,
 } from '../context';
-import { CONTROLS, field } from '../controls';
-import { ConfirmPage, DecommissionPage } from '../pages/danger';
+import { CONTROLS, field, type Confirmation } from '../controls';
+import { DecommissionPage } from '../pages/danger';
+import { ActionPage, type ActionPageProps } from '../pages/node-actions';
 import { NodePage } from '../pages/node';
 import { mayUse } from '../permissions';
 
@@ -22,6 +23,10 @@ type ConsoleControl = (typeof CONTROLS)[string];
 const SSH_LISTED = 10;
 /** How many of its recent commands the node page lists. */
 const COMMANDS_LISTED = 10;
+/** How many of its latest operations (finished ones too) the node page's timeline lists. */
+const OPERATIONS_LISTED = 20;
+/** How many of its latest forced releases the timeline names under their operations. */
+const FORCED_LISTED = 200;
 
 /** The node page and the POST of each of its controls. */
 export function nodeRoutes(): Hono<ConsoleEnv> {
@@ -34,39 +39,57 @@ export function nodeRoutes(): Hono<ConsoleEnv> {
     const type = c.req.query('type') || undefined;
     const cursor = c.req.query('cursor') || undefined;
     const node = await api.GET('/v1/nodes/{id}', { params: { path: { id } } });
-    const [allocations, pending, running, events, maintenances, commands, actions, ssh] = await Promise.all([
-      api.GET('/v1/allocations', { params: { query: { nodeId: id, live: 'true' } } }),
-      api.GET('/v1/operations', { params: { query: { nodeId: id, status: 'pending' } } }),
-      api.GET('/v1/operations', { params: { query: { nodeId: id, status: 'running' } } }),
-      api.GET('/v1/nodes/{id}/events', {
-        params: { path: { id }, query: { type, cursor, order: 'newest', limit: 50 } },
-      }),
-      api.GET('/v1/operations', { params: { query: { nodeId: id, kind: 'maintenance', limit: 1 } } }),
-      // The node's owner's (a key of a tenant the pool is only granted to is refused: said in the page).
-      api
-        .GET('/v1/nodes/{id}/commands', { params: { path: { id }, query: { limit: COMMANDS_LISTED } } })
-        .catch(refusedInPage),
-      mayUse(node, session, 'compute:nodes:command')
-        ? api.GET('/v1/nodes/{id}/actions', { params: { path: { id } } }).catch(refusedInPage)
-        : { problem: 'not needed' },
-      api
-        .GET('/v1/nodes/{id}/ssh-certificates', { params: { path: { id }, query: { limit: SSH_LISTED } } })
-        .catch(refusedInPage),
-    ]);
+    const [allocations, pending, running, recent, forced, events, maintenances, commands, actions, ssh] =
+      await Promise.all([
+        api.GET('/v1/allocations', { params: { query: { nodeId: id, live: 'true' } } }),
+        api.GET('/v1/operations', { params: { query: { nodeId: id, status: 'pending' } } }),
+        api.GET('/v1/operations', { params: { query: { nodeId: id, status: 'running' } } }),
+        // Its latest operations, finished ones too: the timeline keeps what ended, with its result.
+        api.GET('/v1/operations', { params: { query: { nodeId: id, limit: OPERATIONS_LISTED } } }),
+        // What its operations released by force, each an event naming the operation.
+        api.GET('/v1/nodes/{id}/events', {
+          params: {
+            path: { id },
+            query: { type: 'allocation.force-released', order: 'newest', limit: FORCED_LISTED },
+          },
+        }),
+        api.GET('/v1/nodes/{id}/events', {
+          params: { path: { id }, query: { type, cursor, order: 'newest', limit: 50 } },
+        }),
+        api.GET('/v1/operations', { params: { query: { nodeId: id, kind: 'maintenance', limit: 1 } } }),
+        // The node's owner's (a key of a tenant the pool is only granted to is refused: said in the page).
+        api
+          .GET('/v1/nodes/{id}/commands', { params: { path: { id }, query: { limit: COMMANDS_LISTED } } })
+          .catch(refusedInPage),
+        mayUse(node, session, 'compute:nodes:command')
+          ? api.GET('/v1/nodes/{id}/actions', { params: { path: { id } } }).catch(refusedInPage)
+          : { problem: 'not needed' },
+        api
+          .GET('/v1/nodes/{id}/ssh-certificates', { params: { path: { id }, query: { limit: SSH_LISTED } } })
+          .catch(refusedInPage),
+      ]);
     // The open operations (a pending one waits for a worker) and its latest maintenance, open or
-    // ended; the list has no progress: each read on its own carries it.
-    const [latestMaintenance, ...operations] = await Promise.all(
-      [maintenances.items[0], ...pending.items, ...running.items].map((op) =>
+    // ended, each read on its own for its progress as the workflow last wrote it.
+    const open = [...pending.items, ...running.items];
+    const [latestMaintenance, ...opened] = await Promise.all(
+      [maintenances.items[0], ...open].map((op) =>
         op ? api.GET('/v1/operations/{id}', { params: { path: { id: op.id } } }) : undefined,
       ),
     );
+    const openIds = new Set(open.map((op) => op.id));
+    const operations = [
+      ...opened.filter((op) => op !== undefined),
+      ...recent.items.filter((op) => !openIds.has(op.id)),
+    ].sort((a, b) => (a.createdAt < b.createdAt ? 1 : a.createdAt > b.createdAt ? -1 : 0));
     return c.html(
       <NodePage
         session={session}
         flash={takeFlash(session)}
         node={node}
         allocations={allocations.items}
-        operations={operations.filter((op) => op !== undefined)}
+        operations={operations}
+        moreOperations={recent.nextCursor !== null}
+        forceReleased={forced.items}
         maintenance={latestMaintenance}
         commands={commands}
         actions={actions}
@@ -135,7 +158,7 @@ export function nodeRoutes(): Hono<ConsoleEnv> {
       });
       session.flash = {
         kind: 'ok',
-        text: `${node.hostname} decommissioning: operation ${operation.id} is ${operation.status}.`,
+        text: `${node.hostname}: decommission requested as operation ${operation.id} (its progress is under Operations).`,
       };
       return c.redirect(`${CONSOLE_PATH}/nodes/${id}`, 303);
     } catch (error) {
@@ -164,29 +187,51 @@ export function nodeRoutes(): Hono<ConsoleEnv> {
   return router;
 }
 
-/** The confirmation page of a control that cannot be taken back (purge, delete, revoke identity). */
+/** A control's page: what it does and its form (a confirmation, for one that acts at once). */
 async function confirmPage(c: Ctx, control: string, chosen: ConsoleControl) {
-  const { api, session } = c.var;
+  const { session } = c.var;
   const id = nodeIdOf(c);
-  const confirmation = chosen.confirm;
-  if (!id || !confirmation) return notFound(c);
+  if (!id || !chosen.confirm) return notFound(c);
+  const view = await actionView(c, id, control, chosen.confirm);
+  // A key the node page offers no such control gets the page any unknown path gets.
+  if (!view) return notFound(c);
+  return c.html(<ActionPage {...view} flash={takeFlash(session)} />);
+}
+
+/**
+ * What a control's page shows: the node, its live allocations, and what the control chooses
+ * from (the pools an approval may put it in; the ladders of its pool's remediation policy).
+ * Undefined when the key is not offered the control on this node.
+ */
+async function actionView(
+  c: Ctx,
+  id: string,
+  control: string,
+  confirmation: Confirmation,
+  typed?: ActionPageProps['typed'],
+): Promise<ActionPageProps | undefined> {
+  const { api, session } = c.var;
   const [node, allocations] = await Promise.all([
     api.GET('/v1/nodes/{id}', { params: { path: { id } } }),
     api.GET('/v1/allocations', { params: { query: { nodeId: id, live: 'true' } } }),
   ]);
-  // A key the node page offers no such control gets the page any unknown path gets.
-  if (!mayUse(node, session, confirmation.offeredTo)) return notFound(c);
-  return c.html(
-    <ConfirmPage
-      session={session}
-      flash={takeFlash(session)}
-      node={node}
-      control={control}
-      confirmation={confirmation}
-      liveAllocations={allocations.items.length}
-      idempotencyKey={`console-${control}-${randomUUID()}`}
-    />,
-  );
+  if (!mayUse(node, session, confirmation.offeredTo)) return undefined;
+  const pools = control === 'approve' ? (await api.GET('/v1/pools')).items : [];
+  const pool =
+    control === 'remediate' && node.poolId
+      ? await api.GET('/v1/pools/{id}', { params: { path: { id: node.poolId } } }).catch(() => undefined)
+      : undefined;
+  return {
+    session,
+    node,
+    control,
+    confirmation,
+    allocations: allocations.items,
+    pools,
+    pool,
+    typed,
+    idempotencyKey: field(c.var.form ?? {}, 'idempotencyKey') || `console-${control}-${randomUUID()}`,
+  };
 }
 
 /** A control's POST: run it (after its confirmation, when it needs one), then back with a flash. */
@@ -195,12 +240,30 @@ async function runControl(c: Ctx, control: string, chosen: ConsoleControl) {
   const id = nodeIdOf(c);
   if (!id) return notFound(c);
   const confirmPath = `${CONSOLE_PATH}/nodes/${id}/${control}`;
-  if (chosen.confirm && field(form, 'confirm') !== 'yes') {
+  if (chosen.confirm && !chosen.confirm.optional && field(form, 'confirm') !== 'yes') {
     session.flash = {
       kind: 'error',
       text: `${chosen.confirm.title} needs its confirmation: nothing was done. Read what it does and confirm below.`,
     };
     return c.redirect(confirmPath, 303);
+  }
+  if (chosen.confirm?.typeHostname) {
+    // The hostname typed on the page must be the node's: otherwise no call, and the page again
+    // with what was typed kept (but the hostname, to be typed again).
+    const node = await api.GET('/v1/nodes/{id}', { params: { path: { id } } });
+    const typed = field(form, 'hostname') ?? '';
+    if (typed !== node.hostname) {
+      const view = await actionView(c, id, control, chosen.confirm, {
+        reason: field(form, 'reason') ?? '',
+        force: field(form, 'force') === 'yes',
+      });
+      if (!view) return notFound(c);
+      const flash = {
+        kind: 'error' as const,
+        text: `"${typed}" is not this node's hostname (${node.hostname}): nothing was done. Type it exactly to confirm.`,
+      };
+      return c.html(<ActionPage {...view} flash={flash} />, 400);
+    }
   }
   try {
     session.flash = { kind: 'ok', text: await chosen.run(api, id, form) };

@@ -86,8 +86,9 @@ describe('node commands in the console', () => {
   it('reboots through the confirmation page: the node comes back on a new boot id, the timeline shows each step', async () => {
     const before = await readNode(h, nodeId);
     const op = await signedIn(server.base, h.operatorKey);
+    // The node page's Actions menu links to its confirmation page.
     expect((await op.get(`/console/nodes/${nodeId}`)).html).toContain(
-      `action="/console/nodes/${nodeId}/reboot"`,
+      `href="/console/nodes/${nodeId}/reboot"`,
     );
     const confirm = await op.get(`/console/nodes/${nodeId}/reboot`);
     expect(confirm.status).toBe(200);
@@ -111,7 +112,7 @@ describe('node commands in the console', () => {
     const node = await op.get(asked.location!);
     expect(flashOf(node)).toEqual([
       'ok',
-      expect.stringMatching(/rebooting: maintenance op_\w+ is pending\.$/),
+      expect.stringMatching(/: reboot requested as maintenance op_\w+ \(its steps are under Operations\)\.$/),
     ]);
 
     const ended = await eventually(async () => {
@@ -164,7 +165,7 @@ describe('node commands in the console', () => {
     expect(seen.status).toBe(200);
     expect(seen.html).toMatch(badge('status', 'cancelled'));
     expect(seen.html).not.toContain(`action="/console/nodes/${quiet}/commands"`);
-    expect(seen.html).not.toContain(`action="/console/nodes/${quiet}/reboot"`);
+    expect(seen.html).not.toContain(`/console/nodes/${quiet}/reboot"`);
     expect(seen.html).not.toContain(`href="/console/commands/${id}"`);
   });
 });

@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { join } from '../support/agents';
 import { call, eventsOf, seedNode, seedPool, tenantKey } from '../support/fixtures';
 import { useHarness } from '../support/harness';
-import { Browser, csrfOf, useConsole } from './console-client';
+import { Browser, csrfOf, flashOf, useConsole } from './console-client';
+import { linkTo, openControl, sendControl } from './node-page';
 
 const h = useHarness({ worker: false });
 const server = useConsole(h);
@@ -127,6 +128,48 @@ describe('console controls', () => {
   });
 });
 
+describe('approving a pending node from its page', () => {
+  it('pre-selects the pool it asked for, not the first pool, and approves it there', async () => {
+    await seedPool(h, { id: 'pool-aaa-first', tenantId: 'acme' });
+    await seedPool(h, { id: 'pool-asked', tenantId: 'acme' });
+    const joined = await join(h, { hostname: 'gpu-asks-1', poolId: 'pool-asked' });
+    expect(joined.status).toBe(201);
+    const nodeId = joined.body.nodeId as string;
+    expect((await nodeOf(nodeId)).requestedPoolId).toBe('pool-asked');
+    const browser = await operator();
+    // The header suggests it: a pending node waits for a decision.
+    const nodePage = await browser.get(`/console/nodes/${nodeId}`);
+    expect(nodePage.html).toContain('data-suggested="approve"');
+    expect(nodePage.html).toContain('data-suggested="reject"');
+    const page = await openControl(browser, nodeId, 'approve');
+    expect(page.html).toMatch(/<option value="pool-asked" selected="">pool-asked \(asked for\)<\/option>/);
+    expect(page.html).not.toMatch(/<option value="pool-aaa-first" selected/);
+    expect(page.html).toContain('It asked for pool pool-asked when it joined.');
+    // Nothing changes until the form is sent.
+    expect((await nodeOf(nodeId)).provisionState).toBe('pending');
+
+    const done = await sendControl(browser, page, nodeId, 'approve', {
+      poolId: 'pool-asked',
+      reason: 'racked',
+    });
+    expect(done.location).toBe('/console');
+    expect(flashOf(await browser.get('/console'))).toEqual(['ok', 'gpu-asks-1 approved.']);
+    const node = await nodeOf(nodeId);
+    expect(node.provisionState).not.toBe('pending');
+    expect(node.poolId).toBe('pool-asked');
+  });
+
+  it('a node that asked for no pool gets no pool chosen for it', async () => {
+    await seedPool(h, { id: 'pool-aab-first', tenantId: 'acme' });
+    const joined = await join(h, {});
+    const nodeId = joined.body.nodeId as string;
+    const page = await openControl(await operator(), nodeId, 'approve');
+    expect(page.html).toContain('<option value="">choose a pool</option>');
+    expect(page.html).not.toMatch(/<option value="[^"]+" selected/);
+    expect(page.html).toContain('It asked for no pool when it joined.');
+  });
+});
+
 describe('a tenant key in the console', () => {
   it("sees only its pools' nodes, and only the buttons its actions allow", async () => {
     await seedPool(h, { id: 'pool-mine', tenantId: 'mine' });
@@ -161,8 +204,6 @@ describe('a tenant key in the console', () => {
     const cordoner = new Browser(server.base);
     const withCordon = await tenantKey(h, 'mine', ['compute:nodes:read', 'compute:nodes:cordon'], 'mine-ops');
     await cordoner.signIn(withCordon.secret);
-    expect((await cordoner.get(`/console/nodes/${mine}`)).html).toContain(
-      `action="/console/nodes/${mine}/cordon"`,
-    );
+    expect((await cordoner.get(`/console/nodes/${mine}`)).html).toContain(linkTo(mine, 'cordon'));
   });
 });

@@ -4,6 +4,7 @@ import { joinedPoolNode, readNode, setNode } from '../support/builders';
 import { allocate, call, eventsOf, seedNode, seedPool, tenantKey } from '../support/fixtures';
 import { eventually, useHarness } from '../support/harness';
 import { Browser, csrfOf, flashOf, unescapeHtml, useConsole, type Page } from './console-client';
+import { hiddenFields, linkTo, openControl, sendControl, valueOf } from './node-page';
 
 const h = useHarness();
 const server = useConsole(h);
@@ -45,8 +46,10 @@ describe('the danger zone', () => {
     expect(page.html).toContain('Danger zone');
     // A node that never sent a heartbeat says so, next to its liveness.
     expect(page.html).toContain('<span class="value">never (no heartbeat yet)</span>');
-    expect(page.html).toContain(`action="/console/nodes/${nodeId}/decommission"`);
-    expect(page.html).toContain(`action="/console/nodes/${nodeId}/purge"`);
+    expect(page.html).toContain(linkTo(nodeId, 'decommission'));
+    expect(page.html).toContain(linkTo(nodeId, 'purge'));
+    // The section nav reaches it.
+    expect(page.html).toContain('<a href="#danger-zone">Danger zone</a>');
 
     const key = await tenantKey(h, 'dz', [
       'compute:nodes:read',
@@ -65,7 +68,11 @@ describe('the danger zone', () => {
     // Posted anyway (a hand-made form): the API refuses, the node is unchanged.
     const before = await readNode(h, nodeId);
     const csrf = csrfOf(seen);
-    const purged = await tenant.post(`/console/nodes/${nodeId}/purge`, { csrf, confirm: 'yes' });
+    const purged = await tenant.post(`/console/nodes/${nodeId}/purge`, {
+      csrf,
+      confirm: 'yes',
+      hostname: 'gpu-dz-1',
+    });
     expect(purged.status).toBe(303);
     expect(flashOf(await tenant.get(purged.location!))).toEqual([
       'error',
@@ -171,7 +178,12 @@ describe('the danger zone', () => {
     answer = await op.post(action, form(shown, 'gpu-dc-9'));
     expect(answer.location).toBe(`/console/nodes/${nodeId}`);
     shown = await op.get(answer.location!);
-    expect(flashOf(shown)).toEqual(['ok', expect.stringMatching(/^gpu-dc-9 decommissioning: operation op_/)]);
+    expect(flashOf(shown)).toEqual([
+      'ok',
+      expect.stringMatching(
+        /^gpu-dc-9: decommission requested as operation op_\w+ \(its progress is under Operations\)\.$/,
+      ),
+    ]);
     const [operation, ...more] = await operationsOf(nodeId, 'decommission');
     expect(more).toEqual([]);
     expect(operation!.actor).toBe('key:bootstrap-operator');
@@ -202,7 +214,7 @@ describe('the danger zone', () => {
     expect(await operationsOf(nodeId, 'purge')).toEqual([]);
 
     // Confirmed without force: the API refuses (the node holds an allocation); the page says so.
-    answer = await op.post(confirmPath, { csrf: csrfOf(shown), confirm: 'yes' });
+    answer = await op.post(confirmPath, { csrf: csrfOf(shown), confirm: 'yes', hostname: 'gpu-pg-1' });
     expect(answer.location).toBe(confirmPath);
     shown = await op.get(confirmPath);
     expect(flashOf(shown)).toEqual(['error', expect.stringContaining('(INVALID_STATE)')]);
@@ -214,10 +226,14 @@ describe('the danger zone', () => {
       confirm: 'yes',
       force: 'yes',
       reason: 'RMA',
+      hostname: 'gpu-pg-1',
     });
     expect(answer.location).toBe(`/console/nodes/${nodeId}`);
     shown = await op.get(answer.location!);
-    expect(flashOf(shown)).toEqual(['ok', expect.stringMatching(/^gpu-pg-1 purging: operation op_/)]);
+    expect(flashOf(shown)).toEqual([
+      'ok',
+      expect.stringMatching(/^gpu-pg-1: purge requested as operation op_/),
+    ]);
     expect((await readNode(h, nodeId)).provisionState).toBe('purging');
     expect(await eventsOf(h, nodeId, 'node.purge.requested')).toMatchObject([
       { actor: 'key:bootstrap-operator', reason: 'RMA' },
@@ -231,18 +247,59 @@ describe('the danger zone', () => {
     });
   });
 
+  it('purge: a mistyped hostname makes no call and keeps what was typed; the right one purges', async () => {
+    await seedPool(h, { id: 'pool-purge-typed', tenantId: 'acme' });
+    const nodeId = await seedNode(h, { poolId: 'pool-purge-typed', tenantId: 'acme', hostname: 'gpu-pt-1' });
+    await allocate(h, nodeId, 'acme');
+    const op = await operator();
+    const action = `/console/nodes/${nodeId}/purge`;
+    const page = await openControl(op, nodeId, 'purge');
+    expect(page.html).toContain('Type the hostname <code>gpu-pt-1</code> to confirm');
+    const before = await readNode(h, nodeId);
+    const eventsBefore = (await eventsOf(h, nodeId)).length;
+
+    const refused = await sendControl(op, page, nodeId, 'purge', {
+      hostname: 'gpu-pt-2',
+      reason: 'RMA ticket 4411',
+      force: 'yes',
+    });
+    expect(refused.status).toBe(400);
+    expect(flashOf(refused)).toEqual([
+      'error',
+      expect.stringContaining('"gpu-pt-2" is not this node\'s hostname'),
+    ]);
+    expect(flashOf(refused)?.[1]).toContain('nothing was done');
+    // The reason and the force as typed; the hostname to be typed again.
+    expect(valueOf(refused, action, 'reason')).toBe('RMA ticket 4411');
+    expect(refused.html).toMatch(/name="force" value="yes" checked=""/);
+    expect(() => valueOf(refused, action, 'hostname')).toThrow('no field hostname');
+    expect(hiddenFields(refused, action)).toMatchObject({ confirm: 'yes' });
+    expect(await readNode(h, nodeId)).toMatchObject({ provisionState: 'adopted', version: before.version });
+    expect(await eventsOf(h, nodeId)).toHaveLength(eventsBefore);
+    expect(await operationsOf(nodeId, 'purge')).toEqual([]);
+
+    const answer = await sendControl(op, refused, nodeId, 'purge', {
+      hostname: 'gpu-pt-1',
+      reason: valueOf(refused, action, 'reason'),
+      force: 'yes',
+    });
+    expect(answer.location).toBe(`/console/nodes/${nodeId}`);
+    expect((await readNode(h, nodeId)).provisionState).toBe('purging');
+    expect(await eventsOf(h, nodeId, 'node.purge.requested')).toMatchObject([{ reason: 'RMA ticket 4411' }]);
+  });
+
   it('delete: "cordon first" while adopted and not cordoned; then a confirmation step deletes it', async () => {
     await seedPool(h, { id: 'pool-del', tenantId: 'acme' });
     const nodeId = await seedNode(h, { poolId: 'pool-del', tenantId: 'acme', hostname: 'gpu-del-1' });
     const op = await operator();
     let page = await op.get(`/console/nodes/${nodeId}`);
     expect(page.html).toContain('cordon first');
-    expect(page.html).not.toContain(`action="/console/nodes/${nodeId}/delete"`);
+    expect(page.html).not.toContain(linkTo(nodeId, 'delete'));
 
     await call(h, 'POST', `/v1/nodes/${nodeId}/cordon`, { body: {} });
     page = await op.get(`/console/nodes/${nodeId}`);
     expect(page.html).not.toContain('cordon first');
-    expect(page.html).toContain(`action="/console/nodes/${nodeId}/delete"`);
+    expect(page.html).toContain(linkTo(nodeId, 'delete'));
     const confirm = await op.get(`/console/nodes/${nodeId}/delete`);
     expect(confirm.html).toContain('cannot be undone');
     const answer = await op.post(`/console/nodes/${nodeId}/delete`, {
@@ -290,8 +347,8 @@ describe('the danger zone', () => {
     const refused = await op.post(`/console/nodes/${missing}/decommission`, { csrf, confirm: 'x' });
     expect(refused.status).toBe(404);
     expect(refused.html).toContain('Not found');
-    // A control that has no confirmation step has no confirmation page either.
-    expect((await op.get(`/console/nodes/${nodeId}/cordon`)).status).toBe(404);
+    // A control that has no page (a label is set in its section of the node page) has none by URL.
+    expect((await op.get(`/console/nodes/${nodeId}/label`)).status).toBe(404);
   });
 });
 
@@ -305,11 +362,9 @@ describe('adopt, revoke identity, remediate', () => {
       provisionState: 'adopting',
     });
     const op = await operator();
-    const page = await op.get(`/console/nodes/${nodeId}`);
-    const answer = await op.post(`/console/nodes/${nodeId}/adopt`, {
-      csrf: csrfOf(page),
-      version: fieldOf(page, `/console/nodes/${nodeId}/adopt`, 'version'),
-    });
+    const page = await openControl(op, nodeId, 'adopt');
+    expect(page.html).toContain('takes no new work');
+    const answer = await sendControl(op, page, nodeId, 'adopt');
     const shown = await op.get(answer.location!);
     expect(flashOf(shown)).toEqual(['ok', 'gpu-ad-1 adopted.']);
     expect((await readNode(h, nodeId)).provisionState).toBe('adopted');
@@ -331,16 +386,16 @@ describe('adopt, revoke identity, remediate', () => {
     await guest.signIn((await tenantKey(h, 'guest-co', [...actions])).secret);
 
     const ownerPage = await owner.get(`/console/nodes/${nodeId}`);
-    expect(ownerPage.html).toContain(`action="/console/nodes/${nodeId}/revoke-identity"`);
-    expect(ownerPage.html).toContain(`action="/console/nodes/${nodeId}/cordon"`);
+    expect(ownerPage.html).toContain(linkTo(nodeId, 'revoke-identity'));
+    expect(ownerPage.html).toContain(linkTo(nodeId, 'cordon'));
     expect((await owner.get(`/console/nodes/${nodeId}/revoke-identity`)).status).toBe(200);
 
     // The guest sees the node (it may place work there) and none of its controls.
     const guestPage = await guest.get(`/console/nodes/${nodeId}`);
     expect(guestPage.status).toBe(200);
     expect(guestPage.html).toContain('gpu-gr-1');
-    expect(guestPage.html).not.toContain(`action="/console/nodes/${nodeId}/revoke-identity"`);
-    expect(guestPage.html).not.toContain(`action="/console/nodes/${nodeId}/cordon"`);
+    expect(guestPage.html).not.toContain(`/console/nodes/${nodeId}/revoke-identity"`);
+    expect(guestPage.html).not.toContain(`/console/nodes/${nodeId}/cordon"`);
     const confirmation = await guest.get(`/console/nodes/${nodeId}/revoke-identity`);
     expect(confirmation.status).toBe(404);
     // Posted anyway: the API refuses the grantee, and nothing changes.
@@ -361,7 +416,7 @@ describe('adopt, revoke identity, remediate', () => {
     const { hostname } = await readNode(h, nodeId);
     const op = await operator();
     const page = await op.get(`/console/nodes/${nodeId}`);
-    expect(page.html).toContain(`action="/console/nodes/${nodeId}/revoke-identity"`);
+    expect(page.html).toContain(linkTo(nodeId, 'revoke-identity'));
     // Without the confirmation: nothing.
     let answer = await op.post(`/console/nodes/${nodeId}/revoke-identity`, { csrf: csrfOf(page) });
     expect(answer.location).toBe(`/console/nodes/${nodeId}/revoke-identity`);
@@ -392,27 +447,26 @@ describe('adopt, revoke identity, remediate', () => {
       ],
     });
     const op = await operator();
-    const page = await op.get(`/console/nodes/${nodeId}`);
+    const page = await openControl(op, nodeId, 'remediate');
     expect(page.html).toContain('<option value="GpuXidError">');
     expect(page.html).not.toContain('<option value="DiskPressure">');
-    const answer = await op.post(`/console/nodes/${nodeId}/remediate`, {
-      csrf: csrfOf(page),
+    expect(page.html).toContain('It holds no live allocation: no work is interrupted.');
+    const answer = await sendControl(op, page, nodeId, 'remediate', {
       condition: 'GpuXidError',
       reason: 'operator saw it',
     });
     const shown = await op.get(answer.location!);
     expect(flashOf(shown)).toEqual([
       'ok',
-      expect.stringMatching(/^Remediation of GpuXidError: operation op_[0-9a-z]{26} is (pending|running)\.$/),
+      expect.stringMatching(
+        /^Remediation of GpuXidError requested as operation op_[0-9a-z]{26} \(its progress is under Operations\)\.$/,
+      ),
     ]);
     const operations = await operationsOf(nodeId, 'remediation');
     expect(operations).toHaveLength(1);
     expect(operations[0]!.actor).toBe('key:bootstrap-operator');
     // A condition type the API refuses: its message, no second operation.
-    const bad = await op.post(`/console/nodes/${nodeId}/remediate`, {
-      csrf: csrfOf(page),
-      condition: '9 bad',
-    });
+    const bad = await sendControl(op, page, nodeId, 'remediate', { condition: '9 bad' });
     expect(flashOf(await op.get(bad.location!))).toEqual([
       'error',
       expect.stringContaining('(INVALID_INPUT)'),

@@ -30,11 +30,14 @@ describe('live updates of the node page, in a browser', () => {
     await page.getByRole('button', { name: 'Sign in' }).click();
     await page.getByRole('heading', { name: /gpu-live-07/ }).waitFor();
 
-    const drainForm = page.locator('form', { has: page.getByRole('button', { name: 'Drain', exact: true }) });
-    await drainForm.getByPlaceholder(/^deadline/).fill('2h');
-    await drainForm.getByPlaceholder('reason (optional)').fill('swap the PSU');
-    await drainForm.getByRole('button').click();
-    await page.getByText(/^gpu-live-07 draining: operation op_/).waitFor();
+    // The drain's page, from the Actions menu; its form sends the browser back to the node page.
+    await page.getByText('Actions', { exact: true }).click();
+    await page.getByRole('link', { name: 'Drain…' }).click();
+    await page.getByRole('heading', { name: 'Drain gpu-live-07' }).waitFor();
+    await page.getByLabel('Deadline').fill('2h');
+    await page.getByLabel('Reason').fill('swap the PSU');
+    await page.getByRole('button', { name: 'Drain gpu-live-07' }).click();
+    await page.getByText(/^gpu-live-07: drain requested as operation op_/).waitFor();
 
     const operations = page.locator('#live-operations');
     const noSchedule = page.locator('[data-axis="NoSchedule"] .value');
@@ -49,8 +52,10 @@ describe('live updates of the node page, in a browser', () => {
     expect(await operations.getAttribute('data-live-busy')).toBe('');
     await status.getByText('live', { exact: true }).waitFor(LIVE);
     // What the user typed into a live region's form (not focused any more) outlives its updates.
-    const reason = page.locator('form', { has: page.getByRole('button', { name: 'Uncordon' }) });
-    await reason.getByPlaceholder('reason (optional)').fill('half-typed');
+    const labelForm = page.locator('#live-labels form', {
+      has: page.getByRole('button', { name: 'Set label' }),
+    });
+    await labelForm.getByPlaceholder('key', { exact: true }).fill('half-typed');
     await page.locator('h1').click();
 
     expect((await call(h, 'POST', `/v1/allocations/${allocations[0]}/release`)).status).toBe(200);
@@ -58,7 +63,11 @@ describe('live updates of the node page, in a browser', () => {
     expect(await operations.textContent()).not.toContain('Waiting for 2');
 
     expect((await call(h, 'POST', `/v1/allocations/${allocations[1]}/release`)).status).toBe(200);
-    await operations.getByText('No running operations.').waitFor(LIVE);
+    // Drained, the drain stays in the timeline, ended.
+    await operations
+      .locator('[data-status="succeeded"]')
+      .getByText('Drained: the node holds nothing live.')
+      .waitFor(LIVE);
     expect(await operations.getAttribute('data-live-busy')).toBeNull();
     await page.locator('#live-events').getByRole('cell', { name: 'node.drained', exact: true }).waitFor(LIVE);
     await noSchedule.filter({ hasNotText: 'draining' }).waitFor(LIVE);
@@ -68,12 +77,12 @@ describe('live updates of the node page, in a browser', () => {
     expect(await page.evaluate(() => (globalThis as unknown as { liveMarker?: string }).liveMarker)).toBe(
       'same document',
     );
-    expect(await reason.getByPlaceholder('reason (optional)').inputValue()).toBe('half-typed');
+    expect(await labelForm.getByPlaceholder('key', { exact: true }).inputValue()).toBe('half-typed');
     expect(await status.textContent()).toBe('live');
     await page.locator('#live-allocations').getByText('No live allocations.').waitFor(LIVE);
     const node = (await call(h, 'GET', `/v1/nodes/${nodeId}`)).body;
     expect(await page.locator('#live-summary').textContent()).toContain(`version ${node.version}`);
-    expect(await reason.locator('input[name="version"]').inputValue()).toBe(String(node.version));
+    expect(await labelForm.locator('input[name="version"]').inputValue()).toBe(String(node.version));
     await screenshot(page, 'console-node-live');
 
     // What the page showed is what happened.

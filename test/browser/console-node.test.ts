@@ -42,7 +42,7 @@ describe('the node page in a browser: controls and the danger zone', () => {
     await page.getByRole('heading', { name: 'Danger zone' }).waitFor();
     await screenshot(page, 'console-node-danger');
 
-    await page.getByRole('button', { name: 'Preview decommission' }).click();
+    await page.getByRole('link', { name: 'Preview decommission' }).click();
     await page.getByRole('heading', { name: 'Decommission gpu-eol-07' }).waitFor();
     await page.getByText('Nothing blocks the decommission.').waitFor();
     await screenshot(page, 'console-decommission-preview');
@@ -73,7 +73,7 @@ describe('the node page in a browser: controls and the danger zone', () => {
     await page.getByLabel(/Type the hostname/).fill('gpu-eol-07');
     await page.getByLabel('Reason').fill('end of life');
     await page.getByRole('button', { name: 'Decommission gpu-eol-07' }).click();
-    await page.getByText(/^gpu-eol-07 decommissioning: operation op_/).waitFor();
+    await page.getByText(/^gpu-eol-07: decommission requested as operation op_/).waitFor();
     await eventually(async () =>
       (await readNode(h, nodeId)).provisionState === 'decommissioned' ? true : undefined,
     );
@@ -94,15 +94,60 @@ describe('the node page in a browser: controls and the danger zone', () => {
     const page = b.page;
     await signIn(page, h.operatorKey);
     await page.goto(`${server.base}/console/nodes/${nodeId}`);
-    await page.getByRole('button', { name: 'Purge…' }).click();
+    await page.getByRole('link', { name: 'Purge…' }).click();
     await page.getByRole('heading', { name: 'Purge gpu-pg-07?' }).waitFor();
     await page.getByText('This cannot be undone.').waitFor();
-    await screenshot(page, 'console-purge-confirm');
     await page.getByLabel(/Force: release its 1 live allocation/).check();
+    await page.getByLabel('Reason').fill('RMA 4411');
+    // A hostname typed wrong: the page again, nothing done, the reason and force as typed.
+    await page.getByLabel(/Type the hostname/).fill('gpu-pg-70');
     await page.getByRole('button', { name: 'Purge gpu-pg-07' }).click();
-    await page.getByText(/^gpu-pg-07 purging: operation op_/).waitFor();
+    await page.getByText('"gpu-pg-70" is not this node\'s hostname', { exact: false }).waitFor();
+    expect((await readNode(h, nodeId)).provisionState).toBe('adopted');
+    expect(await page.getByLabel('Reason').inputValue()).toBe('RMA 4411');
+    expect(await page.getByLabel(/Force: release its 1 live allocation/).isChecked()).toBe(true);
+    await screenshot(page, 'console-purge-confirm');
+    await page.getByLabel(/Type the hostname/).fill('gpu-pg-07');
+    await page.getByRole('button', { name: 'Purge gpu-pg-07' }).click();
+    await page.getByText(/^gpu-pg-07: purge requested as operation op_/).waitFor();
     expect((await readNode(h, nodeId)).provisionState).toBe('purging');
     expect((await call(h, 'GET', `/v1/allocations?nodeId=${nodeId}&live=true`)).body.items).toEqual([]);
+    expect(b.blocked).toEqual([]);
+  });
+
+  it('blocks a node from the keyboard alone: the Actions menu, its confirmation page, back to the node', async () => {
+    await seedPool(h, { id: 'pool-keys-b', tenantId: 'acme' });
+    const nodeId = await seedNode(h, { poolId: 'pool-keys-b', tenantId: 'acme', hostname: 'gpu-kb-07' });
+    await allocate(h, nodeId, 'acme');
+    const page = b.page;
+    await signIn(page, h.operatorKey);
+    await page.goto(`${server.base}/console/nodes/${nodeId}`);
+    await page.getByRole('heading', { name: /gpu-kb-07/ }).waitFor();
+    const menu = page.locator('details.menu');
+    await menu.locator('summary').focus();
+    await page.keyboard.press('Enter');
+    expect(await menu.getAttribute('open')).toBe('');
+    await screenshot(page, 'console-node-actions');
+    // Tab through the menu to Block…, which opens its page: nothing is blocked yet.
+    const block = page.getByRole('link', { name: 'Block…' });
+    for (let tabs = 0; tabs < 12 && !(await block.evaluate((link) => link.matches(':focus'))); tabs++) {
+      await page.keyboard.press('Tab');
+    }
+    expect(await block.evaluate((link) => link.matches(':focus'))).toBe(true);
+    await page.keyboard.press('Enter');
+    await page.getByRole('heading', { name: 'Block gpu-kb-07?' }).waitFor();
+    await page.getByText('It holds 1 live allocation:').waitFor();
+    expect((await readNode(h, nodeId)).access).toBe('allowed');
+    await page.getByLabel('Reason').focus();
+    await page.keyboard.type('credential seen on a paste site');
+    await page.keyboard.press('Enter');
+    await page.getByText('gpu-kb-07 blocked.').waitFor();
+    expect((await readNode(h, nodeId)).access).toBe('blocked');
+    // Blocked, the header suggests the way back.
+    await page.getByRole('link', { name: 'Unblock…' }).first().waitFor();
+    expect(await eventsOf(h, nodeId, 'node.blocked')).toMatchObject([
+      { reason: 'credential seen on a paste site' },
+    ]);
     expect(b.blocked).toEqual([]);
   });
 
@@ -118,8 +163,10 @@ describe('the node page in a browser: controls and the danger zone', () => {
     await signIn(page, key.secret);
     await page.goto(`${server.base}/console/nodes/${nodeId}`);
     await page.getByRole('heading', { name: /gpu-tb-07/ }).waitFor();
-    await page.getByRole('button', { name: 'Cordon', exact: true }).waitFor();
+    await page.getByText('Actions', { exact: true }).click();
+    await page.getByRole('link', { name: 'Cordon…' }).waitFor();
     expect(await page.getByText('Danger zone').count()).toBe(0);
+    expect(await page.getByRole('link', { name: /Purge|Decommission|Delete/ }).count()).toBe(0);
     expect(await page.getByRole('button', { name: /Purge|Decommission|Delete/ }).count()).toBe(0);
     expect(b.blocked).toEqual([]);
   });

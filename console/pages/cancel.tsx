@@ -2,7 +2,7 @@ import type { Schemas } from '@drydock/client';
 import type { Child } from 'hono/jsx';
 import { Csrf, Layout } from '../layout';
 import { Progress } from '../progress';
-import { rollingOf, type Rolling } from '../rolling';
+import { rollingOf } from '../rolling';
 import type { Flash, Session } from '../sessions';
 import { StatusBadge } from '../badge';
 import { When } from '../time';
@@ -22,8 +22,6 @@ export interface CancelView {
   operation: Operation;
   /** The node it works on, as the key reads it; null when it has none or it could not be read. */
   node: Node | null;
-  /** A rolling maintenance's node maintenances (its confirmation names the nodes it reached). */
-  rolling?: Rolling;
   back: Back;
   /** The API refused the cancel just asked: its words, shown at the top; nothing changed. */
   refused?: string;
@@ -112,7 +110,7 @@ export function CancelPage(props: CancelView) {
         <>
           <h2>What the cancel does</h2>
           <ul class="confirm-says" data-puts-back={op.kind}>
-            <PutsBack operation={op} node={node} host={host ?? ''} rolling={props.rolling} />
+            <PutsBack operation={op} node={node} host={host ?? ''} />
           </ul>
           <p class="muted">Nothing changes until you confirm.</p>
           <form method="post" action={`/console/operations/${op.id}/cancel`} class="controls cancel-form">
@@ -137,12 +135,7 @@ export function CancelPage(props: CancelView) {
 }
 
 /** What a cancel of this kind puts back, and what it leaves as it is, in words (db/cancellation.ts). */
-function PutsBack(props: {
-  operation: Operation;
-  node: Node | null;
-  host: string;
-  rolling?: Rolling;
-}): Child {
+function PutsBack(props: { operation: Operation; node: Node | null; host: string }): Child {
   const { operation: op, node, host } = props;
   switch (op.kind) {
     case 'drain': {
@@ -254,12 +247,12 @@ function PutsBack(props: {
       );
     }
     case 'pool-maintenance':
-      return <RollingPutsBack operation={op} rolling={props.rolling} />;
+      return <RollingPutsBack operation={op} />;
   }
 }
 
 /** A rolling maintenance: no other node starts, the running ones finish or stop, nothing is put back. */
-function RollingPutsBack(props: { operation: Operation; rolling?: Rolling }) {
+function RollingPutsBack(props: { operation: Operation }) {
   const w = rollingOf(props.operation);
   const reached = w?.nodes.filter((n) => n.operationId) ?? [];
   const running = reached.filter((n) => n.status === 'running');

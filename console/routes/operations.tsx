@@ -174,16 +174,12 @@ async function nodeOf(api: ApiClient, nodeId: string): Promise<Schemas['Node'] |
   });
 }
 
-/** What a cancel confirmation needs besides the session: the node, and a rolling maintenance's nodes. */
+/** What a cancel confirmation needs besides the session: the operation and its node. */
 async function cancelViewOf(
   api: ApiClient,
   operation: Schemas['Operation'],
-): Promise<Pick<CancelView, 'operation' | 'node' | 'rolling'>> {
-  const [node, rolling] = await Promise.all([
-    operation.nodeId ? nodeOf(api, operation.nodeId) : null,
-    operation.kind === 'pool-maintenance' ? readRolling(api, operation) : undefined,
-  ]);
-  return { operation, node, rolling };
+): Promise<Pick<CancelView, 'operation' | 'node'>> {
+  return { operation, node: operation.nodeId ? await nodeOf(api, operation.nodeId) : null };
 }
 
 /**

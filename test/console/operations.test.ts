@@ -177,12 +177,27 @@ describe('cancelling an operation from its page', () => {
       tenantId: 'acme',
       hostname: 'ops-cancel-drain',
     });
-    await allocate(h, nodeId, 'acme');
+    const held = await allocate(h, nodeId, 'acme');
     const drain = (
       await call(h, 'POST', `/v1/nodes/${nodeId}/drain`, { body: { reason: 'psu', deadline: '2h' } })
     ).body.operation;
-    await operationWhen(h, drain.id, (op) => op.progress.phase === 'waiting');
+    const waiting = await operationWhen(h, drain.id, (op) => op.progress.phase === 'waiting');
     const browser = await signedIn(h.operatorKey);
+
+    // Its page draws its allocation against its deadline, with the same in words.
+    const page = await browser.get(`/console/operations/${drain.id}`);
+    const deadline = (waiting.progress.deadline as string).slice(11, 19);
+    expect(page.html).toContain(
+      `<title id="drain-${drain.id}-title">Drain ${drain.id}: its allocations against its deadline</title>`,
+    );
+    expect(page.html).toContain(`the deadline at ${deadline}; the table below has each allocation.</desc>`);
+    expect(page.html).toContain(`>deadline ${deadline.slice(0, 5)}</text>`);
+    expect(page.html).toContain('>now</text>');
+    expect(page.html).toMatch(
+      new RegExp(
+        `<tr data-allocation="${held}"><td><code>${held}</code></td><td>acme</td><td>held since [\\d:]+</td><td>released by force at the deadline ${deadline}</td></tr>`,
+      ),
+    );
 
     const confirm = await confirmationOf(browser, drain.id, 'drain');
     expect(confirm.html).toContain('<h1>Cancel drain <code>');

@@ -84,6 +84,27 @@ describe('rolling maintenance in the console', () => {
     const opPage = await op.get(`/console/operations/${id}`);
     expect(opPage.html.match(/data-node-row=/g)).toHaveLength(3);
     expect(opPage.html).not.toContain(`/console/operations/${id}/resume`);
+    // And as a Gantt: a row per node, a bar per step, its text alternative and its table in words.
+    expect(opPage.html).toContain(
+      `<title id="rolling-${id}-title">Rolling maintenance ${id}, node by node</title>`,
+    );
+    expect(opPage.html).toMatch(
+      new RegExp(`<desc id="rolling-${id}-desc">3 nodes from [\\d:]+ to [\\d:]+ UTC;`),
+    );
+    expect(opPage.html.match(/<g class="gantt-row" data-node=/g)).toHaveLength(3);
+    expect(opPage.html.match(/<rect data-step="(reboot|verify|uncordon)" data-state="done"/g)).toHaveLength(
+      9,
+    );
+    for (const nodeId of fleet.nodes) {
+      const { hostname } = await readNode(h, nodeId);
+      expect(opPage.html).toMatch(
+        new RegExp(
+          `<tr data-node="${nodeId}"><td><a href="/console/nodes/${nodeId}" title="${nodeId}">${hostname}</a></td><td>succeeded</td><td>reboot done [\\d:]+ → [\\d:]+; verify done [\\d:]+ → [\\d:]+; uncordon done`,
+        ),
+      );
+    }
+    // Over: no line at now.
+    expect(opPage.html).not.toContain('>now</text>');
   });
 
   it('pauses at maxFailures: Paused, the failure with its reason and output, cancel behind its confirmation, Resume (not without CSRF)', async () => {
@@ -121,6 +142,8 @@ describe('rolling maintenance in the console', () => {
     // Cancel: its page says what stays as it is; a POST that skipped it makes no call.
     const confirm = await op.get(`/console/operations/${id}/cancel?back=pool:${POOL}`);
     expect(confirm.html).toContain('stay cordoned');
+    expect(confirm.html).toContain('<select name="children">');
+    expect(confirm.html).toContain(`<a href="/console/pools/${POOL}">Back, without cancelling</a>`);
     expect(confirm.html).toContain((await readNode(h, first!)).hostname);
     const skipped = await op.post(`/console/operations/${id}/cancel`, { csrf: csrfOf(confirm), reason: 'x' });
     expect(skipped.location).toBe(`/console/operations/${id}/cancel`);

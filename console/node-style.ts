@@ -39,4 +39,6 @@ p.crumbs { margin: 0 0 .4rem; }
 form.confirm p.form-buttons { display: flex; flex-wrap: wrap; gap: .8rem; align-items: center; margin: 0; }
 div.problem { border-left: 3px solid var(--bad); padding: .1rem .8rem; margin: .6rem 0; }
 div.problem p { margin: .3rem 0; }
+/* a confirmation's button: its red on the page's own background (the system button grey in the dark scheme is too close to it) */
+button.danger { background: var(--bg); }
 `;

@@ -1,6 +1,7 @@
 import type { Page } from 'playwright-core';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { setNode } from '../support/builders';
+import { join } from '../support/agents';
 import { allocate, call, seedNode, seedPool } from '../support/fixtures';
 import { seriousViolations } from '../support/axe';
 import { screenshot, useBrowser } from '../support/browser';
@@ -40,6 +41,9 @@ beforeAll(async () => {
   expect(command.status).toBe(201);
   const token = await call(h, 'POST', '/v1/tokens', { body: { poolId: POOL, ttl: '24h', maxUses: 2 } });
   expect(token.status).toBe(201);
+  // A machine that joined without a token, asking for the pool: waiting for approval.
+  const pending = await join(h, { hostname: 'gpu-a11y-03', poolId: POOL });
+  expect(pending.status).toBe(201);
   pages = [
     ['fleet', '/console'],
     ['nodes', '/console/nodes'],
@@ -47,6 +51,12 @@ beforeAll(async () => {
     ['pool', `/console/pools/${POOL}`],
     ['node', `/console/nodes/${busy}`],
     ['lost node', `/console/nodes/${lost}`],
+    ['pending node', `/console/nodes/${pending.body.nodeId}`],
+    ['approve', `/console/nodes/${pending.body.nodeId}/approve`],
+    ['drain', `/console/nodes/${lost}/drain`],
+    ['block', `/console/nodes/${busy}/block`],
+    ['remediate', `/console/nodes/${busy}/remediate`],
+    ['purge', `/console/nodes/${busy}/purge`],
     ['operations', '/console/operations'],
     ['operation', `/console/operations/${drain.body.operation.id}`],
     ['cancel', `/console/operations/${drain.body.operation.id}/cancel`],
@@ -106,7 +116,13 @@ describe('the console for every operator: axe-core, dark mode, keyboard, phone w
       for (const [name, path] of pages) {
         await open(page, path);
         found.push(...(await findings(page, name)));
-        if (name === 'node') await screenshot(page, `console-node-${scheme}`);
+        if (name === 'node') {
+          await screenshot(page, `console-node-${scheme}`);
+          // Its Actions menu, open: what it shows is checked too.
+          await page.locator('details.menu summary').click();
+          await page.locator('details.menu[open] li').first().waitFor();
+          found.push(...(await findings(page, 'node, Actions open')));
+        }
       }
       expect(found).toEqual([]);
       expect(b.blocked).toEqual([]);

@@ -63,6 +63,8 @@ export function ActionPage(props: ActionPageProps) {
         <Csrf session={session} />
         <input type="hidden" name="version" value={String(node.version)} />
         {!confirmation.optional && <input type="hidden" name="confirm" value="yes" />}
+        {/* Back to this node afterwards, not to the overview the one-click forms return to. */}
+        {(control === 'approve' || control === 'reject') && <input type="hidden" name="back" value="node" />}
         <Fields {...props} />
         <label>
           Reason

@@ -273,5 +273,7 @@ async function runControl(c: Ctx, control: string, chosen: ConsoleControl) {
     // A key the control is not offered to has no confirmation page to go back to.
     if (chosen.confirm?.refusalBack && error.status !== 403) return c.redirect(confirmPath, 303);
   }
-  return c.redirect(chosen.back === 'node' ? `${CONSOLE_PATH}/nodes/${id}` : CONSOLE_PATH, 303);
+  // Asked from the node's own pages (`back=node`), an approval or a rejection goes back there.
+  const toNode = chosen.back === 'node' || field(form, 'back') === 'node';
+  return c.redirect(toNode ? `${CONSOLE_PATH}/nodes/${id}` : CONSOLE_PATH, 303);
 }

@@ -152,8 +152,11 @@ describe('approving a pending node from its page', () => {
       poolId: 'pool-asked',
       reason: 'racked',
     });
-    expect(done.location).toBe('/console');
-    expect(flashOf(await browser.get('/console'))).toEqual(['ok', 'gpu-asks-1 approved.']);
+    // Back to the node's page, which now shows it in the pool.
+    expect(done.location).toBe(`/console/nodes/${nodeId}`);
+    const shown = await browser.get(done.location!);
+    expect(flashOf(shown)).toEqual(['ok', 'gpu-asks-1 approved.']);
+    expect(shown.html).toContain('<a href="/console/pools/pool-asked">pool-asked</a>');
     const node = await nodeOf(nodeId);
     expect(node.provisionState).not.toBe('pending');
     expect(node.poolId).toBe('pool-asked');

@@ -82,6 +82,14 @@
     }
   }
 
+  /** Keeps open in `to` each menu (`<details>`) the user opened in `from`, matched by its place. */
+  function keepOpen(from, to) {
+    const opened = [...from.querySelectorAll('details')].map((details) => details.open);
+    [...to.querySelectorAll('details')].forEach((details, i) => {
+      if (opened[i]) details.open = true;
+    });
+  }
+
   /** Each region's markup as the server last rendered it, by id. */
   const rendered = new Map(
     [...document.querySelectorAll('[data-live][id]')].map((region) => [region.id, region.outerHTML]),
@@ -101,6 +109,7 @@
       if (!twin || rendered.get(region.id) === twin.outerHTML || typingIn(region)) continue;
       rendered.set(region.id, twin.outerHTML);
       keepTyped(region, twin);
+      keepOpen(region, twin);
       region.replaceWith(document.adoptNode(twin));
     }
   }

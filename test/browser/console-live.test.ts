@@ -56,6 +56,10 @@ describe('live updates of the node page, in a browser', () => {
       has: page.getByRole('button', { name: 'Set label' }),
     });
     await labelForm.getByPlaceholder('key', { exact: true }).fill('half-typed');
+    // The Actions menu, opened, stays open through the updates of its region.
+    const menu = page.locator('#live-controls details.menu');
+    await menu.locator('summary').click();
+    expect(await menu.getByRole('link', { name: 'Drain…' }).count()).toBe(0);
     await page.locator('h1').click();
 
     expect((await call(h, 'POST', `/v1/allocations/${allocations[0]}/release`)).status).toBe(200);
@@ -78,6 +82,9 @@ describe('live updates of the node page, in a browser', () => {
       'same document',
     );
     expect(await labelForm.getByPlaceholder('key', { exact: true }).inputValue()).toBe('half-typed');
+    // Drained, the menu offers a drain again, and is still open.
+    await menu.getByRole('link', { name: 'Drain…' }).waitFor(LIVE);
+    expect(await menu.getAttribute('open')).toBe('');
     expect(await status.textContent()).toBe('live');
     await page.locator('#live-allocations').getByText('No live allocations.').waitFor(LIVE);
     const node = (await call(h, 'GET', `/v1/nodes/${nodeId}`)).body;

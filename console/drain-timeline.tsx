@@ -152,7 +152,13 @@ export function DrainTimeline(props: { operation: Operation; allocations: NodeAl
               stroke={DEADLINE_COLOUR}
               stroke-width="2"
             />
-            <text x={x(deadline) + 3} y={TOP - 6} fill="currentColor">
+            {/* Its words on the line's right, or on its left near the drawing's right edge. */}
+            <text
+              x={x(deadline) + (x(deadline) > WIDTH - 100 ? -3 : 3)}
+              y={TOP - 6}
+              text-anchor={x(deadline) > WIDTH - 100 ? 'end' : 'start'}
+              fill="currentColor"
+            >
               {`deadline ${utcClock(iso(deadline)).slice(0, 5)}`}
             </text>
           </g>

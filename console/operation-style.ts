@@ -9,10 +9,12 @@ export const OPERATION_STYLESHEET = `
 /* the list: ids and hostnames whole, an actor wrapping in its own column, a reason cut to one line */
 table.operations td { vertical-align: middle; padding: .2rem .5rem; }
 .operation-list table.operations td code, .operation-list table.operations td a { overflow-wrap: normal; white-space: nowrap; }
+table.operations td:first-child code { font-size: .8rem; }
 table.operations td.kind, table.operations td.on, table.operations td.when { white-space: nowrap; }
-table.operations td.actor { min-width: 8rem; max-width: 14rem; overflow-wrap: anywhere; }
-table.operations td.reason { max-width: 18rem; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
-table.operations code.workflow-id { font-size: .8rem; }
+table.operations td.actor { min-width: 11rem; max-width: 16rem; overflow-wrap: anywhere; }
+table.operations td.reason { max-width: 13rem; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
+/* without a Temporal UI to link to, the workflow id is cut short too (whole on hover) */
+.operation-list table.operations code.workflow-id { display: inline-block; max-width: 7rem; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; vertical-align: bottom; font-size: .8rem; }
 dd.actor { overflow-wrap: anywhere; }
 /* a cancel's confirmation */
 ul.confirm-says { margin: .4rem 0 .8rem; padding-left: 1.2rem; max-width: 60rem; }

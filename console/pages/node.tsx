@@ -628,6 +628,15 @@ function Operations(props: {
               <p class="muted op-meta">
                 asked by {op.actor} <When at={op.createdAt} />
                 {op.reason ? ` · “${op.reason}”` : ''}
+                {op.parentOperationId && (
+                  <>
+                    {' '}
+                    · part of{' '}
+                    <a href={`/console/operations/${op.parentOperationId}`}>
+                      <code>{op.parentOperationId}</code>
+                    </a>
+                  </>
+                )}
                 {op.completedAt && (
                   <>
                     {' '}

@@ -138,6 +138,25 @@ describe('node page controls', () => {
     expect(page.html).not.toContain('drain requested');
   });
 
+  it('a node drain of a pool drain names the pool drain it is part of, linked', async () => {
+    await seedPool(h, { id: 'pool-part-of', tenantId: 'acme' });
+    const nodeId = await seedNode(h, { poolId: 'pool-part-of', tenantId: 'acme', hostname: 'gpu-po-1' });
+    const poolDrain = await call(h, 'POST', '/v1/pools/pool-part-of/drain', {
+      body: { reason: 'rack move' },
+    });
+    expect(poolDrain.status).toBe(202);
+    const parent = poolDrain.body.operation.id as string;
+    const drain = await eventually(async () => {
+      const [op] = (await call(h, 'GET', `/v1/operations?nodeId=${nodeId}&kind=drain`)).body.items;
+      return op;
+    });
+    const browser = new Browser(server.base);
+    await browser.signIn(h.operatorKey);
+    const entry = entryOf(await browser.get(`/console/nodes/${nodeId}`), drain.id);
+    expect(entry).toContain(`part of <a href="/console/operations/${parent}"><code>${parent}</code></a>`);
+    await call(h, 'DELETE', `/v1/operations/${parent}`, { body: { children: 'cancel' } });
+  });
+
   it('label and taint: set and remove operator labels and taints, one event each; inventory labels stay read-only', async () => {
     await seedPool(h, { id: 'pool-lt' });
     const nodeId = await seedNode(h, { poolId: 'pool-lt', labels: { rack: 'b7' } });

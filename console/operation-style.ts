@@ -19,6 +19,7 @@ dd.actor { overflow-wrap: anywhere; }
 /* a cancel's confirmation */
 ul.confirm-says { margin: .4rem 0 .8rem; padding-left: 1.2rem; max-width: 60rem; }
 ul.confirm-says li { margin: .25rem 0; }
+form.cancel-form { align-items: end; }
 .cancel-form label { display: flex; flex-direction: column; font-size: .85rem; color: var(--muted); }
 .cancel-refusal { border-left: 3px solid var(--warn); padding: .3rem .6rem; }
 /* the pictures */

@@ -23,7 +23,8 @@ const PHASE_COLOURS: Record<Phase, string> = {
   run: '#0f766e',
   reboot: '#b45309',
   verify: '#7c3aed',
-  uncordon: '#15803d',
+  // Olive, not the run step's teal: the two often stand side by side.
+  uncordon: '#65a30d',
   failed: '#b91c1c',
   cancelled: '#6b7280',
 };

@@ -107,6 +107,7 @@ describe('the operations pages in a browser', () => {
     await page.keyboard.press('Enter');
     await page.getByRole('heading', { name: `Cancel drain ${drain.id}` }).waitFor();
     await page.getByText('Draining comes off gpu-keys-01').waitFor();
+    await screenshot(page, 'console-cancel-drain');
     expect((await call(h, 'GET', `/v1/operations/${drain.id}`)).body.status).toBe('running');
     await page.getByLabel('reason').fill('wrong rack');
     await page.keyboard.press('Tab');

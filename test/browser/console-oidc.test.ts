@@ -87,12 +87,13 @@ describe('console sign-in at an OpenID provider, in a browser', () => {
     expect(cookies.map((cookie) => cookie.name)).toEqual(['drydock_session']);
     expect(cookies[0]).toMatchObject({ httpOnly: true, sameSite: 'Strict', path: '/console' });
 
+    // Cordon's page, from the node page's Actions menu.
     await page.goto(`${server.base}/console/nodes/${nodeId}`);
-    const cordonForm = page.locator('form', {
-      has: page.getByRole('button', { name: 'Cordon', exact: true }),
-    });
-    await cordonForm.getByPlaceholder('reason (optional)').fill('fan swap');
-    await cordonForm.getByRole('button').click();
+    await page.getByText('Actions', { exact: true }).click();
+    await page.getByRole('link', { name: 'Cordon…' }).click();
+    const cordonForm = page.locator('form.confirm');
+    await cordonForm.getByLabel('Reason').fill('fan swap');
+    await cordonForm.getByRole('button', { name: /^Cordon / }).click();
     await page.getByText('gpu-oidc-01 cordoned.').waitFor();
     await screenshot(page, 'console-oidc-node');
     expect(await eventsOf(h, nodeId, 'node.cordoned')).toMatchObject([
@@ -247,9 +248,8 @@ describe('console sign-in at an OpenID provider, in a browser', () => {
     await page.goto(`${server.base}/console/nodes/${nodeId}`);
     await signInAt(page, 'alice@example.com');
     await page.getByRole('heading', { name: /gpu-csrf-oidc/ }).waitFor();
-    const cordonForm = page.locator('form', {
-      has: page.getByRole('button', { name: 'Cordon', exact: true }),
-    });
+    await page.goto(`${server.base}/console/nodes/${nodeId}/cordon`);
+    const cordonForm = page.locator('form.confirm');
     await cordonForm.locator('input[name="csrf"]').evaluate((input) => input.remove());
     await cordonForm.getByRole('button').click();
     await page.getByText("This form's CSRF token is missing or wrong: nothing was changed.").waitFor();

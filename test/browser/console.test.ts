@@ -45,11 +45,12 @@ describe('the console in a browser, with the outside network cut', () => {
     const cordon = page.locator('[data-axis="cordon"] .value');
     expect(await cordon.textContent()).toBe('not cordoned');
 
-    const cordonForm = page.locator('form', {
-      has: page.getByRole('button', { name: 'Cordon', exact: true }),
-    });
-    await cordonForm.getByPlaceholder('reason (optional)').fill('swap a fan');
-    await cordonForm.getByRole('button').click();
+    // Cordon, from the Actions menu: its page says what it does, its form asks a reason.
+    await page.getByText('Actions', { exact: true }).click();
+    await page.getByRole('link', { name: 'Cordon…' }).click();
+    await page.getByRole('heading', { name: 'Cordon gpu-b7-03' }).waitFor();
+    await page.getByLabel('Reason').fill('swap a fan');
+    await page.getByRole('button', { name: 'Cordon gpu-b7-03' }).click();
     await page.getByText('gpu-b7-03 cordoned.').waitFor();
     expect(await cordon.textContent()).toBe('cordoned');
     expect(await page.getByRole('button', { name: 'Uncordon' }).count()).toBe(1);
@@ -69,10 +70,8 @@ describe('the console in a browser, with the outside network cut', () => {
     const nodeId = await seedNode(h, { poolId: 'pool-csrf', hostname: 'gpu-csrf-1' });
     const page = b.page;
     await signIn(page, h.operatorKey);
-    await page.goto(`${server.base}/console/nodes/${nodeId}`);
-    const cordonForm = page.locator('form', {
-      has: page.getByRole('button', { name: 'Cordon', exact: true }),
-    });
+    await page.goto(`${server.base}/console/nodes/${nodeId}/cordon`);
+    const cordonForm = page.locator('form.confirm');
     // A page of another site cannot read the token; without it the form is what a forgery sends.
     await cordonForm.locator('input[name="csrf"]').evaluate((input) => input.remove());
     await cordonForm.getByRole('button').click();

@@ -208,7 +208,7 @@ export const queryInteger = (min: number, max: number, fallback: number) =>
 export const limit = (max: number, fallback: number) => queryInteger(1, max, fallback);
 
 /** The opaque cursor a listing handed out (base64url). */
-export const cursor = z.string().regex(/^[A-Za-z0-9_-]{1,200}$/, 'cursor is one a listing handed out');
+export const cursor = z.string().regex(/^[A-Za-z0-9_-]{1,1000}$/, 'cursor is one a listing handed out');
 /**
  * Event types or prefixes of them (`node.`, `node.drain`, `node.drained`), up to 10 separated by
  * commas (`node.,allocation.end-requested`), as both feeds filter by: an event of any of them.

@@ -124,7 +124,13 @@ describe('the examples of the OpenAPI document', () => {
     expect(cordoned.body).toMatchObject({ cordoned: true, version: tainted.body.version + 1 });
     expect((await recordCall('getNode', 'GET', `/v1/nodes/${nodeId}`)).body).toEqual(cordoned.body);
     const listed = await recordCall('listNodes', 'GET', '/v1/nodes?poolId=pool-h100-east');
-    expect(listed.body).toEqual({ items: [cordoned.body], nextCursor: null });
+    expect(listed.body).toEqual({ items: [cordoned.body], nextCursor: null, prevCursor: null });
+    const summary = await recordCall('summarizeNodes', 'GET', '/v1/nodes/summary?poolId=pool-h100-east');
+    expect(summary.body).toMatchObject({
+      total: 1,
+      counts: { alive: 1, cordoned: 1 },
+      groups: [{ nodes: [{ id: nodeId, state: 'cordoned' }] }],
+    });
 
     // The error envelope: a stale version (nothing changes), an unknown node, a bad body.
     const stale = await call(h, 'POST', `/v1/nodes/${nodeId}/uncordon`, { body: { version: 1 } });

@@ -1,13 +1,14 @@
-import type { Schemas } from '@drydock/client';
+import type { Answer, Schemas } from '@drydock/client';
 import { ACCESS, isDraining, LIVENESS, PROVISION_STATES } from '../../domain/node';
 import { AccessBadge, CordonBadge, DrainingBadge, LivenessBadge, MaintenanceBadge } from '../badge';
 import { Layout } from '../layout';
 import { LiveRegion } from '../live';
-import { gpuOf, sortParam, type NodeSort, type SortKey } from '../node-sort';
+import { nodeOrderOf, type NodeSortKey } from '../../domain/node-order';
 import type { Flash, Session } from '../sessions';
 import { When } from '../time';
 
 type Node = Schemas['Node'];
+type NodePage = Answer<'get', '/v1/nodes'>;
 
 /** The `GET /v1/nodes` filters the node list offers, as the page's own query carries them. */
 export const NODE_LIST_FILTERS = [
@@ -28,28 +29,41 @@ export type NodeListFilters = Partial<Record<(typeof NODE_LIST_FILTERS)[number],
 /** How many nodes a page of the list shows. */
 export const NODES_PER_PAGE = 50;
 
+/** The list's order unless the page's `sort` names another: by hostname, as people read them. */
+export const DEFAULT_SORT = 'hostname';
+
+/** A node's GPUs as its inventory labels say them: `H100 × 8`; empty when it has none. */
+function gpuOf(node: Node): string {
+  const label = (key: string) => node.labels.find((l) => l.key === key)?.value;
+  const model = label('gpu.model');
+  const count = label('gpu.count');
+  if (!model) return '';
+  return count ? `${model} × ${count}` : model;
+}
+
 export interface NodeListView {
   session: Session;
   flash?: Flash;
   filters: NodeListFilters;
-  sort: NodeSort;
-  /** The page's nodes (page counts from 1) of `total` that match, or why the query was refused. */
-  nodes: { items: Node[]; page: number; total: number } | { problem: string };
+  /** The order, as `GET /v1/nodes` takes it (`hostname`, `-lastSeenAt`). */
+  sort: string;
+  /** A page of the nodes that match, with the cursors of the pages beside it, or why the query was refused. */
+  nodes: NodePage | { problem: string };
   pools: string[];
 }
 
-const COLUMNS: { title: string; sort?: SortKey }[] = [
+const COLUMNS: { title: string; sort?: NodeSortKey }[] = [
   { title: 'Hostname', sort: 'hostname' },
-  { title: 'Pool', sort: 'pool' },
-  { title: 'State', sort: 'state' },
+  { title: 'Pool', sort: 'poolId' },
+  { title: 'State', sort: 'provisionState' },
   { title: 'Access', sort: 'access' },
   { title: 'Cordoned', sort: 'cordoned' },
-  { title: 'Draining', sort: 'draining' },
+  { title: 'Draining' },
   { title: 'Maintenance', sort: 'maintenance' },
   { title: 'Liveness', sort: 'liveness' },
-  { title: 'GPU', sort: 'gpu' },
+  { title: 'GPU', sort: 'label:gpu.model' },
   { title: 'NoSchedule' },
-  { title: 'Last seen', sort: 'lastSeen' },
+  { title: 'Last seen', sort: 'lastSeenAt' },
 ];
 
 /** The node list: the API's filters, sorted by a column, 50 a page, following the event feed. */
@@ -72,27 +86,36 @@ export function NodeListPage(view: NodeListView) {
   );
 }
 
-/** The list's own address with these filters, this order and this page. */
-function listUrl(filters: NodeListFilters, sort: NodeSort, page = 1): string {
+/** The list's own address with these filters, this order, and a page (after or before a cursor). */
+function listUrl(
+  filters: NodeListFilters,
+  sort: string,
+  page: { cursor?: string; before?: string } = {},
+): string {
   const query = new URLSearchParams(filters);
-  if (sortParam(sort) !== 'hostname') query.set('sort', sortParam(sort));
-  if (page > 1) query.set('page', String(page));
+  if (sort !== DEFAULT_SORT) query.set('sort', sort);
+  if (page.cursor) query.set('cursor', page.cursor);
+  if (page.before) query.set('before', page.before);
   const text = query.toString();
   return text ? `/console/nodes?${text}` : '/console/nodes';
 }
 
-function NodeTable(props: { view: NodeListView; nodes: { items: Node[]; page: number; total: number } }) {
+/** The order in words: "by hostname", "by lastSeenAt, descending". */
+function orderInWords(sort: string): string {
+  const order = nodeOrderOf(sort);
+  return `by ${order.key.replace(/^label:/, '')}${order.descending ? ', descending' : ''}`;
+}
+
+function NodeTable(props: { view: NodeListView; nodes: NodePage }) {
   const { filters, sort } = props.view;
-  const { items, page, total } = props.nodes;
-  if (total === 0) return <Empty filters={filters} />;
-  const pages = Math.ceil(total / NODES_PER_PAGE);
-  const first = (page - 1) * NODES_PER_PAGE + 1;
+  const { items, nextCursor, prevCursor } = props.nodes;
+  if (items.length === 0 && !prevCursor) return <Empty filters={filters} />;
   return (
     <>
       <p class="muted">
         {items.length === 0
-          ? `Page ${page} is past the end: ${total} nodes match, ${pages} page${pages === 1 ? '' : 's'}.`
-          : `Nodes ${first}–${first + items.length - 1} of ${total}, by ${sort.key}${sort.descending ? ' (descending)' : ''}.`}
+          ? 'No more nodes past this page.'
+          : `${items.length} node${items.length === 1 ? '' : 's'}${prevCursor || nextCursor ? ' on this page' : ''}, ${orderInWords(sort)}.`}
       </p>
       <div class="table-box">
         <table class="node-list">
@@ -133,28 +156,26 @@ function NodeTable(props: { view: NodeListView; nodes: { items: Node[]; page: nu
         </table>
       </div>
       <nav class="paging" aria-label="Pages">
-        {page > 1 && <a href={listUrl(filters, sort, Math.min(page - 1, pages))}>Previous page</a>}
-        {page < pages && <a href={listUrl(filters, sort, page + 1)}>Next page</a>}
+        {prevCursor && <a href={listUrl(filters, sort)}>First page</a>}
+        {prevCursor && <a href={listUrl(filters, sort, { before: prevCursor })}>Previous page</a>}
+        {nextCursor && <a href={listUrl(filters, sort, { cursor: nextCursor })}>Next page</a>}
       </nav>
     </>
   );
 }
 
 /** A column's header: a link that sorts by it, ascending, or descending when it already is. */
-function SortableHeader(props: {
-  column: (typeof COLUMNS)[number];
-  filters: NodeListFilters;
-  sort: NodeSort;
-}) {
+function SortableHeader(props: { column: (typeof COLUMNS)[number]; filters: NodeListFilters; sort: string }) {
   const { column, sort } = props;
   if (!column.sort) return <th scope="col">{column.title}</th>;
-  const current = sort.key === column.sort;
-  const next: NodeSort = { key: column.sort, descending: current && !sort.descending };
+  const order = nodeOrderOf(sort);
+  const current = order.key === column.sort;
+  const next = current && !order.descending ? `-${column.sort}` : column.sort;
   return (
-    <th scope="col" aria-sort={current ? (sort.descending ? 'descending' : 'ascending') : undefined}>
+    <th scope="col" aria-sort={current ? (order.descending ? 'descending' : 'ascending') : undefined}>
       <a href={listUrl(props.filters, next)}>
         {column.title}
-        {current && <span aria-hidden="true">{sort.descending ? ' ▼' : ' ▲'}</span>}
+        {current && <span aria-hidden="true">{order.descending ? ' ▼' : ' ▲'}</span>}
       </a>
     </th>
   );
@@ -177,7 +198,7 @@ function Empty(props: { filters: NodeListFilters }) {
   );
 }
 
-function Filters(props: { filters: NodeListFilters; sort: NodeSort; pools: string[] }) {
+function Filters(props: { filters: NodeListFilters; sort: string; pools: string[] }) {
   const f = props.filters;
   const choice = (name: keyof NodeListFilters, title: string, values: readonly string[]) => (
     <label>
@@ -225,9 +246,7 @@ function Filters(props: { filters: NodeListFilters; sort: NodeSort; pools: strin
           size={16}
         />
       </label>
-      {sortParam(props.sort) !== 'hostname' && (
-        <input type="hidden" name="sort" value={sortParam(props.sort)} />
-      )}
+      {props.sort !== DEFAULT_SORT && <input type="hidden" name="sort" value={props.sort} />}
       <button type="submit">Filter</button>
     </form>
   );

@@ -4,19 +4,23 @@ import { CapacityBars } from '../capacity-bars';
 import type { PoolWithCapacity } from '../context';
 import { Csrf, Layout, Table } from '../layout';
 import { LiveRegion } from '../live';
-import { STATE_COUNTS } from '../node-states';
+import { NODE_COUNTS } from '../../domain/node-state';
+import { COUNT_WORDS } from '../node-states';
 import { RackMap } from '../rack-map';
 import type { Flash, Session } from '../sessions';
 import { When } from '../time';
 
 type Node = Schemas['Node'];
 type Operation = Schemas['Operation'];
+type Summary = Schemas['NodeSummary'];
 
 export interface OverviewView {
   session: Session;
   flash?: Flash;
-  /** Every node the key sees. */
-  nodes: Node[];
+  /** The nodes the key sees, counted and grouped by the rack map's label (or by rack when refused). */
+  summary: Summary;
+  /** The nodes waiting for approval (a page of them). */
+  pending: Node[];
   pools: PoolWithCapacity[];
   /** The pending and running operations, oldest first; `more` when not all were read. */
   operations: { items: Operation[]; more: boolean };
@@ -26,15 +30,14 @@ export interface OverviewView {
 
 /** The landing page: the fleet at a glance. */
 export function OverviewPage(view: OverviewView) {
-  const { nodes, groupBy } = view;
-  const hostnames = new Map(nodes.map((node) => [node.id, node.hostname]));
-  const pending = nodes.filter((node) => node.provisionState === 'pending');
+  const { summary, groupBy } = view;
+  const hostnames = new Map(summary.groups.flatMap((g) => g.nodes.map((node) => [node.id, node.hostname])));
   return (
     <Layout title="Fleet overview" session={view.session} flash={view.flash} watch={{}}>
       <h1>Fleet overview</h1>
       <LiveRegion id="counts">
         <h2>Nodes by state</h2>
-        <StateCounts nodes={nodes} />
+        <StateCounts counts={summary.counts} />
       </LiveRegion>
       <LiveRegion id="capacity">
         <h2>Capacity per pool</h2>
@@ -47,7 +50,7 @@ export function OverviewPage(view: OverviewView) {
       <LiveRegion id="rack-map">
         <h2>Rack map</h2>
         {typeof groupBy === 'string' ? (
-          <RackMap nodes={nodes} groupBy={groupBy} labelKeys={labelKeysOf(nodes)} />
+          <RackMap summary={summary} />
         ) : (
           <p class="flash error" role="alert">
             {groupBy.problem}
@@ -56,20 +59,20 @@ export function OverviewPage(view: OverviewView) {
       </LiveRegion>
       <LiveRegion id="pending">
         <h2>Waiting for approval</h2>
-        <Pending nodes={pending} session={view.session} pools={view.pools.map((p) => p.pool.id)} />
+        <Pending nodes={view.pending} session={view.session} pools={view.pools.map((p) => p.pool.id)} />
       </LiveRegion>
     </Layout>
   );
 }
 
 /** Each state's count, linked to the node list filtered to it. */
-function StateCounts(props: { nodes: Node[] }) {
+function StateCounts(props: { counts: Summary['counts'] }) {
   return (
     <ul class="state-counts">
-      {STATE_COUNTS.map(({ name, filter, has }) => (
+      {NODE_COUNTS.map(({ name, filter }) => (
         <li>
           <a href={`/console/nodes?${new URLSearchParams(filter)}`}>
-            <span class="count">{props.nodes.filter(has).length}</span> {name}
+            <span class="count">{props.counts[name]}</span> {COUNT_WORDS[name]}
           </a>
         </li>
       ))}
@@ -126,24 +129,18 @@ function Target(props: { op: Operation; hostnames: Map<string, string> }) {
   return <span class="muted">—</span>;
 }
 
-/** Every label key the nodes carry, in order: the rack map's choices of grouping. */
-function labelKeysOf(nodes: Node[]): string[] {
-  const keys = new Set<string>();
-  for (const node of nodes) for (const label of node.labels) keys.add(label.key);
-  return [...keys].sort();
-}
-
 /** The nodes waiting for approval; operators approve (into a pool, when the node has none) or reject. */
 function Pending(props: { nodes: Node[]; session: Session; pools: string[] }) {
   const operator = props.session.caller.kind === 'operator';
   return (
     <Table
-      columns={['Hostname', 'Node', 'Joined', 'Decision']}
+      columns={['Hostname', 'Node', 'Joined', 'Asks for', 'Decision']}
       items={props.nodes}
       row={(node) => [
         node.hostname,
         <code>{node.id}</code>,
         <When at={node.createdAt} />,
+        node.requestedPoolId ?? <span class="muted">no pool</span>,
         operator ? (
           <Decision node={node} session={props.session} pools={props.pools} />
         ) : (
@@ -165,7 +162,9 @@ function Decision(props: { node: Node; session: Session; pools: string[] }) {
         {!node.poolId && (
           <select name="poolId" required aria-label={`Pool for ${node.hostname}`}>
             {props.pools.map((id) => (
-              <option value={id}>{id}</option>
+              <option value={id} selected={id === node.requestedPoolId}>
+                {id}
+              </option>
             ))}
           </select>
         )}

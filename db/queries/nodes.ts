@@ -1,8 +1,9 @@
-import { and, arrayContains, asc, eq, gt, ilike, inArray, isNull, sql, type SQL } from 'drizzle-orm';
+import { and, arrayContains, asc, desc, eq, ilike, inArray, isNull, sql, type SQL } from 'drizzle-orm';
 import type { NodeState } from '../../domain/controls';
 import { DrydockError } from '../../domain/errors';
 import type { Label } from '../../domain/labels';
 import type { Access, Liveness, ProvisionState } from '../../domain/node';
+import type { NodeOrder, NodeSortKey } from '../../domain/node-order';
 import { requireOwner, type Principal } from '../../domain/principal';
 import type { Selector } from '../../domain/selector';
 import type { DbOrTx } from '../client';
@@ -123,14 +124,83 @@ export interface NodeFilter {
   /** Nodes whose hostname contains this, in any case. */
   hostname?: string;
   includeDeleted?: boolean;
-  /** The last id of the page before. */
-  after?: string;
+  /** The order (default: by id). */
+  order?: NodeOrder;
+  /** Where the page starts: after the node with this key, or (`before`) the page ending before it. */
+  from?: { key: NodeKey; before: boolean };
   limit: number;
 }
 
-/** The nodes the principal sees that match, by id. */
-export async function listNodes(db: DbOrTx, principal: Principal, q: NodeFilter): Promise<NodeRow[]> {
-  const filters: (SQL | undefined)[] = [
+/** A node's place in an order: its value of the order's field (as text), then its id. */
+export interface NodeKey {
+  value: string;
+  id: string;
+}
+
+/**
+ * Each order's field as SQL, and the type its key's value is read back as. Names compare in the
+ * "natural" collation (migration 0025: `gpu-2` before `gpu-10`); a node with no pool, or never
+ * seen, sorts first.
+ */
+const ORDER_FIELDS: Record<
+  Exclude<NodeSortKey, `label:${string}`> | 'id',
+  { field: SQL; type: 'text' | 'boolean' | 'timestamptz' }
+> = {
+  id: { field: sql`${nodes.id}`, type: 'text' },
+  hostname: { field: sql`${nodes.hostname} collate "natural"`, type: 'text' },
+  poolId: { field: sql`coalesce(${nodes.poolId}, '') collate "natural"`, type: 'text' },
+  provisionState: { field: sql`${nodes.provisionState}`, type: 'text' },
+  access: { field: sql`${nodes.access}`, type: 'text' },
+  cordoned: { field: sql`${nodes.cordoned}`, type: 'boolean' },
+  maintenance: { field: sql`${nodes.maintenance}`, type: 'boolean' },
+  liveness: { field: sql`${nodes.liveness}`, type: 'text' },
+  lastSeenAt: { field: sql`coalesce(${nodes.lastSeenAt}, '-infinity')`, type: 'timestamptz' },
+};
+
+/** An order's field: one of `ORDER_FIELDS`, or a node's value of a label (none: the empty text). */
+function orderField(key: NodeSortKey | 'id'): { field: SQL; type: 'text' | 'boolean' | 'timestamptz' } {
+  if (!key.startsWith('label:')) return ORDER_FIELDS[key as keyof typeof ORDER_FIELDS];
+  const label = key.slice('label:'.length);
+  return {
+    field: sql`coalesce((select ${nodeLabels.value} from ${nodeLabels} where ${nodeLabels.nodeId} = ${nodes.id} and ${nodeLabels.key} = ${label}), '') collate "natural"`,
+    type: 'text',
+  };
+}
+
+/**
+ * A page of the nodes the principal sees that match, in the order asked (ties by id), each with
+ * its key for the cursors: from the start, after a key, or the page before a key (read in the
+ * other direction, then turned round).
+ */
+export async function listNodes(
+  db: DbOrTx,
+  principal: Principal,
+  q: NodeFilter,
+): Promise<{ node: NodeRow; key: NodeKey }[]> {
+  const { field, type } = orderField(q.order?.key ?? 'id');
+  const backward = q.from?.before ?? false;
+  const descending = (q.order?.descending ?? false) !== backward;
+  // The key's value goes as text and Postgres reads it as the field's type: the driver would
+  // otherwise convert it on its own (a time to milliseconds, any string to a boolean).
+  const from = q.from
+    ? sql`(${field}, ${nodes.id}) ${sql.raw(descending ? '<' : '>')} (cast(${q.from.key.value}::text as ${sql.raw(type)}), ${q.from.key.id})`
+    : undefined;
+  const rows = await db
+    .select({ node: nodes, value: sql<string>`(${field})::text` })
+    .from(nodes)
+    .where(and(...nodeFilters(principal, q), from))
+    .orderBy(...(descending ? [desc(field), desc(nodes.id)] : [asc(field), asc(nodes.id)]))
+    .limit(q.limit);
+  const keyed = rows.map(({ node, value }) => ({ node, key: { value, id: node.id } }));
+  return backward ? keyed.reverse() : keyed;
+}
+
+/** The conditions of a filter, the principal's sight first. */
+export function nodeFilters(
+  principal: Principal,
+  q: Omit<NodeFilter, 'order' | 'from' | 'limit'>,
+): (SQL | undefined)[] {
+  return [
     visibleTo(principal),
     q.includeDeleted ? undefined : isNull(nodes.deletedAt),
     q.tenantId ? eq(nodes.tenantId, q.tenantId) : undefined,
@@ -144,14 +214,7 @@ export async function listNodes(db: DbOrTx, principal: Principal, q: NodeFilter)
     q.liveness ? eq(nodes.liveness, q.liveness) : undefined,
     ...carriesLabels(q.selector ?? {}),
     q.hostname ? ilike(nodes.hostname, `%${q.hostname.replace(/[\\%_]/g, '\\$&')}%`) : undefined,
-    q.after ? gt(nodes.id, q.after) : undefined,
   ];
-  return db
-    .select()
-    .from(nodes)
-    .where(and(...filters))
-    .orderBy(asc(nodes.id))
-    .limit(q.limit);
 }
 
 /** One condition per label of `selector`: the node carries that label with that value. */
@@ -174,11 +237,18 @@ export async function nodeViews(db: DbOrTx, rows: NodeRow[]): Promise<NodeView[]
       .where(inArray(schedulerViews.nodeId, ids))
       .orderBy(asc(schedulerViews.source)),
   ]);
-  return rows.map((n) =>
-    nodeView(
-      n,
-      labels.filter((l) => l.nodeId === n.id),
-      schedulers.filter((v) => v.nodeId === n.id),
-    ),
-  );
+  const labelsOf = byNode(labels);
+  const schedulersOf = byNode(schedulers);
+  return rows.map((n) => nodeView(n, labelsOf.get(n.id) ?? [], schedulersOf.get(n.id) ?? []));
+}
+
+/** Rows of many nodes, by node id, in their order. */
+function byNode<T extends { nodeId: string }>(rows: T[]): Map<string, T[]> {
+  const grouped = new Map<string, T[]>();
+  for (const row of rows) {
+    const group = grouped.get(row.nodeId);
+    if (group) group.push(row);
+    else grouped.set(row.nodeId, [row]);
+  }
+  return grouped;
 }

@@ -50,6 +50,9 @@ export const nodes = pgTable(
   (t) => [
     index('nodes_pool_idx').on(t.poolId, t.id),
     index('nodes_tenant_idx').on(t.tenantId, t.id),
+    // The node list sorted by hostname, as people read them (`gpu-2` before `gpu-10`): the
+    // "natural" collation is ICU's numeric ordering, made by migration 0025.
+    index('nodes_hostname_idx').on(sql`${t.hostname} collate "natural"`, t.id),
     // The liveness sweep looks only at live nodes that are still counted as alive or unreachable.
     index('nodes_liveness_idx')
       .on(t.liveness, t.lastSeenAt)

@@ -23,6 +23,8 @@ beforeAll(async () => {
   await seed('ov-a6', 'pool-ov-a');
   await seed('ov-b1', 'pool-ov-b', { rack: 'r2' });
   ids['ov-b2'] = await seedNode(h, { poolId: 'pool-ov-b', hostname: 'ov-b2', provisionState: 'pending' });
+  // As a machine that joined without a token asking for a pool: in none yet, the one it asked kept.
+  await setNode(h, ids['ov-b2']!, { poolId: null, tenantId: null, requestedPoolId: 'pool-ov-b' });
   await setNode(h, ids['ov-a2']!, { liveness: 'lost' });
   await setNode(h, ids['ov-a3']!, { cordoned: true });
   await setNode(h, ids['ov-a5']!, { maintenance: true });
@@ -153,6 +155,15 @@ describe('the fleet overview', () => {
     expect(bad.status).toBe(400);
     expect(bad.html).toContain('groupBy must be a label key');
     expect(bad.html).toContain('&quot;rack name!&quot; is not one.');
+  });
+
+  it('lists the nodes waiting for approval with the pool each asked for, chosen in its Approve form', async () => {
+    const browser = await signedIn(server.base, h.operatorKey);
+    const page = await browser.get('/console');
+    const pending = page.html.slice(page.html.indexOf('<h2>Waiting for approval</h2>'));
+    expect(pending).toMatch(/<td>ov-b2<\/td>.*?<td>pool-ov-b<\/td>/s);
+    expect(pending).toContain('<option value="pool-ov-a">pool-ov-a</option>');
+    expect(pending).toContain('<option value="pool-ov-b" selected="">pool-ov-b</option>');
   });
 
   it('shows a tenant only its own nodes: counts, capacity and rack map', async () => {

@@ -19,6 +19,23 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/v1/nodes/summary': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** Count nodes by state and group them by a label (the rack map), without reading each node */
+    get: operations['summarizeNodes'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/v1/nodes/{id}': {
     parameters: {
       query?: never;
@@ -1255,6 +1272,51 @@ export interface components {
       /** @description when its bridge last reported it otherwise than before */
       changedAt: string;
     };
+    NodeSummary: {
+      /** @description the nodes that match */
+      total: number;
+      /** @description how many are in each state, each the length of the list its filter gives (alive: liveness=alive, draining: noScheduleReason=draining, pendingApproval: provisionState=pending, …); a node may count in several */
+      counts: {
+        alive: number;
+        unreachable: number;
+        lost: number;
+        cordoned: number;
+        draining: number;
+        maintenance: number;
+        quarantined: number;
+        pendingApproval: number;
+      };
+      groupBy: string;
+      /** @description every label key the nodes carry: what else to group by */
+      labelKeys: string[];
+      /** @description groups and their nodes in the order people read names (b7 before b10) */
+      groups: {
+        /** @description the label's value; null for the nodes without it (last) */
+        value: string | null;
+        nodes: {
+          id: string;
+          hostname: string;
+          poolId: string | null;
+          /**
+           * @description its one state, the first that holds, worst first: lost, unreachable, offline, decommissioned, blocked, quarantined, maintenance, draining, cordoned, unhealthy (a NoSchedule reason), pending, schedulable
+           * @enum {string}
+           */
+          state:
+            | 'lost'
+            | 'unreachable'
+            | 'offline'
+            | 'decommissioned'
+            | 'blocked'
+            | 'quarantined'
+            | 'maintenance'
+            | 'draining'
+            | 'cordoned'
+            | 'unhealthy'
+            | 'pending'
+            | 'schedulable';
+        }[];
+      }[];
+    };
     Event: {
       id: string;
       nodeId: string | null;
@@ -2097,9 +2159,14 @@ export interface operations {
         /** @description nodes whose hostname contains this, in any case */
         hostname?: string;
         includeDeleted?: 'true' | 'false';
+        /** @description the order (default: by id): hostname, poolId, provisionState, access, cordoned, maintenance, liveness, lastSeenAt, or label:KEY (its value; none first); a leading - for descending. Names sort as people read them (gpu-2 before gpu-10), ties by id */
+        sort?: string;
         /** @description decimal digits only */
         limit?: number;
+        /** @description the page after: a page's nextCursor */
         cursor?: string;
+        /** @description the page before: a page's prevCursor */
+        before?: string;
       };
       header?: never;
       path?: never;
@@ -2121,6 +2188,7 @@ export interface operations {
            *           "tenantId": "acme",
            *           "poolId": "pool-h100-east",
            *           "siteId": "fra1",
+           *           "requestedPoolId": null,
            *           "hostname": "gpu-b7-01",
            *           "displayName": null,
            *           "provisionState": "adopted",
@@ -2170,13 +2238,107 @@ export interface operations {
            *           "schedulers": []
            *         }
            *       ],
-           *       "nextCursor": null
+           *       "nextCursor": null,
+           *       "prevCursor": null
            *     }
            */
           'application/json': {
             items: components['schemas']['Node'][];
             nextCursor: string | null;
+            /** @description the page before this one (as `before`); null on the first page */
+            prevCursor: string | null;
           };
+        };
+      };
+      400: components['responses']['InvalidInput'];
+      401: components['responses']['Unauthenticated'];
+      403: components['responses']['Forbidden'];
+      404: components['responses']['NotFound'];
+      409: components['responses']['Conflict'];
+      413: components['responses']['PayloadTooLarge'];
+      422: components['responses']['IdempotencyKeyReused'];
+      429: components['responses']['RateLimited'];
+      503: components['responses']['Unavailable'];
+    };
+  };
+  summarizeNodes: {
+    parameters: {
+      query?: {
+        tenantId?: string;
+        poolId?: string;
+        siteId?: string;
+        cordoned?: 'true' | 'false';
+        maintenance?: 'true' | 'false';
+        /** @description nodes with this NoSchedule reason: draining, quarantined, … */
+        noScheduleReason?: string;
+        provisionState?:
+          | 'pending'
+          | 'enrolling'
+          | 'adopting'
+          | 'adopted'
+          | 'rejected'
+          | 'failed'
+          | 'retired'
+          | 'purging'
+          | 'decommissioning'
+          | 'decommissioned';
+        access?: 'allowed' | 'blocked';
+        liveness?: 'alive' | 'unreachable' | 'lost' | 'offline' | 'decommissioned';
+        /** @description label selector KEY=VALUE[,KEY=VALUE…], e.g. `rack=b7,gpu.model=H100`: the nodes carrying all of these labels; every node when absent */
+        selector?: string;
+        /** @description nodes whose hostname contains this, in any case */
+        hostname?: string;
+        /** @description the label whose values group the nodes (default rack) */
+        groupBy?: string;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description the counts and groups */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "total": 1,
+           *       "counts": {
+           *         "alive": 1,
+           *         "unreachable": 0,
+           *         "lost": 0,
+           *         "cordoned": 1,
+           *         "draining": 0,
+           *         "maintenance": 0,
+           *         "quarantined": 0,
+           *         "pendingApproval": 0
+           *       },
+           *       "groupBy": "rack",
+           *       "labelKeys": [
+           *         "gpu.count",
+           *         "gpu.model",
+           *         "rack",
+           *         "team"
+           *       ],
+           *       "groups": [
+           *         {
+           *           "value": "b7",
+           *           "nodes": [
+           *             {
+           *               "id": "node_01k5w8v3x9q2m4n6p8r0s2t001",
+           *               "hostname": "gpu-b7-01",
+           *               "poolId": "pool-h100-east",
+           *               "state": "cordoned"
+           *             }
+           *           ]
+           *         }
+           *       ]
+           *     }
+           */
+          'application/json': components['schemas']['NodeSummary'];
         };
       };
       400: components['responses']['InvalidInput'];
@@ -2213,6 +2375,7 @@ export interface operations {
            *       "tenantId": "acme",
            *       "poolId": "pool-h100-east",
            *       "siteId": "fra1",
+           *       "requestedPoolId": null,
            *       "hostname": "gpu-b7-01",
            *       "displayName": null,
            *       "provisionState": "adopted",
@@ -2499,6 +2662,7 @@ export interface operations {
            *       "tenantId": "acme",
            *       "poolId": "pool-h100-east",
            *       "siteId": "fra1",
+           *       "requestedPoolId": null,
            *       "hostname": "gpu-b7-01",
            *       "displayName": null,
            *       "provisionState": "adopted",
@@ -2650,6 +2814,7 @@ export interface operations {
            *       "tenantId": "acme",
            *       "poolId": "pool-h100-east",
            *       "siteId": "fra1",
+           *       "requestedPoolId": null,
            *       "hostname": "gpu-b7-01",
            *       "displayName": null,
            *       "provisionState": "adopted",
@@ -2761,6 +2926,7 @@ export interface operations {
            *       "tenantId": "acme",
            *       "poolId": "pool-h100-east",
            *       "siteId": "fra1",
+           *       "requestedPoolId": null,
            *       "hostname": "gpu-b7-01",
            *       "displayName": null,
            *       "provisionState": "adopted",
@@ -2971,6 +3137,7 @@ export interface operations {
            *         "tenantId": "acme",
            *         "poolId": "pool-h100-east",
            *         "siteId": "fra1",
+           *         "requestedPoolId": null,
            *         "hostname": "gpu-b7-01",
            *         "displayName": null,
            *         "provisionState": "adopted",
@@ -3316,6 +3483,7 @@ export interface operations {
            *         "tenantId": "acme",
            *         "poolId": "pool-h100-east",
            *         "siteId": "fra1",
+           *         "requestedPoolId": null,
            *         "hostname": "gpu-b7-03",
            *         "displayName": null,
            *         "provisionState": "purging",
@@ -4128,6 +4296,7 @@ export interface operations {
            *       "tenantId": "acme",
            *       "poolId": "pool-h100-east",
            *       "siteId": "fra1",
+           *       "requestedPoolId": null,
            *       "hostname": "gpu-b7-04",
            *       "displayName": null,
            *       "provisionState": "adopted",

@@ -6,7 +6,8 @@ import { createMiddleware } from 'hono/factory';
  * referrer, no sniffing, no caching of pages that show a fleet.
  */
 export const securityHeaders = createMiddleware(async (c, next) => {
-  await next();
+  // Set before the page is made, so each answer is made with them: set after, each would re-make
+  // the finished answer around its body (turning a page's text into a stream, four times).
   c.header(
     'Content-Security-Policy',
     "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self'; object-src 'none'; " +
@@ -16,4 +17,5 @@ export const securityHeaders = createMiddleware(async (c, next) => {
   c.header('Referrer-Policy', 'no-referrer');
   c.header('X-Content-Type-Options', 'nosniff');
   c.header('Cache-Control', 'no-store');
+  await next();
 });

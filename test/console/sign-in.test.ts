@@ -157,6 +157,14 @@ describe('console pages', () => {
       expect(page.html).not.toMatch(/<script(?! src="\/console\/assets\/live\.js")|<style|style="/);
       expect(page.html).toContain('<script src="/console/assets/live.js"');
     }
+    // Every answer carries them, not only pages: an asset, a redirect, a page not found, a refusal.
+    const signedOut = new Browser(server.base);
+    for (const path of ['/console/assets/console.css', '/console/nodes', '/console/no-such-page']) {
+      for (const reply of [await browser.get(path), await signedOut.get(path)]) {
+        expect(reply.headers.get('content-security-policy'), path).toContain("default-src 'self'");
+        expect(reply.headers.get('cache-control'), path).toBe('no-store');
+      }
+    }
   });
 
   it('answer 404, never 500, for bad ids, unknown nodes and unknown pages', async () => {

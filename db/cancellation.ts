@@ -237,21 +237,23 @@ async function withdrawCommands(tx: Tx, operationId: string): Promise<number> {
 }
 
 /**
- * A pool drain cancelled with `children: "cancel"`: each node drain it started that is still open
- * is cancelled as well, naming the same request. Before the pool drain's own row is locked: node
- * drains lock their node first, then their operation.
+ * A pool operation cancelled with `children: "cancel"`: each node operation it started that is
+ * still open is cancelled as well, naming the same request. Each child's node is locked before the
+ * child's row, the order its own steps lock in (a node maintenance's look holds its node and waits
+ * for its row: locking the row first deadlocked with it).
  */
 async function cancelChildren(tx: Tx, pool: OperationRow): Promise<void> {
   const request = pool.cancellation;
   if (isFinished(pool.status) || request?.children !== 'cancel') return;
   const { children: _, ...ask } = request;
   const open = await tx
-    .select({ id: operations.id })
+    .select({ id: operations.id, nodeId: operations.nodeId })
     .from(operations)
     .where(
       and(eq(operations.parentOperationId, pool.id), inArray(operations.status, OPEN_OPERATION_STATUSES)),
     );
   for (const child of open) {
+    if (child.nodeId) await lockNode(tx, child.nodeId);
     await recordCancellation(tx, child.id, ask);
     await endCancelledOperation(tx, child.id, { actor: ask.by });
   }

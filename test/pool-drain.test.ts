@@ -332,6 +332,36 @@ describe('pool drain', () => {
     expect(await drainsOf(nodes)).toHaveLength(1);
   }, 60_000);
 
+  it('cancelling its children waits for a node its drain is looking at, then cancels it: no deadlock', async () => {
+    await seedPool(h, { id: 'pool-lock', tenantId: 'acme' });
+    await seedNodes('pool-lock', 1, { rack: 'l1' });
+    const started = await drainPool('pool-lock', { maxConcurrent: 1, reason: 'r' });
+    await eventually(async () => (await drainingNow(started.body.operation.id)) === 1);
+    const [child] = await h.db
+      .select()
+      .from(operations)
+      .where(eq(operations.parentOperationId, started.body.operation.id));
+    // A node step's lock order: its node, then its operation's row. Hold the node as such a step
+    // does while the cancel comes in, then take the row once the cancel waits.
+    let cancelled: Promise<Awaited<ReturnType<typeof call>>> | undefined;
+    await h.sql.begin(async (step) => {
+      await step`select id from nodes where id = ${child!.nodeId!} for update`;
+      cancelled = call(h, 'DELETE', `/v1/operations/${started.body.operation.id}`, {
+        body: { reason: 'wrong rack', children: 'cancel' },
+      });
+      await eventually(async () => {
+        const [waiting] = await h.sql`select count(*)::int as n from pg_stat_activity
+          where datname = current_database() and wait_event_type = 'Lock'`;
+        return waiting!.n > 0;
+      });
+      await step`select id from operations where id = ${child!.id} for update`;
+    });
+    expect((await cancelled!).status).toBe(200);
+    await eventually(async () => (await readNode(h, child!.nodeId!)).noScheduleReasons.length === 0);
+    const [after] = await h.db.select().from(operations).where(eq(operations.id, child!.id));
+    expect(after).toMatchObject({ status: 'cancelled', cancellation: { reason: 'wrong rack' } });
+  }, 60_000);
+
   it('looks at its node drains only when one wakes it, not on a timer, however long a node holds it', async () => {
     await seedPool(h, { id: 'pool-quiet', tenantId: 'acme' });
     const [held, next] = await seedNodes('pool-quiet', 2, { rack: 'q1' }, false);

@@ -1,15 +1,5 @@
 import type { Schemas } from '@drydock/client';
-import {
-  AXIS_H,
-  LABEL_W,
-  NowLine,
-  PLOT_W,
-  ROW_H,
-  TOP,
-  TimeAxis,
-  WIDTH,
-  ChartTable,
-} from './pool-drain-gantt';
+import { AXIS_H, LABEL_W, NowLine, PLOT_W, ROW_H, TOP, TimeAxis, WIDTH, ChartTable } from './timeline';
 import { Legend, utcClock } from './svg';
 
 type Operation = Schemas['Operation'];

@@ -11,7 +11,7 @@ import {
   TimeAxis,
   WIDTH,
   ChartTable,
-} from './pool-drain-gantt';
+} from './timeline';
 import { rollingOf, type Rolling } from './rolling';
 import { Legend, utcClock } from './svg';
 

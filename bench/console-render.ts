@@ -3,15 +3,17 @@
  * byte, with a fleet of N nodes (issue 36: every page's server render p95 ≤ 100 ms at 1,000 nodes),
  * beside the JSON read the node list is made of (`GET /v1/nodes`, one page) in the same run.
  *
- * N nodes in P pools are written to a fresh database (racks by label, GPU labels, some cordoned, in
- * maintenance, unreachable or lost), a tenth of them (schedulable ones) given an allocation through the API; an
+ * N nodes in P pools are written to a fresh database (racks by label, GPU labels, some cordoned,
+ * in maintenance, unreachable or lost), a tenth of them (schedulable ones) given an allocation
+ * through the API, another tenth a finished drain (the operations page names their nodes); an
  * operator signs in to the console with the bootstrap key. Then each page is read R times, one
  * request at a time after a warm-up, over one keep-alive connection: the figure is its p95.
  */
 import { randomBytes } from 'node:crypto';
 import { Agent, request } from 'node:http';
 import { createDb } from '../db/client';
-import { nodeLabels, nodes, pools } from '../db/schema';
+import { nodeLabels, nodes, operations, pools } from '../db/schema';
+import { finalPhase } from '../domain/progress';
 import { hashSecret } from '../domain/secrets';
 import { newId } from '../domain/ids';
 import { startApiProcess } from './support/api-process';
@@ -98,6 +100,23 @@ async function seedFleet(databaseUrl: string, options: Options, operatorKey: str
         ]),
       );
     }
+    // A page of operations, each on its own node (the operations page names them by hostname).
+    await db.insert(operations).values(
+      rows
+        .filter((_, i) => i % 10 === 5)
+        .map((node) => ({
+          id: newId('op'),
+          kind: 'drain' as const,
+          nodeId: node.id,
+          poolId: node.poolId,
+          status: 'succeeded' as const,
+          phase: finalPhase('drain', 'succeeded'),
+          workflowId: `drain/${node.id}`,
+          actor: 'key:bench',
+          reason: 'bench',
+          completedAt: now,
+        })),
+    );
     const call = apiCaller(port, operatorKey);
     await paced(
       rows.filter((_, i) => i % 10 === 1),

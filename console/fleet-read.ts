@@ -1,28 +1,11 @@
-import type { ApiClient, Query, Schemas } from '@drydock/client';
+import type { ApiClient, Schemas } from '@drydock/client';
 
-type Node = Schemas['Node'];
 type Operation = Schemas['Operation'];
 
-/** The largest pages `GET /v1/nodes` and `GET /v1/operations` hand out. */
-const NODE_PAGE = 200;
+/** The largest page `GET /v1/operations` hands out. */
 const OPERATION_PAGE = 100;
 /** The most open operations the overview reads (pages of 100). */
 export const OPEN_OPERATIONS_READ = 500;
-
-/**
- * Every node the key sees that matches `query`, in id order: one `GET /v1/nodes` per 200 nodes,
- * never a call per node.
- */
-export async function everyNode(api: ApiClient, query: Query<'get', '/v1/nodes'> = {}): Promise<Node[]> {
-  const nodes: Node[] = [];
-  let cursor: string | undefined;
-  do {
-    const page = await api.GET('/v1/nodes', { params: { query: { ...query, limit: NODE_PAGE, cursor } } });
-    nodes.push(...page.items);
-    cursor = page.nextCursor ?? undefined;
-  } while (cursor);
-  return nodes;
-}
 
 /**
  * The operations pending or running, oldest first, at most `OPEN_OPERATIONS_READ` of each status;

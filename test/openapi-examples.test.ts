@@ -125,7 +125,7 @@ describe('the examples of the OpenAPI document', () => {
     expect((await recordCall('getNode', 'GET', `/v1/nodes/${nodeId}`)).body).toEqual(cordoned.body);
     const listed = await recordCall('listNodes', 'GET', '/v1/nodes?poolId=pool-h100-east');
     expect(listed.body).toEqual({ items: [cordoned.body], nextCursor: null, prevCursor: null });
-    const summary = await recordCall('summarizeNodes', 'GET', '/v1/nodes/summary?poolId=pool-h100-east');
+    const summary = await recordCall('summarizeNodes', 'GET', '/v1/node-summary?poolId=pool-h100-east');
     expect(summary.body).toMatchObject({
       total: 1,
       counts: { alive: 1, cordoned: 1 },

@@ -26,8 +26,15 @@ import {
   slug,
 } from '../schemas';
 
+const NODE_ID = idPattern('node').source.slice(1, -1);
+
 /** The filters of a node list, and of its summary. */
 const NODE_FILTERS = {
+  id: z
+    .string()
+    .regex(new RegExp(`^${NODE_ID}(,${NODE_ID}){0,199}$`), 'is 1–200 node ids, separated by commas')
+    .optional()
+    .openapi({ description: 'the nodes with these ids (comma-separated, at most 200)' }),
   tenantId: slug.optional(),
   poolId: slug.optional(),
   siteId: slug.optional(),
@@ -135,7 +142,7 @@ const NodeSummarySchema = z
 
 const summarizeNodesRoute = createRoute({
   method: 'get',
-  path: '/v1/nodes/summary',
+  path: '/v1/node-summary',
   operationId: 'summarizeNodes',
   tags: ['nodes'],
   summary: 'Count nodes by state and group them by a label (the rack map), without reading each node',
@@ -196,7 +203,7 @@ export function nodesRoutes(): OpenAPIHono<AppEnv> {
   router.openapi(listNodesRoute, async (c) => {
     const principal = c.get('principal');
     requireAction(principal, 'compute:nodes:read');
-    const { cursor, before, limit, selector, sort, ...filter } = c.req.valid('query');
+    const { cursor, before, limit, selector, sort, id, ...filter } = c.req.valid('query');
     if (cursor !== undefined && before !== undefined) {
       throw new DrydockError(
         'INVALID_INPUT',
@@ -210,6 +217,7 @@ export function nodesRoutes(): OpenAPIHono<AppEnv> {
     const { db } = c.get('deps');
     const rows = await listNodes(db, principal, {
       ...filter,
+      ids: id?.split(','),
       selector: selector === undefined ? undefined : selectorOf(selector),
       order: sort === undefined ? undefined : nodeOrderOf(sort),
       from: key && { key, before: before !== undefined },
@@ -235,13 +243,13 @@ export function nodesRoutes(): OpenAPIHono<AppEnv> {
     );
   });
 
-  // Before GET /v1/nodes/{id}: "summary" is not a node id, and the first route that matches answers.
   router.openapi(summarizeNodesRoute, async (c) => {
     const principal = c.get('principal');
     requireAction(principal, 'compute:nodes:read');
-    const { selector, ...filter } = c.req.valid('query');
+    const { selector, id, ...filter } = c.req.valid('query');
     const summary = await summarizeNodes(c.get('deps').db, principal, {
       ...filter,
+      ids: id?.split(','),
       selector: selector === undefined ? undefined : selectorOf(selector),
     });
     return c.json(summary, 200);

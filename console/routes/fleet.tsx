@@ -20,7 +20,7 @@ export function fleetRoutes(): Hono<ConsoleEnv> {
           problem: `groupBy must be a label key (letters, digits and . _ / -, at most 128, starting and ending with a letter or digit): ${JSON.stringify(asked.slice(0, 140))} is not one.`,
         };
     const [summary, pending, pools, operations] = await Promise.all([
-      api.GET('/v1/nodes/summary', {
+      api.GET('/v1/node-summary', {
         params: { query: { groupBy: typeof groupBy === 'string' ? groupBy : DEFAULT_GROUP_BY } },
       }),
       api.GET('/v1/nodes', { params: { query: { provisionState: 'pending', sort: 'hostname', limit: 50 } } }),

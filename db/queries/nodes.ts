@@ -109,6 +109,8 @@ export async function getOperableNode(db: DbOrTx, nodeId: string, principal: Pri
 }
 
 export interface NodeFilter {
+  /** Only these nodes. */
+  ids?: string[];
   tenantId?: string;
   poolId?: string;
   siteId?: string;
@@ -203,6 +205,7 @@ export function nodeFilters(
   return [
     visibleTo(principal),
     q.includeDeleted ? undefined : isNull(nodes.deletedAt),
+    q.ids ? inArray(nodes.id, q.ids) : undefined,
     q.tenantId ? eq(nodes.tenantId, q.tenantId) : undefined,
     q.poolId ? eq(nodes.poolId, q.poolId) : undefined,
     q.siteId ? eq(nodes.siteId, q.siteId) : undefined,

@@ -103,6 +103,25 @@ describe('GET /v1/nodes?sort=', () => {
     );
   });
 
+  it('id= reads just those nodes, in one call; a deleted one only with includeDeleted', async () => {
+    await seedPool(h, { id: 'pool-ids-few', tenantId: 'acme' });
+    const ids: string[] = [];
+    for (let i = 0; i < 4; i++) ids.push(await seedNode(h, { poolId: 'pool-ids-few', hostname: `few-${i}` }));
+    await setNode(h, ids[3]!, { deletedAt: new Date() });
+    const asked = [ids[2]!, ids[0]!, ids[3]!].join(',');
+    expect(names([await list(`id=${asked}&sort=hostname`)])).toEqual(['few-0', 'few-2']);
+    expect(names([await list(`id=${asked}&sort=hostname&includeDeleted=true`)])).toEqual([
+      'few-0',
+      'few-2',
+      'few-3',
+    ]);
+    for (const query of [`id=${ids[0]},`, 'id=few-0', `id=${Array(201).fill(ids[0]).join(',')}`]) {
+      const reply = await call(h, 'GET', `/v1/nodes?${query}`);
+      expect(reply.status, query).toBe(400);
+      expect(reply.body.error.message, query).toMatch(/node ids/);
+    }
+  });
+
   it('refuses an unknown order, a cursor of another order, a forged cursor, and cursor with before', async () => {
     await seedPool(h, { id: 'pool-bad', tenantId: 'acme' });
     for (let i = 0; i < 3; i++) await seedNode(h, { poolId: 'pool-bad' });

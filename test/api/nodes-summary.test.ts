@@ -6,7 +6,7 @@ import { useHarness } from '../support/harness';
 
 const h = useHarness({ worker: false });
 
-describe('GET /v1/nodes/summary', () => {
+describe('GET /v1/node-summary', () => {
   it('counts by state as the filtered lists do, and groups the nodes by a label in reading order', async () => {
     await seedPool(h, { id: 'pool-sum', tenantId: 'acme' });
     const node = (hostname: string, rack?: string) =>
@@ -21,7 +21,7 @@ describe('GET /v1/nodes/summary', () => {
     await setNode(h, quarantined, { maintenance: true, noScheduleReasons: ['quarantined'] });
     await setNode(h, loose, { access: 'blocked' });
 
-    const reply = await call(h, 'GET', '/v1/nodes/summary?poolId=pool-sum');
+    const reply = await call(h, 'GET', '/v1/node-summary?poolId=pool-sum');
     expect(reply.status, JSON.stringify(reply.body)).toBe(200);
     expect(reply.body).toEqual({
       total: 5,
@@ -59,7 +59,7 @@ describe('GET /v1/nodes/summary', () => {
       expect(list.body.items.length, name).toBe(reply.body.counts[name]);
     }
 
-    const byModel = await call(h, 'GET', '/v1/nodes/summary?poolId=pool-sum&groupBy=gpu.model&cordoned=true');
+    const byModel = await call(h, 'GET', '/v1/node-summary?poolId=pool-sum&groupBy=gpu.model&cordoned=true');
     expect(byModel.body).toMatchObject({
       total: 2,
       groupBy: 'gpu.model',
@@ -73,15 +73,15 @@ describe('GET /v1/nodes/summary', () => {
     await seedNode(h, { poolId: 'pool-mine', hostname: 'm-1' });
     await seedNode(h, { poolId: 'pool-theirs', hostname: 't-1' });
     const key = await tenantKey(h, 'mine', ['compute:nodes:read']);
-    const mine = await call(h, 'GET', '/v1/nodes/summary', { token: key.secret });
+    const mine = await call(h, 'GET', '/v1/node-summary', { token: key.secret });
     expect(
       mine.body.groups.flatMap((g: { nodes: { hostname: string }[] }) => g.nodes.map((n) => n.hostname)),
     ).toEqual(['m-1']);
     for (const query of ['groupBy=', 'groupBy=-rack', 'liveness=dead', 'cursor=abc', 'sort=hostname']) {
-      const refused = await call(h, 'GET', `/v1/nodes/summary?${query}`);
+      const refused = await call(h, 'GET', `/v1/node-summary?${query}`);
       expect(refused.status, query).toBe(400);
       expect(refused.body.error.code, query).toBe('INVALID_INPUT');
     }
-    expect((await call(h, 'GET', '/v1/nodes/summary', { token: 'nope' })).status).toBe(401);
+    expect((await call(h, 'GET', '/v1/node-summary', { token: 'nope' })).status).toBe(401);
   });
 });

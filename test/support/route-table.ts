@@ -464,6 +464,7 @@ export const EXEMPLARS: Record<string, Exemplar> = {
   'GET /v1/nodes': read(
     async (w) => ({
       query: {
+        id: await w.node(),
         tenantId: w.owner,
         poolId: w.pool,
         siteId: 'fra1',
@@ -480,7 +481,7 @@ export const EXEMPLARS: Record<string, Exemplar> = {
     }),
     false,
   ),
-  'GET /v1/nodes/summary': read(
+  'GET /v1/node-summary': read(
     async (w) => ({
       query: {
         tenantId: w.owner,

@@ -19,7 +19,7 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
-  '/v1/nodes/summary': {
+  '/v1/node-summary': {
     parameters: {
       query?: never;
       header?: never;
@@ -2134,6 +2134,8 @@ export interface operations {
   listNodes: {
     parameters: {
       query?: {
+        /** @description the nodes with these ids (comma-separated, at most 200) */
+        id?: string;
         tenantId?: string;
         poolId?: string;
         siteId?: string;
@@ -2264,6 +2266,8 @@ export interface operations {
   summarizeNodes: {
     parameters: {
       query?: {
+        /** @description the nodes with these ids (comma-separated, at most 200) */
+        id?: string;
         tenantId?: string;
         poolId?: string;
         siteId?: string;

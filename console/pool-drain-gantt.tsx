@@ -3,7 +3,18 @@ import { POOL_DRAIN_SPAN_STATES, type PoolDrainSpanState } from '../domain/pool-
 import type { PoolDrainProgress } from '../domain/progress';
 import { CONSOLE_PATH } from './context';
 import { Legend, SPAN_COLOURS, utcClock } from './svg';
-import { AXIS_H, HostLabel, LABEL_W, NowLine, PLOT_W, ROW_H, TimeAxis, TOP, WIDTH } from './timeline';
+import {
+  AXIS_H,
+  ChartTable,
+  HostLabel,
+  LABEL_W,
+  NowLine,
+  PLOT_W,
+  ROW_H,
+  TimeAxis,
+  TOP,
+  WIDTH,
+} from './timeline';
 
 type Row = NonNullable<PoolDrainProgress['waitingFor']>['timeline'][number];
 type Span = Row['spans'][number];
@@ -64,31 +75,19 @@ export function PoolDrainGantt(props: { operation: Schemas['Operation']; now: nu
         {running && <NowLine x={x(null)} bottom={TOP + rows.length * ROW_H} />}
       </svg>
       <figcaption>{`Each node of the pool drain over time: ${words}.`}</figcaption>
-      <details>
-        <summary>The timeline as a table</summary>
-        <table class="gantt-table">
-          <thead>
-            <tr>
-              <th>Node</th>
-              <th>Now</th>
-              <th>Spans (UTC)</th>
-            </tr>
-          </thead>
-          <tbody>
-            {rows.map((row) => (
-              <tr>
-                <td>
-                  <a href={`${CONSOLE_PATH}/nodes/${row.nodeId}`} title={row.nodeId}>
-                    {row.hostname}
-                  </a>
-                </td>
-                <td>{SPAN_WORDS[row.spans.at(-1)!.state]}</td>
-                <td>{row.spans.map((span) => `${SPAN_WORDS[span.state]} ${spanTimes(span)}`).join('; ')}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      </details>
+      <ChartTable summary="The timeline as a table" columns={['Node', 'Now', 'Spans (UTC)']}>
+        {rows.map((row) => (
+          <tr>
+            <td>
+              <a href={`${CONSOLE_PATH}/nodes/${row.nodeId}`} title={row.nodeId}>
+                {row.hostname}
+              </a>
+            </td>
+            <td>{SPAN_WORDS[row.spans.at(-1)!.state]}</td>
+            <td>{row.spans.map((span) => `${SPAN_WORDS[span.state]} ${spanTimes(span)}`).join('; ')}</td>
+          </tr>
+        ))}
+      </ChartTable>
     </figure>
   );
 }
